@@ -1,0 +1,103 @@
+//! Where plans execute. The CPU backend is always present; the CUDA backend
+//! (crates/multires-cuda) plugs in behind the same trait.
+
+use crate::cwt::{CwtError, CwtPlan};
+use crate::cwt::plan::Progress;
+use crate::fir::{FilterBank, FirError, FirOptions, FirRecipe, FirValues};
+use crate::signal::Signal;
+use crate::CwtOutput;
+use std::fmt;
+use std::str::FromStr;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Device {
+    /// CUDA when a usable device exists, else the CPU.
+    #[default]
+    Auto,
+    Cpu,
+    Cuda,
+}
+
+impl FromStr for Device {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "auto" => Ok(Device::Auto),
+            "cpu" => Ok(Device::Cpu),
+            "cuda" | "gpu" => Ok(Device::Cuda),
+            _ => Err(format!("unknown device '{s}': expected auto, cpu or cuda")),
+        }
+    }
+}
+
+impl fmt::Display for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Device::Auto => "auto",
+            Device::Cpu => "cpu",
+            Device::Cuda => "cuda",
+        })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BackendError {
+    #[error("the CUDA backend is not available yet in this build of multires; use --device cpu (or auto)")]
+    CudaUnavailable,
+    #[error(transparent)]
+    Cwt(#[from] CwtError),
+    #[error(transparent)]
+    Fir(#[from] FirError),
+}
+
+/// What every backend can run.
+pub trait Backend: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn cwt(&self, plan: &CwtPlan, signal: &Signal, progress: Option<Progress>)
+        -> Result<CwtOutput, BackendError>;
+    fn fir(
+        &self,
+        signal: &Signal,
+        filters: &FilterBank,
+        options: &FirOptions,
+    ) -> Result<(FirValues, FirRecipe), BackendError>;
+}
+
+/// Multi-threaded CPU execution (rayon's global pool).
+#[derive(Debug, Default)]
+pub struct CpuBackend;
+
+impl Backend for CpuBackend {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+    fn cwt(
+        &self,
+        plan: &CwtPlan,
+        signal: &Signal,
+        progress: Option<Progress>,
+    ) -> Result<CwtOutput, BackendError> {
+        Ok(plan.execute(signal, progress)?)
+    }
+    fn fir(
+        &self,
+        signal: &Signal,
+        filters: &FilterBank,
+        options: &FirOptions,
+    ) -> Result<(FirValues, FirRecipe), BackendError> {
+        Ok(crate::fir::fir(signal, filters, options)?)
+    }
+}
+
+/// The backend for `device`, and a note saying why when `auto` fell back.
+pub fn select(device: Device) -> Result<(Box<dyn Backend>, Option<String>), BackendError> {
+    match device {
+        Device::Cpu => Ok((Box::new(CpuBackend), None)),
+        Device::Cuda => Err(BackendError::CudaUnavailable),
+        Device::Auto => Ok((
+            Box::new(CpuBackend),
+            Some("device auto: no CUDA backend in this build, running on the CPU".into()),
+        )),
+    }
+}

@@ -1,0 +1,381 @@
+//! A CWT plan: masks generated once, algorithm chosen per scale, FFT kernels
+//! transformed once; `execute` may then run on many signals of the planned length.
+
+use super::direct::{self, DirectMask, Extended};
+use super::masks::{half_length, PackedMasks};
+use super::output::{CwtOutput, CwtValues, OutValue};
+use crate::overlap_save::{GroupEngine, Scratch};
+use super::strategy::{Recipe, ScaleAlgorithm};
+use super::{oversample, CwtError, CwtOptions, OutputKind, Precision};
+use crate::real::{complex_of, Real};
+use crate::scales::Scale;
+use crate::signal::Signal;
+use ndarray::Array2;
+use num_complex::{Complex, Complex64};
+use rayon::prelude::*;
+use rustfft::FftPlanner;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Called with (rows done, rows in all) as rows complete, from worker threads.
+pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
+
+struct Engine<T: Real> {
+    direct: Vec<Option<DirectMask<T>>>,
+    groups: Vec<GroupEngine<T>>,
+    /// Place of each scale inside its FFT group.
+    slot: Vec<usize>,
+}
+
+enum Engines {
+    F32(Engine<f32>),
+    F64(Engine<f64>),
+}
+
+pub struct CwtPlan {
+    options: CwtOptions,
+    signal_len: usize,
+    /// Length after oversampling: the columns the masks slide over.
+    work_len: usize,
+    masks: PackedMasks,
+    recipe: Recipe,
+    halo: usize,
+    engines: Engines,
+}
+
+fn size_of_out(kind: OutputKind, precision: Precision) -> u128 {
+    let base = match precision {
+        Precision::F32 => 4,
+        Precision::F64 => 8,
+    };
+    if kind == OutputKind::Complex {
+        2 * base
+    } else {
+        base
+    }
+}
+
+impl CwtPlan {
+    /// Plans a transform of signals of `signal_len` samples; `complex_signal`
+    /// only informs the cost model.
+    pub fn new(
+        options: CwtOptions,
+        signal_len: usize,
+        complex_signal: bool,
+    ) -> Result<Self, CwtError> {
+        if signal_len == 0 {
+            return Err(CwtError::EmptySignal);
+        }
+        if options.hop == 0 {
+            return Err(CwtError::BadHop(0));
+        }
+        if ![1, 2, 4].contains(&options.oversampling) {
+            return Err(CwtError::BadOversampling(options.oversampling));
+        }
+        if options.scales.is_empty() {
+            return Err(CwtError::Scales(crate::scales::ScaleError::Empty(
+                "the scale list".into(),
+            )));
+        }
+        for (index, s) in options.scales.iter().enumerate() {
+            let v = s.value();
+            if !(v.is_finite() && v > 0.0) {
+                return Err(CwtError::Scales(crate::scales::ScaleError::NotPositive {
+                    index,
+                    value: v,
+                }));
+            }
+        }
+        for f in [
+            &options.amplitude_gain,
+            &options.timing_offset,
+            &options.timing_skew,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            f.check(options.scales.len())?;
+        }
+        let limit = options
+            .memory_limit
+            .unwrap_or_else(crate::memory::default_limit);
+        let r = options.oversampling;
+        let work_len = signal_len
+            .checked_mul(r)
+            .ok_or_else(|| CwtError::TooLarge {
+                what: "the oversampled signal".into(),
+                need: signal_len as u128 * r as u128 * 16,
+                limit,
+            })?;
+        let work_scales: Vec<Scale> = options
+            .scales
+            .iter()
+            .map(|s| Scale {
+                numerator: s.numerator * r as f64,
+                denominator: s.denominator,
+            })
+            .collect();
+        // Refuse absurd masks before generating anything.
+        let b = options.wavelet.half_support();
+        let halves_f: Vec<f64> = work_scales.iter().map(|s| half_length(b, *s)).collect();
+        let taps: f64 = halves_f.iter().map(|h| 2.0 * h + 1.0).sum();
+        if taps * 16.0 > limit as f64 {
+            return Err(CwtError::TooLarge {
+                what: format!("the masks ({taps:.0} taps in all)"),
+                need: (taps * 16.0) as u128,
+                limit,
+            });
+        }
+        let halves: Vec<usize> = halves_f.iter().map(|&h| h as usize).collect();
+        let recipe = Recipe::design(
+            &halves,
+            work_len,
+            options.algorithm,
+            complex_signal,
+            &options.cost_model,
+        );
+        // Everything execute will hold at once.
+        let cplx = match options.precision {
+            Precision::F32 => 8u128,
+            Precision::F64 => 16,
+        };
+        let cols = work_len.div_ceil(options.hop) as u128;
+        let mut need = taps as u128 * 16
+            + options.scales.len() as u128 * cols * size_of_out(options.output, options.precision);
+        for g in &recipe.groups {
+            let nb = work_len.div_ceil(g.valid) as u128;
+            need += (nb + g.scales.len() as u128) * g.size as u128 * cplx;
+        }
+        if need > limit as u128 {
+            return Err(CwtError::TooLarge {
+                what: format!(
+                    "a transform of {} samples at {} scales",
+                    signal_len,
+                    options.scales.len()
+                ),
+                need,
+                limit,
+            });
+        }
+        let masks = PackedMasks::generate(&options, &work_scales, limit)?;
+        let halo = halves.iter().copied().max().unwrap_or(0);
+        let engines = match options.precision {
+            Precision::F32 => Engines::F32(build_engine(&masks, &recipe)),
+            Precision::F64 => Engines::F64(build_engine(&masks, &recipe)),
+        };
+        Ok(CwtPlan {
+            options,
+            signal_len,
+            work_len,
+            masks,
+            recipe,
+            halo,
+            engines,
+        })
+    }
+
+    pub fn recipe(&self) -> &Recipe {
+        &self.recipe
+    }
+    pub fn masks(&self) -> &PackedMasks {
+        &self.masks
+    }
+    pub fn options(&self) -> &CwtOptions {
+        &self.options
+    }
+    pub fn signal_len(&self) -> usize {
+        self.signal_len
+    }
+
+    /// Output columns: ceil(N R / hop).
+    pub fn columns(&self) -> usize {
+        self.work_len.div_ceil(self.options.hop)
+    }
+
+    pub fn execute(
+        &self,
+        signal: &Signal,
+        progress: Option<Progress>,
+    ) -> Result<CwtOutput, CwtError> {
+        if signal.is_empty() {
+            return Err(CwtError::EmptySignal);
+        }
+        if signal.len() != self.signal_len {
+            return Err(CwtError::LengthMismatch {
+                planned: self.signal_len,
+                got: signal.len(),
+            });
+        }
+        if !self.options.allow_nonfinite {
+            if let Some((index, value)) = signal.first_nonfinite() {
+                return Err(CwtError::NonFinite { index, value });
+            }
+        }
+        let x = oversample(
+            &signal.to_complex(),
+            self.options.oversampling,
+            self.options.interpolator,
+        );
+        let complex_signal = signal.is_complex();
+        let kind = self.options.output;
+        let values = match (&self.engines, kind) {
+            (Engines::F32(e), OutputKind::Complex) => {
+                CwtValues::Complex32(self.run::<f32, Complex<f32>>(e, &x, complex_signal, progress))
+            }
+            (Engines::F32(e), _) => {
+                CwtValues::Real32(self.run::<f32, f32>(e, &x, complex_signal, progress))
+            }
+            (Engines::F64(e), OutputKind::Complex) => {
+                CwtValues::Complex64(self.run::<f64, Complex<f64>>(e, &x, complex_signal, progress))
+            }
+            (Engines::F64(e), _) => {
+                CwtValues::Real64(self.run::<f64, f64>(e, &x, complex_signal, progress))
+            }
+        };
+        Ok(self.describe(values))
+    }
+
+    fn describe(&self, values: CwtValues) -> CwtOutput {
+        let scales: Vec<f64> = self.options.scales.iter().map(|s| s.value()).collect();
+        let w = &self.options.wavelet;
+        let frequencies = self
+            .options
+            .sample_rate
+            .map(|fs| scales.iter().map(|&s| w.scale_to_frequency(s, fs)).collect());
+        let step = self.options.hop as f64 / self.options.oversampling as f64;
+        let last = (self.signal_len - 1) as f64;
+        let factor = w.coi_factor();
+        let coi = (0..self.columns())
+            .map(|c| {
+                let t = c as f64 * step;
+                let d = t.min(last - t).max(0.0);
+                if factor > 0.0 {
+                    d / factor
+                } else {
+                    f64::INFINITY
+                }
+            })
+            .collect();
+        CwtOutput {
+            values,
+            scales,
+            frequencies,
+            coi,
+            column_step: step,
+            output: self.options.output,
+        }
+    }
+
+    fn run<T: Real, O: OutValue<T>>(
+        &self,
+        engine: &Engine<T>,
+        x: &[Complex64],
+        complex_signal: bool,
+        progress: Option<Progress>,
+    ) -> Array2<O> {
+        let n = self.work_len;
+        let pad = self.halo;
+        let max_p = engine.groups.iter().map(|g| g.size).max().unwrap_or(0);
+        let ext_len = n + 2 * pad + max_p;
+        let boundary = self.options.boundary;
+        let mut xe = vec![Complex::<T>::default(); ext_len];
+        xe.par_iter_mut().enumerate().for_each(|(i, v)| {
+            let j = i as i64 - pad as i64;
+            if let Some(k) = boundary.fold(j, n) {
+                *v = complex_of(x[k]);
+            }
+        });
+        let need_direct = engine.direct.iter().any(|d| d.is_some());
+        let (xr, xi): (Vec<T>, Vec<T>) = if need_direct {
+            xe.iter().map(|c| (c.re, c.im)).unzip()
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let extended = Extended {
+            re: &xr,
+            im: if complex_signal { Some(&xi) } else { None },
+            pad,
+        };
+        let spectra: Vec<Vec<Complex<T>>> = engine
+            .groups
+            .iter()
+            .map(|g| g.segment_spectra(&xe, pad - (g.taps - 1) / 2, n))
+            .collect();
+        drop(xe);
+        let cols = self.columns();
+        let rows = self.options.scales.len();
+        let hop = self.options.hop;
+        let kind = self.options.output;
+        let mut out = vec![O::default(); rows * cols];
+        let done = AtomicUsize::new(0);
+        out.par_chunks_mut(cols).enumerate().for_each_init(
+            || Scratch::<T>::new(max_p),
+            |scratch, (i, row)| {
+                match self.recipe.per_scale[i] {
+                    ScaleAlgorithm::Direct => {
+                        if let Some(mask) = &engine.direct[i] {
+                            direct::row(&extended, mask, n, hop, kind, row);
+                        }
+                    }
+                    ScaleAlgorithm::Fft { group } => {
+                        engine.groups[group].row(
+                            &spectra[group],
+                            engine.slot[i],
+                            n,
+                            hop,
+                            scratch,
+                            |c, v| row[c] = O::from_coef(v, kind),
+                        );
+                    }
+                }
+                if let Some(p) = progress {
+                    p(done.fetch_add(1, Ordering::Relaxed) + 1, rows);
+                }
+            },
+        );
+        Array2::from_shape_vec((rows, cols), out).expect("rows * cols elements")
+    }
+}
+
+fn build_engine<T: Real>(masks: &PackedMasks, recipe: &Recipe) -> Engine<T> {
+    let n_scales = recipe.per_scale.len();
+    let direct = (0..n_scales)
+        .map(|i| match recipe.per_scale[i] {
+            ScaleAlgorithm::Direct => Some(DirectMask::new(masks.mask(i))),
+            ScaleAlgorithm::Fft { .. } => None,
+        })
+        .collect();
+    let mut slot = vec![0; n_scales];
+    let mut planner = FftPlanner::<T>::new();
+    let mut planner64 = FftPlanner::<f64>::new();
+    let groups = recipe
+        .groups
+        .iter()
+        .map(|g| {
+            // Conjugated, reversed mask centred in 2 hmax + 1 taps, so every
+            // kernel of the group lines up with the same segments.
+            let taps = 2 * g.half + 1;
+            let kernels: Vec<Vec<Complex64>> = g
+                .scales
+                .iter()
+                .map(|&i| {
+                    let mask = masks.mask(i);
+                    let h = mask.len() / 2;
+                    let mut k = vec![Complex64::new(0.0, 0.0); taps];
+                    for (e, m) in mask.iter().enumerate() {
+                        k[g.half + h - e] = m.conj();
+                    }
+                    k
+                })
+                .collect();
+            for (k, &i) in g.scales.iter().enumerate() {
+                slot[i] = k;
+            }
+            GroupEngine::new(g.size, taps, kernels, &mut planner, &mut planner64)
+        })
+        .collect();
+    Engine {
+        direct,
+        groups,
+        slot,
+    }
+}

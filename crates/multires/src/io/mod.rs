@@ -1,0 +1,26 @@
+//! Readers and writers: .npy (f32/f64/complex, integers), .wav, .csv/.txt,
+//! raw little-endian f32/f64 in; .npy/.npz out. Writes go to a temporary file
+//! beside the target and are renamed into place only when complete, so an
+//! error never leaves a half-written output behind.
+
+mod read;
+mod write;
+
+pub use read::{read_matrix, read_signal, Matrix, RawType, ReadOptions};
+pub use write::{write_atomic, write_npy, NpyArray};
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum IoError {
+    #[error("cannot read '{path}': {source}")]
+    Open {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("'{path}': {why}")]
+    Format { path: String, why: String },
+    #[error("'{path}' has an extension multires cannot read ({ext}); use .npy, .wav, .csv, .txt, or --raw f32|f64 for raw little-endian samples")]
+    UnknownExtension { path: String, ext: String },
+    #[error("cannot write '{path}': {why}")]
+    Write { path: String, why: String },
+}

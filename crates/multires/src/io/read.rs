@@ -1,0 +1,291 @@
+use super::IoError;
+use crate::signal::{Samples, Signal};
+use ndarray::{Array1, Array2, Ix1, Ix2};
+use ndarray_npy::{ReadNpyError, ReadNpyExt};
+use num_complex::{Complex32, Complex64};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::str::FromStr;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RawType {
+    F32,
+    F64,
+}
+
+impl FromStr for RawType {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "f32" | "float32" => Ok(RawType::F32),
+            "f64" | "float64" => Ok(RawType::F64),
+            _ => Err(format!("unknown raw sample type '{s}': expected f32 or f64")),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// Read the file as raw little-endian samples of this type, whatever its extension.
+    pub raw: Option<RawType>,
+    /// WAV channel to take (default 0); CSV column (default 0).
+    pub channel: usize,
+}
+
+fn fmt_err(path: &Path, why: impl Into<String>) -> IoError {
+    IoError::Format {
+        path: path.display().to_string(),
+        why: why.into(),
+    }
+}
+
+fn open(path: &Path) -> Result<File, IoError> {
+    File::open(path).map_err(|source| IoError::Open {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+pub fn read_signal(path: &Path, options: &ReadOptions) -> Result<Signal, IoError> {
+    if let Some(raw) = options.raw {
+        return read_raw(path, raw);
+    }
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    match ext.as_str() {
+        "npy" => read_npy_signal(path),
+        "wav" => read_wav(path, options.channel),
+        "csv" | "txt" | "dat" => read_text(path, options.channel),
+        "f32" => read_raw(path, RawType::F32),
+        "f64" | "raw" => read_raw(path, RawType::F64),
+        _ => Err(IoError::UnknownExtension {
+            path: path.display().to_string(),
+            ext: if ext.is_empty() {
+                "none".into()
+            } else {
+                format!(".{ext}")
+            },
+        }),
+    }
+}
+
+/// Tries each supported dtype in turn; only a dtype mismatch moves on.
+macro_rules! try_npy {
+    ($path:expr, $arr:ty, $map:expr) => {{
+        let file = open($path)?;
+        match <$arr>::read_npy(file) {
+            Ok(a) => return $map(a),
+            Err(ReadNpyError::WrongDescriptor(_)) => {}
+            Err(ReadNpyError::WrongNdim(_, got)) => {
+                return Err(fmt_err(
+                    $path,
+                    format!("expected a 1-D array (or 2-D with one row or column), got {got} dimensions"),
+                ))
+            }
+            Err(e) => return Err(fmt_err($path, format!("not a valid .npy file: {e}"))),
+        }
+    }};
+}
+
+fn flatten_vector<T: Clone>(a: ndarray::ArrayD<T>, path: &Path) -> Result<Vec<T>, IoError> {
+    let shape = a.shape().to_vec();
+    let non_unit = shape.iter().filter(|&&d| d != 1).count();
+    if shape.len() > 2 || (shape.len() == 2 && non_unit > 1) {
+        return Err(fmt_err(
+            path,
+            format!("expected a 1-D signal, got an array of shape {shape:?}"),
+        ));
+    }
+    Ok(a.iter().cloned().collect())
+}
+
+fn read_npy_signal(path: &Path) -> Result<Signal, IoError> {
+    let real = |v: Vec<f64>| Signal::real(v);
+    let res = (|| -> Result<Signal, IoError> {
+        try_npy!(path, ndarray::ArrayD<f64>, |a| flatten_vector(a, path).map(real));
+        try_npy!(path, ndarray::ArrayD<f32>, |a: ndarray::ArrayD<f32>| {
+            flatten_vector(a.mapv(|v| v as f64), path).map(real)
+        });
+        try_npy!(path, ndarray::ArrayD<Complex64>, |a| flatten_vector(a, path)
+            .map(Signal::complex));
+        try_npy!(path, ndarray::ArrayD<Complex32>, |a: ndarray::ArrayD<Complex32>| {
+            flatten_vector(a.mapv(|c| Complex64::new(c.re as f64, c.im as f64)), path)
+                .map(Signal::complex)
+        });
+        try_npy!(path, ndarray::ArrayD<i16>, |a: ndarray::ArrayD<i16>| {
+            flatten_vector(a.mapv(|v| v as f64), path).map(real)
+        });
+        try_npy!(path, ndarray::ArrayD<i32>, |a: ndarray::ArrayD<i32>| {
+            flatten_vector(a.mapv(|v| v as f64), path).map(real)
+        });
+        try_npy!(path, ndarray::ArrayD<i64>, |a: ndarray::ArrayD<i64>| {
+            flatten_vector(a.mapv(|v| v as f64), path).map(real)
+        });
+        Err(fmt_err(
+            path,
+            "unsupported dtype: expected float32, float64, complex64, complex128 or int16/32/64",
+        ))
+    })();
+    res
+}
+
+/// A 2-D array of real or complex values (filter banks, coefficient tables).
+#[derive(Debug, Clone)]
+pub enum Matrix {
+    Real(Array2<f64>),
+    Complex(Array2<Complex64>),
+}
+
+pub fn read_matrix(path: &Path) -> Result<Matrix, IoError> {
+    let to2 = |a: ndarray::ArrayD<f64>| -> Result<Array2<f64>, IoError> {
+        match a.ndim() {
+            1 => {
+                let n = a.len();
+                Ok(a.into_dimensionality::<Ix1>()
+                    .map_err(|e| fmt_err(path, e.to_string()))?
+                    .into_shape_with_order((1, n))
+                    .map_err(|e| fmt_err(path, e.to_string()))?)
+            }
+            2 => a
+                .into_dimensionality::<Ix2>()
+                .map_err(|e| fmt_err(path, e.to_string())),
+            d => Err(fmt_err(path, format!("expected a 2-D array (F, M), got {d} dimensions"))),
+        }
+    };
+    let to2c = |a: ndarray::ArrayD<Complex64>| -> Result<Array2<Complex64>, IoError> {
+        match a.ndim() {
+            1 => {
+                let n = a.len();
+                Ok(Array1::from_iter(a.iter().cloned())
+                    .into_shape_with_order((1, n))
+                    .map_err(|e| fmt_err(path, e.to_string()))?)
+            }
+            2 => a
+                .into_dimensionality::<Ix2>()
+                .map_err(|e| fmt_err(path, e.to_string())),
+            d => Err(fmt_err(path, format!("expected a 2-D array (F, M), got {d} dimensions"))),
+        }
+    };
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    if !ext.eq_ignore_ascii_case("npy") {
+        return Err(IoError::UnknownExtension {
+            path: path.display().to_string(),
+            ext: format!(".{ext}"),
+        });
+    }
+    let res = (|| -> Result<Matrix, IoError> {
+        try_npy!(path, ndarray::ArrayD<f64>, |a| to2(a).map(Matrix::Real));
+        try_npy!(path, ndarray::ArrayD<f32>, |a: ndarray::ArrayD<f32>| to2(a.mapv(|v| v as f64)).map(Matrix::Real));
+        try_npy!(path, ndarray::ArrayD<Complex64>, |a| to2c(a).map(Matrix::Complex));
+        try_npy!(path, ndarray::ArrayD<Complex32>, |a: ndarray::ArrayD<Complex32>| to2c(
+            a.mapv(|c| Complex64::new(c.re as f64, c.im as f64))
+        )
+        .map(Matrix::Complex));
+        Err(fmt_err(path, "unsupported dtype: expected float32, float64, complex64 or complex128"))
+    })();
+    res
+}
+
+fn read_wav(path: &Path, channel: usize) -> Result<Signal, IoError> {
+    let reader = hound::WavReader::open(path)
+        .map_err(|e| fmt_err(path, format!("not a readable WAV file: {e}")))?;
+    let spec = reader.spec();
+    let channels = spec.channels as usize;
+    if channel >= channels {
+        return Err(fmt_err(
+            path,
+            format!("channel {channel} requested but the file has {channels} channel(s) (0-based)"),
+        ));
+    }
+    let wav_err = |e: hound::Error| fmt_err(path, format!("corrupt WAV data: {e}"));
+    let all: Vec<f64> = match spec.sample_format {
+        hound::SampleFormat::Float => reader
+            .into_samples::<f32>()
+            .map(|s| s.map(|v| v as f64))
+            .collect::<Result<_, _>>()
+            .map_err(wav_err)?,
+        hound::SampleFormat::Int => {
+            let full = (1u64 << (spec.bits_per_sample - 1)) as f64;
+            reader
+                .into_samples::<i32>()
+                .map(|s| s.map(|v| v as f64 / full))
+                .collect::<Result<_, _>>()
+                .map_err(wav_err)?
+        }
+    };
+    let samples: Vec<f64> = all.iter().skip(channel).step_by(channels).copied().collect();
+    Ok(Signal {
+        samples: Samples::Real(samples),
+        sample_rate: Some(spec.sample_rate as f64),
+    })
+}
+
+fn read_text(path: &Path, column: usize) -> Result<Signal, IoError> {
+    let reader = BufReader::new(open(path)?);
+    let mut out = Vec::new();
+    for (lineno, line) in reader.lines().enumerate() {
+        let line = line.map_err(|e| fmt_err(path, format!("line {}: {e}", lineno + 1)))?;
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line
+            .split(|c: char| c == ',' || c == ';' || c == '\t' || c == ' ')
+            .filter(|f| !f.is_empty())
+            .collect();
+        let field = fields.get(column).ok_or_else(|| {
+            fmt_err(
+                path,
+                format!("line {}: no column {column} (found {} columns)", lineno + 1, fields.len()),
+            )
+        })?;
+        match field.trim().parse::<f64>() {
+            Ok(v) => out.push(v),
+            // A header line is allowed before the first number.
+            Err(_) if out.is_empty() && lineno == 0 => continue,
+            Err(_) => {
+                return Err(fmt_err(
+                    path,
+                    format!("line {}: '{field}' is not a number", lineno + 1),
+                ))
+            }
+        }
+    }
+    Ok(Signal::real(out))
+}
+
+fn read_raw(path: &Path, raw: RawType) -> Result<Signal, IoError> {
+    let mut bytes = Vec::new();
+    open(path)?
+        .read_to_end(&mut bytes)
+        .map_err(|e| fmt_err(path, e.to_string()))?;
+    let width = match raw {
+        RawType::F32 => 4,
+        RawType::F64 => 8,
+    };
+    if bytes.len() % width != 0 {
+        return Err(fmt_err(
+            path,
+            format!(
+                "{} bytes is not a whole number of {}-byte samples; is the sample type right?",
+                bytes.len(),
+                width
+            ),
+        ));
+    }
+    let v = match raw {
+        RawType::F32 => bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64)
+            .collect(),
+        RawType::F64 => bytes
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+            .collect(),
+    };
+    Ok(Signal::real(v))
+}

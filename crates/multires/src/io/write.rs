@@ -1,0 +1,48 @@
+use super::IoError;
+use ndarray::{ArrayBase, Data, Dimension};
+use ndarray_npy::{WritableElement, WriteNpyExt};
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+/// Writes through `fill` into a temporary file next to `path`, then renames it
+/// into place; on any error the temporary file is removed and `path` untouched.
+pub fn write_atomic(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> Result<(), String>,
+) -> Result<(), IoError> {
+    let err = |why: String| IoError::Write {
+        path: path.display().to_string(),
+        why,
+    };
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix(".multires-")
+        .suffix(".part")
+        .tempfile_in(dir)
+        .map_err(|e| err(format!("cannot create a file in '{}': {e}", dir.display())))?;
+    {
+        let mut w = BufWriter::new(tmp.as_file());
+        fill(&mut w).map_err(err)?;
+        w.flush().map_err(|e| err(e.to_string()))?;
+    }
+    tmp.persist(path).map_err(|e| err(e.error.to_string()))?;
+    Ok(())
+}
+
+/// Any array ndarray-npy can write.
+pub trait NpyArray {
+    fn write_to(&self, w: &mut dyn Write) -> Result<(), String>;
+}
+
+impl<A: WritableElement, S: Data<Elem = A>, D: Dimension> NpyArray for ArrayBase<S, D> {
+    fn write_to(&self, w: &mut dyn Write) -> Result<(), String> {
+        self.write_npy(w).map_err(|e| e.to_string())
+    }
+}
+
+pub fn write_npy(path: &Path, array: &dyn NpyArray) -> Result<(), IoError> {
+    write_atomic(path, |w| array.write_to(w))
+}
