@@ -1,1 +1,79 @@
-fn main(){}
+//! The `multires` command: thin argument parsing, progress and error
+//! reporting over the `multires` library.
+
+mod bench;
+mod cmd_cwt;
+mod cmd_fir;
+mod progress;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "multires",
+    version,
+    about = "Multiresolution (wavelet) analysis on CPUs and NVIDIA GPUs",
+    long_about = "Multiresolution (wavelet) analysis on CPUs and NVIDIA GPUs.\n\n\
+Continuous wavelet transforms (scalograms) computed as the exact discrete sum of DESIGN.md, \
+FIR filter banks, and more. Start with `multires demo`.",
+    after_help = "Examples:\n  multires demo\n  multires cwt signal.wav -o W.npy --wavelet cmor1.5-1.0 --freqs 20:2000:128 --plot W.png\n  multires fir x.npy --filters bank.npy -o y.npy --mode same --post power\n  multires wavelets"
+)]
+struct Cli {
+    /// Worker threads (default: all cores).
+    #[arg(long, global = true, value_name = "N")]
+    threads: Option<usize>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Write a scalogram of the Doppler test signal to a PNG (no input needed).
+    Demo(cmd_cwt::DemoArgs),
+    /// Continuous wavelet transform of a signal.
+    Cwt(Box<cmd_cwt::CwtArgs>),
+    /// Convolve one signal with a bank of FIR filters.
+    Fir(cmd_fir::FirArgs),
+    /// Time a canonical benchmark configuration of DESIGN.md.
+    Bench(bench::BenchArgs),
+    /// List the wavelets multires knows.
+    Wavelets,
+}
+
+fn run(cli: Cli) -> Result<()> {
+    if let Some(n) = cli.threads {
+        if n == 0 {
+            anyhow::bail!("--threads must be at least 1");
+        }
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build_global()
+            .map_err(|e| anyhow::anyhow!("cannot start {n} threads: {e}"))?;
+    }
+    match cli.command {
+        Command::Demo(a) => cmd_cwt::demo(a),
+        Command::Cwt(a) => cmd_cwt::cwt(*a),
+        Command::Fir(a) => cmd_fir::fir(a),
+        Command::Bench(a) => bench::bench(a),
+        Command::Wavelets => {
+            println!("continuous wavelets (for `multires cwt --wavelet NAME`):");
+            for (name, what) in multires::wavelets::CONTINUOUS_FAMILIES {
+                println!("  {name:<12} {what}");
+            }
+            Ok(())
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

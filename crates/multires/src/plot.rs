@@ -59,7 +59,7 @@ pub fn scalogram_png(out: &CwtOutput, path: &Path, opts: &PlotOptions) -> Result
     {
         let root = BitMapBackend::with_buffer(&mut pixels, (w, h)).into_drawing_area();
         root.fill(&WHITE).map_err(de)?;
-        let (main, bar) = root.split_horizontally(w - 110);
+        let (main, bar) = root.split_horizontally(w - 130);
         let fs_known = out.frequencies.is_some();
         let t_scale = out.column_step;
         let fs = out
@@ -178,7 +178,7 @@ pub fn scalogram_png(out: &CwtOutput, path: &Path, opts: &PlotOptions) -> Result
             .margin_top(44)
             .margin_bottom(57)
             .margin_right(10)
-            .y_label_area_size(60)
+            .y_label_area_size(75)
             .build_cartesian_2d(0.0..1.0, vmin..vmax)
             .map_err(de)?;
         cb.configure_mesh()

@@ -1,0 +1,152 @@
+//! `multires bench`: the canonical configurations of DESIGN.md, timed the
+//! same way every time (plan once, warm up, median of repeats).
+use anyhow::{bail, Result};
+use clap::Args;
+use multires::backend::{self, Device};
+use multires::cwt::{Algorithm, CwtValues, OutputKind, Precision};
+use multires::fir::{FilterBank, FirMode, FirOptions};
+use multires::{CwtOptions, CwtPlan, ScaleSpec, Signal, Wavelet};
+use ndarray::Array2;
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// cwt-seed, cwt-1m, cwt-fcwt, fir-2m or fir-8m.
+    #[arg(long)]
+    pub config: String,
+    #[arg(long, default_value = "auto")]
+    pub device: Device,
+    #[arg(long, default_value = "f32")]
+    pub precision: Precision,
+    /// Override the configuration's wavelet (e.g. morl vs cmor1.5-1.0).
+    #[arg(long)]
+    pub wavelet: Option<String>,
+    /// Timed repetitions after one warm-up run.
+    #[arg(long, default_value_t = 5)]
+    pub repeat: usize,
+    /// Compare with a float64 run of the same configuration and print the relative L2 error.
+    #[arg(long)]
+    pub check: bool,
+    #[arg(long, default_value = "auto")]
+    pub algorithm: Algorithm,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn rel_l2(a: &CwtValues, b: &CwtValues) -> f64 {
+    let (a, b) = (a.to_complex64(), b.to_complex64());
+    let num: f64 = a.iter().zip(b.iter()).map(|(x, y)| (x - y).norm_sqr()).sum();
+    let den: f64 = b.iter().map(|y| y.norm_sqr()).sum();
+    (num / den).sqrt()
+}
+
+pub fn bench(a: BenchArgs) -> Result<()> {
+    if a.repeat == 0 {
+        bail!("--repeat must be at least 1");
+    }
+    let (backend, note) = backend::select(a.device)?;
+    if let Some(n) = note {
+        eprintln!("{n}");
+    }
+    let threads = rayon::current_num_threads();
+    let cwt_cfg = |n: usize, wavelet: &str, spec: ScaleSpec| -> Result<(Signal, CwtOptions)> {
+        let w = Wavelet::from_name(a.wavelet.as_deref().unwrap_or(wavelet))?;
+        let scales = spec.scales(&w)?;
+        let mut o = CwtOptions::new(w, scales);
+        o.precision = a.precision;
+        o.output = OutputKind::Complex;
+        o.algorithm = a.algorithm;
+        Ok((Signal::real(multires::signal::doppler(n)), o))
+    };
+    let (signal, options) = match a.config.as_str() {
+        "cwt-seed" => cwt_cfg(102_400, "morl", ScaleSpec::parse_linear("1:200")?)?,
+        "cwt-1m" => cwt_cfg(1 << 20, "cmor1.5-1.0", ScaleSpec::parse_log("1:1024:256")?)?,
+        "cwt-fcwt" => cwt_cfg(
+            100_000,
+            "cmor1.5-1.0",
+            ScaleSpec::parse_frequencies("1:500:3000", 1000.0, false)?,
+        )?,
+        "fir-2m" => return bench_fir(&a, &*backend, 1 << 21, 8, &[64, 513], threads),
+        "fir-8m" => return bench_fir(&a, &*backend, 1 << 23, 32, &[513, 2049], threads),
+        other => bail!("unknown --config '{other}': expected cwt-seed, cwt-1m, cwt-fcwt, fir-2m or fir-8m"),
+    };
+    let wavelet = options.wavelet.name().to_string();
+    let scales = options.scales.len();
+    let t0 = Instant::now();
+    let plan = CwtPlan::new(options.clone(), signal.len(), false)?;
+    let plan_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let warm = backend.cwt(&plan, &signal, None)?;
+    let mut times = Vec::new();
+    for _ in 0..a.repeat {
+        let t = Instant::now();
+        let out = backend.cwt(&plan, &signal, None)?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        drop(out);
+    }
+    let med = median(times.clone());
+    let outputs = (scales * signal.len()) as f64;
+    println!(
+        "{} | {} | {} threads | {} | {} | N={} | {} scales | plan {:.1} ms | median {:.2} ms | min {:.2} ms | {:.0} Mcoef/s",
+        a.config,
+        backend.name(),
+        threads,
+        wavelet,
+        match a.precision { Precision::F32 => "f32", Precision::F64 => "f64" },
+        signal.len(),
+        scales,
+        plan_ms,
+        med,
+        times.iter().cloned().fold(f64::INFINITY, f64::min),
+        outputs / med / 1e3
+    );
+    if a.check {
+        let mut o64 = options;
+        o64.precision = Precision::F64;
+        o64.algorithm = Algorithm::Fft;
+        let reference = CwtPlan::new(o64, signal.len(), false)?.execute(&signal, None)?;
+        println!("  relative L2 error vs float64 overlap-save: {:.2e}", rel_l2(&warm.values, &reference.values));
+    }
+    Ok(())
+}
+
+fn bench_fir(
+    a: &BenchArgs,
+    backend: &dyn backend::Backend,
+    n: usize,
+    filters: usize,
+    taps: &[usize],
+    threads: usize,
+) -> Result<()> {
+    let signal = Signal::real(multires::signal::noise(n, 1));
+    for &m in taps {
+        let noise = multires::signal::noise(filters * m, 2);
+        let bank = FilterBank::Real(Array2::from_shape_vec((filters, m), noise)?);
+        let opts = FirOptions {
+            mode: FirMode::Same,
+            ..FirOptions::default()
+        };
+        let (_, recipe) = backend.fir(&signal, &bank, &opts)?;
+        let mut times = Vec::new();
+        for _ in 0..a.repeat {
+            let t = Instant::now();
+            let out = backend.fir(&signal, &bank, &opts)?;
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+            drop(out);
+        }
+        println!(
+            "{} | {} | {} threads | {}x{} taps | N={} | f64 | median {:.2} ms | {}",
+            a.config,
+            backend.name(),
+            threads,
+            filters,
+            m,
+            n,
+            median(times),
+            recipe
+        );
+    }
+    Ok(())
+}

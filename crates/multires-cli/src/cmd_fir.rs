@@ -1,0 +1,83 @@
+//! `multires fir`.
+use anyhow::{Context, Result};
+use clap::Args;
+use multires::backend::{self, Device};
+use multires::fir::{FilterBank, FirAlgorithm, FirMode, FirOptions, FirPost, FirValues};
+use multires::io::{self, Matrix, RawType, ReadOptions};
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct FirArgs {
+    /// Input signal (.npy, .wav, .csv/.txt, or raw with --raw).
+    pub input: PathBuf,
+    /// Filter bank .npy of shape (F, M), real or complex.
+    #[arg(long)]
+    pub filters: PathBuf,
+    /// Output .npy of shape (F, len).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// full (N+M-1), same (max(N,M), centred) or valid, as numpy.convolve.
+    #[arg(long, default_value = "full")]
+    pub mode: FirMode,
+    /// none, power, magnitude or derivative (numpy.gradient), fused into the store.
+    #[arg(long, default_value = "none")]
+    pub post: FirPost,
+    /// auto, direct or overlap-save.
+    #[arg(long, default_value = "auto")]
+    pub algorithm: FirAlgorithm,
+    #[arg(long, default_value = "auto")]
+    pub device: Device,
+    #[arg(long)]
+    pub explain: bool,
+    #[arg(long)]
+    pub allow_nonfinite: bool,
+    #[arg(long, value_name = "f32|f64")]
+    pub raw: Option<RawType>,
+    #[arg(long, default_value_t = 0)]
+    pub channel: usize,
+}
+
+pub fn fir(a: FirArgs) -> Result<()> {
+    let signal = io::read_signal(
+        &a.input,
+        &ReadOptions {
+            raw: a.raw,
+            channel: a.channel,
+        },
+    )?;
+    let bank = match io::read_matrix(&a.filters).context("reading --filters")? {
+        Matrix::Real(m) => FilterBank::Real(m),
+        Matrix::Complex(m) => FilterBank::Complex(m),
+    };
+    let (backend, note) = backend::select(a.device)?;
+    if let Some(note) = note {
+        eprintln!("{note}");
+    }
+    let opts = FirOptions {
+        mode: a.mode,
+        post: a.post,
+        algorithm: a.algorithm,
+        allow_nonfinite: a.allow_nonfinite,
+        memory_limit: None,
+    };
+    let start = Instant::now();
+    let (values, recipe) = backend.fir(&signal, &bank, &opts)?;
+    let secs = start.elapsed().as_secs_f64();
+    if a.explain {
+        println!("{recipe}");
+    }
+    match &values {
+        FirValues::Real(v) => io::write_npy(&a.output, v)?,
+        FirValues::Complex(v) => io::write_npy(&a.output, v)?,
+    }
+    let (f, n) = values.dim();
+    eprintln!(
+        "fir: {} samples x {} filters of {} taps -> {} ({f} x {n}) in {secs:.3} s",
+        signal.len(),
+        recipe.filters,
+        recipe.taps,
+        a.output.display()
+    );
+    Ok(())
+}
