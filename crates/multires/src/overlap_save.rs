@@ -127,3 +127,153 @@ impl<T: Real> GroupEngine<T> {
         }
     }
 }
+
+/// The same overlap-save for real kernels: real-to-complex segment spectra
+/// and complex-to-real inverses, half the work of the complex path. A complex
+/// signal is handled as two real ones (its real and imaginary parts).
+pub struct RealGroupEngine<T: Real> {
+    pub size: usize,
+    pub taps: usize,
+    pub valid: usize,
+    fwd: Arc<dyn realfft::RealToComplex<T>>,
+    inv: Arc<dyn realfft::ComplexToReal<T>>,
+    kernels: Vec<Vec<Complex<T>>>,
+}
+
+/// Buffers one worker reuses across rows of the real path.
+pub struct RealScratch<T> {
+    spec: Vec<Complex<T>>,
+    re: Vec<T>,
+    im: Vec<T>,
+    fft: Vec<Complex<T>>,
+}
+
+impl<T: Real> RealScratch<T> {
+    pub fn new() -> Self {
+        RealScratch {
+            spec: Vec::new(),
+            re: Vec::new(),
+            im: Vec::new(),
+            fft: Vec::new(),
+        }
+    }
+}
+
+impl<T: Real> Default for RealScratch<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Real> RealGroupEngine<T> {
+    /// `kernels[f][j]`: real tap j (convolution order) of filter f.
+    pub fn new(
+        size: usize,
+        taps: usize,
+        kernels: Vec<Vec<f64>>,
+        planner: &mut realfft::RealFftPlanner<T>,
+        planner64: &mut realfft::RealFftPlanner<f64>,
+    ) -> Self {
+        assert!(taps >= 1 && taps <= size, "kernel longer than the FFT");
+        let fwd = planner.plan_fft_forward(size);
+        let inv = planner.plan_fft_inverse(size);
+        let fwd64 = planner64.plan_fft_forward(size);
+        let scale = 1.0 / size as f64;
+        let kernels = kernels
+            .into_par_iter()
+            .map(|k| {
+                let mut g = k;
+                g.resize(size, 0.0);
+                let mut spec = fwd64.make_output_vec();
+                let mut scratch = fwd64.make_scratch_vec();
+                // Lengths match by construction, so this cannot fail.
+                let _ = fwd64.process_with_scratch(&mut g, &mut spec, &mut scratch);
+                spec.iter().map(|v| complex_of::<T>(v * scale)).collect()
+            })
+            .collect();
+        RealGroupEngine {
+            size,
+            taps,
+            valid: size - taps + 1,
+            fwd,
+            inv,
+            kernels,
+        }
+    }
+
+    fn bins(&self) -> usize {
+        self.size / 2 + 1
+    }
+
+    /// Half spectra of the segments of a real sequence (see GroupEngine).
+    pub fn segment_spectra(&self, xe: &[T], start: usize, n: usize) -> Vec<Complex<T>> {
+        let p = self.size;
+        let m = self.bins();
+        let nb = n.div_ceil(self.valid);
+        let mut spectra = vec![Complex::default(); nb * m];
+        spectra.par_chunks_mut(m).enumerate().for_each_init(
+            || (vec![T::zero(); p], self.fwd.make_scratch_vec()),
+            |(seg, scratch), (b, out)| {
+                let a = start + b * self.valid;
+                let end = (a + p).min(xe.len());
+                let take = end.saturating_sub(a);
+                seg.iter_mut().for_each(|v| *v = T::zero());
+                if take > 0 {
+                    seg[..take].copy_from_slice(&xe[a..end]);
+                }
+                let _ = self.fwd.process_with_scratch(seg, out, scratch);
+            },
+        );
+        spectra
+    }
+
+    fn inverse_block(&self, seg: &[Complex<T>], kernel: &[Complex<T>], spec: &mut [Complex<T>], out: &mut [T], fft: &mut [Complex<T>]) {
+        for ((o, s), k) in spec.iter_mut().zip(seg).zip(kernel) {
+            *o = s * k;
+        }
+        // DC and Nyquist of a real product are real; clear round-off dust.
+        spec[0].im = T::zero();
+        let last = spec.len() - 1;
+        spec[last].im = T::zero();
+        let _ = self.inv.process_with_scratch(spec, out, fft);
+    }
+
+    /// Like GroupEngine::row; `spectra_im` holds the imaginary part's spectra
+    /// for complex signals.
+    #[allow(clippy::too_many_arguments)]
+    pub fn row(
+        &self,
+        spectra_re: &[Complex<T>],
+        spectra_im: Option<&[Complex<T>]>,
+        slot: usize,
+        n: usize,
+        hop: usize,
+        scratch: &mut RealScratch<T>,
+        mut store: impl FnMut(usize, Complex<T>),
+    ) {
+        let p = self.size;
+        let m = self.bins();
+        let kernel = &self.kernels[slot];
+        scratch.spec.resize(m, Complex::default());
+        scratch.re.resize(p, T::zero());
+        scratch.im.resize(p, T::zero());
+        let need = self.inv.get_scratch_len();
+        scratch.fft.resize(need.max(scratch.fft.len()), Complex::default());
+        let lead = self.taps - 1;
+        for (b, seg) in spectra_re.chunks_exact(m).enumerate() {
+            self.inverse_block(seg, kernel, &mut scratch.spec, &mut scratch.re, &mut scratch.fft[..need]);
+            if let Some(im) = spectra_im {
+                self.inverse_block(&im[b * m..(b + 1) * m], kernel, &mut scratch.spec, &mut scratch.im, &mut scratch.fft[..need]);
+            }
+            let first = b * self.valid;
+            let last = (first + self.valid).min(n);
+            let mut c = first.div_ceil(hop);
+            while c * hop < last {
+                let i = lead + c * hop - first;
+                let im = if spectra_im.is_some() { scratch.im[i] } else { T::zero() };
+                store(c, Complex::new(scratch.re[i], im));
+                c += 1;
+            }
+        }
+    }
+}

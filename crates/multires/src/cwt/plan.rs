@@ -4,7 +4,7 @@
 use super::direct::{self, DirectMask, Extended};
 use super::masks::{half_length, PackedMasks};
 use super::output::{CwtOutput, CwtValues, OutValue};
-use crate::overlap_save::{GroupEngine, Scratch};
+use crate::overlap_save::{GroupEngine, RealGroupEngine, RealScratch, Scratch};
 use super::strategy::{Recipe, ScaleAlgorithm};
 use super::{oversample, CwtError, CwtOptions, OutputKind, Precision};
 use crate::real::{complex_of, Real};
@@ -19,9 +19,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Called with (rows done, rows in all) as rows complete, from worker threads.
 pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
 
+/// FFT groups: complex kernels, or real ones when the wavelet is real.
+enum Groups<T: Real> {
+    Complex(Vec<GroupEngine<T>>),
+    Real(Vec<RealGroupEngine<T>>),
+}
+
 struct Engine<T: Real> {
     direct: Vec<Option<DirectMask<T>>>,
-    groups: Vec<GroupEngine<T>>,
+    groups: Groups<T>,
     /// Place of each scale inside its FFT group.
     slot: Vec<usize>,
 }
@@ -158,9 +164,10 @@ impl CwtPlan {
         }
         let masks = PackedMasks::generate(&options, &work_scales, limit)?;
         let halo = halves.iter().copied().max().unwrap_or(0);
+        let real_masks = masks.values.iter().all(|c| c.im == 0.0);
         let engines = match options.precision {
-            Precision::F32 => Engines::F32(build_engine(&masks, &recipe)),
-            Precision::F64 => Engines::F64(build_engine(&masks, &recipe)),
+            Precision::F32 => Engines::F32(build_engine(&masks, &recipe, real_masks)),
+            Precision::F64 => Engines::F64(build_engine(&masks, &recipe, real_masks)),
         };
         Ok(CwtPlan {
             options,
@@ -274,7 +281,7 @@ impl CwtPlan {
     ) -> Array2<O> {
         let n = self.work_len;
         let pad = self.halo;
-        let max_p = engine.groups.iter().map(|g| g.size).max().unwrap_or(0);
+        let max_p = self.recipe.groups.iter().map(|g| g.size).max().unwrap_or(0);
         let ext_len = n + 2 * pad + max_p;
         let boundary = self.options.boundary;
         let mut xe = vec![Complex::<T>::default(); ext_len];
@@ -295,11 +302,28 @@ impl CwtPlan {
             im: if complex_signal { Some(&xi) } else { None },
             pad,
         };
-        let spectra: Vec<Vec<Complex<T>>> = engine
-            .groups
-            .iter()
-            .map(|g| g.segment_spectra(&xe, pad - (g.taps - 1) / 2, n))
-            .collect();
+        // Segment spectra per group: (real part or whole signal, imaginary part).
+        type Spectra<T> = Vec<(Vec<Complex<T>>, Option<Vec<Complex<T>>>)>;
+        let spectra: Spectra<T> = match &engine.groups {
+            Groups::Complex(groups) => groups
+                .iter()
+                .map(|g| (g.segment_spectra(&xe, pad - (g.taps - 1) / 2, n), None))
+                .collect(),
+            Groups::Real(groups) => {
+                let xr: Vec<T> = xe.iter().map(|c| c.re).collect();
+                let xi: Option<Vec<T>> = complex_signal.then(|| xe.iter().map(|c| c.im).collect());
+                groups
+                    .iter()
+                    .map(|g| {
+                        let start = pad - (g.taps - 1) / 2;
+                        (
+                            g.segment_spectra(&xr, start, n),
+                            xi.as_ref().map(|xi| g.segment_spectra(xi, start, n)),
+                        )
+                    })
+                    .collect()
+            }
+        };
         drop(xe);
         let cols = self.columns();
         let rows = self.options.scales.len();
@@ -308,8 +332,8 @@ impl CwtPlan {
         let mut out = vec![O::default(); rows * cols];
         let done = AtomicUsize::new(0);
         out.par_chunks_mut(cols).enumerate().for_each_init(
-            || Scratch::<T>::new(max_p),
-            |scratch, (i, row)| {
+            || (Scratch::<T>::new(max_p), RealScratch::<T>::new()),
+            |(scratch, rscratch), (i, row)| {
                 match self.recipe.per_scale[i] {
                     ScaleAlgorithm::Direct => {
                         if let Some(mask) = &engine.direct[i] {
@@ -317,14 +341,22 @@ impl CwtPlan {
                         }
                     }
                     ScaleAlgorithm::Fft { group } => {
-                        engine.groups[group].row(
-                            &spectra[group],
-                            engine.slot[i],
-                            n,
-                            hop,
-                            scratch,
-                            |c, v| row[c] = O::from_coef(v, kind),
-                        );
+                        let store = |c: usize, v: Complex<T>| row[c] = O::from_coef(v, kind);
+                        let (re, im) = &spectra[group];
+                        match &engine.groups {
+                            Groups::Complex(g) => {
+                                g[group].row(re, engine.slot[i], n, hop, scratch, store)
+                            }
+                            Groups::Real(g) => g[group].row(
+                                re,
+                                im.as_deref(),
+                                engine.slot[i],
+                                n,
+                                hop,
+                                rscratch,
+                                store,
+                            ),
+                        }
                     }
                 }
                 if let Some(p) = progress {
@@ -336,7 +368,7 @@ impl CwtPlan {
     }
 }
 
-fn build_engine<T: Real>(masks: &PackedMasks, recipe: &Recipe) -> Engine<T> {
+fn build_engine<T: Real>(masks: &PackedMasks, recipe: &Recipe, real: bool) -> Engine<T> {
     let n_scales = recipe.per_scale.len();
     let direct = (0..n_scales)
         .map(|i| match recipe.per_scale[i] {
@@ -347,10 +379,12 @@ fn build_engine<T: Real>(masks: &PackedMasks, recipe: &Recipe) -> Engine<T> {
     let mut slot = vec![0; n_scales];
     let mut planner = FftPlanner::<T>::new();
     let mut planner64 = FftPlanner::<f64>::new();
-    let groups = recipe
-        .groups
-        .iter()
-        .map(|g| {
+    let mut rplanner = realfft::RealFftPlanner::<T>::new();
+    let mut rplanner64 = realfft::RealFftPlanner::<f64>::new();
+    let mut groups_real = Vec::new();
+    let mut groups_complex = Vec::new();
+    for g in &recipe.groups {
+        {
             // Conjugated, reversed mask centred in 2 hmax + 1 taps, so every
             // kernel of the group lines up with the same segments.
             let taps = 2 * g.half + 1;
@@ -370,9 +404,19 @@ fn build_engine<T: Real>(masks: &PackedMasks, recipe: &Recipe) -> Engine<T> {
             for (k, &i) in g.scales.iter().enumerate() {
                 slot[i] = k;
             }
-            GroupEngine::new(g.size, taps, kernels, &mut planner, &mut planner64)
-        })
-        .collect();
+            if real {
+                let kernels = kernels.iter().map(|k| k.iter().map(|c| c.re).collect()).collect();
+                groups_real.push(RealGroupEngine::new(g.size, taps, kernels, &mut rplanner, &mut rplanner64));
+            } else {
+                groups_complex.push(GroupEngine::new(g.size, taps, kernels, &mut planner, &mut planner64));
+            }
+        }
+    }
+    let groups = if real {
+        Groups::Real(groups_real)
+    } else {
+        Groups::Complex(groups_complex)
+    };
     Engine {
         direct,
         groups,
