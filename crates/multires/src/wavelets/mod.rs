@@ -65,8 +65,9 @@ pub struct Wavelet {
     family: Family,
     half_support: f64,
     imp: Imp,
-    center_frequency: f64,
-    rms_duration: f64,
+    /// Measured on first use: most transforms never ask.
+    center_frequency: std::sync::OnceLock<f64>,
+    rms_duration: std::sync::OnceLock<f64>,
 }
 
 #[derive(Debug, Clone)]
@@ -116,17 +117,14 @@ impl Wavelet {
     }
 
     fn finish(name: String, family: Family, imp: Imp, half_support: f64) -> Self {
-        let mut w = Wavelet {
+        Wavelet {
             name,
             family,
             half_support,
             imp,
-            center_frequency: 0.0,
-            rms_duration: 0.0,
-        };
-        w.center_frequency = w.measure_center_frequency();
-        w.rms_duration = w.measure_rms_duration();
-        w
+            center_frequency: std::sync::OnceLock::new(),
+            rms_duration: std::sync::OnceLock::new(),
+        }
     }
 
     pub fn name(&self) -> &str {
@@ -179,23 +177,25 @@ impl Wavelet {
     /// Frequency (cycles per unit of t) where |ψ̂| peaks, measured numerically
     /// so every family, user files included, answers the same way.
     pub fn center_frequency(&self) -> f64 {
-        self.center_frequency
+        *self
+            .center_frequency
+            .get_or_init(|| self.measure_center_frequency())
     }
 
     /// Frequency in Hz seen by a scale `scale` (in samples) at sampling rate `fs`.
     pub fn scale_to_frequency(&self, scale: f64, fs: f64) -> f64 {
-        self.center_frequency * fs / scale
+        self.center_frequency() * fs / scale
     }
 
     /// Scale (in samples) whose centre frequency is `freq` Hz at rate `fs`.
     pub fn frequency_to_scale(&self, freq: f64, fs: f64) -> f64 {
-        self.center_frequency * fs / freq
+        self.center_frequency() * fs / freq
     }
 
     /// Half-width of the cone of influence per unit scale: 2 σ_t, with σ_t the
     /// RMS duration of |ψ|²; for the Morlet this is Torrence & Compo's √2.
     pub fn coi_factor(&self) -> f64 {
-        2.0 * self.rms_duration
+        2.0 * *self.rms_duration.get_or_init(|| self.measure_rms_duration())
     }
 
     fn quadrature_grid(&self) -> (f64, usize) {
@@ -222,8 +222,9 @@ impl Wavelet {
     }
 
     fn measure_center_frequency(&self) -> f64 {
-        let (dt, n) = self.quadrature_grid();
         let b = self.half_support;
+        let n = 4096usize;
+        let dt = 2.0 * b / n as f64;
         let samples: Vec<(f64, Complex64)> = (0..=n)
             .map(|i| {
                 let t = -b + i as f64 * dt;
@@ -241,7 +242,7 @@ impl Wavelet {
         // Coarse scan then golden-section refinement. The Nyquist of the grid
         // bounds the search; realistic wavelets peak well below 5 cycles/unit.
         let fmax = (0.5 / dt).min(8.0);
-        let steps = 800;
+        let steps = 400;
         let mut best = (0.0, -1.0);
         for i in 1..=steps {
             let f = fmax * i as f64 / steps as f64;
