@@ -38,7 +38,11 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn rel_l2(a: &CwtValues, b: &CwtValues) -> f64 {
     let (a, b) = (a.to_complex64(), b.to_complex64());
-    let num: f64 = a.iter().zip(b.iter()).map(|(x, y)| (x - y).norm_sqr()).sum();
+    let num: f64 = a
+        .iter()
+        .zip(b.iter())
+        .map(|(x, y)| (x - y).norm_sqr())
+        .sum();
     let den: f64 = b.iter().map(|y| y.norm_sqr()).sum();
     (num / den).sqrt()
 }
@@ -71,7 +75,9 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         )?,
         "fir-2m" => return bench_fir(&a, &*backend, 1 << 21, 8, &[64, 513], threads),
         "fir-8m" => return bench_fir(&a, &*backend, 1 << 23, 32, &[513, 2049], threads),
-        other => bail!("unknown --config '{other}': expected cwt-seed, cwt-1m, cwt-fcwt, fir-2m or fir-8m"),
+        other => bail!(
+            "unknown --config '{other}': expected cwt-seed, cwt-1m, cwt-fcwt, fir-2m or fir-8m"
+        ),
     };
     let wavelet = options.wavelet.name().to_string();
     let scales = options.scales.len();
@@ -107,7 +113,10 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         o64.precision = Precision::F64;
         o64.algorithm = Algorithm::Fft;
         let reference = CwtPlan::new(o64, signal.len(), false)?.execute(&signal, None)?;
-        println!("  relative L2 error vs float64 overlap-save: {:.2e}", rel_l2(&warm.values, &reference.values));
+        println!(
+            "  relative L2 error vs float64 overlap-save: {:.2e}",
+            rel_l2(&warm.values, &reference.values)
+        );
     }
     Ok(())
 }

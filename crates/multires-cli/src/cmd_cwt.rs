@@ -3,7 +3,9 @@ use crate::progress::Bar;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use multires::backend::{self, Device};
-use multires::cwt::{Algorithm, CwtValues, Interpolator, Normalization, OutputKind, Precision, ScaleFunction};
+use multires::cwt::{
+    Algorithm, CwtValues, Interpolator, Normalization, OutputKind, Precision, ScaleFunction,
+};
 use multires::io::{self, RawType, ReadOptions};
 use multires::plot::{scalogram_png, PlotOptions};
 use multires::{Boundary, CwtOptions, CwtOutput, CwtPlan, ScaleSpec, Signal, Wavelet};
@@ -116,7 +118,9 @@ fn scale_function(spec: &Option<String>, what: &str) -> Result<Option<ScaleFunct
         let v = s.to_complex().iter().map(|c| c.re).collect();
         return Ok(Some(ScaleFunction::PerScale(v)));
     }
-    Ok(Some(ScaleFunction::parse(spec).with_context(|| format!("--{what}"))?))
+    Ok(Some(
+        ScaleFunction::parse(spec).with_context(|| format!("--{what}"))?,
+    ))
 }
 
 /// Options for the transform of `signal`; sample rate from --fs or the file.
@@ -197,7 +201,12 @@ pub fn write_values(path: &Path, values: &CwtValues) -> Result<()> {
 }
 
 /// Writes every requested output; if any fails, the ones written are removed.
-fn write_outputs(out: &CwtOutput, npy: Option<&Path>, plot: Option<(&Path, &str)>, coi: Option<&Path>) -> Result<()> {
+fn write_outputs(
+    out: &CwtOutput,
+    npy: Option<&Path>,
+    plot: Option<(&Path, &str)>,
+    coi: Option<&Path>,
+) -> Result<()> {
     let mut written: Vec<PathBuf> = Vec::new();
     let result = (|| -> Result<()> {
         if let Some(p) = npy {
@@ -233,7 +242,10 @@ pub fn cwt(a: CwtArgs) -> Result<()> {
     };
     let signal = io::read_signal(&a.input, &read)?;
     if signal.is_empty() {
-        bail!("'{}' holds no samples: a CWT needs at least one", a.input.display());
+        bail!(
+            "'{}' holds no samples: a CWT needs at least one",
+            a.input.display()
+        );
     }
     let (out, plan, secs) = transform(&a.transform, &signal)?;
     let title = format!("{} — {}", a.input.display(), plan.options().wavelet.name());
@@ -274,7 +286,10 @@ pub struct DemoArgs {
 
 pub fn demo(a: DemoArgs) -> Result<()> {
     if a.samples < 16 {
-        bail!("--samples {}: the demo needs at least 16 samples", a.samples);
+        bail!(
+            "--samples {}: the demo needs at least 16 samples",
+            a.samples
+        );
     }
     let mut signal = Signal::real(multires::signal::doppler(a.samples));
     let fs = 1000.0;
@@ -310,7 +325,10 @@ pub fn demo(a: DemoArgs) -> Result<()> {
     write_outputs(
         &out,
         a.npy.as_deref(),
-        Some((&a.output, "Doppler signal — complex Morlet cmor1.5-1.0 scalogram")),
+        Some((
+            &a.output,
+            "Doppler signal — complex Morlet cmor1.5-1.0 scalogram",
+        )),
         None,
     )?;
     println!(

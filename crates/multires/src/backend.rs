@@ -1,8 +1,8 @@
 //! Where plans execute. The CPU backend is always present; the CUDA backend
 //! (crates/multires-cuda) plugs in behind the same trait.
 
-use crate::cwt::{CwtError, CwtPlan};
 use crate::cwt::plan::Progress;
+use crate::cwt::{CwtError, CwtPlan};
 use crate::fir::{FilterBank, FirError, FirOptions, FirRecipe, FirValues};
 use crate::signal::Signal;
 use crate::CwtOutput;
@@ -54,8 +54,12 @@ pub enum BackendError {
 /// What every backend can run.
 pub trait Backend: Send + Sync {
     fn name(&self) -> &'static str;
-    fn cwt(&self, plan: &CwtPlan, signal: &Signal, progress: Option<Progress>)
-        -> Result<CwtOutput, BackendError>;
+    fn cwt(
+        &self,
+        plan: &CwtPlan,
+        signal: &Signal,
+        progress: Option<Progress>,
+    ) -> Result<CwtOutput, BackendError>;
     fn fir(
         &self,
         signal: &Signal,

@@ -78,11 +78,17 @@ mod tests {
     #[test]
     fn folds_like_pywavelets() {
         // x = [0,1,2], positions -4..7
-        let sym: Vec<_> = (-4..7).map(|j| Boundary::Symmetric.fold(j, 3).unwrap()).collect();
+        let sym: Vec<_> = (-4..7)
+            .map(|j| Boundary::Symmetric.fold(j, 3).unwrap())
+            .collect();
         assert_eq!(sym, vec![2, 2, 1, 0, 0, 1, 2, 2, 1, 0, 0]);
-        let refl: Vec<_> = (-4..7).map(|j| Boundary::Reflect.fold(j, 3).unwrap()).collect();
+        let refl: Vec<_> = (-4..7)
+            .map(|j| Boundary::Reflect.fold(j, 3).unwrap())
+            .collect();
         assert_eq!(refl, vec![0, 1, 2, 1, 0, 1, 2, 1, 0, 1, 2]);
-        let per: Vec<_> = (-4..7).map(|j| Boundary::Periodic.fold(j, 3).unwrap()).collect();
+        let per: Vec<_> = (-4..7)
+            .map(|j| Boundary::Periodic.fold(j, 3).unwrap())
+            .collect();
         assert_eq!(per, vec![2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0]);
         assert_eq!(Boundary::Zero.fold(-1, 3), None);
         assert_eq!(Boundary::Reflect.fold(5, 1), Some(0));

@@ -227,7 +227,14 @@ impl<T: Real> RealGroupEngine<T> {
         spectra
     }
 
-    fn inverse_block(&self, seg: &[Complex<T>], kernel: &[Complex<T>], spec: &mut [Complex<T>], out: &mut [T], fft: &mut [Complex<T>]) {
+    fn inverse_block(
+        &self,
+        seg: &[Complex<T>],
+        kernel: &[Complex<T>],
+        spec: &mut [Complex<T>],
+        out: &mut [T],
+        fft: &mut [Complex<T>],
+    ) {
         for ((o, s), k) in spec.iter_mut().zip(seg).zip(kernel) {
             *o = s * k;
         }
@@ -258,19 +265,37 @@ impl<T: Real> RealGroupEngine<T> {
         scratch.re.resize(p, T::zero());
         scratch.im.resize(p, T::zero());
         let need = self.inv.get_scratch_len();
-        scratch.fft.resize(need.max(scratch.fft.len()), Complex::default());
+        scratch
+            .fft
+            .resize(need.max(scratch.fft.len()), Complex::default());
         let lead = self.taps - 1;
         for (b, seg) in spectra_re.chunks_exact(m).enumerate() {
-            self.inverse_block(seg, kernel, &mut scratch.spec, &mut scratch.re, &mut scratch.fft[..need]);
+            self.inverse_block(
+                seg,
+                kernel,
+                &mut scratch.spec,
+                &mut scratch.re,
+                &mut scratch.fft[..need],
+            );
             if let Some(im) = spectra_im {
-                self.inverse_block(&im[b * m..(b + 1) * m], kernel, &mut scratch.spec, &mut scratch.im, &mut scratch.fft[..need]);
+                self.inverse_block(
+                    &im[b * m..(b + 1) * m],
+                    kernel,
+                    &mut scratch.spec,
+                    &mut scratch.im,
+                    &mut scratch.fft[..need],
+                );
             }
             let first = b * self.valid;
             let last = (first + self.valid).min(n);
             let mut c = first.div_ceil(hop);
             while c * hop < last {
                 let i = lead + c * hop - first;
-                let im = if spectra_im.is_some() { scratch.im[i] } else { T::zero() };
+                let im = if spectra_im.is_some() {
+                    scratch.im[i]
+                } else {
+                    T::zero()
+                };
                 store(c, Complex::new(scratch.re[i], im));
                 c += 1;
             }

@@ -40,7 +40,11 @@ fn register_fonts() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // Bundled DejaVu Sans: no system fonts needed.
-        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular());
+        let _ = plotters::style::register_font(
+            "sans-serif",
+            FontStyle::Normal,
+            dejavu::sans::regular(),
+        );
     });
 }
 
@@ -75,11 +79,25 @@ pub fn scalogram_png(out: &CwtOutput, path: &Path, opts: &PlotOptions) -> Result
         };
         let (ymin, ymax) = yvals
             .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
-        let (ymin, ymax) = if ymax > ymin { (ymin, ymax) } else { (ymin * 0.9, ymin * 1.1 + 1e-12) };
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+                (a.min(v), b.max(v))
+            });
+        let (ymin, ymax) = if ymax > ymin {
+            (ymin, ymax)
+        } else {
+            (ymin * 0.9, ymin * 1.1 + 1e-12)
+        };
         let log_y = ymin > 0.0 && ymax / ymin > 30.0;
-        let xlabel = if fs_known { "time (s)" } else { "time (samples)" };
-        let ylabel = if fs_known { "frequency (Hz)" } else { "scale (samples)" };
+        let xlabel = if fs_known {
+            "time (s)"
+        } else {
+            "time (samples)"
+        };
+        let ylabel = if fs_known {
+            "frequency (Hz)"
+        } else {
+            "scale (samples)"
+        };
         let mut vmin = f64::INFINITY;
         let mut vmax = f64::NEG_INFINITY;
         for &v in mag.iter() {
@@ -106,7 +124,9 @@ pub fn scalogram_png(out: &CwtOutput, path: &Path, opts: &PlotOptions) -> Result
             let c = [p.saturating_sub(1), p.min(rows - 1)];
             *c.iter()
                 .min_by(|&&a, &&b| {
-                    (yvals[order[a]] - y).abs().total_cmp(&(yvals[order[b]] - y).abs())
+                    (yvals[order[a]] - y)
+                        .abs()
+                        .total_cmp(&(yvals[order[b]] - y).abs())
                 })
                 .unwrap_or(&0)
         };
@@ -139,7 +159,8 @@ pub fn scalogram_png(out: &CwtOutput, path: &Path, opts: &PlotOptions) -> Result
                             v = v.max(mag[[r, c]]);
                         }
                         let t = ((v - vmin) / (vmax - vmin)).clamp(0.0, 1.0);
-                        let col = colorous::VIRIDIS.eval_continuous(if t.is_finite() { t } else { 0.0 });
+                        let col =
+                            colorous::VIRIDIS.eval_continuous(if t.is_finite() { t } else { 0.0 });
                         let (mut cr, mut cg, mut cb) = (col.r, col.g, col.b);
                         if opts.coi && scale > out.coi[(c0 + c1) / 2] {
                             // Outside the cone of influence: wash out towards grey.
@@ -147,7 +168,8 @@ pub fn scalogram_png(out: &CwtOutput, path: &Path, opts: &PlotOptions) -> Result
                             cg = ((cg as u16 + 2 * 200) / 3) as u8;
                             cb = ((cb as u16 + 2 * 200) / 3) as u8;
                         }
-                        root.draw_pixel((px, py), &RGBColor(cr, cg, cb)).map_err(de)?;
+                        root.draw_pixel((px, py), &RGBColor(cr, cg, cb))
+                            .map_err(de)?;
                     }
                 }
             }};
@@ -165,7 +187,9 @@ pub fn scalogram_png(out: &CwtOutput, path: &Path, opts: &PlotOptions) -> Result
             let (l0, l1) = (ymin.ln(), ymax.ln());
             draw!(chart, |f: f64| (l0 + f * (l1 - l0)).exp());
         } else {
-            let chart = builder.build_cartesian_2d(0.0..t_end, ymin..ymax).map_err(de)?;
+            let chart = builder
+                .build_cartesian_2d(0.0..t_end, ymin..ymax)
+                .map_err(de)?;
             draw!(chart, |f: f64| ymin + f * (ymax - ymin));
         }
         // Colorbar.
@@ -215,8 +239,15 @@ fn write_png(path: &Path, rgb: &[u8], w: u32, h: u32) -> Result<(), PlotError> {
         .suffix(".png")
         .tempfile_in(dir)
         .map_err(|e| werr(e.to_string()))?;
-    image::save_buffer_with_format(tmp.path(), rgb, w, h, image::ColorType::Rgb8, image::ImageFormat::Png)
-        .map_err(|e| werr(e.to_string()))?;
+    image::save_buffer_with_format(
+        tmp.path(),
+        rgb,
+        w,
+        h,
+        image::ColorType::Rgb8,
+        image::ImageFormat::Png,
+    )
+    .map_err(|e| werr(e.to_string()))?;
     tmp.persist(path).map_err(|e| werr(e.error.to_string()))?;
     Ok(())
 }

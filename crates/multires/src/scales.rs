@@ -50,11 +50,21 @@ pub const MAX_SCALES: usize = 1 << 20;
 pub enum ScaleSpec {
     List(Vec<f64>),
     /// Inclusive linear range of exact rationals, written START:STOP[:STEP].
-    Linear { spec: String },
+    Linear {
+        spec: String,
+    },
     /// `count` geometric scales from start to stop inclusive.
-    Log { start: f64, stop: f64, count: usize },
+    Log {
+        start: f64,
+        stop: f64,
+        count: usize,
+    },
     /// Geometric scales with `voices` per octave from start up to stop.
-    Voices { start: f64, stop: f64, voices: usize },
+    Voices {
+        start: f64,
+        stop: f64,
+        voices: usize,
+    },
     /// Frequencies fmin..fmax (Hz, inclusive) at sampling rate fs, mapped to
     /// scales through the wavelet's centre frequency.
     Frequencies {
@@ -197,7 +207,10 @@ impl ScaleSpec {
     pub fn parse_frequencies(spec: &str, fs: f64, log_spacing: bool) -> Result<Self, ScaleError> {
         let p: Vec<&str> = spec.split(':').collect();
         if p.len() != 3 {
-            return Err(syntax(spec, "expected FMIN:FMAX:COUNT in Hz, e.g. 0.5:400:200"));
+            return Err(syntax(
+                spec,
+                "expected FMIN:FMAX:COUNT in Hz, e.g. 0.5:400:200",
+            ));
         }
         let fmin = parse_f64(p[0], spec, "fmin")?;
         let fmax = parse_f64(p[1], spec, "fmax")?;
@@ -220,7 +233,10 @@ impl ScaleSpec {
         };
         let p: Vec<&str> = spec.split(':').collect();
         if p.len() < 2 || p.len() > 3 {
-            return Err(syntax(spec, "expected START:STOP[:STEP], e.g. 1:200 or 1/2:8:1/4"));
+            return Err(syntax(
+                spec,
+                "expected START:STOP[:STEP], e.g. 1:200 or 1/2:8:1/4",
+            ));
         }
         let (a, ad) = parse_rational(p[0], spec)?;
         let (b, bd) = parse_rational(p[1], spec)?;
@@ -238,9 +254,7 @@ impl ScaleSpec {
         // Common denominator D: everything becomes an integer numerator over D.
         let lcm = |x: u64, y: u64| -> Option<u64> { (x / gcd(x, y)).checked_mul(y) };
         let overflow = || syntax(spec, "fractions too fine to represent exactly");
-        let d = lcm(ad, bd)
-            .and_then(|v| lcm(v, cd))
-            .ok_or_else(overflow)?;
+        let d = lcm(ad, bd).and_then(|v| lcm(v, cd)).ok_or_else(overflow)?;
         let a = a.checked_mul(d / ad).ok_or_else(overflow)?;
         let b = b.checked_mul(d / bd).ok_or_else(overflow)?;
         let c = c.checked_mul(d / cd).ok_or_else(overflow)?;
@@ -360,25 +374,40 @@ mod tests {
 
     #[test]
     fn linear_is_inclusive_and_rational() {
-        let s = ScaleSpec::parse_linear("1:200").unwrap().scales(&morl()).unwrap();
+        let s = ScaleSpec::parse_linear("1:200")
+            .unwrap()
+            .scales(&morl())
+            .unwrap();
         assert_eq!(s.len(), 200);
         assert_eq!(s[199].value(), 200.0);
-        let s = ScaleSpec::parse_linear("1/3:1:1/3").unwrap().scales(&morl()).unwrap();
+        let s = ScaleSpec::parse_linear("1/3:1:1/3")
+            .unwrap()
+            .scales(&morl())
+            .unwrap();
         assert_eq!(s.len(), 3);
         assert_eq!((s[0].numerator, s[0].denominator), (1.0, 3.0));
         assert_eq!((s[1].numerator, s[1].denominator), (2.0, 3.0));
         assert_eq!(s[2].value(), 1.0);
-        let s = ScaleSpec::parse_linear("0.5:2:0.25").unwrap().scales(&morl()).unwrap();
+        let s = ScaleSpec::parse_linear("0.5:2:0.25")
+            .unwrap()
+            .scales(&morl())
+            .unwrap();
         assert_eq!(s.len(), 7);
         assert_eq!(s[1].value(), 0.75);
     }
 
     #[test]
     fn log_and_voices() {
-        let s = ScaleSpec::parse_log("1:1024:256").unwrap().scales(&morl()).unwrap();
+        let s = ScaleSpec::parse_log("1:1024:256")
+            .unwrap()
+            .scales(&morl())
+            .unwrap();
         assert_eq!(s.len(), 256);
         assert!((s[255].value() - 1024.0).abs() < 1e-12);
-        let s = ScaleSpec::parse_voices("1:8:4").unwrap().scales(&morl()).unwrap();
+        let s = ScaleSpec::parse_voices("1:8:4")
+            .unwrap()
+            .scales(&morl())
+            .unwrap();
         assert_eq!(s.len(), 13);
         assert!((s[12].value() - 8.0).abs() < 1e-9);
     }
@@ -401,7 +430,9 @@ mod tests {
         }
         assert!(ScaleSpec::parse_log("1:10:0").is_err());
         assert!(ScaleSpec::parse_log("-1:10:5").is_err());
-        assert!(ScaleSpec::List(vec![1.0, f64::NAN]).scales(&morl()).is_err());
+        assert!(ScaleSpec::List(vec![1.0, f64::NAN])
+            .scales(&morl())
+            .is_err());
         assert!(ScaleSpec::List(vec![]).scales(&morl()).is_err());
         assert!(ScaleSpec::parse_linear("1:100000000").is_err());
     }

@@ -21,14 +21,22 @@ fn reference(x: &[Complex64], scales: &[f64], r: &Ref) -> Vec<Vec<Complex64>> {
 }
 
 /// The reference and, per coefficient, Σ|x||m|: the scale of its round-off.
-fn reference_with_magnitude(x: &[Complex64], scales: &[f64], r: &Ref) -> (Vec<Vec<Complex64>>, f64) {
+fn reference_with_magnitude(
+    x: &[Complex64],
+    scales: &[f64],
+    r: &Ref,
+) -> (Vec<Vec<Complex64>>, f64) {
     let mut abs2 = 0.0;
     let n = x.len();
     let rows = scales
         .iter()
         .map(|&s| {
             let x_bs = r.w.half_support() * s;
-            let h = if (x_bs - x_bs.round()).abs() < 1e-9 { x_bs.round() } else { x_bs.ceil() } as i64;
+            let h = if (x_bs - x_bs.round()).abs() < 1e-9 {
+                x_bs.round()
+            } else {
+                x_bs.ceil()
+            } as i64;
             let norm = if r.l1 { 1.0 / s } else { 1.0 / s.sqrt() };
             (0..n as i64)
                 .map(|t| {
@@ -36,7 +44,8 @@ fn reference_with_magnitude(x: &[Complex64], scales: &[f64], r: &Ref) -> (Vec<Ve
                     let mut mag = 0.0;
                     for k in -h..=h {
                         if let Some(j) = r.boundary.fold(t + k, n) {
-                            let m = r.w.psi((k as f64 * (1.0 + r.skew) + r.offset) / s) * (norm * r.gain);
+                            let m = r.w.psi((k as f64 * (1.0 + r.skew) + r.offset) / s)
+                                * (norm * r.gain);
                             acc += x[j] * m.conj();
                             mag += x[j].norm() * m.norm();
                         }
@@ -86,11 +95,19 @@ fn rel_err(got: &ndarray::Array2<Complex64>, want: &[Vec<Complex64>]) -> f64 {
     }
 }
 
-fn run(x: &Signal, w: &Wavelet, scales: &[Scale], f: impl Fn(&mut CwtOptions)) -> ndarray::Array2<Complex64> {
+fn run(
+    x: &Signal,
+    w: &Wavelet,
+    scales: &[Scale],
+    f: impl Fn(&mut CwtOptions),
+) -> ndarray::Array2<Complex64> {
     let mut o = CwtOptions::new(w.clone(), scales.to_vec());
     f(&mut o);
     let plan = CwtPlan::new(o, x.len(), x.is_complex()).expect("plan");
-    plan.execute(x, None).expect("execute").values.to_complex64()
+    plan.execute(x, None)
+        .expect("execute")
+        .values
+        .to_complex64()
 }
 
 const SIZES: &[usize] = &[1, 2, 3, 7, 31, 97, 256];
@@ -115,13 +132,34 @@ fn check_all(wavelet: &str, complex_signal: bool) {
         let re = noise(n, n as u64 + 11);
         let x = if complex_signal {
             let im = noise(n, n as u64 + 99);
-            Signal::complex(re.iter().zip(&im).map(|(&a, &b)| Complex64::new(a, b)).collect())
+            Signal::complex(
+                re.iter()
+                    .zip(&im)
+                    .map(|(&a, &b)| Complex64::new(a, b))
+                    .collect(),
+            )
         } else {
             Signal::real(re)
         };
         let xc = x.to_complex();
-        for boundary in [Boundary::Zero, Boundary::Symmetric, Boundary::Reflect, Boundary::Periodic] {
-            let (want, abs2) = reference_with_magnitude(&xc, &svals, &Ref { w: &w, boundary, l1: false, gain: 1.0, offset: 0.0, skew: 0.0 });
+        for boundary in [
+            Boundary::Zero,
+            Boundary::Symmetric,
+            Boundary::Reflect,
+            Boundary::Periodic,
+        ] {
+            let (want, abs2) = reference_with_magnitude(
+                &xc,
+                &svals,
+                &Ref {
+                    w: &w,
+                    boundary,
+                    l1: false,
+                    gain: 1.0,
+                    offset: 0.0,
+                    skew: 0.0,
+                },
+            );
             for algorithm in [Algorithm::Direct, Algorithm::Fft, Algorithm::Auto] {
                 for (precision, tol) in [(Precision::F64, 1e-12), (Precision::F32, 1e-5)] {
                     let got = run(&x, &w, &scales, |o| {
@@ -165,7 +203,18 @@ fn shannon_bspline_paul_dog_morse() {
         let scales = vec![Scale::new(1.0), Scale::new(2.5), Scale::new(7.0)];
         let sv: Vec<f64> = scales.iter().map(|s| s.value()).collect();
         let x = Signal::real(noise(97, 5));
-        let want = reference(&x.to_complex(), &sv, &Ref { w: &wv, boundary: Boundary::Zero, l1: false, gain: 1.0, offset: 0.0, skew: 0.0 });
+        let want = reference(
+            &x.to_complex(),
+            &sv,
+            &Ref {
+                w: &wv,
+                boundary: Boundary::Zero,
+                l1: false,
+                gain: 1.0,
+                offset: 0.0,
+                skew: 0.0,
+            },
+        );
         for algorithm in [Algorithm::Direct, Algorithm::Fft] {
             let got = run(&x, &wv, &scales, |o| o.algorithm = algorithm);
             let e = rel_err(&got, &want);
@@ -191,7 +240,18 @@ fn l1_normalization_gain_and_timing_compensation() {
     let scales = vec![Scale::new(1.5), Scale::new(4.0), Scale::new(9.0)];
     let sv: Vec<f64> = scales.iter().map(|s| s.value()).collect();
     let x = Signal::real(noise(131, 9));
-    let want = reference(&x.to_complex(), &sv, &Ref { w: &w, boundary: Boundary::Reflect, l1: true, gain: 0.8, offset: 0.25, skew: 0.01 });
+    let want = reference(
+        &x.to_complex(),
+        &sv,
+        &Ref {
+            w: &w,
+            boundary: Boundary::Reflect,
+            l1: true,
+            gain: 0.8,
+            offset: 0.25,
+            skew: 0.01,
+        },
+    );
     for algorithm in [Algorithm::Direct, Algorithm::Fft] {
         let got = run(&x, &w, &scales, |o| {
             o.algorithm = algorithm;
@@ -232,7 +292,10 @@ fn output_kinds_derive_from_the_complex_coefficients() {
     let x = Signal::real(noise(150, 4));
     let c = run(&x, &w, &scales, |_| {});
     for (kind, f) in [
-        (OutputKind::Magnitude, (|z: Complex64| z.norm()) as fn(Complex64) -> f64),
+        (
+            OutputKind::Magnitude,
+            (|z: Complex64| z.norm()) as fn(Complex64) -> f64,
+        ),
         (OutputKind::Power, |z: Complex64| z.norm_sqr()),
         (OutputKind::Phase, |z: Complex64| z.arg()),
     ] {
@@ -248,13 +311,29 @@ fn oversampling_equals_the_transform_of_the_oversampled_signal() {
     let w = Wavelet::from_name("morl").unwrap();
     let x = Signal::real(noise(64, 8));
     let scales = vec![Scale::new(2.0), Scale::new(5.0)];
-    for interp in [Interpolator::Hold, Interpolator::Linear, Interpolator::Cubic, Interpolator::Fft] {
+    for interp in [
+        Interpolator::Hold,
+        Interpolator::Linear,
+        Interpolator::Cubic,
+        Interpolator::Fft,
+    ] {
         let got = run(&x, &w, &scales, |o| {
             o.oversampling = 4;
             o.interpolator = interp;
         });
         let up = multires::cwt::oversample(&x.to_complex(), 4, interp);
-        let want = reference(&up, &[8.0, 20.0], &Ref { w: &w, boundary: Boundary::Zero, l1: false, gain: 1.0, offset: 0.0, skew: 0.0 });
+        let want = reference(
+            &up,
+            &[8.0, 20.0],
+            &Ref {
+                w: &w,
+                boundary: Boundary::Zero,
+                l1: false,
+                gain: 1.0,
+                offset: 0.0,
+                skew: 0.0,
+            },
+        );
         assert_eq!(got.dim(), (2, 256));
         assert!(rel_err(&got, &want) < 1e-12, "{interp}");
     }
@@ -280,15 +359,22 @@ fn bad_input_is_a_typed_error() {
     let o = CwtOptions::new(w.clone(), vec![Scale::new(1.0)]);
     assert!(CwtPlan::new(o.clone(), 0, false).is_err());
     let plan = CwtPlan::new(o.clone(), 3, false).unwrap();
-    let err = plan.execute(&Signal::real(vec![1.0, f64::NAN, 0.0]), None).unwrap_err();
+    let err = plan
+        .execute(&Signal::real(vec![1.0, f64::NAN, 0.0]), None)
+        .unwrap_err();
     assert!(err.to_string().contains("sample 1"), "{err}");
     assert!(plan.execute(&Signal::real(vec![1.0; 4]), None).is_err());
     let mut allow = o.clone();
     allow.allow_nonfinite = true;
-    let out = CwtPlan::new(allow, 3, false).unwrap().execute(&Signal::real(vec![1.0, f64::NAN, 0.0]), None).unwrap();
+    let out = CwtPlan::new(allow, 3, false)
+        .unwrap()
+        .execute(&Signal::real(vec![1.0, f64::NAN, 0.0]), None)
+        .unwrap();
     assert!(out.values.to_complex64()[[0, 1]].re.is_nan());
     for bad in [0.0, -1.0, f64::INFINITY] {
-        assert!(CwtPlan::new(CwtOptions::new(w.clone(), vec![Scale::new(bad)]), 10, false).is_err());
+        assert!(
+            CwtPlan::new(CwtOptions::new(w.clone(), vec![Scale::new(bad)]), 10, false).is_err()
+        );
     }
     let mut huge = CwtOptions::new(w.clone(), vec![Scale::new(1e15)]);
     huge.memory_limit = Some(1 << 30);

@@ -100,8 +100,7 @@ impl PackedMasks {
                 .as_ref()
                 .map_or(1.0, |f| f.eval(i, options.scales[i].value()));
             // Division as late as possible: (k(1+ε)+δ) * den / num.
-            let t = (k * (1.0 + skew) + offset * (sv / options.scales[i].value()))
-                * s.denominator
+            let t = (k * (1.0 + skew) + offset * (sv / options.scales[i].value())) * s.denominator
                 / s.numerator;
             let norm = match options.normalization {
                 Normalization::L2 => (s.denominator / s.numerator).sqrt(),

@@ -155,7 +155,11 @@ pub enum CwtError {
     #[error("oversampling factor must be 1, 2 or 4, got {0}")]
     BadOversampling(usize),
     #[error("{what} needs {need} bytes, more than the {limit} bytes allowed; use fewer or smaller scales, a shorter signal, --hop, or f32")]
-    TooLarge { what: String, need: u128, limit: u64 },
+    TooLarge {
+        what: String,
+        need: u128,
+        limit: u64,
+    },
     #[error("scale function: {0}")]
     ScaleFunction(String),
     #[error("the plan was made for {planned} samples but the signal has {got}")]

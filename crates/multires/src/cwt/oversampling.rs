@@ -127,7 +127,12 @@ mod tests {
     fn fft_interpolation_is_exact_for_a_bandlimited_tone() {
         let n = 32;
         let x: Vec<Complex64> = (0..n)
-            .map(|i| Complex64::new((2.0 * std::f64::consts::PI * 3.0 * i as f64 / n as f64).cos(), 0.0))
+            .map(|i| {
+                Complex64::new(
+                    (2.0 * std::f64::consts::PI * 3.0 * i as f64 / n as f64).cos(),
+                    0.0,
+                )
+            })
             .collect();
         let y = oversample(&x, 4, Interpolator::Fft);
         for (m, v) in y.iter().enumerate() {

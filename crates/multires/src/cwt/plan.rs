@@ -4,9 +4,9 @@
 use super::direct::{self, DirectMask, Extended};
 use super::masks::{half_length, PackedMasks};
 use super::output::{CwtOutput, CwtValues, OutValue};
-use crate::overlap_save::{GroupEngine, RealGroupEngine, RealScratch, Scratch};
 use super::strategy::{Recipe, ScaleAlgorithm};
 use super::{oversample, CwtError, CwtOptions, OutputKind, Precision};
+use crate::overlap_save::{GroupEngine, RealGroupEngine, RealScratch, Scratch};
 use crate::real::{complex_of, Real};
 use crate::scales::Scale;
 use crate::signal::Signal;
@@ -244,10 +244,12 @@ impl CwtPlan {
     fn describe(&self, values: CwtValues) -> CwtOutput {
         let scales: Vec<f64> = self.options.scales.iter().map(|s| s.value()).collect();
         let w = &self.options.wavelet;
-        let frequencies = self
-            .options
-            .sample_rate
-            .map(|fs| scales.iter().map(|&s| w.scale_to_frequency(s, fs)).collect());
+        let frequencies = self.options.sample_rate.map(|fs| {
+            scales
+                .iter()
+                .map(|&s| w.scale_to_frequency(s, fs))
+                .collect()
+        });
         let step = self.options.hop as f64 / self.options.oversampling as f64;
         let last = (self.signal_len - 1) as f64;
         let factor = w.coi_factor();
@@ -405,10 +407,25 @@ fn build_engine<T: Real>(masks: &PackedMasks, recipe: &Recipe, real: bool) -> En
                 slot[i] = k;
             }
             if real {
-                let kernels = kernels.iter().map(|k| k.iter().map(|c| c.re).collect()).collect();
-                groups_real.push(RealGroupEngine::new(g.size, taps, kernels, &mut rplanner, &mut rplanner64));
+                let kernels = kernels
+                    .iter()
+                    .map(|k| k.iter().map(|c| c.re).collect())
+                    .collect();
+                groups_real.push(RealGroupEngine::new(
+                    g.size,
+                    taps,
+                    kernels,
+                    &mut rplanner,
+                    &mut rplanner64,
+                ));
             } else {
-                groups_complex.push(GroupEngine::new(g.size, taps, kernels, &mut planner, &mut planner64));
+                groups_complex.push(GroupEngine::new(
+                    g.size,
+                    taps,
+                    kernels,
+                    &mut planner,
+                    &mut planner64,
+                ));
             }
         }
     }

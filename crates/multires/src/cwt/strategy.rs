@@ -32,7 +32,9 @@ impl Default for CostModel {
 pub enum ScaleAlgorithm {
     Direct,
     /// Overlap-save in FFT group `group`.
-    Fft { group: usize },
+    Fft {
+        group: usize,
+    },
 }
 
 /// Scales sharing one FFT size: the input segments' spectra are computed once
@@ -188,7 +190,13 @@ mod tests {
     #[test]
     fn short_masks_go_direct_long_masks_fft() {
         let halves = vec![1, 8, 1600];
-        let r = Recipe::design(&halves, 100_000, Algorithm::Auto, false, &CostModel::default());
+        let r = Recipe::design(
+            &halves,
+            100_000,
+            Algorithm::Auto,
+            false,
+            &CostModel::default(),
+        );
         assert_eq!(r.per_scale[0], ScaleAlgorithm::Direct);
         assert!(matches!(r.per_scale[2], ScaleAlgorithm::Fft { .. }));
         let g = &r.groups[0];
@@ -198,7 +206,13 @@ mod tests {
     #[test]
     fn forced_algorithms_are_obeyed() {
         let halves = vec![1, 500];
-        let r = Recipe::design(&halves, 1000, Algorithm::Direct, false, &CostModel::default());
+        let r = Recipe::design(
+            &halves,
+            1000,
+            Algorithm::Direct,
+            false,
+            &CostModel::default(),
+        );
         assert_eq!(r.direct_count(), 2);
         let r = Recipe::design(&halves, 1000, Algorithm::Fft, false, &CostModel::default());
         assert_eq!(r.direct_count(), 0);

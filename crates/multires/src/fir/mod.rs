@@ -73,7 +73,9 @@ parse_enum!(FirAlgorithm, "algorithm", ["auto" => FirAlgorithm::Auto, "direct" =
 pub enum FirError {
     #[error("the signal is empty")]
     EmptySignal,
-    #[error("the filter bank is empty: expected shape (F, M) with F >= 1 and M >= 1, got ({0}, {1})")]
+    #[error(
+        "the filter bank is empty: expected shape (F, M) with F >= 1 and M >= 1, got ({0}, {1})"
+    )]
     EmptyFilters(usize, usize),
     #[error("the signal has a non-finite value ({value}) at sample {index}; pass --allow-nonfinite to propagate it")]
     NonFinite { index: usize, value: String },
@@ -214,7 +216,11 @@ pub fn fir(
         }
     }
     for f in 0..nf {
-        if let Some(tap) = filters.row(f).iter().position(|v| !(v.re.is_finite() && v.im.is_finite())) {
+        if let Some(tap) = filters
+            .row(f)
+            .iter()
+            .position(|v| !(v.re.is_finite() && v.im.is_finite()))
+        {
             return Err(FirError::NonFiniteFilter { filter: f, tap });
         }
     }
@@ -263,7 +269,13 @@ pub fn fir(
     Ok((values, recipe))
 }
 
-fn post_process(rows: Vec<Complex64>, nf: usize, len: usize, post: FirPost, real: bool) -> FirValues {
+fn post_process(
+    rows: Vec<Complex64>,
+    nf: usize,
+    len: usize,
+    post: FirPost,
+    real: bool,
+) -> FirValues {
     let shape = (nf, len);
     let to_real = |f: &(dyn Fn(Complex64) -> f64 + Sync)| -> FirValues {
         let v: Vec<f64> = rows.par_iter().map(|&c| f(c)).collect();

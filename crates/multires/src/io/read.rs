@@ -20,7 +20,9 @@ impl FromStr for RawType {
         match s {
             "f32" | "float32" => Ok(RawType::F32),
             "f64" | "float64" => Ok(RawType::F64),
-            _ => Err(format!("unknown raw sample type '{s}': expected f32 or f64")),
+            _ => Err(format!(
+                "unknown raw sample type '{s}': expected f32 or f64"
+            )),
         }
     }
 }
@@ -106,13 +108,18 @@ fn flatten_vector<T: Clone>(a: ndarray::ArrayD<T>, path: &Path) -> Result<Vec<T>
 fn read_npy_signal(path: &Path) -> Result<Signal, IoError> {
     let real = |v: Vec<f64>| Signal::real(v);
     let res = (|| -> Result<Signal, IoError> {
-        try_npy!(path, ndarray::ArrayD<f64>, |a| flatten_vector(a, path).map(real));
+        try_npy!(path, ndarray::ArrayD<f64>, |a| flatten_vector(a, path)
+            .map(real));
         try_npy!(path, ndarray::ArrayD<f32>, |a: ndarray::ArrayD<f32>| {
             flatten_vector(a.mapv(|v| v as f64), path).map(real)
         });
-        try_npy!(path, ndarray::ArrayD<Complex64>, |a| flatten_vector(a, path)
-            .map(Signal::complex));
-        try_npy!(path, ndarray::ArrayD<Complex32>, |a: ndarray::ArrayD<Complex32>| {
+        try_npy!(path, ndarray::ArrayD<Complex64>, |a| flatten_vector(
+            a, path
+        )
+        .map(Signal::complex));
+        try_npy!(path, ndarray::ArrayD<Complex32>, |a: ndarray::ArrayD<
+            Complex32,
+        >| {
             flatten_vector(a.mapv(|c| Complex64::new(c.re as f64, c.im as f64)), path)
                 .map(Signal::complex)
         });
@@ -153,7 +160,10 @@ pub fn read_matrix(path: &Path) -> Result<Matrix, IoError> {
             2 => a
                 .into_dimensionality::<Ix2>()
                 .map_err(|e| fmt_err(path, e.to_string())),
-            d => Err(fmt_err(path, format!("expected a 2-D array (F, M), got {d} dimensions"))),
+            d => Err(fmt_err(
+                path,
+                format!("expected a 2-D array (F, M), got {d} dimensions"),
+            )),
         }
     };
     let to2c = |a: ndarray::ArrayD<Complex64>| -> Result<Array2<Complex64>, IoError> {
@@ -167,7 +177,10 @@ pub fn read_matrix(path: &Path) -> Result<Matrix, IoError> {
             2 => a
                 .into_dimensionality::<Ix2>()
                 .map_err(|e| fmt_err(path, e.to_string())),
-            d => Err(fmt_err(path, format!("expected a 2-D array (F, M), got {d} dimensions"))),
+            d => Err(fmt_err(
+                path,
+                format!("expected a 2-D array (F, M), got {d} dimensions"),
+            )),
         }
     };
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
@@ -179,13 +192,22 @@ pub fn read_matrix(path: &Path) -> Result<Matrix, IoError> {
     }
     let res = (|| -> Result<Matrix, IoError> {
         try_npy!(path, ndarray::ArrayD<f64>, |a| to2(a).map(Matrix::Real));
-        try_npy!(path, ndarray::ArrayD<f32>, |a: ndarray::ArrayD<f32>| to2(a.mapv(|v| v as f64)).map(Matrix::Real));
-        try_npy!(path, ndarray::ArrayD<Complex64>, |a| to2c(a).map(Matrix::Complex));
-        try_npy!(path, ndarray::ArrayD<Complex32>, |a: ndarray::ArrayD<Complex32>| to2c(
+        try_npy!(path, ndarray::ArrayD<f32>, |a: ndarray::ArrayD<f32>| to2(
+            a.mapv(|v| v as f64)
+        )
+        .map(Matrix::Real));
+        try_npy!(path, ndarray::ArrayD<Complex64>, |a| to2c(a)
+            .map(Matrix::Complex));
+        try_npy!(path, ndarray::ArrayD<Complex32>, |a: ndarray::ArrayD<
+            Complex32,
+        >| to2c(
             a.mapv(|c| Complex64::new(c.re as f64, c.im as f64))
         )
         .map(Matrix::Complex));
-        Err(fmt_err(path, "unsupported dtype: expected float32, float64, complex64 or complex128"))
+        Err(fmt_err(
+            path,
+            "unsupported dtype: expected float32, float64, complex64 or complex128",
+        ))
     })();
     res
 }
@@ -217,7 +239,12 @@ fn read_wav(path: &Path, channel: usize) -> Result<Signal, IoError> {
                 .map_err(wav_err)?
         }
     };
-    let samples: Vec<f64> = all.iter().skip(channel).step_by(channels).copied().collect();
+    let samples: Vec<f64> = all
+        .iter()
+        .skip(channel)
+        .step_by(channels)
+        .copied()
+        .collect();
     Ok(Signal {
         samples: Samples::Real(samples),
         sample_rate: Some(spec.sample_rate as f64),
@@ -240,7 +267,11 @@ fn read_text(path: &Path, column: usize) -> Result<Signal, IoError> {
         let field = fields.get(column).ok_or_else(|| {
             fmt_err(
                 path,
-                format!("line {}: no column {column} (found {} columns)", lineno + 1, fields.len()),
+                format!(
+                    "line {}: no column {column} (found {} columns)",
+                    lineno + 1,
+                    fields.len()
+                ),
             )
         })?;
         match field.trim().parse::<f64>() {

@@ -47,7 +47,11 @@ pub enum Family {
     /// shanB-C: √B sinc(Bt) exp(2πiCt).
     Shannon { bandwidth: f64, center: f64 },
     /// fbspM-B-C: √B sinc(Bt/M)^M exp(2πiCt).
-    FrequencyBSpline { order: u32, bandwidth: f64, center: f64 },
+    FrequencyBSpline {
+        order: u32,
+        bandwidth: f64,
+        center: f64,
+    },
     /// Paul(m) of Torrence & Compo.
     Paul { order: u32 },
     /// DOG(m) of Torrence & Compo: derivative of exp(-t²/2).
@@ -195,7 +199,9 @@ impl Wavelet {
     /// Half-width of the cone of influence per unit scale: 2 σ_t, with σ_t the
     /// RMS duration of |ψ|²; for the Morlet this is Torrence & Compo's √2.
     pub fn coi_factor(&self) -> f64 {
-        2.0 * *self.rms_duration.get_or_init(|| self.measure_rms_duration())
+        2.0 * *self
+            .rms_duration
+            .get_or_init(|| self.measure_rms_duration())
     }
 
     fn quadrature_grid(&self) -> (f64, usize) {
@@ -397,7 +403,10 @@ fn parse_family(lower: &str, full: &str) -> Result<(Family, Imp, f64), WaveletEr
 /// Names of the built-in continuous families, for listings and errors.
 pub const CONTINUOUS_FAMILIES: &[(&str, &str)] = &[
     ("morl", "real Morlet of the seed, exp(-t²/2)cos(5t), B = 8"),
-    ("cmorB-C", "complex Morlet, bandwidth B, centre frequency C, B = 8"),
+    (
+        "cmorB-C",
+        "complex Morlet, bandwidth B, centre frequency C, B = 8",
+    ),
     ("mexh", "Mexican hat, B = 8"),
     ("gaus1..8", "derivatives of exp(-t²), B = 5"),
     ("cgau1..8", "derivatives of exp(-it)exp(-t²), B = 5"),
@@ -436,7 +445,15 @@ mod tests {
 
     #[test]
     fn bad_names_are_errors() {
-        for n in ["nope", "gaus9", "cmor1.5", "cmor-1-1", "fbsp1.5-1-1", "paul0", "morsex"] {
+        for n in [
+            "nope",
+            "gaus9",
+            "cmor1.5",
+            "cmor-1-1",
+            "fbsp1.5-1-1",
+            "paul0",
+            "morsex",
+        ] {
             assert!(Wavelet::from_name(n).is_err(), "{n} should fail");
         }
     }

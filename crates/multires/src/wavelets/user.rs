@@ -20,7 +20,11 @@ impl UserWavelet {
         };
         let signal = crate::io::read_signal(path, &crate::io::ReadOptions::default())
             .map_err(|e| err(e.to_string()))?;
-        Self::new(signal.to_complex(), half_support, &path.display().to_string())
+        Self::new(
+            signal.to_complex(),
+            half_support,
+            &path.display().to_string(),
+        )
     }
 
     pub fn new(
@@ -38,7 +42,10 @@ impl UserWavelet {
                 samples.len()
             )));
         }
-        if let Some(i) = samples.iter().position(|v| !(v.re.is_finite() && v.im.is_finite())) {
+        if let Some(i) = samples
+            .iter()
+            .position(|v| !(v.re.is_finite() && v.im.is_finite()))
+        {
             return Err(err(format!("sample {i} is not finite")));
         }
         if !(half_support.is_finite() && half_support > 0.0) {
