@@ -172,7 +172,10 @@ pub fn build_options(t: &TransformArgs, signal: &Signal) -> Result<CwtOptions> {
 }
 
 /// Plans and runs the transform with a progress bar; prints the recipe with --explain.
-pub fn transform(t: &TransformArgs, signal: &Signal) -> Result<(CwtOutput, CwtPlan, f64)> {
+pub fn transform(
+    t: &TransformArgs,
+    signal: &Signal,
+) -> Result<(CwtOutput, CwtPlan, f64, &'static str)> {
     let options = build_options(t, signal)?;
     let (backend, note) = backend::select(t.device)?;
     if let Some(note) = note {
@@ -187,7 +190,7 @@ pub fn transform(t: &TransformArgs, signal: &Signal) -> Result<(CwtOutput, CwtPl
     let progress = |d: usize, n: usize| bar.update(d, n);
     let out = backend.cwt(&plan, signal, Some(&progress))?;
     bar.finish();
-    Ok((out, plan, start.elapsed().as_secs_f64()))
+    Ok((out, plan, start.elapsed().as_secs_f64(), backend.name()))
 }
 
 pub fn write_values(path: &Path, values: &CwtValues) -> Result<()> {
@@ -247,7 +250,7 @@ pub fn cwt(a: CwtArgs) -> Result<()> {
             a.input.display()
         );
     }
-    let (out, plan, secs) = transform(&a.transform, &signal)?;
+    let (out, plan, secs, _) = transform(&a.transform, &signal)?;
     let title = format!("{} — {}", a.input.display(), plan.options().wavelet.name());
     write_outputs(
         &out,
@@ -321,7 +324,7 @@ pub fn demo(a: DemoArgs) -> Result<()> {
         mask_support: 8.0,
         memory_limit: None,
     };
-    let (out, plan, secs) = transform(&t, &signal)?;
+    let (out, plan, secs, device) = transform(&t, &signal)?;
     write_outputs(
         &out,
         a.npy.as_deref(),
@@ -341,7 +344,7 @@ pub fn demo(a: DemoArgs) -> Result<()> {
         out.scales[out.scales.len() - 1]
     );
     print!("{}", plan.recipe());
-    println!("transform took {secs:.3} s on the {}", "cpu");
+    println!("transform took {secs:.3} s on the {device}");
     println!("wrote {}", a.output.display());
     if let Some(p) = &a.npy {
         println!("wrote {}", p.display());

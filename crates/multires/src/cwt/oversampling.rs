@@ -87,7 +87,7 @@ pub fn oversample(x: &[Complex64], factor: usize, interp: Interpolator) -> Vec<C
             for k in 1..=(n - 1) / 2 {
                 y[m - k] = spec[n - k];
             }
-            if n % 2 == 0 {
+            if n.is_multiple_of(2) {
                 // Split the Nyquist bin so a real signal stays real.
                 y[n / 2] = spec[n / 2] * 0.5;
                 y[m - n / 2] = spec[n / 2] * 0.5;

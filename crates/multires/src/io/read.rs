@@ -261,7 +261,7 @@ fn read_text(path: &Path, column: usize) -> Result<Signal, IoError> {
             continue;
         }
         let fields: Vec<&str> = line
-            .split(|c: char| c == ',' || c == ';' || c == '\t' || c == ' ')
+            .split([',', ';', '\t', ' '])
             .filter(|f| !f.is_empty())
             .collect();
         let field = fields.get(column).ok_or_else(|| {

@@ -426,7 +426,7 @@ mod tests {
     fn morlet_matches_seed_formula() {
         let w = Wavelet::from_name("morl").unwrap();
         for &t in &[-3.0, -0.5, 0.0, 0.7, 2.2] {
-            let want = (-(t * t) / 2.0f64).exp() * (5.0 * t as f64).cos();
+            let want = (-(t * t) / 2.0f64).exp() * (5.0 * t).cos();
             assert!((w.psi(t).re - want).abs() < 1e-15);
             assert_eq!(w.psi(t).im, 0.0);
         }
