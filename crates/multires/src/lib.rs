@@ -3,6 +3,27 @@
 //! The CWT ([`cwt`]) and the FIR filter bank ([`fir`]) are planned once and
 //! executed by a [`backend`]. See DESIGN.md for the normative definitions.
 
+/// FromStr and Display for a plain enum from its user-facing names.
+macro_rules! named_enum {
+    ($t:ty, $what:literal, [$($name:literal => $v:expr),* $(,)?]) => {
+        impl FromStr for $t {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                match s.to_ascii_lowercase().as_str() {
+                    $($name => Ok($v),)*
+                    _ => Err(format!(concat!("unknown ", $what, " '{}': expected one of {}"), s, [$($name),*].join(", "))),
+                }
+            }
+        }
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                $(if *self == $v { return f.write_str($name); })*
+                Ok(())
+            }
+        }
+    };
+}
+
 pub mod backend;
 pub mod boundary;
 pub mod cwt;

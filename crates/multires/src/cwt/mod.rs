@@ -62,25 +62,6 @@ pub enum Normalization {
     L1,
 }
 
-macro_rules! named_enum {
-    ($t:ty, $what:literal, [$($name:literal => $v:expr),* $(,)?]) => {
-        impl FromStr for $t {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, String> {
-                match s.to_ascii_lowercase().as_str() {
-                    $($name => Ok($v),)*
-                    _ => Err(format!(concat!("unknown ", $what, " '{}': expected one of {}"), s, [$($name),*].join(", "))),
-                }
-            }
-        }
-        impl fmt::Display for $t {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                $(if *self == $v { return f.write_str($name); })*
-                Ok(())
-            }
-        }
-    };
-}
 named_enum!(OutputKind, "output", ["complex" => OutputKind::Complex, "magnitude" => OutputKind::Magnitude, "power" => OutputKind::Power, "phase" => OutputKind::Phase]);
 named_enum!(Precision, "precision", ["f32" => Precision::F32, "f64" => Precision::F64]);
 named_enum!(Algorithm, "algorithm", ["auto" => Algorithm::Auto, "direct" => Algorithm::Direct, "fft" => Algorithm::Fft]);

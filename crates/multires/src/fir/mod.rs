@@ -45,28 +45,9 @@ pub enum FirAlgorithm {
     OverlapSave,
 }
 
-macro_rules! parse_enum {
-    ($t:ty, $what:literal, [$($name:literal => $v:expr),*]) => {
-        impl FromStr for $t {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, String> {
-                match s.to_ascii_lowercase().as_str() {
-                    $($name => Ok($v),)*
-                    _ => Err(format!(concat!("unknown ", $what, " '{}': expected one of {}"), s, [$($name),*].join(", "))),
-                }
-            }
-        }
-        impl fmt::Display for $t {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                $(if *self == $v { return f.write_str($name); })*
-                Ok(())
-            }
-        }
-    };
-}
-parse_enum!(FirMode, "mode", ["full" => FirMode::Full, "same" => FirMode::Same, "valid" => FirMode::Valid]);
-parse_enum!(FirPost, "post-processing", ["none" => FirPost::None, "power" => FirPost::Power, "magnitude" => FirPost::Magnitude, "derivative" => FirPost::Derivative]);
-parse_enum!(FirAlgorithm, "algorithm", ["auto" => FirAlgorithm::Auto, "direct" => FirAlgorithm::Direct, "overlap-save" => FirAlgorithm::OverlapSave, "fft" => FirAlgorithm::OverlapSave]);
+named_enum!(FirMode, "mode", ["full" => FirMode::Full, "same" => FirMode::Same, "valid" => FirMode::Valid]);
+named_enum!(FirPost, "post-processing", ["none" => FirPost::None, "power" => FirPost::Power, "magnitude" => FirPost::Magnitude, "derivative" => FirPost::Derivative]);
+named_enum!(FirAlgorithm, "algorithm", ["auto" => FirAlgorithm::Auto, "direct" => FirAlgorithm::Direct, "overlap-save" => FirAlgorithm::OverlapSave, "fft" => FirAlgorithm::OverlapSave]);
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
