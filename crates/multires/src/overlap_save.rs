@@ -9,6 +9,21 @@ use rayon::prelude::*;
 use rustfft::{Fft, FftPlanner};
 use std::sync::Arc;
 
+/// The outputs segment `b` yields that the hop keeps: (output column, index
+/// among the segment's valid outputs), for outputs below `n`.
+fn kept_outputs(
+    b: usize,
+    valid: usize,
+    n: usize,
+    hop: usize,
+) -> impl Iterator<Item = (usize, usize)> {
+    let first = b * valid;
+    let last = (first + valid).min(n);
+    (first.div_ceil(hop)..)
+        .take_while(move |c| c * hop < last)
+        .map(move |c| (c, c * hop - first))
+}
+
 pub struct GroupEngine<T: Real> {
     pub size: usize,
     /// Kernel length K: each segment yields size - K + 1 outputs.
@@ -117,12 +132,8 @@ impl<T: Real> GroupEngine<T> {
                 *o = s * k;
             }
             self.inv.process_with_scratch(buf, &mut scratch.fft[..need]);
-            let first = b * self.valid;
-            let last = (first + self.valid).min(n);
-            let mut c = first.div_ceil(hop);
-            while c * hop < last {
-                store(c, buf[lead + c * hop - first]);
-                c += 1;
+            for (c, i) in kept_outputs(b, self.valid, n, hop) {
+                store(c, buf[lead + i]);
             }
         }
     }

@@ -293,8 +293,10 @@ impl CwtPlan {
                 *v = complex_of(x[k]);
             }
         });
-        let need_direct = engine.direct.iter().any(|d| d.is_some());
-        let (xr, xi): (Vec<T>, Vec<T>) = if need_direct {
+        // Split form, built once for the direct rows and the real-kernel groups.
+        let need_split =
+            engine.direct.iter().any(|d| d.is_some()) || matches!(engine.groups, Groups::Real(_));
+        let (xr, xi): (Vec<T>, Vec<T>) = if need_split {
             xe.iter().map(|c| (c.re, c.im)).unzip()
         } else {
             (Vec::new(), Vec::new())
@@ -311,20 +313,16 @@ impl CwtPlan {
                 .iter()
                 .map(|g| (g.segment_spectra(&xe, pad - (g.taps - 1) / 2, n), None))
                 .collect(),
-            Groups::Real(groups) => {
-                let xr: Vec<T> = xe.iter().map(|c| c.re).collect();
-                let xi: Option<Vec<T>> = complex_signal.then(|| xe.iter().map(|c| c.im).collect());
-                groups
-                    .iter()
-                    .map(|g| {
-                        let start = pad - (g.taps - 1) / 2;
-                        (
-                            g.segment_spectra(&xr, start, n),
-                            xi.as_ref().map(|xi| g.segment_spectra(xi, start, n)),
-                        )
-                    })
-                    .collect()
-            }
+            Groups::Real(groups) => groups
+                .iter()
+                .map(|g| {
+                    let start = pad - (g.taps - 1) / 2;
+                    (
+                        g.segment_spectra(&xr, start, n),
+                        extended.im.map(|xi| g.segment_spectra(xi, start, n)),
+                    )
+                })
+                .collect(),
         };
         drop(xe);
         let cols = self.columns();
