@@ -2,6 +2,7 @@
 //! (crates/multires-cuda) plugs in behind the same trait.
 
 use crate::cwt::plan::Progress;
+use crate::cwt::CwtValues;
 use crate::cwt::{CwtError, CwtPlan};
 use crate::fir::{FilterBank, FirError, FirOptions, FirRecipe, FirValues};
 use crate::signal::Signal;
@@ -60,6 +61,13 @@ pub trait Backend: Send + Sync {
         signal: &Signal,
         progress: Option<Progress>,
     ) -> Result<CwtOutput, BackendError>;
+    /// The CWT into an output the caller holds (a stream reuses one buffer).
+    fn cwt_into(
+        &self,
+        plan: &CwtPlan,
+        signal: &Signal,
+        values: &mut CwtValues,
+    ) -> Result<(), BackendError>;
     fn fir(
         &self,
         signal: &Signal,
@@ -83,6 +91,14 @@ impl Backend for CpuBackend {
         progress: Option<Progress>,
     ) -> Result<CwtOutput, BackendError> {
         Ok(plan.execute(signal, progress)?)
+    }
+    fn cwt_into(
+        &self,
+        plan: &CwtPlan,
+        signal: &Signal,
+        values: &mut CwtValues,
+    ) -> Result<(), BackendError> {
+        Ok(plan.execute_into(signal, values, None)?)
     }
     fn fir(
         &self,

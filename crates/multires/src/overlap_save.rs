@@ -9,19 +9,50 @@ use rayon::prelude::*;
 use rustfft::{Fft, FftPlanner};
 use std::sync::Arc;
 
-/// The outputs segment `b` yields that the hop keeps: (output column, index
-/// among the segment's valid outputs), for outputs below `n`.
-fn kept_outputs(
-    b: usize,
-    valid: usize,
-    n: usize,
-    hop: usize,
-) -> impl Iterator<Item = (usize, usize)> {
+/// The outputs segment `b` yields that the hop keeps, as one strided run:
+/// (first output column, its index among the segment's valid outputs, count),
+/// for outputs below `n`. Runs let the store step work on slices.
+fn kept_run(b: usize, valid: usize, n: usize, hop: usize) -> (usize, usize, usize) {
     let first = b * valid;
     let last = (first + valid).min(n);
-    (first.div_ceil(hop)..)
-        .take_while(move |c| c * hop < last)
-        .map(move |c| (c, c * hop - first))
+    let c0 = first.div_ceil(hop);
+    let count = last.div_ceil(hop).saturating_sub(c0);
+    (c0, c0 * hop - first, count)
+}
+
+/// Bins of a kernel spectrum that matter at precision T: |K| above
+/// epsilon(T) / 1000 of the peak. The rest lie far below the rounding of the
+/// inverse FFT, so the product skips them (large scales are narrow-band).
+fn band<T: Real>(spectrum: &[Complex<T>]) -> (usize, usize) {
+    let peak = spectrum
+        .iter()
+        .map(|c| c.norm_sqr())
+        .fold(T::zero(), T::max);
+    let floor = peak * (T::epsilon() * T::of(1e-3)).powi(2);
+    let lo = spectrum.iter().position(|c| c.norm_sqr() > floor);
+    let hi = spectrum.iter().rposition(|c| c.norm_sqr() > floor);
+    match (lo, hi) {
+        (Some(lo), Some(hi)) => (lo, hi + 1),
+        _ => (0, 0),
+    }
+}
+
+/// buf = seg * kernel inside the band, zero outside.
+fn band_product<T: Real>(
+    buf: &mut [Complex<T>],
+    seg: &[Complex<T>],
+    kernel: &[Complex<T>],
+    (lo, hi): (usize, usize),
+) {
+    buf[..lo].fill(Complex::default());
+    buf[hi..].fill(Complex::default());
+    for ((o, s), k) in buf[lo..hi]
+        .iter_mut()
+        .zip(&seg[lo..hi])
+        .zip(&kernel[lo..hi])
+    {
+        *o = s * k;
+    }
 }
 
 pub struct GroupEngine<T: Real> {
@@ -33,6 +64,7 @@ pub struct GroupEngine<T: Real> {
     inv: Arc<dyn Fft<T>>,
     /// Kernel spectra with 1/size folded in.
     kernels: Vec<Vec<Complex<T>>>,
+    bands: Vec<(usize, usize)>,
 }
 
 /// Buffers one worker reuses across rows.
@@ -65,7 +97,7 @@ impl<T: Real> GroupEngine<T> {
         let inv = planner.plan_fft_inverse(size);
         let fwd64 = planner64.plan_fft_forward(size);
         let scale = 1.0 / size as f64;
-        let kernels = kernels
+        let kernels: Vec<Vec<Complex<T>>> = kernels
             .into_par_iter()
             .map(|k| {
                 let mut g = k;
@@ -74,6 +106,7 @@ impl<T: Real> GroupEngine<T> {
                 g.iter().map(|v| complex_of::<T>(v * scale)).collect()
             })
             .collect();
+        let bands = kernels.iter().map(|k| band(k)).collect();
         GroupEngine {
             size,
             taps,
@@ -81,6 +114,7 @@ impl<T: Real> GroupEngine<T> {
             fwd,
             inv,
             kernels,
+            bands,
         }
     }
 
@@ -106,7 +140,7 @@ impl<T: Real> GroupEngine<T> {
     }
 
     /// Outputs n = 0, hop, 2 hop, ... below `n` of filter `slot`, handed to
-    /// `store(column, value)`.
+    /// `store(c0, values)` in runs: column c0 + j is values[j * hop].
     pub fn row(
         &self,
         spectra: &[Complex<T>],
@@ -114,7 +148,7 @@ impl<T: Real> GroupEngine<T> {
         n: usize,
         hop: usize,
         scratch: &mut Scratch<T>,
-        mut store: impl FnMut(usize, Complex<T>),
+        mut store: impl FnMut(usize, &[Complex<T>]),
     ) {
         let p = self.size;
         let kernel = &self.kernels[slot];
@@ -127,13 +161,13 @@ impl<T: Real> GroupEngine<T> {
         }
         let buf = &mut scratch.buf[..p];
         let lead = self.taps - 1;
+        let band = self.bands[slot];
         for (b, seg) in spectra.chunks_exact(p).enumerate() {
-            for ((o, s), k) in buf.iter_mut().zip(seg).zip(kernel) {
-                *o = s * k;
-            }
+            band_product(buf, seg, kernel, band);
             self.inv.process_with_scratch(buf, &mut scratch.fft[..need]);
-            for (c, i) in kept_outputs(b, self.valid, n, hop) {
-                store(c, buf[lead + i]);
+            let (c0, i, count) = kept_run(b, self.valid, n, hop);
+            if count > 0 {
+                store(c0, &buf[lead + i..lead + i + (count - 1) * hop + 1]);
             }
         }
     }
@@ -149,6 +183,7 @@ pub struct RealGroupEngine<T: Real> {
     fwd: Arc<dyn realfft::RealToComplex<T>>,
     inv: Arc<dyn realfft::ComplexToReal<T>>,
     kernels: Vec<Vec<Complex<T>>>,
+    bands: Vec<(usize, usize)>,
 }
 
 /// Buffers one worker reuses across rows of the real path.
@@ -190,7 +225,7 @@ impl<T: Real> RealGroupEngine<T> {
         let inv = planner.plan_fft_inverse(size);
         let fwd64 = planner64.plan_fft_forward(size);
         let scale = 1.0 / size as f64;
-        let kernels = kernels
+        let kernels: Vec<Vec<Complex<T>>> = kernels
             .into_par_iter()
             .map(|k| {
                 let mut g = k;
@@ -202,6 +237,7 @@ impl<T: Real> RealGroupEngine<T> {
                 spec.iter().map(|v| complex_of::<T>(v * scale)).collect()
             })
             .collect();
+        let bands = kernels.iter().map(|k| band(k)).collect();
         RealGroupEngine {
             size,
             taps,
@@ -209,6 +245,7 @@ impl<T: Real> RealGroupEngine<T> {
             fwd,
             inv,
             kernels,
+            bands,
         }
     }
 
@@ -241,14 +278,12 @@ impl<T: Real> RealGroupEngine<T> {
     fn inverse_block(
         &self,
         seg: &[Complex<T>],
-        kernel: &[Complex<T>],
+        slot: usize,
         spec: &mut [Complex<T>],
         out: &mut [T],
         fft: &mut [Complex<T>],
     ) {
-        for ((o, s), k) in spec.iter_mut().zip(seg).zip(kernel) {
-            *o = s * k;
-        }
+        band_product(spec, seg, &self.kernels[slot], self.bands[slot]);
         // DC and Nyquist of a real product are real; clear round-off dust.
         spec[0].im = T::zero();
         let last = spec.len() - 1;
@@ -256,8 +291,9 @@ impl<T: Real> RealGroupEngine<T> {
         let _ = self.inv.process_with_scratch(spec, out, fft);
     }
 
-    /// Like GroupEngine::row; `spectra_im` holds the imaginary part's spectra
-    /// for complex signals.
+    /// Like GroupEngine::row, the runs split into real and imaginary parts
+    /// (`store(c0, re, im)`); `spectra_im` holds the imaginary part's spectra
+    /// for complex signals, and `im` is None for real ones.
     #[allow(clippy::too_many_arguments)]
     pub fn row(
         &self,
@@ -267,11 +303,10 @@ impl<T: Real> RealGroupEngine<T> {
         n: usize,
         hop: usize,
         scratch: &mut RealScratch<T>,
-        mut store: impl FnMut(usize, Complex<T>),
+        mut store: impl FnMut(usize, &[T], Option<&[T]>),
     ) {
         let p = self.size;
         let m = self.bins();
-        let kernel = &self.kernels[slot];
         scratch.spec.resize(m, Complex::default());
         scratch.re.resize(p, T::zero());
         scratch.im.resize(p, T::zero());
@@ -283,7 +318,7 @@ impl<T: Real> RealGroupEngine<T> {
         for (b, seg) in spectra_re.chunks_exact(m).enumerate() {
             self.inverse_block(
                 seg,
-                kernel,
+                slot,
                 &mut scratch.spec,
                 &mut scratch.re,
                 &mut scratch.fft[..need],
@@ -291,24 +326,17 @@ impl<T: Real> RealGroupEngine<T> {
             if let Some(im) = spectra_im {
                 self.inverse_block(
                     &im[b * m..(b + 1) * m],
-                    kernel,
+                    slot,
                     &mut scratch.spec,
                     &mut scratch.im,
                     &mut scratch.fft[..need],
                 );
             }
-            let first = b * self.valid;
-            let last = (first + self.valid).min(n);
-            let mut c = first.div_ceil(hop);
-            while c * hop < last {
-                let i = lead + c * hop - first;
-                let im = if spectra_im.is_some() {
-                    scratch.im[i]
-                } else {
-                    T::zero()
-                };
-                store(c, Complex::new(scratch.re[i], im));
-                c += 1;
+            let (c0, i, count) = kept_run(b, self.valid, n, hop);
+            if count > 0 {
+                let run = lead + i..lead + i + (count - 1) * hop + 1;
+                let im = spectra_im.map(|_| &scratch.im[run.clone()]);
+                store(c0, &scratch.re[run], im);
             }
         }
     }

@@ -2,7 +2,9 @@
 use num_complex::Complex;
 
 /// f32 or f64: what rustfft accepts plus the arithmetic the kernels use.
-pub trait Real: rustfft::FftNum + num_traits::Float + Default + Send + Sync + 'static {
+pub trait Real:
+    rustfft::FftNum + num_traits::Float + Default + bytemuck::Pod + Send + Sync + 'static
+{
     /// Whether accumulation in this type needs compensation to stay accurate.
     const NEEDS_COMPENSATION: bool;
     const NAME: &'static str;

@@ -145,6 +145,8 @@ pub enum CwtError {
     ScaleFunction(String),
     #[error("the plan was made for {planned} samples but the signal has {got}")]
     LengthMismatch { planned: usize, got: usize },
+    #[error("the output buffer does not fit this plan: it needs {want}, got {got}")]
+    OutputMismatch { want: String, got: String },
 }
 
 /// The overlap-save FFT size the cost model picks for a kernel of `len` taps

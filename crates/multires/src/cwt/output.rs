@@ -7,8 +7,50 @@ use num_complex::{Complex, Complex32, Complex64};
 
 /// A value the store step can produce from a coefficient: the complex
 /// coefficient itself, or one real number derived from it (fused post-processing).
-pub trait OutValue<T: Real>: Copy + Send + Sync + Default + 'static {
+pub trait OutValue<T: Real>: Copy + Send + Sync + Default + bytemuck::Zeroable + 'static {
     fn from_coef(c: Complex<T>, kind: OutputKind) -> Self;
+
+    /// dst[j] from src[j * hop]: one overlap-save run of a row.
+    #[inline(always)]
+    fn store_run(dst: &mut [Self], src: &[Complex<T>], hop: usize, kind: OutputKind) {
+        if hop == 1 {
+            for (d, s) in dst.iter_mut().zip(src) {
+                *d = Self::from_coef(*s, kind);
+            }
+        } else {
+            for (d, s) in dst.iter_mut().zip(src.iter().step_by(hop)) {
+                *d = Self::from_coef(*s, kind);
+            }
+        }
+    }
+
+    /// The same from split real and imaginary parts (None: imaginary zero).
+    #[inline(always)]
+    fn store_split(dst: &mut [Self], re: &[T], im: Option<&[T]>, hop: usize, kind: OutputKind) {
+        match (im, hop) {
+            (None, 1) => {
+                for (d, r) in dst.iter_mut().zip(re) {
+                    *d = Self::from_coef(Complex::new(*r, T::zero()), kind);
+                }
+            }
+            (Some(im), 1) => {
+                for ((d, r), i) in dst.iter_mut().zip(re).zip(im) {
+                    *d = Self::from_coef(Complex::new(*r, *i), kind);
+                }
+            }
+            (None, _) => {
+                for (d, r) in dst.iter_mut().zip(re.iter().step_by(hop)) {
+                    *d = Self::from_coef(Complex::new(*r, T::zero()), kind);
+                }
+            }
+            (Some(im), _) => {
+                let src = re.iter().zip(im).step_by(hop);
+                for (d, (r, i)) in dst.iter_mut().zip(src) {
+                    *d = Self::from_coef(Complex::new(*r, *i), kind);
+                }
+            }
+        }
+    }
 }
 
 impl<T: Real> OutValue<T> for Complex<T> {

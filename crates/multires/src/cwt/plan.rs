@@ -203,6 +203,28 @@ impl CwtPlan {
         signal: &Signal,
         progress: Option<Progress>,
     ) -> Result<CwtOutput, CwtError> {
+        let (rows, cols) = (self.options.scales.len(), self.columns());
+        let complex = self.options.output == OutputKind::Complex;
+        // Zeroed allocations come untouched from the OS, so the pages are
+        // first touched by the workers that fill them, in parallel.
+        let mut values = match (self.options.precision, complex) {
+            (Precision::F32, true) => CwtValues::Complex32(zeroed(rows, cols)),
+            (Precision::F32, false) => CwtValues::Real32(zeroed(rows, cols)),
+            (Precision::F64, true) => CwtValues::Complex64(zeroed(rows, cols)),
+            (Precision::F64, false) => CwtValues::Real64(zeroed(rows, cols)),
+        };
+        self.execute_into(signal, &mut values, progress)?;
+        Ok(self.describe(values))
+    }
+
+    /// Like `execute`, into coefficients the caller holds (from an earlier
+    /// `execute`, say), so a stream of signals reuses one output buffer.
+    pub fn execute_into(
+        &self,
+        signal: &Signal,
+        values: &mut CwtValues,
+        progress: Option<Progress>,
+    ) -> Result<(), CwtError> {
         if signal.is_empty() {
             return Err(CwtError::EmptySignal);
         }
@@ -210,6 +232,24 @@ impl CwtPlan {
             return Err(CwtError::LengthMismatch {
                 planned: self.signal_len,
                 got: signal.len(),
+            });
+        }
+        let want = (self.options.scales.len(), self.columns());
+        let want_dtype = match (self.options.precision, self.options.output) {
+            (Precision::F32, OutputKind::Complex) => "complex64",
+            (Precision::F32, _) => "float32",
+            (Precision::F64, OutputKind::Complex) => "complex128",
+            (Precision::F64, _) => "float64",
+        };
+        if values.shape() != want || values.dtype() != want_dtype {
+            return Err(CwtError::OutputMismatch {
+                want: format!("{} x {} {want_dtype}", want.0, want.1),
+                got: format!(
+                    "{} x {} {}",
+                    values.shape().0,
+                    values.shape().1,
+                    values.dtype()
+                ),
             });
         }
         if !self.options.allow_nonfinite {
@@ -223,22 +263,31 @@ impl CwtPlan {
             self.options.interpolator,
         );
         let complex_signal = signal.is_complex();
-        let kind = self.options.output;
-        let values = match (&self.engines, kind) {
-            (Engines::F32(e), OutputKind::Complex) => {
-                CwtValues::Complex32(self.run::<f32, Complex<f32>>(e, &x, complex_signal, progress))
-            }
-            (Engines::F32(e), _) => {
-                CwtValues::Real32(self.run::<f32, f32>(e, &x, complex_signal, progress))
-            }
-            (Engines::F64(e), OutputKind::Complex) => {
-                CwtValues::Complex64(self.run::<f64, Complex<f64>>(e, &x, complex_signal, progress))
-            }
-            (Engines::F64(e), _) => {
-                CwtValues::Real64(self.run::<f64, f64>(e, &x, complex_signal, progress))
-            }
+        let contiguous = || CwtError::OutputMismatch {
+            want: "a contiguous row-major array".into(),
+            got: "a strided view".into(),
         };
-        Ok(self.describe(values))
+        match (&self.engines, values) {
+            (Engines::F32(e), CwtValues::Complex32(a)) => {
+                let out = a.as_slice_mut().ok_or_else(contiguous)?;
+                self.run(e, &x, complex_signal, progress, out)
+            }
+            (Engines::F32(e), CwtValues::Real32(a)) => {
+                let out = a.as_slice_mut().ok_or_else(contiguous)?;
+                self.run(e, &x, complex_signal, progress, out)
+            }
+            (Engines::F64(e), CwtValues::Complex64(a)) => {
+                let out = a.as_slice_mut().ok_or_else(contiguous)?;
+                self.run(e, &x, complex_signal, progress, out)
+            }
+            (Engines::F64(e), CwtValues::Real64(a)) => {
+                let out = a.as_slice_mut().ok_or_else(contiguous)?;
+                self.run(e, &x, complex_signal, progress, out)
+            }
+            // The dtype check above pairs engines and value types.
+            _ => unreachable!("dtype checked above"),
+        }
+        Ok(())
     }
 
     fn describe(&self, values: CwtValues) -> CwtOutput {
@@ -280,7 +329,8 @@ impl CwtPlan {
         x: &[Complex64],
         complex_signal: bool,
         progress: Option<Progress>,
-    ) -> Array2<O> {
+        out: &mut [O],
+    ) {
         let n = self.work_len;
         let pad = self.halo;
         let max_p = self.recipe.groups.iter().map(|g| g.size).max().unwrap_or(0);
@@ -329,7 +379,7 @@ impl CwtPlan {
         let rows = self.options.scales.len();
         let hop = self.options.hop;
         let kind = self.options.output;
-        let mut out = vec![O::default(); rows * cols];
+        debug_assert_eq!(out.len(), rows * cols);
         let done = AtomicUsize::new(0);
         out.par_chunks_mut(cols).enumerate().for_each_init(
             || (Scratch::<T>::new(max_p), RealScratch::<T>::new()),
@@ -341,11 +391,13 @@ impl CwtPlan {
                         }
                     }
                     ScaleAlgorithm::Fft { group } => {
-                        let store = |c: usize, v: Complex<T>| row[c] = O::from_coef(v, kind);
                         let (re, im) = &spectra[group];
                         match &engine.groups {
                             Groups::Complex(g) => {
-                                g[group].row(re, engine.slot[i], n, hop, scratch, store)
+                                g[group].row(re, engine.slot[i], n, hop, scratch, |c0, v| {
+                                    let count = (v.len() - 1) / hop + 1;
+                                    O::store_run(&mut row[c0..c0 + count], v, hop, kind)
+                                })
                             }
                             Groups::Real(g) => g[group].row(
                                 re,
@@ -354,7 +406,10 @@ impl CwtPlan {
                                 n,
                                 hop,
                                 rscratch,
-                                store,
+                                |c0, r, m| {
+                                    let count = (r.len() - 1) / hop + 1;
+                                    O::store_split(&mut row[c0..c0 + count], r, m, hop, kind)
+                                },
                             ),
                         }
                     }
@@ -364,8 +419,12 @@ impl CwtPlan {
                 }
             },
         );
-        Array2::from_shape_vec((rows, cols), out).expect("rows * cols elements")
     }
+}
+
+fn zeroed<O: bytemuck::Zeroable + Clone>(rows: usize, cols: usize) -> Array2<O> {
+    let v = bytemuck::allocation::zeroed_vec::<O>(rows * cols);
+    Array2::from_shape_vec((rows, cols), v).expect("rows * cols elements")
 }
 
 fn build_engine<T: Real>(masks: &PackedMasks, recipe: &Recipe, real: bool) -> Engine<T> {

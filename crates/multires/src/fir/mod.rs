@@ -236,9 +236,12 @@ pub fn fir(
             rows.par_chunks_mut(len).enumerate().for_each_init(
                 || Scratch::new(p),
                 |scratch, (f, out)| {
-                    engine.row(&spectra, f, full, 1, scratch, |j, v| {
-                        if j >= start && j < start + len {
-                            out[j - start] = v;
+                    engine.row(&spectra, f, full, 1, scratch, |c0, v| {
+                        // The run covers columns c0..c0 + v.len(); keep those in the window.
+                        let lo = c0.max(start);
+                        let hi = (c0 + v.len()).min(start + len);
+                        if lo < hi {
+                            out[lo - start..hi - start].copy_from_slice(&v[lo - c0..hi - c0]);
                         }
                     });
                 },
