@@ -27,6 +27,7 @@ macro_rules! named_enum {
 pub mod backend;
 pub mod boundary;
 pub mod cwt;
+pub mod dwt;
 pub mod fir;
 pub mod io;
 pub mod memory;

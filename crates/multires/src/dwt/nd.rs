@@ -1,0 +1,468 @@
+//! The DWT along any axis of an n-D array, and the separable n-D transforms
+//! built on it: dwtn/idwtn, wavedecn/waverecn (PyWavelets' key names and
+//! order: one letter per axis, 'a' or 'd', the first letter for the first
+//! axis), and dwt2/wavedec2 ((cH, cV, cD) = ('da', 'ad', 'dd')).
+//!
+//! Along the last axis each lane is contiguous and runs the 1-D kernels.
+//! Along any other axis the matrix form runs on whole rows (each output row
+//! is a sum of filter-weighted input rows), so every access is contiguous.
+
+use super::single::check_pair;
+use super::{max_level, rec_len, Algorithm, DwtError, Mode, Transform};
+use crate::real::Real;
+use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+
+/// A normalized axis in 0..ndim.
+pub fn axis_index(axis: isize, ndim: usize) -> Result<usize, DwtError> {
+    let a = if axis < 0 { axis + ndim as isize } else { axis };
+    if a < 0 || a >= ndim as isize {
+        return Err(DwtError::BadAxis { axis, ndim });
+    }
+    Ok(a as usize)
+}
+
+/// (outer, n, inner) of a standard-layout array split at `axis`.
+fn split_dims(shape: &[usize], axis: usize) -> (usize, usize, usize) {
+    let outer = shape[..axis].iter().product();
+    let inner = shape[axis + 1..].iter().product();
+    (outer, shape[axis], inner)
+}
+
+fn with_len(shape: &[usize], axis: usize, len: usize) -> Vec<usize> {
+    let mut s = shape.to_vec();
+    s[axis] = len;
+    s
+}
+
+/// One level along `axis`: (cA, cD), as `pywt.dwt(x, w, mode, axis=axis)`.
+pub fn dwt_axis<T: Real>(
+    x: ArrayViewD<T>,
+    t: &Transform<T>,
+    axis: usize,
+) -> Result<(ArrayD<T>, ArrayD<T>), DwtError> {
+    let shape = x.shape().to_vec();
+    if x.is_empty() {
+        return Err(DwtError::EmptySignal);
+    }
+    t.check_len(shape[axis])?;
+    let x = x.as_standard_layout();
+    let src = x.as_slice().expect("standard layout");
+    let (outer, n, inner) = split_dims(&shape, axis);
+    let no = t.coeff_len(n);
+    let mut ca = vec![T::zero(); outer * no * inner];
+    let mut cd = vec![T::zero(); outer * no * inner];
+    if inner == 1 {
+        if outer == 1 {
+            t.forward(src, &mut ca, &mut cd, true);
+        } else {
+            ca.par_chunks_mut(no)
+                .zip(cd.par_chunks_mut(no))
+                .zip(src.par_chunks(n))
+                .for_each(|((a, d), x)| t.forward(x, a, d, false));
+        }
+    } else if matches!(
+        t.algorithm,
+        Algorithm::Auto | Algorithm::Matrix | Algorithm::MatrixNoWrap
+    ) {
+        rows_forward(src, t, outer, n, inner, &mut ca, &mut cd);
+    } else {
+        lanes(src, outer, n, inner, no, &mut ca, &mut cd, |lane, a, d| {
+            t.forward(lane, a, d, false)
+        });
+    }
+    let s = with_len(&shape, axis, no);
+    Ok((
+        ArrayD::from_shape_vec(IxDyn(&s), ca).expect("shape"),
+        ArrayD::from_shape_vec(IxDyn(&s), cd).expect("shape"),
+    ))
+}
+
+/// Gathers each strided lane into a buffer, transforms it, scatters back.
+#[allow(clippy::too_many_arguments)]
+fn lanes<T: Real>(
+    src: &[T],
+    outer: usize,
+    n: usize,
+    inner: usize,
+    no: usize,
+    out_a: &mut [T],
+    out_b: &mut [T],
+    f: impl Fn(&[T], &mut [T], &mut [T]) + Sync,
+) {
+    out_a
+        .par_chunks_mut(no * inner)
+        .zip(out_b.par_chunks_mut(no * inner))
+        .enumerate()
+        .for_each(|(o, (oa, ob))| {
+            let block = &src[o * n * inner..(o + 1) * n * inner];
+            let mut lane = vec![T::zero(); n];
+            let (mut a, mut b) = (vec![T::zero(); no], vec![T::zero(); no]);
+            for c in 0..inner {
+                for (i, v) in lane.iter_mut().enumerate() {
+                    *v = block[i * inner + c];
+                }
+                f(&lane, &mut a, &mut b);
+                for i in 0..no {
+                    oa[i * inner + c] = a[i];
+                    ob[i * inner + c] = b[i];
+                }
+            }
+        });
+    let _ = outer;
+}
+
+/// The matrix form on whole rows: output row o = sum_j f[j] x_row(s0 + 2o - j).
+fn rows_forward<T: Real>(
+    src: &[T],
+    t: &Transform<T>,
+    outer: usize,
+    n: usize,
+    inner: usize,
+    ca: &mut [T],
+    cd: &mut [T],
+) {
+    let w = &t.wavelet;
+    let lo: Vec<T> = w.dec_lo.iter().map(|&v| T::of(v)).collect();
+    let hi: Vec<T> = w.dec_hi.iter().map(|&v| T::of(v)).collect();
+    let f = lo.len();
+    let s0 = if t.mode == Mode::Periodization {
+        f / 2
+    } else {
+        1
+    } as isize;
+    let no = t.coeff_len(n);
+    ca.par_chunks_mut(inner)
+        .zip(cd.par_chunks_mut(inner))
+        .enumerate()
+        .for_each(|(row, (ra, rd))| {
+            let (o_blk, o) = (row / no, row % no);
+            let block = &src[o_blk * n * inner..(o_blk + 1) * n * inner];
+            ra.fill(T::zero());
+            rd.fill(T::zero());
+            for j in 0..f {
+                let tpos = s0 + 2 * o as isize - j as isize;
+                let (k, terms) = t.mode.weights(n, tpos);
+                for &(i, wgt) in &terms[..k] {
+                    let xr = &block[i * inner..(i + 1) * inner];
+                    let (cl, ch) = (lo[j] * T::of(wgt), hi[j] * T::of(wgt));
+                    for ((a, d), v) in ra.iter_mut().zip(rd.iter_mut()).zip(xr) {
+                        *a = cl * *v + *a;
+                        *d = ch * *v + *d;
+                    }
+                }
+            }
+        });
+    let _ = outer;
+}
+
+/// One inverse level along `axis`, as `pywt.idwt(a, d, w, mode, axis=axis)`.
+pub fn idwt_axis<T: Real>(
+    a: ArrayViewD<T>,
+    d: ArrayViewD<T>,
+    t: &Transform<T>,
+    axis: usize,
+) -> Result<ArrayD<T>, DwtError> {
+    if a.shape() != d.shape() {
+        return Err(DwtError::CoefficientMismatch(format!(
+            "approximation shape {:?} and detail shape {:?} differ",
+            a.shape(),
+            d.shape()
+        )));
+    }
+    let shape = a.shape().to_vec();
+    let nc = shape[axis];
+    check_pair(nc, nc, t)?;
+    let a = a.as_standard_layout();
+    let d = d.as_standard_layout();
+    let (sa, sd) = (
+        a.as_slice().expect("standard"),
+        d.as_slice().expect("standard"),
+    );
+    let (outer, _, inner) = split_dims(&shape, axis);
+    let nr = rec_len(nc, t.filter_len(), t.mode);
+    let mut out = vec![T::zero(); outer * nr * inner];
+    if inner == 1 {
+        if outer == 1 {
+            t.inverse(sa, sd, &mut out, true);
+        } else {
+            out.par_chunks_mut(nr)
+                .zip(sa.par_chunks(nc).zip(sd.par_chunks(nc)))
+                .for_each(|(o, (a, d))| t.inverse(a, d, o, false));
+        }
+    } else if matches!(
+        t.algorithm,
+        Algorithm::Auto | Algorithm::Matrix | Algorithm::MatrixNoWrap
+    ) {
+        rows_inverse(sa, sd, t, nc, inner, &mut out);
+    } else {
+        out.par_chunks_mut(nr * inner)
+            .enumerate()
+            .for_each(|(o, ob)| {
+                let (ba, bd) = (
+                    &sa[o * nc * inner..(o + 1) * nc * inner],
+                    &sd[o * nc * inner..(o + 1) * nc * inner],
+                );
+                let (mut la, mut ld, mut r) = (
+                    vec![T::zero(); nc],
+                    vec![T::zero(); nc],
+                    vec![T::zero(); nr],
+                );
+                for c in 0..inner {
+                    for i in 0..nc {
+                        la[i] = ba[i * inner + c];
+                        ld[i] = bd[i * inner + c];
+                    }
+                    t.inverse(&la, &ld, &mut r, false);
+                    for (i, v) in r.iter().enumerate() {
+                        ob[i * inner + c] = *v;
+                    }
+                }
+            });
+    }
+    let s = with_len(&shape, axis, nr);
+    Ok(ArrayD::from_shape_vec(IxDyn(&s), out).expect("shape"))
+}
+
+fn rows_inverse<T: Real>(
+    sa: &[T],
+    sd: &[T],
+    t: &Transform<T>,
+    nc: usize,
+    inner: usize,
+    out: &mut [T],
+) {
+    let w = &t.wavelet;
+    let rlo: Vec<T> = w.rec_lo.iter().map(|&v| T::of(v)).collect();
+    let rhi: Vec<T> = w.rec_hi.iter().map(|&v| T::of(v)).collect();
+    let f = rlo.len() as isize;
+    let periodic = t.mode == Mode::Periodization;
+    let shift = if periodic {
+        2 * (f / 4) - if (f / 2) % 2 == 0 { 1 } else { 0 }
+    } else {
+        f - 2
+    };
+    let nr = rec_len(nc, f as usize, t.mode);
+    let nci = nc as isize;
+    out.par_chunks_mut(inner).enumerate().for_each(|(row, ro)| {
+        let (blk, n) = (row / nr, (row % nr) as isize);
+        let (ba, bd) = (
+            &sa[blk * nc * inner..(blk + 1) * nc * inner],
+            &sd[blk * nc * inner..(blk + 1) * nc * inner],
+        );
+        ro.fill(T::zero());
+        let mut m = n + shift;
+        if periodic {
+            m = m.rem_euclid(2 * nci);
+        }
+        let (i, p) = (m.div_euclid(2), m.rem_euclid(2) as usize);
+        for k in 0..(f / 2) {
+            let q = i - k;
+            let q = if periodic {
+                q.rem_euclid(nci)
+            } else if (0..nci).contains(&q) {
+                q
+            } else {
+                continue;
+            } as usize;
+            let (cl, ch) = (rlo[(2 * k) as usize + p], rhi[(2 * k) as usize + p]);
+            let (ra, rd) = (
+                &ba[q * inner..(q + 1) * inner],
+                &bd[q * inner..(q + 1) * inner],
+            );
+            for ((o, av), dv) in ro.iter_mut().zip(ra).zip(rd) {
+                *o = cl * *av + ch * *dv + *o;
+            }
+        }
+    });
+}
+
+/// A detail key: one letter per transformed axis ('a' or 'd').
+pub type DetailKey = String;
+
+/// wavedecn's result: the approximation and, coarsest first, one detail
+/// dict per level (every key but the all-'a' one).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NdCoefficients<T> {
+    pub approx: ArrayD<T>,
+    pub details: Vec<BTreeMap<DetailKey, ArrayD<T>>>,
+}
+
+fn check_axes(axes: &[isize], ndim: usize) -> Result<Vec<usize>, DwtError> {
+    let mut out: Vec<usize> = Vec::new();
+    for &a in axes {
+        let i = axis_index(a, ndim)?;
+        if out.contains(&i) {
+            return Err(DwtError::RepeatedAxis(i));
+        }
+        out.push(i);
+    }
+    Ok(out)
+}
+
+/// `pywt.dwtn`: every combination of 'a'/'d' over `axes`.
+pub fn dwtn<T: Real>(
+    x: ArrayViewD<T>,
+    t: &Transform<T>,
+    axes: &[isize],
+) -> Result<BTreeMap<DetailKey, ArrayD<T>>, DwtError> {
+    let axes = check_axes(axes, x.ndim())?;
+    let mut coeffs: Vec<(String, ArrayD<T>)> = vec![(String::new(), x.to_owned())];
+    for &axis in &axes {
+        let mut next = Vec::with_capacity(coeffs.len() * 2);
+        for (key, c) in coeffs {
+            let (a, d) = dwt_axis(c.view(), t, axis)?;
+            next.push((format!("{key}a"), a));
+            next.push((format!("{key}d"), d));
+        }
+        coeffs = next;
+    }
+    Ok(coeffs.into_iter().collect())
+}
+
+/// `pywt.idwtn`; every key must be present with one shape.
+pub fn idwtn<T: Real>(
+    coeffs: &BTreeMap<DetailKey, ArrayD<T>>,
+    t: &Transform<T>,
+    axes: &[isize],
+) -> Result<ArrayD<T>, DwtError> {
+    let ndim = coeffs
+        .values()
+        .next()
+        .map(|a| a.ndim())
+        .ok_or_else(|| DwtError::CoefficientMismatch("no coefficients".into()))?;
+    let axes = check_axes(axes, ndim)?;
+    let mut level: BTreeMap<String, ArrayD<T>> = coeffs.clone();
+    for (k, &axis) in axes.iter().enumerate().rev() {
+        let mut next = BTreeMap::new();
+        for key in keys(k) {
+            let (ka, kd) = (format!("{key}a"), format!("{key}d"));
+            let (a, d) = match (level.get(&ka), level.get(&kd)) {
+                (Some(a), Some(d)) => (a, d),
+                _ => {
+                    return Err(DwtError::CoefficientMismatch(format!(
+                        "coefficient '{}' is missing",
+                        if level.contains_key(&ka) { kd } else { ka }
+                    )))
+                }
+            };
+            next.insert(key, idwt_axis(a.view(), d.view(), t, axis)?);
+        }
+        level = next;
+    }
+    level
+        .remove("")
+        .ok_or_else(|| DwtError::CoefficientMismatch("no coefficients".into()))
+}
+
+/// All 'a'/'d' strings of length k in PyWavelets' (itertools.product) order.
+pub fn keys(k: usize) -> Vec<String> {
+    (0..1usize << k)
+        .map(|bits| {
+            (0..k)
+                .map(|i| {
+                    if bits >> (k - 1 - i) & 1 == 0 {
+                        'a'
+                    } else {
+                        'd'
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// `pywt.wavedecn`; `level` None is the largest level every axis allows.
+pub fn wavedecn<T: Real>(
+    x: ArrayViewD<T>,
+    t: &Transform<T>,
+    level: Option<usize>,
+    axes: &[isize],
+) -> Result<NdCoefficients<T>, DwtError> {
+    let ax = check_axes(axes, x.ndim())?;
+    if x.is_empty() {
+        return Err(DwtError::EmptySignal);
+    }
+    let level = level.unwrap_or_else(|| {
+        ax.iter()
+            .map(|&a| max_level(x.shape()[a], t.filter_len()))
+            .min()
+            .unwrap_or(0)
+    });
+    let mut a = x.to_owned();
+    let mut details = Vec::with_capacity(level);
+    let all_a = "a".repeat(ax.len());
+    for _ in 0..level {
+        let mut c = dwtn(a.view(), t, axes)?;
+        a = c.remove(&all_a).expect("dwtn returns every key");
+        details.push(c);
+    }
+    details.reverse();
+    Ok(NdCoefficients { approx: a, details })
+}
+
+/// `pywt.waverecn`: the approximation of each level is cut to its details'
+/// shape (it may be one longer along an axis, from odd lengths).
+pub fn waverecn<T: Real>(
+    c: &NdCoefficients<T>,
+    t: &Transform<T>,
+    axes: &[isize],
+) -> Result<ArrayD<T>, DwtError> {
+    let ax = check_axes(axes, c.approx.ndim())?;
+    let all_a = "a".repeat(ax.len());
+    let mut a = c.approx.clone();
+    for (lvl, d) in c.details.iter().enumerate() {
+        let Some(first) = d.values().next() else {
+            return Err(DwtError::CoefficientMismatch(format!(
+                "detail level {} is empty",
+                lvl + 1
+            )));
+        };
+        let want = first.shape().to_vec();
+        if a.ndim() != want.len() {
+            return Err(DwtError::CoefficientMismatch(format!(
+                "level {}: approximation has {} dimensions, details {}",
+                lvl + 1,
+                a.ndim(),
+                want.len()
+            )));
+        }
+        if a.shape() != want.as_slice() {
+            let fits = a
+                .shape()
+                .iter()
+                .zip(&want)
+                .all(|(&s, &w)| s == w || s == w + 1);
+            if !fits {
+                return Err(DwtError::CoefficientMismatch(format!(
+                    "level {}: approximation shape {:?} does not fit detail shape {:?}",
+                    lvl + 1,
+                    a.shape(),
+                    want
+                )));
+            }
+            let mut v = a.view();
+            for (k, &w) in want.iter().enumerate() {
+                v.slice_axis_inplace(Axis(k), ndarray::Slice::from(0..w));
+            }
+            a = v.to_owned();
+        }
+        let mut full = d.clone();
+        full.insert(all_a.clone(), a);
+        a = idwtn(&full, t, axes)?;
+    }
+    Ok(a)
+}
+
+/// `pywt.dwt2`: (cA, (cH, cV, cD)) over the last two axes (or `axes`).
+#[allow(clippy::type_complexity)]
+pub fn dwt2<T: Real>(
+    x: ArrayViewD<T>,
+    t: &Transform<T>,
+    axes: [isize; 2],
+) -> Result<(ArrayD<T>, [ArrayD<T>; 3]), DwtError> {
+    let mut c = dwtn(x, t, &axes)?;
+    let mut take = |k: &str| c.remove(k).expect("dwtn returns every key");
+    Ok((take("aa"), [take("da"), take("ad"), take("dd")]))
+}
