@@ -11,7 +11,7 @@ use std::time::Instant;
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// cwt-seed, cwt-1m, cwt-fcwt, fir-2m or fir-8m.
+    /// cwt-seed, cwt-1m, cwt-fcwt, fir-2m, fir-8m, dwt-64m or dwt2-16k.
     #[arg(long)]
     pub config: String,
     #[arg(long, default_value = "auto")]
@@ -29,6 +29,15 @@ pub struct BenchArgs {
     pub check: bool,
     #[arg(long, default_value = "auto")]
     pub algorithm: Algorithm,
+    /// DWT configurations: auto, matrix, matrix-nowrap, lattice, lattice-nowrap or lifting.
+    #[arg(long, default_value = "auto")]
+    pub dwt_algorithm: multires::dwt::Algorithm,
+    /// DWT configurations: outputs per step of the matrix form (1, 2, 4).
+    #[arg(long, default_value = "2")]
+    pub granularity: multires::dwt::Granularity,
+    /// DWT configurations: wavelets to time (default: db4 and haar for dwt-64m, haar for dwt2-16k).
+    #[arg(long, value_delimiter = ',')]
+    pub dwt_wavelets: Option<Vec<String>>,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -75,8 +84,10 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         )?,
         "fir-2m" => return bench_fir(&a, &*backend, 1 << 21, 8, &[64, 513], threads),
         "fir-8m" => return bench_fir(&a, &*backend, 1 << 23, 32, &[513, 2049], threads),
+        "dwt-64m" => return bench_dwt(&a, &[1 << 26], 8, &["db4", "haar"], threads),
+        "dwt2-16k" => return bench_dwt(&a, &[16384, 16384], 6, &["haar"], threads),
         other => bail!(
-            "unknown --config '{other}': expected cwt-seed, cwt-1m, cwt-fcwt, fir-2m or fir-8m"
+            "unknown --config '{other}': expected cwt-seed, cwt-1m, cwt-fcwt, fir-2m, fir-8m, dwt-64m or dwt2-16k"
         ),
     };
     let wavelet = options.wavelet.name().to_string();
@@ -158,6 +169,105 @@ fn bench_fir(
             median(times),
             recipe
         );
+    }
+    Ok(())
+}
+
+/// dwt-64m (1-D, 2^26 float32) and dwt2-16k (16384^2 float32): wavedec and
+/// waverec (wavedecn/waverecn over both axes for 2-D), periodization.
+fn bench_dwt(
+    a: &BenchArgs,
+    shape: &[usize],
+    levels: usize,
+    default: &[&str],
+    threads: usize,
+) -> Result<()> {
+    use multires::dwt::{self, DiscreteWavelet, Mode, Transform};
+    if a.precision != Precision::F32 {
+        bail!("the DWT configurations are float32 (DESIGN.md); drop --precision");
+    }
+    let n: usize = shape.iter().product();
+    let x: Vec<f32> = multires::signal::noise(n, 7)
+        .into_iter()
+        .map(|v| v as f32)
+        .collect();
+    let x = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), x)?;
+    let names: Vec<String> = a
+        .dwt_wavelets
+        .clone()
+        .unwrap_or_else(|| default.iter().map(|s| s.to_string()).collect());
+    let gb = (n * 4) as f64 / 1e9;
+    for name in names {
+        let w = DiscreteWavelet::from_name(&name)?;
+        let t = Transform::<f32>::new(&w, Mode::Periodization, a.dwt_algorithm, a.granularity)?;
+        let axes: Vec<isize> = (0..shape.len() as isize).collect();
+        let mut dec = Vec::new();
+        let mut rec = Vec::new();
+        let mut err = 0.0f64;
+        for r in 0..=a.repeat {
+            let t0 = Instant::now();
+            let c = if shape.len() == 1 {
+                let c = dwt::wavedec(x.view(), &t, Some(levels), 0)?;
+                let t1 = t0.elapsed().as_secs_f64() * 1e3;
+                let t2 = Instant::now();
+                let y = dwt::waverec(&c, &t, 0)?;
+                let t3 = t2.elapsed().as_secs_f64() * 1e3;
+                if r > 0 {
+                    dec.push(t1);
+                    rec.push(t3);
+                }
+                y
+            } else {
+                let c = dwt::wavedecn(x.view(), &t, Some(levels), &axes)?;
+                let t1 = t0.elapsed().as_secs_f64() * 1e3;
+                let t2 = Instant::now();
+                let y = dwt::waverecn(&c, &t, &axes)?;
+                let t3 = t2.elapsed().as_secs_f64() * 1e3;
+                if r > 0 {
+                    dec.push(t1);
+                    rec.push(t3);
+                }
+                y
+            };
+            if r == 0 {
+                let num: f64 = c
+                    .iter()
+                    .zip(x.iter())
+                    .map(|(a, b)| ((a - b) as f64).powi(2))
+                    .sum();
+                let den: f64 = x.iter().map(|b| (*b as f64).powi(2)).sum();
+                err = (num / den).sqrt();
+            }
+        }
+        let (md, mr) = (median(dec), median(rec));
+        println!(
+            "{} | cpu | {} threads | {} | f32 | shape {:?} | {} levels | {} | fresh outputs | wavedec median {:.1} ms ({:.2} GB/s) | waverec median {:.1} ms | reconstruction error {:.1e}",
+            a.config, threads, name, shape, levels, a.dwt_algorithm, md, gb / (md / 1e3), mr, err
+        );
+        if shape.len() == 1 {
+            // The same with output buffers kept between calls (Wavedec1d /
+            // Waverec1d): no allocation or page faults after the first call.
+            let xs = x.as_slice().expect("contiguous");
+            let (mut wd, mut wr) = (dwt::Wavedec1d::new(), dwt::Waverec1d::new());
+            let (mut dec, mut rec) = (Vec::new(), Vec::new());
+            for r in 0..=a.repeat {
+                let t0 = Instant::now();
+                wd.run(xs, &t, levels)?;
+                let t1 = t0.elapsed().as_secs_f64() * 1e3;
+                let t2 = Instant::now();
+                wr.run(&wd.coeffs, &t)?;
+                let t3 = t2.elapsed().as_secs_f64() * 1e3;
+                if r > 0 {
+                    dec.push(t1);
+                    rec.push(t3);
+                }
+            }
+            let (md, mr) = (median(dec), median(rec));
+            println!(
+                "{} | cpu | {} threads | {} | f32 | shape {:?} | {} levels | {} | reused outputs | wavedec median {:.1} ms ({:.2} GB/s) | waverec median {:.1} ms",
+                a.config, threads, name, shape, levels, a.dwt_algorithm, md, gb / (md / 1e3), mr
+            );
+        }
     }
     Ok(())
 }

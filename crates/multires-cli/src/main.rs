@@ -3,6 +3,7 @@
 
 mod bench;
 mod cmd_cwt;
+mod cmd_dwt;
 mod cmd_fir;
 mod progress;
 
@@ -18,7 +19,7 @@ use std::process::ExitCode;
     long_about = "Multiresolution (wavelet) analysis on CPUs and NVIDIA GPUs.\n\n\
 Continuous wavelet transforms (scalograms) computed as the exact discrete sum of DESIGN.md, \
 FIR filter banks, and more. Start with `multires demo`.",
-    after_help = "Examples:\n  multires demo\n  multires cwt signal.wav -o W.npy --wavelet cmor1.5-1.0 --freqs 20:2000:128 --plot W.png\n  multires fir x.npy --filters bank.npy -o y.npy --mode same --post power\n  multires wavelets"
+    after_help = "Examples:\n  multires demo\n  multires cwt signal.wav -o W.npy --wavelet cmor1.5-1.0 --freqs 20:2000:128 --plot W.png\n  multires fir x.npy --filters bank.npy -o y.npy --mode same --post power\n  multires wavedec x.npy -o c.npz --wavelet db4 --level 8 --mode periodization\n  multires wavedecn img.npy -o c.npz --wavelet haar --level 6 --mode periodization\n  multires wavelets"
 )]
 struct Cli {
     /// Worker threads (default: all cores).
@@ -38,7 +39,15 @@ enum Command {
     Fir(cmd_fir::FirArgs),
     /// Time a canonical benchmark configuration of DESIGN.md.
     Bench(bench::BenchArgs),
-    /// List the wavelets multires knows.
+    /// Multilevel 1-D DWT along one axis (pywt.wavedec) into an .npz.
+    Wavedec(Box<cmd_dwt::WavedecArgs>),
+    /// Inverse of wavedec (pywt.waverec).
+    Waverec(Box<cmd_dwt::WaverecArgs>),
+    /// Multilevel n-D DWT (pywt.wavedecn) into an .npz.
+    Wavedecn(Box<cmd_dwt::WavedecnArgs>),
+    /// Inverse of wavedecn (pywt.waverecn).
+    Waverecn(Box<cmd_dwt::WaverecnArgs>),
+    /// List the wavelets multires knows (continuous and discrete).
     Wavelets,
 }
 
@@ -57,11 +66,17 @@ fn run(cli: Cli) -> Result<()> {
         Command::Cwt(a) => cmd_cwt::cwt(*a),
         Command::Fir(a) => cmd_fir::fir(a),
         Command::Bench(a) => bench::bench(a),
+        Command::Wavedec(a) => cmd_dwt::wavedec(*a),
+        Command::Waverec(a) => cmd_dwt::waverec(*a),
+        Command::Wavedecn(a) => cmd_dwt::wavedecn(*a),
+        Command::Waverecn(a) => cmd_dwt::waverecn(*a),
         Command::Wavelets => {
             println!("continuous wavelets (for `multires cwt --wavelet NAME`):");
             for (name, what) in multires::wavelets::CONTINUOUS_FAMILIES {
                 println!("  {name:<12} {what}");
             }
+            println!();
+            cmd_dwt::list_discrete();
             Ok(())
         }
     }

@@ -423,7 +423,7 @@ impl CwtPlan {
 }
 
 fn zeroed<O: bytemuck::Zeroable + Clone>(rows: usize, cols: usize) -> Array2<O> {
-    let v = bytemuck::allocation::zeroed_vec::<O>(rows * cols);
+    let v = crate::memory::zeroed_vec::<O>(rows * cols);
     Array2::from_shape_vec((rows, cols), v).expect("rows * cols elements")
 }
 

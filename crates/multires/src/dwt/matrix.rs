@@ -87,6 +87,146 @@ fn interior<T: Real>(
     }
 }
 
+/// Outputs per block of the polyphase kernel (its buffers stay in L1).
+const POLY_BLOCK: usize = 512;
+
+/// The interior of the matrix form for `auto`: per block, the input window
+/// is split into its even and odd samples, and each filter tap becomes one
+/// contiguous multiply-add over the block (the compiler vectorizes it).
+/// Same sums as the seed's rows, summed tap by tap.
+pub fn interior_polyphase<T: Real>(
+    src: &[T],
+    base: usize,
+    bank: &Bank<T>,
+    ca: &mut [T],
+    cd: &mut [T],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has AVX2 and FMA (checked just above).
+        unsafe { interior_polyphase_avx2(src, base, bank, ca, cd) };
+        return;
+    }
+    interior_polyphase_body(src, base, bank, ca, cd)
+}
+
+/// The same loops compiled for AVX2 (8 floats per instruction).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn interior_polyphase_avx2<T: Real>(
+    src: &[T],
+    base: usize,
+    bank: &Bank<T>,
+    ca: &mut [T],
+    cd: &mut [T],
+) {
+    interior_polyphase_body(src, base, bank, ca, cd)
+}
+
+#[inline(always)]
+fn interior_polyphase_body<T: Real>(
+    src: &[T],
+    base: usize,
+    bank: &Bank<T>,
+    ca: &mut [T],
+    cd: &mut [T],
+) {
+    let f = bank.len;
+    let h = f / 2;
+    let (rlo, rhi) = (&bank.dec_lo_rev[..], &bank.dec_hi_rev[..]);
+    let mut even = vec![T::zero(); POLY_BLOCK + h];
+    let mut odd = vec![T::zero(); POLY_BLOCK + h];
+    let mut o0 = 0;
+    while o0 < ca.len() {
+        let b = (ca.len() - o0).min(POLY_BLOCK);
+        let s = base + 2 * o0;
+        // Window of output o (in block): src[s + 2o .. s + 2o + F).
+        let win = &src[s..s + 2 * (b - 1 + h)];
+        for ((e, o), pair) in even.iter_mut().zip(odd.iter_mut()).zip(win.chunks_exact(2)) {
+            *e = pair[0];
+            *o = pair[1];
+        }
+        let (a, d) = (&mut ca[o0..o0 + b], &mut cd[o0..o0 + b]);
+        a.fill(T::zero());
+        d.fill(T::zero());
+        for m in 0..h {
+            let (ce, co) = (rlo[2 * m], rlo[2 * m + 1]);
+            let (he, ho) = (rhi[2 * m], rhi[2 * m + 1]);
+            let (ev, ov) = (&even[m..m + b], &odd[m..m + b]);
+            for (((av, dv), e), o) in a.iter_mut().zip(d.iter_mut()).zip(ev).zip(ov) {
+                *av = ce * *e + co * *o + *av;
+                *dv = he * *e + ho * *o + *dv;
+            }
+        }
+        o0 += b;
+    }
+}
+
+/// The synthesis interior for `auto`: the even and odd outputs of a block
+/// as tap-by-tap multiply-adds over contiguous coefficients, then interleaved.
+fn synth_interior_polyphase<T: Real>(a: &[T], d: &[T], bank: &Bank<T>, i0: usize, out: &mut [T]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has AVX2 and FMA (checked just above).
+        unsafe { synth_interior_polyphase_avx2(a, d, bank, i0, out) };
+        return;
+    }
+    synth_interior_polyphase_body(a, d, bank, i0, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn synth_interior_polyphase_avx2<T: Real>(
+    a: &[T],
+    d: &[T],
+    bank: &Bank<T>,
+    i0: usize,
+    out: &mut [T],
+) {
+    synth_interior_polyphase_body(a, d, bank, i0, out)
+}
+
+#[inline(always)]
+fn synth_interior_polyphase_body<T: Real>(
+    a: &[T],
+    d: &[T],
+    bank: &Bank<T>,
+    i0: usize,
+    out: &mut [T],
+) {
+    let h = bank.len / 2;
+    let (re, ro, de, dro) = (
+        &bank.rec_lo_even_rev[..],
+        &bank.rec_lo_odd_rev[..],
+        &bank.rec_hi_even_rev[..],
+        &bank.rec_hi_odd_rev[..],
+    );
+    let mut ev = vec![T::zero(); POLY_BLOCK];
+    let mut od = vec![T::zero(); POLY_BLOCK];
+    let pairs = out.len() / 2;
+    let mut p0 = 0;
+    while p0 < pairs {
+        let b = (pairs - p0).min(POLY_BLOCK);
+        let s = i0 + p0 + 1 - h;
+        let (e, o) = (&mut ev[..b], &mut od[..b]);
+        e.fill(T::zero());
+        o.fill(T::zero());
+        for k in 0..h {
+            let (wa, wd) = (&a[s + k..s + k + b], &d[s + k..s + k + b]);
+            let (c1, c2, c3, c4) = (re[k], de[k], ro[k], dro[k]);
+            for (((ev, ov), x), y) in e.iter_mut().zip(o.iter_mut()).zip(wa).zip(wd) {
+                *ev = c1 * *x + c2 * *y + *ev;
+                *ov = c3 * *x + c4 * *y + *ov;
+            }
+        }
+        for (j, pair) in out[2 * p0..2 * (p0 + b)].chunks_exact_mut(2).enumerate() {
+            pair[0] = e[j];
+            pair[1] = o[j];
+        }
+        p0 += b;
+    }
+}
+
 /// First input position read by output o: s0 + 2 o - (F - 1).
 pub(crate) fn first_tap(bank_len: usize, mode: Mode, o: usize) -> isize {
     let s0 = if mode == Mode::Periodization {
@@ -99,11 +239,13 @@ pub(crate) fn first_tap(bank_len: usize, mode: Mode, o: usize) -> isize {
 
 /// Outputs o0..o0 + ca.len() of one forward level, with wrapping: index
 /// arithmetic at the edges, a plain loop inside.
+#[allow(clippy::too_many_arguments)]
 pub fn forward_wrap<T: Real>(
     x: &[T],
     bank: &Bank<T>,
     mode: Mode,
     g: Granularity,
+    polyphase: bool,
     o0: usize,
     ca: &mut [T],
     cd: &mut [T],
@@ -112,12 +254,15 @@ pub fn forward_wrap<T: Real>(
     let f = bank.len as isize;
     let count = ca.len();
     // Outputs whose window [t, t + F) lies inside the signal.
-    let lo_in = (0..count)
-        .find(|&k| first_tap(bank.len, mode, o0 + k) >= 0)
-        .unwrap_or(count);
-    let hi_in = (lo_in..count)
-        .find(|&k| first_tap(bank.len, mode, o0 + k) + f > n)
-        .unwrap_or(count);
+    // first_tap grows by 2 per output: solve for the interior's bounds.
+    let t0 = first_tap(bank.len, mode, o0);
+    let lo_in = if t0 >= 0 { 0 } else { ((-t0 + 1) / 2) as usize }.min(count);
+    // Last k with t0 + 2k + f <= n.
+    let hi_in = if t0 + f > n {
+        lo_in
+    } else {
+        (((n - f - t0) / 2 + 1) as usize).clamp(lo_in, count)
+    };
     let edge = |k: usize, ca: &mut [T], cd: &mut [T]| {
         let t = first_tap(bank.len, mode, o0 + k);
         let (mut a, mut d) = (T::zero(), T::zero());
@@ -134,14 +279,12 @@ pub fn forward_wrap<T: Real>(
     }
     if lo_in < hi_in {
         let base = first_tap(bank.len, mode, o0 + lo_in) as usize;
-        interior(
-            x,
-            base,
-            bank,
-            g,
-            &mut ca[lo_in..hi_in],
-            &mut cd[lo_in..hi_in],
-        );
+        let (a, d) = (&mut ca[lo_in..hi_in], &mut cd[lo_in..hi_in]);
+        if polyphase {
+            interior_polyphase(x, base, bank, a, d);
+        } else {
+            interior(x, base, bank, g, a, d);
+        }
     }
 }
 
@@ -248,12 +391,14 @@ fn synth_interior<T: Real>(
 /// idwt): for periodization the circular synthesis shifted by
 /// 2 floor(F/4) - [F/2 even], otherwise the valid part of the full synthesis
 /// (out[n] = y[n + F - 2]).
+#[allow(clippy::too_many_arguments)]
 pub fn inverse<T: Real>(
     a: &[T],
     d: &[T],
     bank: &Bank<T>,
     mode: Mode,
     g: Granularity,
+    polyphase: bool,
     n0: usize,
     out: &mut [T],
 ) {
@@ -288,7 +433,11 @@ pub fn inverse<T: Real>(
             }
             if pairs > 0 {
                 let (k0, k1) = (k as usize, (k + 2 * pairs) as usize);
-                synth_interior(a, d, bank, i as usize, g, &mut out[k0..k1]);
+                if polyphase {
+                    synth_interior_polyphase(a, d, bank, i as usize, &mut out[k0..k1]);
+                } else {
+                    synth_interior(a, d, bank, i as usize, g, &mut out[k0..k1]);
+                }
                 k += 2 * pairs;
                 continue;
             }

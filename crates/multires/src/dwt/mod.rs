@@ -16,7 +16,7 @@ mod single;
 mod wavelet;
 
 pub use extension::Mode;
-pub use multilevel::{wavedec, waverec};
+pub use multilevel::{wavedec, waverec, Wavedec1d, Waverec1d};
 pub use nd::{
     dwt2, dwt_axis, dwtn, idwt_axis, idwtn, wavedecn, waverecn, DetailKey, NdCoefficients,
 };

@@ -19,9 +19,14 @@ pub fn wavedec<T: Real>(
         return Err(DwtError::EmptySignal);
     }
     let level = level.unwrap_or_else(|| max_level(x.shape()[ax], t.filter_len()));
-    let mut a = x.to_owned();
+    if level == 0 {
+        return Ok(vec![x.to_owned()]);
+    }
+    // The first level reads the input where it lies (no copy).
+    let (mut a, cd) = dwt_axis(x, t, ax)?;
     let mut out = Vec::with_capacity(level + 1);
-    for _ in 0..level {
+    out.push(cd);
+    for _ in 1..level {
         let (ca, cd) = dwt_axis(a.view(), t, ax)?;
         out.push(cd);
         a = ca;
@@ -66,4 +71,109 @@ pub fn waverec<T: Real>(
         a = idwt_axis(a.view(), d.view(), t, ax)?;
     }
     Ok(a)
+}
+
+/// wavedec of contiguous 1-D signals into buffers kept between calls: a
+/// stream of signals of one length then allocates (and page-faults) nothing
+/// after the first. `coeffs` has wavedec's layout, [cA_n, cD_n, ..., cD_1].
+#[derive(Debug, Default)]
+pub struct Wavedec1d<T> {
+    pub coeffs: Vec<Vec<T>>,
+    scratch: [Vec<T>; 2],
+}
+
+impl<T: Real> Wavedec1d<T> {
+    pub fn new() -> Self {
+        Wavedec1d {
+            coeffs: Vec::new(),
+            scratch: [Vec::new(), Vec::new()],
+        }
+    }
+
+    pub fn run(&mut self, x: &[T], t: &Transform<T>, level: usize) -> Result<(), DwtError> {
+        t.check_len(x.len())?;
+        self.coeffs.resize_with(level + 1, Vec::new);
+        if level == 0 {
+            self.coeffs[0].clear();
+            self.coeffs[0].extend_from_slice(x);
+            return Ok(());
+        }
+        let mut n = x.len();
+        for k in 0..level {
+            if k > 0 {
+                t.check_len(n)?;
+            }
+            let no = t.coeff_len(n);
+            let [s0, s1] = &mut self.scratch;
+            let (src, dst): (&[T], &mut Vec<T>) = match k {
+                0 => (x, s0),
+                _ if k % 2 == 1 => (&s0[..n], s1),
+                _ => (&s1[..n], s0),
+            };
+            let last = k + 1 == level;
+            // coeffs[0] (last approximation) and coeffs[level - k] (this detail)
+            // are distinct entries since level - k >= 1.
+            let (head, tail) = self.coeffs.split_at_mut(1);
+            let cd = &mut tail[level - k - 1];
+            let ca: &mut Vec<T> = if last { &mut head[0] } else { dst };
+            ca.resize(no, T::zero());
+            cd.resize(no, T::zero());
+            t.forward(src, ca, cd, true);
+            n = no;
+        }
+        Ok(())
+    }
+}
+
+/// waverec of 1-D coefficient lists into a buffer kept between calls.
+#[derive(Debug, Default)]
+pub struct Waverec1d<T> {
+    pub out: Vec<T>,
+    scratch: Vec<T>,
+}
+
+impl<T: Real> Waverec1d<T> {
+    pub fn new() -> Self {
+        Waverec1d {
+            out: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    pub fn run(&mut self, coeffs: &[Vec<T>], t: &Transform<T>) -> Result<(), DwtError> {
+        let Some(first) = coeffs.first() else {
+            return Err(DwtError::CoefficientMismatch(
+                "no coefficient arrays".into(),
+            ));
+        };
+        // Levels alternate between `out` and `scratch` so the last lands in `out`.
+        let levels = coeffs.len() - 1;
+        let mut a_len = first.len();
+        let (mut cur, mut other) = if levels % 2 == 0 {
+            (&mut self.out, &mut self.scratch)
+        } else {
+            (&mut self.scratch, &mut self.out)
+        };
+        cur.clear();
+        cur.extend_from_slice(first);
+        for (lvl, d) in coeffs[1..].iter().enumerate() {
+            let nd = d.len();
+            if a_len == nd + 1 {
+                a_len = nd;
+            } else if a_len != nd {
+                return Err(DwtError::CoefficientMismatch(format!(
+                    "array {} has {nd} coefficients but the approximation before it has {a_len}",
+                    lvl + 1
+                )));
+            }
+            super::single::check_pair(a_len, nd, t)?;
+            let nr = super::rec_len(nd, t.filter_len(), t.mode);
+            other.resize(nr, T::zero());
+            t.inverse(&cur[..a_len], d, other, true);
+            std::mem::swap(&mut cur, &mut other);
+            a_len = nr;
+        }
+        cur.truncate(a_len);
+        Ok(())
+    }
 }

@@ -51,8 +51,8 @@ pub fn dwt_axis<T: Real>(
     let src = x.as_slice().expect("standard layout");
     let (outer, n, inner) = split_dims(&shape, axis);
     let no = t.coeff_len(n);
-    let mut ca = vec![T::zero(); outer * no * inner];
-    let mut cd = vec![T::zero(); outer * no * inner];
+    let mut ca = crate::memory::zeroed_vec::<T>(outer * no * inner);
+    let mut cd = crate::memory::zeroed_vec::<T>(outer * no * inner);
     if inner == 1 {
         if outer == 1 {
             t.forward(src, &mut ca, &mut cd, true);
@@ -182,7 +182,7 @@ pub fn idwt_axis<T: Real>(
     );
     let (outer, _, inner) = split_dims(&shape, axis);
     let nr = rec_len(nc, t.filter_len(), t.mode);
-    let mut out = vec![T::zero(); outer * nr * inner];
+    let mut out = crate::memory::zeroed_vec::<T>(outer * nr * inner);
     if inner == 1 {
         if outer == 1 {
             t.inverse(sa, sd, &mut out, true);

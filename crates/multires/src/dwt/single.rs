@@ -9,6 +9,10 @@ use super::{
 use crate::real::Real;
 use rayon::prelude::*;
 
+/// Longest filters lifting is offered for: beyond, the Euclidean
+/// factorization's steps grow and the results drift past 1e-12.
+const LIFTING_MAX_TAPS: usize = 10;
+
 /// Outputs below which one level runs on one thread.
 const PARALLEL_MIN: usize = 1 << 15;
 
@@ -50,6 +54,13 @@ impl<T: Real> Transform<T> {
             _ => None,
         };
         let lifting = match algorithm {
+            Algorithm::Lifting if wavelet.filter_len() > LIFTING_MAX_TAPS => {
+                return Err(DwtError::NotAvailable(format!(
+                    "lifting is offered for filters of up to {LIFTING_MAX_TAPS} taps (haar, CDF 5/3 = bior2.2, CDF 9/7 = bior4.4, db2-5, ...); {} has {} and its Euclidean factorization loses precision; use --algorithm matrix",
+                    wavelet.name,
+                    wavelet.filter_len()
+                )))
+            }
             Algorithm::Lifting => Some((
                 Lifting::factorize(&e, wavelet.name)?,
                 Lifting::factorize(&r, wavelet.name)?,
@@ -120,7 +131,8 @@ impl<T: Real> Transform<T> {
         let g = self.granularity;
         match self.algorithm {
             Algorithm::Auto | Algorithm::Matrix => {
-                matrix::forward_wrap(x, &self.bank, self.mode, g, o0, ca, cd)
+                let poly = self.algorithm == Algorithm::Auto;
+                matrix::forward_wrap(x, &self.bank, self.mode, g, poly, o0, ca, cd)
             }
             Algorithm::MatrixNoWrap => {
                 matrix::forward_nowrap(x, &self.bank, self.mode, g, o0, ca, cd)
@@ -197,7 +209,8 @@ impl<T: Real> Transform<T> {
     fn inverse_range(&self, a: &[T], d: &[T], n0: usize, out: &mut [T]) {
         match self.algorithm {
             Algorithm::Auto | Algorithm::Matrix | Algorithm::MatrixNoWrap => {
-                matrix::inverse(a, d, &self.bank, self.mode, self.granularity, n0, out)
+                let poly = self.algorithm == Algorithm::Auto;
+                matrix::inverse(a, d, &self.bank, self.mode, self.granularity, poly, n0, out)
             }
             Algorithm::Lattice | Algorithm::LatticeNoWrap | Algorithm::Lifting => {
                 self.inverse_polyphase(a, d, n0, out)

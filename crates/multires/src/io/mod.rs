@@ -6,8 +6,10 @@
 mod read;
 mod write;
 
-pub use read::{read_matrix, read_signal, Matrix, RawType, ReadOptions};
-pub use write::{write_atomic, write_npy, NpyArray};
+pub use read::{
+    read_matrix, read_npz, read_real_array, read_signal, Matrix, RawType, ReadOptions, RealArray,
+};
+pub use write::{write_atomic, write_npy, write_npz, NpyArray};
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

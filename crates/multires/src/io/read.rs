@@ -320,3 +320,97 @@ fn read_raw(path: &Path, raw: RawType) -> Result<Signal, IoError> {
     };
     Ok(Signal::real(v))
 }
+
+/// A real n-D array read for the DWT, with the precision it was stored in.
+#[derive(Debug, Clone)]
+pub struct RealArray {
+    pub values: ndarray::ArrayD<f64>,
+    /// The file held float32 samples.
+    pub was_f32: bool,
+}
+
+/// A real n-D array: any .npy of floats or integers, or a 1-D signal from
+/// .wav, .csv/.txt or raw samples. Complex data is refused (the DWT here is real).
+pub fn read_real_array(path: &Path, options: &ReadOptions) -> Result<RealArray, IoError> {
+    let is_npy = options.raw.is_none()
+        && path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case("npy"));
+    if is_npy {
+        let f = || -> Result<BufReader<File>, IoError> { Ok(BufReader::new(open(path)?)) };
+        if let Ok(a) = ndarray::ArrayD::<f64>::read_npy(f()?) {
+            return Ok(RealArray {
+                values: a,
+                was_f32: false,
+            });
+        }
+        if let Ok(a) = ndarray::ArrayD::<f32>::read_npy(f()?) {
+            return Ok(RealArray {
+                values: a.mapv(|v| v as f64),
+                was_f32: true,
+            });
+        }
+        macro_rules! ints {
+            ($($t:ty),*) => {$(
+                if let Ok(a) = ndarray::ArrayD::<$t>::read_npy(f()?) {
+                    return Ok(RealArray { values: a.mapv(|v| v as f64), was_f32: false });
+                }
+            )*};
+        }
+        ints!(i8, i16, i32, i64, u8, u16, u32, u64);
+        if ndarray::ArrayD::<Complex64>::read_npy(f()?).is_ok()
+            || ndarray::ArrayD::<Complex32>::read_npy(f()?).is_ok()
+        {
+            return Err(fmt_err(path, "holds complex values; the DWT takes real arrays (transform the real and imaginary parts separately)"));
+        }
+        return Err(fmt_err(path, "is not an .npy array of floats or integers"));
+    }
+    let s = read_signal(path, options)?;
+    match s.samples {
+        Samples::Real(v) => {
+            let n = v.len();
+            Ok(RealArray {
+                values: ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[n]), v)
+                    .map_err(|e| fmt_err(path, e.to_string()))?,
+                was_f32: options.raw == Some(RawType::F32),
+            })
+        }
+        Samples::Complex(_) => Err(fmt_err(
+            path,
+            "holds complex values; the DWT takes real arrays",
+        )),
+    }
+}
+
+/// Every array of an .npz, by name (without ".npy"), as f64; float32 arrays
+/// are widened and reported.
+pub fn read_npz(path: &Path) -> Result<(Vec<(String, ndarray::ArrayD<f64>)>, bool), IoError> {
+    let mut npz = ndarray_npy::NpzReader::new(open(path)?)
+        .map_err(|e| fmt_err(path, format!("is not a readable .npz: {e}")))?;
+    let names = npz
+        .names()
+        .map_err(|e| fmt_err(path, format!("is not a readable .npz: {e}")))?;
+    let mut out = Vec::new();
+    let mut any_f32 = false;
+    for n in names {
+        let key = n.trim_end_matches(".npy").to_string();
+        let a = match npz.by_name::<ndarray::OwnedRepr<f64>, ndarray::IxDyn>(&n) {
+            Ok(a) => a,
+            Err(_) => match npz.by_name::<ndarray::OwnedRepr<f32>, ndarray::IxDyn>(&n) {
+                Ok(a) => {
+                    any_f32 = true;
+                    a.mapv(|v| v as f64)
+                }
+                Err(e) => {
+                    return Err(fmt_err(
+                        path,
+                        format!("array '{key}' is not float32 or float64: {e}"),
+                    ))
+                }
+            },
+        };
+        out.push((key, a));
+    }
+    Ok((out, any_f32))
+}

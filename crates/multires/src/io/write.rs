@@ -46,3 +46,34 @@ impl<A: WritableElement, S: Data<Elem = A>, D: Dimension> NpyArray for ArrayBase
 pub fn write_npy(path: &Path, array: &dyn NpyArray) -> Result<(), IoError> {
     write_atomic(path, |w| array.write_to(w))
 }
+
+/// Writes named arrays into an .npz (a zip of .npy files), atomically.
+pub fn write_npz<A: WritableElement>(
+    path: &Path,
+    arrays: &[(String, ndarray::ArrayViewD<A>)],
+) -> Result<(), IoError> {
+    let err = |why: String| IoError::Write {
+        path: path.display().to_string(),
+        why,
+    };
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix(".multires-")
+        .suffix(".part")
+        .tempfile_in(dir)
+        .map_err(|e| err(format!("cannot create a file in '{}': {e}", dir.display())))?;
+    {
+        let file = tmp.as_file().try_clone().map_err(|e| err(e.to_string()))?;
+        let mut npz = ndarray_npy::NpzWriter::new(file);
+        for (name, a) in arrays {
+            npz.add_array(name.as_str(), a)
+                .map_err(|e| err(e.to_string()))?;
+        }
+        npz.finish().map_err(|e| err(e.to_string()))?;
+    }
+    tmp.persist(path).map_err(|e| err(e.error.to_string()))?;
+    Ok(())
+}

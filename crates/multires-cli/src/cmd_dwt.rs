@@ -1,0 +1,425 @@
+//! `multires wavedec`, `waverec`, `wavedecn`, `waverecn`: PyWavelets'
+//! multilevel transforms, with its file layout (npz keys arr_0 ... arr_L;
+//! for n-D, arr_0 and d{i}_{key}).
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use multires::backend::{self, Device};
+use multires::dwt::{
+    self, Algorithm, DiscreteWavelet, Granularity, Mode, NdCoefficients, Transform,
+};
+use multires::io::{self, RawType, ReadOptions};
+use multires::real::Real;
+use ndarray::ArrayD;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PrecisionArg {
+    F32,
+    F64,
+}
+
+#[derive(Args, Clone)]
+pub struct TransformOpts {
+    /// Discrete wavelet (PyWavelets' names: haar, db1-38, sym2-20, coif1-17, bior*, rbio*, dmey).
+    #[arg(long, short)]
+    pub wavelet: String,
+    /// Signal extension: zero, constant, symmetric, reflect, periodic, smooth,
+    /// antisymmetric, antireflect, periodization (PyWavelets' nine modes).
+    #[arg(long, default_value = "symmetric")]
+    pub mode: Mode,
+    /// auto, matrix, matrix-nowrap, lattice, lattice-nowrap (orthogonal wavelets) or lifting.
+    #[arg(long, default_value = "auto")]
+    pub algorithm: Algorithm,
+    /// Outputs per step of the matrix form: 1, 2 or 4 (the seed's m1/m2/m4).
+    #[arg(long, default_value = "2")]
+    pub granularity: Granularity,
+    /// Working precision (default: that of the input file).
+    #[arg(long, value_enum)]
+    pub precision: Option<PrecisionArg>,
+    #[arg(long, default_value = "auto")]
+    pub device: Device,
+}
+
+#[derive(Args)]
+pub struct WavedecArgs {
+    /// Input: .npy (any shape; the transform runs along --axis), .wav, .csv/.txt, or raw with --raw.
+    pub input: PathBuf,
+    /// Output .npz: arr_0 (approximation), arr_1 (coarsest detail) ... arr_L (finest), as pywt.wavedec.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub t: TransformOpts,
+    /// Levels (default: dwt_max_level). Above the maximum it still runs, as PyWavelets does, with a warning.
+    #[arg(long)]
+    pub level: Option<usize>,
+    /// Axis of the input array to transform.
+    #[arg(long, default_value_t = -1, allow_hyphen_values = true)]
+    pub axis: isize,
+    #[arg(long, value_name = "f32|f64")]
+    pub raw: Option<RawType>,
+    /// Let NaN/Inf samples propagate instead of refusing them.
+    #[arg(long)]
+    pub allow_nonfinite: bool,
+}
+
+#[derive(Args)]
+pub struct WaverecArgs {
+    /// Coefficients .npz with arr_0 ... arr_L (as `multires wavedec` or numpy.savez(*pywt.wavedec(...)) write).
+    pub input: PathBuf,
+    /// Output .npy.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub t: TransformOpts,
+    #[arg(long, default_value_t = -1, allow_hyphen_values = true)]
+    pub axis: isize,
+}
+
+#[derive(Args)]
+pub struct WavedecnArgs {
+    /// Input .npy array (2-D, 3-D, any).
+    pub input: PathBuf,
+    /// Output .npz: arr_0 (approximation) and d{i}_{key} for pywt.wavedecn's i-th detail dict (i = 1 coarsest).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub t: TransformOpts,
+    #[arg(long)]
+    pub level: Option<usize>,
+    /// Axes to transform, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
+    pub axes: Option<Vec<isize>>,
+    #[arg(long)]
+    pub allow_nonfinite: bool,
+}
+
+#[derive(Args)]
+pub struct WaverecnArgs {
+    /// Coefficients .npz with arr_0 and d{i}_{key} (as `multires wavedecn` writes).
+    pub input: PathBuf,
+    #[arg(short, long)]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub t: TransformOpts,
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
+    pub axes: Option<Vec<isize>>,
+}
+
+fn check_device(device: Device) -> Result<()> {
+    let (_, note) = backend::select(device)?;
+    if let Some(n) = note {
+        eprintln!("{n}");
+    }
+    Ok(())
+}
+
+fn f32_wanted(p: Option<PrecisionArg>, input_f32: bool) -> bool {
+    match p {
+        Some(PrecisionArg::F32) => true,
+        Some(PrecisionArg::F64) => false,
+        None => input_f32,
+    }
+}
+
+fn transform<T: Real>(o: &TransformOpts) -> Result<Transform<T>> {
+    let w = DiscreteWavelet::from_name(&o.wavelet)?;
+    Ok(Transform::new(&w, o.mode, o.algorithm, o.granularity)?)
+}
+
+fn check_finite(a: &ArrayD<f64>, allow: bool, path: &Path) -> Result<()> {
+    if allow {
+        return Ok(());
+    }
+    if let Some((i, v)) = a.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        bail!(
+            "'{}': element {i} (flat index) is {v} (not finite); pass --allow-nonfinite to let it propagate",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+fn cast<T: Real>(a: &ArrayD<f64>) -> ArrayD<T> {
+    a.mapv(T::of)
+}
+
+fn warn_level(level: Option<usize>, lens: &[usize], f: usize) {
+    if let Some(l) = level {
+        let max = lens
+            .iter()
+            .map(|&n| dwt::max_level(n, f))
+            .min()
+            .unwrap_or(0);
+        if l > max {
+            eprintln!(
+                "warning: level {l} is above dwt_max_level = {max} for length {lens:?} and a {f}-tap filter; \
+                 every coefficient of the deeper levels feels the boundary. Computed anyway, as PyWavelets does."
+            );
+        }
+    }
+}
+
+pub fn wavedec(a: WavedecArgs) -> Result<()> {
+    check_device(a.t.device)?;
+    let opts = ReadOptions {
+        raw: a.raw,
+        channel: 0,
+    };
+    let x = io::read_real_array(&a.input, &opts)?;
+    check_finite(&x.values, a.allow_nonfinite, &a.input)?;
+    let t0 = Instant::now();
+    let f32_ = f32_wanted(a.t.precision, x.was_f32);
+    fn go<T: Real + ndarray_npy::WritableElement>(
+        a: &WavedecArgs,
+        x: &ArrayD<f64>,
+    ) -> Result<usize> {
+        let t = transform::<T>(&a.t)?;
+        let ax = dwt::nd::axis_index(a.axis, x.ndim())?;
+        warn_level(a.level, &[x.shape()[ax]], t.filter_len());
+        let c = dwt::wavedec(cast::<T>(x).view(), &t, a.level, a.axis)?;
+        let named: Vec<(String, ndarray::ArrayViewD<T>)> = c
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (format!("arr_{i}"), v.view()))
+            .collect();
+        io::write_npz(&a.output, &named)?;
+        Ok(c.len() - 1)
+    }
+    let levels = if f32_ {
+        go::<f32>(&a, &x.values)?
+    } else {
+        go::<f64>(&a, &x.values)?
+    };
+    eprintln!(
+        "wavedec: {:?} {} along axis {}, {} levels, wavelet {}, mode {} -> {} in {:.3} s",
+        x.values.shape(),
+        if f32_ { "float32" } else { "float64" },
+        a.axis,
+        levels,
+        a.t.wavelet,
+        a.t.mode,
+        a.output.display(),
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// arr_0 ... arr_L in order; anything else is an error naming the key.
+fn ordered(arrays: Vec<(String, ArrayD<f64>)>, path: &Path) -> Result<Vec<ArrayD<f64>>> {
+    let mut by: BTreeMap<usize, ArrayD<f64>> = BTreeMap::new();
+    for (k, v) in arrays {
+        let i = k
+            .strip_prefix("arr_")
+            .and_then(|s| s.parse::<usize>().ok())
+            .with_context(|| {
+                format!(
+                    "'{}': unexpected array '{k}'; expected arr_0 ... arr_L",
+                    path.display()
+                )
+            })?;
+        by.insert(i, v);
+    }
+    if by.is_empty() {
+        bail!("'{}' holds no arrays", path.display());
+    }
+    let n = by.len();
+    if by.keys().copied().ne(0..n) {
+        bail!(
+            "'{}': arrays must be arr_0 ... arr_{} with none missing",
+            path.display(),
+            n - 1
+        );
+    }
+    Ok(by.into_values().collect())
+}
+
+pub fn waverec(a: WaverecArgs) -> Result<()> {
+    check_device(a.t.device)?;
+    let (arrays, any_f32) = io::read_npz(&a.input)?;
+    let coeffs = ordered(arrays, &a.input)?;
+    let f32_ = f32_wanted(a.t.precision, any_f32);
+    fn go<T: Real + ndarray_npy::WritableElement>(
+        a: &WaverecArgs,
+        c: &[ArrayD<f64>],
+    ) -> Result<Vec<usize>> {
+        let t = transform::<T>(&a.t)?;
+        let c: Vec<ArrayD<T>> = c.iter().map(cast::<T>).collect();
+        let r = dwt::waverec(&c, &t, a.axis)?;
+        io::write_npy(&a.output, &r)?;
+        Ok(r.shape().to_vec())
+    }
+    let shape = if f32_ {
+        go::<f32>(&a, &coeffs)?
+    } else {
+        go::<f64>(&a, &coeffs)?
+    };
+    eprintln!(
+        "waverec: {} levels -> {} {:?}",
+        coeffs.len() - 1,
+        a.output.display(),
+        shape
+    );
+    Ok(())
+}
+
+fn all_axes(axes: &Option<Vec<isize>>, ndim: usize) -> Vec<isize> {
+    axes.clone().unwrap_or_else(|| (0..ndim as isize).collect())
+}
+
+pub fn wavedecn(a: WavedecnArgs) -> Result<()> {
+    check_device(a.t.device)?;
+    let x = io::read_real_array(&a.input, &ReadOptions::default())?;
+    check_finite(&x.values, a.allow_nonfinite, &a.input)?;
+    let f32_ = f32_wanted(a.t.precision, x.was_f32);
+    let axes = all_axes(&a.axes, x.values.ndim());
+    fn go<T: Real + ndarray_npy::WritableElement>(
+        a: &WavedecnArgs,
+        x: &ArrayD<f64>,
+        axes: &[isize],
+    ) -> Result<usize> {
+        let t = transform::<T>(&a.t)?;
+        let lens: Vec<usize> = axes
+            .iter()
+            .map(|&ax| dwt::nd::axis_index(ax, x.ndim()).map(|i| x.shape()[i]))
+            .collect::<Result<_, _>>()?;
+        warn_level(a.level, &lens, t.filter_len());
+        let c = dwt::wavedecn(cast::<T>(x).view(), &t, a.level, axes)?;
+        let mut named = vec![("arr_0".to_string(), c.approx.view())];
+        for (i, d) in c.details.iter().enumerate() {
+            for (k, v) in d {
+                named.push((format!("d{}_{k}", i + 1), v.view()));
+            }
+        }
+        io::write_npz(&a.output, &named)?;
+        Ok(c.details.len())
+    }
+    let levels = if f32_ {
+        go::<f32>(&a, &x.values, &axes)?
+    } else {
+        go::<f64>(&a, &x.values, &axes)?
+    };
+    eprintln!(
+        "wavedecn: {:?} over axes {axes:?}, {levels} levels, wavelet {}, mode {} -> {}",
+        x.values.shape(),
+        a.t.wavelet,
+        a.t.mode,
+        a.output.display()
+    );
+    Ok(())
+}
+
+pub fn waverecn(a: WaverecnArgs) -> Result<()> {
+    check_device(a.t.device)?;
+    let (arrays, any_f32) = io::read_npz(&a.input)?;
+    let mut approx = None;
+    let mut details: BTreeMap<usize, BTreeMap<String, ArrayD<f64>>> = BTreeMap::new();
+    for (k, v) in arrays {
+        if k == "arr_0" {
+            approx = Some(v);
+            continue;
+        }
+        let parsed = k
+            .strip_prefix('d')
+            .and_then(|r| r.split_once('_'))
+            .and_then(|(i, key)| {
+                let ok = !key.is_empty() && key.chars().all(|c| c == 'a' || c == 'd');
+                i.parse::<usize>()
+                    .ok()
+                    .filter(|&i| i >= 1 && ok)
+                    .map(|i| (i, key.to_string()))
+            });
+        let Some((i, key)) = parsed else {
+            bail!(
+                "'{}': unexpected array '{k}'; expected arr_0 and d{{i}}_{{key}} (like d1_ad)",
+                a.input.display()
+            );
+        };
+        details.entry(i).or_default().insert(key, v);
+    }
+    let approx = approx
+        .with_context(|| format!("'{}' has no arr_0 (the approximation)", a.input.display()))?;
+    let n = details.len();
+    if details.keys().copied().ne(1..=n) {
+        bail!(
+            "'{}': detail levels must be d1 ... d{n} with none missing",
+            a.input.display()
+        );
+    }
+    let ndim = approx.ndim();
+    let axes = all_axes(&a.axes, ndim);
+    for (i, d) in &details {
+        for key in dwt::nd::keys(axes.len()).into_iter().skip(1) {
+            if !d.contains_key(&key) {
+                bail!(
+                    "'{}': level {i} lacks detail '{key}' for {} axes",
+                    a.input.display(),
+                    axes.len()
+                );
+            }
+        }
+        if d.len() != (1 << axes.len()) - 1 {
+            bail!(
+                "'{}': level {i} has {} details; {} axes need {}",
+                a.input.display(),
+                d.len(),
+                axes.len(),
+                (1 << axes.len()) - 1
+            );
+        }
+    }
+    let f32_ = f32_wanted(a.t.precision, any_f32);
+    fn go<T: Real + ndarray_npy::WritableElement>(
+        a: &WaverecnArgs,
+        approx: &ArrayD<f64>,
+        details: &BTreeMap<usize, BTreeMap<String, ArrayD<f64>>>,
+        axes: &[isize],
+    ) -> Result<Vec<usize>> {
+        let t = transform::<T>(&a.t)?;
+        let c = NdCoefficients {
+            approx: cast::<T>(approx),
+            details: details
+                .values()
+                .map(|d| d.iter().map(|(k, v)| (k.clone(), cast::<T>(v))).collect())
+                .collect(),
+        };
+        let r = dwt::waverecn(&c, &t, axes)?;
+        io::write_npy(&a.output, &r)?;
+        Ok(r.shape().to_vec())
+    }
+    let shape = if f32_ {
+        go::<f32>(&a, &approx, &details, &axes)?
+    } else {
+        go::<f64>(&a, &approx, &details, &axes)?
+    };
+    eprintln!(
+        "waverecn: {n} levels over axes {axes:?} -> {} {shape:?}",
+        a.output.display()
+    );
+    Ok(())
+}
+
+/// The discrete wavelets table of `multires wavelets`.
+pub fn list_discrete() {
+    println!("discrete wavelets (for wavedec/waverec/wavedecn/waverecn --wavelet NAME):");
+    println!(
+        "  {:<9} {:<34} {:>6}  {:<14} {:<15} {:>7}",
+        "name", "family", "taps", "orthogonality", "symmetry", "support"
+    );
+    for w in DiscreteWavelet::all() {
+        println!(
+            "  {:<9} {:<34} {:>6}  {:<14} {:<15} {:>7}",
+            w.name,
+            w.family,
+            w.filter_len(),
+            if w.orthogonal {
+                "orthogonal"
+            } else {
+                "biorthogonal"
+            },
+            w.symmetry.name(),
+            w.support_width()
+        );
+    }
+}

@@ -1,0 +1,192 @@
+//! Properties of the DWT beyond the golden files: perfect reconstruction
+//! sweeps, random lengths x random wavelets x all modes with every
+//! algorithm agreeing, awkward lengths, batching over axes, bad input.
+
+use multires::dwt::{
+    self, Algorithm, DiscreteWavelet, Granularity, Mode, Transform, Wavedec1d, Waverec1d,
+};
+use multires::signal::noise;
+use ndarray::{ArrayD, IxDyn};
+
+fn max_rel(a: &[f64], b: &[f64]) -> f64 {
+    let scale = b.iter().fold(1e-300f64, |m, v| m.max(v.abs()));
+    a.iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
+        / scale
+}
+
+/// SplitMix-style picks, so failures reproduce.
+fn pick(seed: u64, n: usize) -> usize {
+    let mut z = seed.wrapping_add(0x9E3779B97F4A7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
+    ((z ^ (z >> 31)) % n as u64) as usize
+}
+
+#[test]
+fn perfect_reconstruction_for_every_wavelet_in_periodization() {
+    // Periodization on even lengths is an exact (bi)orthogonal change of basis.
+    for w in DiscreteWavelet::all() {
+        if w.name == "dmey" {
+            continue; // an FIR approximation, not perfect-reconstruction
+        }
+        let t = Transform::<f64>::new(&w, Mode::Periodization, Algorithm::Auto, Granularity::Two)
+            .unwrap();
+        let x = noise(256, 3);
+        let xa = ArrayD::from_shape_vec(IxDyn(&[256]), x.clone()).unwrap();
+        let c = dwt::wavedec(xa.view(), &t, Some(3), 0).unwrap();
+        let r = dwt::waverec(&c, &t, 0).unwrap();
+        let e = max_rel(r.as_slice().unwrap(), &x);
+        // PyWavelets' longest filters are perfect-reconstruction only to ~1e-11.
+        assert!(e < 1e-9, "{}: {e:e}", w.name);
+    }
+}
+
+#[test]
+fn random_lengths_wavelets_and_modes_agree_across_algorithms() {
+    let names: Vec<&str> = DiscreteWavelet::names().collect();
+    for case in 0..120u64 {
+        let w = DiscreteWavelet::from_name(names[pick(case, names.len())]).unwrap();
+        let mode = Mode::ALL[pick(case + 1000, 9)];
+        let n = 1 + pick(case + 2000, 300);
+        if n < 2 && matches!(mode, Mode::Reflect | Mode::Antireflect) {
+            continue;
+        }
+        let x = noise(n, case);
+        let reference =
+            Transform::<f64>::new(&w, mode, Algorithm::Matrix, Granularity::One).unwrap();
+        let (ra, rd) = dwt::dwt(&x, &reference).unwrap();
+        let rr = dwt::idwt(&ra, &rd, &reference).unwrap();
+        let scale = x.iter().map(|v| v * v).sum::<f64>().sqrt();
+        for alg in [
+            Algorithm::Auto,
+            Algorithm::MatrixNoWrap,
+            Algorithm::Lattice,
+            Algorithm::LatticeNoWrap,
+            Algorithm::Lifting,
+        ] {
+            for g in [Granularity::One, Granularity::Two, Granularity::Four] {
+                let Ok(t) = Transform::<f64>::new(&w, mode, alg, g) else {
+                    continue;
+                };
+                let (a, d) = dwt::dwt(&x, &t).unwrap();
+                let ctx = format!("{} {mode} n={n} {alg} g{g}", w.name);
+                for (got, want) in [(&a, &ra), (&d, &rd)] {
+                    let err = got
+                        .iter()
+                        .zip(want.iter())
+                        .map(|(p, q)| (p - q).powi(2))
+                        .sum::<f64>()
+                        .sqrt();
+                    let den = want.iter().map(|v| v * v).sum::<f64>().sqrt().max(scale);
+                    assert!(err <= 1e-12 * den, "{ctx}: {err:e}");
+                }
+                let r = dwt::idwt(&ra, &rd, &t).unwrap();
+                let err = r
+                    .iter()
+                    .zip(&rr)
+                    .map(|(p, q)| (p - q).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
+                let den = rr.iter().map(|v| v * v).sum::<f64>().sqrt().max(scale);
+                assert!(err <= 1e-12 * den, "{ctx} idwt: {err:e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn lengths_and_levels_follow_pywavelets() {
+    assert_eq!(dwt::coeff_len(1, 8, Mode::Symmetric), 4);
+    assert_eq!(dwt::coeff_len(7, 2, Mode::Periodization), 4);
+    assert_eq!(dwt::max_level(1 << 26, 8), 23);
+    assert_eq!(dwt::max_level(5, 8), 0);
+    assert_eq!(dwt::max_level(1000, 2), 9);
+    // Level above the maximum: computed, as PyWavelets does.
+    let w = DiscreteWavelet::from_name("db4").unwrap();
+    let t = Transform::<f64>::new(&w, Mode::Symmetric, Algorithm::Auto, Granularity::Two).unwrap();
+    let x = ArrayD::from_shape_vec(IxDyn(&[20]), noise(20, 1)).unwrap();
+    let c = dwt::wavedec(x.view(), &t, Some(5), -1).unwrap();
+    assert_eq!(c.len(), 6);
+    let lens: Vec<usize> = c.iter().map(|a| a.len()).collect();
+    assert_eq!(lens, vec![7, 7, 7, 8, 10, 13]);
+}
+
+#[test]
+fn batched_axes_equal_one_signal_at_a_time() {
+    let w = DiscreteWavelet::from_name("sym4").unwrap();
+    for alg in [Algorithm::Auto, Algorithm::Lattice, Algorithm::Lifting] {
+        let Ok(t) = Transform::<f64>::new(&w, Mode::Smooth, alg, Granularity::Two) else {
+            continue;
+        };
+        let (r, c) = (5, 33);
+        let a = ArrayD::from_shape_vec(IxDyn(&[r, c]), noise(r * c, 9)).unwrap();
+        for axis in [0isize, 1] {
+            let got = dwt::wavedec(a.view(), &t, Some(2), axis).unwrap();
+            let lanes = a.lanes(ndarray::Axis(axis as usize));
+            for (k, lane) in lanes.into_iter().enumerate() {
+                let one = ArrayD::from_shape_vec(IxDyn(&[lane.len()]), lane.to_vec()).unwrap();
+                let want = dwt::wavedec(one.view(), &t, Some(2), 0).unwrap();
+                for (g, w) in got.iter().zip(&want) {
+                    let g_lane = g.index_axis(ndarray::Axis(1 - axis as usize), k);
+                    assert!(
+                        max_rel(
+                            &g_lane.iter().copied().collect::<Vec<f64>>(),
+                            w.as_slice().unwrap()
+                        ) < 1e-13,
+                        "{alg} axis {axis}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn reusable_buffers_equal_the_allocating_api() {
+    let w = DiscreteWavelet::from_name("db4").unwrap();
+    let t =
+        Transform::<f32>::new(&w, Mode::Periodization, Algorithm::Auto, Granularity::Two).unwrap();
+    let x: Vec<f32> = noise(1001, 4).into_iter().map(|v| v as f32).collect();
+    let xa = ArrayD::from_shape_vec(IxDyn(&[x.len()]), x.clone()).unwrap();
+    let want = dwt::wavedec(xa.view(), &t, Some(4), 0).unwrap();
+    let (mut wd, mut wr) = (Wavedec1d::new(), Waverec1d::new());
+    for _ in 0..2 {
+        wd.run(&x, &t, 4).unwrap();
+        for (g, w) in wd.coeffs.iter().zip(&want) {
+            assert_eq!(g.as_slice(), w.as_slice().unwrap());
+        }
+        wr.run(&wd.coeffs, &t).unwrap();
+        let r = dwt::waverec(&want, &t, 0).unwrap();
+        assert_eq!(wr.out.as_slice(), r.as_slice().unwrap());
+    }
+}
+
+#[test]
+fn bad_input_is_a_typed_error() {
+    assert!(DiscreteWavelet::from_name("db99").is_err());
+    assert!("nosuchmode".parse::<Mode>().is_err());
+    let w = DiscreteWavelet::from_name("db2").unwrap();
+    let t = Transform::<f64>::new(&w, Mode::Reflect, Algorithm::Auto, Granularity::Two).unwrap();
+    assert!(dwt::dwt(&[1.0], &t).is_err());
+    assert!(dwt::dwt::<f64>(&[], &t).is_err());
+    assert!(dwt::idwt(&[1.0, 2.0], &[1.0], &t).is_err());
+    assert!(
+        dwt::idwt(&[1.0], &[1.0], &t).is_err(),
+        "fewer coefficients than the filter needs"
+    );
+    let bior = DiscreteWavelet::from_name("bior2.2").unwrap();
+    let e =
+        Transform::<f64>::new(&bior, Mode::Zero, Algorithm::Lattice, Granularity::Two).unwrap_err();
+    assert!(e.to_string().contains("orthogonal"), "{e}");
+    let x = ArrayD::from_shape_vec(IxDyn(&[4, 4]), vec![0.0; 16]).unwrap();
+    assert!(dwt::wavedecn(x.view(), &t, Some(1), &[0, 0]).is_err());
+    assert!(dwt::wavedecn(x.view(), &t, Some(1), &[2]).is_err());
+    // Mismatched coefficient lengths in waverec: 5 then 2 along the axis.
+    let t = Transform::<f64>::new(&w, Mode::Symmetric, Algorithm::Auto, Granularity::Two).unwrap();
+    let a = ArrayD::from_shape_vec(IxDyn(&[5]), vec![1.0; 5]).unwrap();
+    let d = ArrayD::from_shape_vec(IxDyn(&[2]), vec![1.0; 2]).unwrap();
+    let e = dwt::waverec(&[a, d], &t, 0).unwrap_err();
+    assert!(e.to_string().contains("approximation"), "{e}");
+}
