@@ -69,7 +69,7 @@ pub fn write_npz<A: WritableElement>(
         let file = tmp.as_file().try_clone().map_err(|e| err(e.to_string()))?;
         let mut npz = ndarray_npy::NpzWriter::new(file);
         for (name, a) in arrays {
-            npz.add_array(name.as_str(), a)
+            npz.add_array(format!("{name}.npy"), a)
                 .map_err(|e| err(e.to_string()))?;
         }
         npz.finish().map_err(|e| err(e.to_string()))?;
