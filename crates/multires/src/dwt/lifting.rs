@@ -37,8 +37,9 @@ fn solve(mut m: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
         b.swap(col, piv);
         for row in col + 1..n {
             let f = m[row][col] / m[col][col];
-            for k in col..n {
-                m[row][k] -= f * m[col][k];
+            let (upper, lower) = m.split_at_mut(row);
+            for (x, y) in lower[0][col..].iter_mut().zip(&upper[col][col..]) {
+                *x -= f * y;
             }
             b[row] -= f * b[col];
         }
@@ -237,9 +238,7 @@ impl Lifting {
         }
         for (r, out) in [out0, out1].into_iter().enumerate() {
             out.fill(T::zero());
-            for c in 0..2 {
-                let p = &self.last[r][c];
-                let src = &ch[c];
+            for (p, src) in self.last[r].iter().zip(ch.iter()) {
                 for (i, v) in p.c.iter().enumerate() {
                     let (d, w) = (p.low + i as isize, T::of(*v));
                     for (k, o) in out.iter_mut().enumerate() {

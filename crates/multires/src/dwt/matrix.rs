@@ -201,8 +201,8 @@ fn synth_interior_polyphase_body<T: Real>(
         &bank.rec_hi_even_rev[..],
         &bank.rec_hi_odd_rev[..],
     );
-    let mut ev = vec![T::zero(); POLY_BLOCK];
-    let mut od = vec![T::zero(); POLY_BLOCK];
+    let mut ev = [T::zero(); POLY_BLOCK];
+    let mut od = [T::zero(); POLY_BLOCK];
     let pairs = out.len() / 2;
     let mut p0 = 0;
     while p0 < pairs {

@@ -5,6 +5,7 @@
 
 mod extension;
 #[rustfmt::skip]
+#[allow(clippy::approx_constant, clippy::excessive_precision)]
 mod filter_table;
 pub mod lattice;
 pub mod lifting;

@@ -149,7 +149,7 @@ impl<T: Real> Waverec1d<T> {
         // Levels alternate between `out` and `scratch` so the last lands in `out`.
         let levels = coeffs.len() - 1;
         let mut a_len = first.len();
-        let (mut cur, mut other) = if levels % 2 == 0 {
+        let (mut cur, mut other) = if levels.is_multiple_of(2) {
             (&mut self.out, &mut self.scratch)
         } else {
             (&mut self.scratch, &mut self.out)

@@ -25,6 +25,10 @@ impl Laurent {
         self.c.is_empty()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.c.is_empty()
+    }
+
     pub fn len(&self) -> usize {
         self.c.len()
     }

@@ -69,7 +69,7 @@ impl DiscreteWavelet {
             Some(d) => d.to_vec(),
             None => rec_lo.iter().rev().copied().collect(),
         };
-        let sign = |k: usize| if k % 2 == 0 { 1.0 } else { -1.0 };
+        let sign = |k: usize| if k.is_multiple_of(2) { 1.0 } else { -1.0 };
         let dec_hi = rec_lo
             .iter()
             .enumerate()

@@ -385,7 +385,10 @@ pub fn read_real_array(path: &Path, options: &ReadOptions) -> Result<RealArray, 
 
 /// Every array of an .npz, by name (without ".npy"), as f64; float32 arrays
 /// are widened and reported.
-pub fn read_npz(path: &Path) -> Result<(Vec<(String, ndarray::ArrayD<f64>)>, bool), IoError> {
+/// Named arrays of an .npz, in file order.
+pub type NamedArrays = Vec<(String, ndarray::ArrayD<f64>)>;
+
+pub fn read_npz(path: &Path) -> Result<(NamedArrays, bool), IoError> {
     let mut npz = ndarray_npy::NpzReader::new(open(path)?)
         .map_err(|e| fmt_err(path, format!("is not a readable .npz: {e}")))?;
     let names = npz
