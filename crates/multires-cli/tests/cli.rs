@@ -1,33 +1,10 @@
 //! Runs the real `multires` binary in a temporary folder.
+mod common;
+use common::{fails_with, multires, ok};
 use ndarray::{Array1, Array2};
 use ndarray_npy::{read_npy, write_npy};
 use num_complex::{Complex32, Complex64};
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn multires(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_multires"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run multires")
-}
-
-fn ok(o: &Output) {
-    assert!(
-        o.status.success(),
-        "failed: {}\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-fn fails_with(o: &Output, needle: &str) {
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success(), "should have failed");
-    assert!(err.contains(needle), "stderr lacks '{needle}': {err}");
-    assert!(!err.contains("panicked"), "panic: {err}");
-}
 
 fn only_files(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)

@@ -1,33 +1,10 @@
 //! The DWT commands of the real `multires` binary: wavedec/waverec and
 //! wavedecn/waverecn round trips, PyWavelets' file layout, bad input.
+mod common;
+use common::{fails_with, multires, ok};
 use ndarray::{ArrayD, IxDyn};
 use ndarray_npy::{read_npy, write_npy, NpzReader, NpzWriter};
 use std::fs::File;
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn multires(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_multires"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run multires")
-}
-
-fn ok(o: &Output) {
-    assert!(
-        o.status.success(),
-        "failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
-
-fn fails_with(o: &Output, needle: &str) {
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success(), "should have failed");
-    assert!(err.contains(needle), "stderr lacks '{needle}': {err}");
-    assert!(!err.contains("panicked"), "panic: {err}");
-}
 
 fn signal(n: usize) -> Vec<f64> {
     (0..n)

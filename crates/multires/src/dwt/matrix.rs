@@ -406,11 +406,7 @@ pub fn inverse<T: Real>(
     let f = bank.len as isize;
     let h = f / 2;
     let periodic = mode == Mode::Periodization;
-    let shift = if periodic {
-        2 * (f / 4) - if h % 2 == 0 { 1 } else { 0 }
-    } else {
-        f - 2
-    };
+    let shift = super::synthesis_shift(f as usize, mode);
     let total = if periodic { 2 * nc } else { 2 * nc - f + 2 };
     let pos = |n: isize| {
         let m = n + shift;

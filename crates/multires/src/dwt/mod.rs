@@ -116,6 +116,18 @@ pub fn rec_len(nc: usize, filter_len: usize, mode: Mode) -> usize {
     }
 }
 
+/// Where PyWavelets' idwt output n reads the synthesis sum y: y[n + shift]
+/// (mod 2 Nc for periodization): F - 2 for the valid part of the full
+/// synthesis, 2 floor(F/4) - [F/2 even] for periodization.
+pub fn synthesis_shift(filter_len: usize, mode: Mode) -> isize {
+    let f = filter_len as isize;
+    if mode == Mode::Periodization {
+        2 * (f / 4) - if (f / 2) % 2 == 0 { 1 } else { 0 }
+    } else {
+        f - 2
+    }
+}
+
 /// The filters of one wavelet in the working precision, laid out for the
 /// loops: reversed decomposition filters (dot products run forward) and the
 /// even and odd taps of the reconstruction filters, reversed.

@@ -238,11 +238,7 @@ fn rows_inverse<T: Real>(
     let rhi: Vec<T> = w.rec_hi.iter().map(|&v| T::of(v)).collect();
     let f = rlo.len() as isize;
     let periodic = t.mode == Mode::Periodization;
-    let shift = if periodic {
-        2 * (f / 4) - if (f / 2) % 2 == 0 { 1 } else { 0 }
-    } else {
-        f - 2
-    };
+    let shift = super::synthesis_shift(f as usize, t.mode);
     let nr = rec_len(nc, f as usize, t.mode);
     let nci = nc as isize;
     out.par_chunks_mut(inner).enumerate().for_each(|(row, ro)| {

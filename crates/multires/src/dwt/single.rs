@@ -224,11 +224,7 @@ impl<T: Real> Transform<T> {
         let nc = a.len() as isize;
         let f = self.bank.len as isize;
         let periodic = self.mode == Mode::Periodization;
-        let shift = if periodic {
-            2 * (f / 4) - if (f / 2) % 2 == 0 { 1 } else { 0 }
-        } else {
-            f - 2
-        };
+        let shift = super::synthesis_shift(f as usize, self.mode);
         let total = 2 * nc;
         // y positions m = n + shift (mod 2 nc when periodic) for n in the range.
         let m_first = n0 as isize + shift;

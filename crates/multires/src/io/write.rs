@@ -10,6 +10,18 @@ pub fn write_atomic(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> Result<(), String>,
 ) -> Result<(), IoError> {
+    with_temp_file(path, |file| {
+        let mut w = BufWriter::new(file);
+        fill(&mut w)?;
+        w.flush().map_err(|e| e.to_string())
+    })
+}
+
+/// The temporary-file-then-rename step shared by every writer.
+fn with_temp_file(
+    path: &Path,
+    fill: impl FnOnce(&std::fs::File) -> Result<(), String>,
+) -> Result<(), IoError> {
     let err = |why: String| IoError::Write {
         path: path.display().to_string(),
         why,
@@ -23,11 +35,7 @@ pub fn write_atomic(
         .suffix(".part")
         .tempfile_in(dir)
         .map_err(|e| err(format!("cannot create a file in '{}': {e}", dir.display())))?;
-    {
-        let mut w = BufWriter::new(tmp.as_file());
-        fill(&mut w).map_err(err)?;
-        w.flush().map_err(|e| err(e.to_string()))?;
-    }
+    fill(tmp.as_file()).map_err(err)?;
     tmp.persist(path).map_err(|e| err(e.error.to_string()))?;
     Ok(())
 }
@@ -52,28 +60,15 @@ pub fn write_npz<A: WritableElement>(
     path: &Path,
     arrays: &[(String, ndarray::ArrayViewD<A>)],
 ) -> Result<(), IoError> {
-    let err = |why: String| IoError::Write {
-        path: path.display().to_string(),
-        why,
-    };
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let tmp = tempfile::Builder::new()
-        .prefix(".multires-")
-        .suffix(".part")
-        .tempfile_in(dir)
-        .map_err(|e| err(format!("cannot create a file in '{}': {e}", dir.display())))?;
-    {
-        let file = tmp.as_file().try_clone().map_err(|e| err(e.to_string()))?;
+    with_temp_file(path, |file| {
+        let file = file.try_clone().map_err(|e| e.to_string())?;
         let mut npz = ndarray_npy::NpzWriter::new(file);
         for (name, a) in arrays {
+            // numpy names members "key.npy" (np.load strips the suffix).
             npz.add_array(format!("{name}.npy"), a)
-                .map_err(|e| err(e.to_string()))?;
+                .map_err(|e| e.to_string())?;
         }
-        npz.finish().map_err(|e| err(e.to_string()))?;
-    }
-    tmp.persist(path).map_err(|e| err(e.error.to_string()))?;
-    Ok(())
+        npz.finish().map_err(|e| e.to_string())?;
+        Ok(())
+    })
 }
