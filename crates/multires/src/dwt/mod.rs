@@ -19,7 +19,8 @@ mod wavelet;
 pub use extension::Mode;
 pub use multilevel::{wavedec, waverec, Wavedec1d, Waverec1d};
 pub use nd::{
-    dwt2, dwt_axis, dwtn, idwt_axis, idwtn, wavedecn, waverecn, DetailKey, NdCoefficients,
+    dwt2, dwt_axis, dwtn, idwt2, idwt_axis, idwtn, wavedec2, wavedecn, waverec2, waverecn,
+    Coefficients2d, DetailKey, NdCoefficients,
 };
 pub use single::{dwt, idwt, Transform};
 pub use wavelet::{DiscreteWavelet, Symmetry};

@@ -462,3 +462,71 @@ pub fn dwt2<T: Real>(
     let mut take = |k: &str| c.remove(k).expect("dwtn returns every key");
     Ok((take("aa"), [take("da"), take("ad"), take("dd")]))
 }
+
+/// PyWavelets' 2-D detail triple (cH, cV, cD) = ('da', 'ad', 'dd').
+pub const DETAILS_2D: [&str; 3] = ["da", "ad", "dd"];
+
+/// `pywt.idwt2` of (cA, (cH, cV, cD)).
+pub fn idwt2<T: Real>(
+    ca: &ArrayD<T>,
+    details: &[ArrayD<T>; 3],
+    t: &Transform<T>,
+    axes: [isize; 2],
+) -> Result<ArrayD<T>, DwtError> {
+    let mut c: BTreeMap<String, ArrayD<T>> = BTreeMap::new();
+    c.insert("aa".into(), ca.clone());
+    for (k, d) in DETAILS_2D.iter().zip(details) {
+        c.insert((*k).into(), d.clone());
+    }
+    idwtn(&c, t, &axes)
+}
+
+/// 2-D coefficients as `pywt.wavedec2` returns them: cA_n, then
+/// (cH, cV, cD) per level, coarsest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Coefficients2d<T> {
+    pub approx: ArrayD<T>,
+    pub details: Vec<[ArrayD<T>; 3]>,
+}
+
+/// `pywt.wavedec2` (over `axes`, the last two by default in PyWavelets).
+pub fn wavedec2<T: Real>(
+    x: ArrayViewD<T>,
+    t: &Transform<T>,
+    level: Option<usize>,
+    axes: [isize; 2],
+) -> Result<Coefficients2d<T>, DwtError> {
+    let c = wavedecn(x, t, level, &axes)?;
+    let details = c
+        .details
+        .into_iter()
+        .map(|mut d| DETAILS_2D.map(|k| d.remove(k).expect("wavedecn returns every key")))
+        .collect();
+    Ok(Coefficients2d {
+        approx: c.approx,
+        details,
+    })
+}
+
+/// `pywt.waverec2`.
+pub fn waverec2<T: Real>(
+    c: &Coefficients2d<T>,
+    t: &Transform<T>,
+    axes: [isize; 2],
+) -> Result<ArrayD<T>, DwtError> {
+    let nd = NdCoefficients {
+        approx: c.approx.clone(),
+        details: c
+            .details
+            .iter()
+            .map(|d| {
+                DETAILS_2D
+                    .iter()
+                    .zip(d)
+                    .map(|(k, v)| ((*k).to_string(), v.clone()))
+                    .collect()
+            })
+            .collect(),
+    };
+    waverecn(&nd, t, &axes)
+}
