@@ -7,6 +7,7 @@ mod extension;
 #[rustfmt::skip]
 #[allow(clippy::approx_constant, clippy::excessive_precision)]
 mod filter_table;
+mod fused;
 pub mod lattice;
 pub mod lifting;
 mod matrix;

@@ -22,6 +22,28 @@ pub fn wavedec<T: Real>(
     if level == 0 {
         return Ok(vec![x.to_owned()]);
     }
+    if x.ndim() == 1
+        && t.algorithm == super::Algorithm::Auto
+        && super::fused::applies(x.len(), level, t.mode)
+    {
+        if let Some(xs) = x.as_slice() {
+            let n = xs.len();
+            let mut outs: Vec<Vec<T>> = (0..=level)
+                .map(|i| {
+                    let k = if i == 0 { level } else { level + 1 - i };
+                    crate::memory::zeroed_vec::<T>(n >> k)
+                })
+                .collect();
+            super::fused::wavedec_periodization(xs, t.bank(), level, &mut outs);
+            return Ok(outs
+                .into_iter()
+                .map(|v| {
+                    let len = v.len();
+                    ArrayD::from_shape_vec(ndarray::IxDyn(&[len]), v).expect("1-D")
+                })
+                .collect());
+        }
+    }
     // The first level reads the input where it lies (no copy).
     let (mut a, cd) = dwt_axis(x, t, ax)?;
     let mut out = Vec::with_capacity(level + 1);

@@ -78,6 +78,10 @@ impl<T: Real> Transform<T> {
         })
     }
 
+    pub(crate) fn bank(&self) -> &Bank<T> {
+        &self.bank
+    }
+
     pub fn filter_len(&self) -> usize {
         self.bank.len
     }
