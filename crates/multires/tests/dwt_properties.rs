@@ -183,6 +183,10 @@ fn bad_input_is_a_typed_error() {
     let x = ArrayD::from_shape_vec(IxDyn(&[4, 4]), vec![0.0; 16]).unwrap();
     assert!(dwt::wavedecn(x.view(), &t, Some(1), &[0, 0]).is_err());
     assert!(dwt::wavedecn(x.view(), &t, Some(1), &[2]).is_err());
+    let e = dwt::wavedecn(x.view(), &t, Some(4_000_000_000), &[0]).unwrap_err();
+    assert!(e.to_string().contains("at most"), "{e}");
+    let one = ArrayD::from_shape_vec(IxDyn(&[8]), vec![1.0; 8]).unwrap();
+    assert!(dwt::wavedec(one.view(), &t, Some(usize::MAX), 0).is_err());
     // Mismatched coefficient lengths in waverec: 5 then 2 along the axis.
     let t = Transform::<f64>::new(&w, Mode::Symmetric, Algorithm::Auto, Granularity::Two).unwrap();
     let a = ArrayD::from_shape_vec(IxDyn(&[5]), vec![1.0; 5]).unwrap();

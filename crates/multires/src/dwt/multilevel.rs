@@ -19,6 +19,7 @@ pub fn wavedec<T: Real>(
         return Err(DwtError::EmptySignal);
     }
     let level = level.unwrap_or_else(|| max_level(x.shape()[ax], t.filter_len()));
+    check_level(level)?;
     if level == 0 {
         return Ok(vec![x.to_owned()]);
     }
@@ -56,6 +57,20 @@ pub fn wavedec<T: Real>(
     out.push(a);
     out.reverse();
     Ok(out)
+}
+
+/// Levels beyond any use: after about log2(N) levels the lengths stop
+/// shrinking, so a bigger number is a mistake (and would run for ever).
+pub const MAX_LEVELS: usize = 255;
+
+pub(crate) fn check_level(level: usize) -> Result<(), DwtError> {
+    if level > MAX_LEVELS {
+        return Err(DwtError::BadLevel {
+            level,
+            why: format!("at most {MAX_LEVELS} levels are accepted (a signal that fits in memory has fewer than 64 useful ones)"),
+        });
+    }
+    Ok(())
 }
 
 /// Inverse of wavedec; an approximation one longer than the next detail is
@@ -114,6 +129,7 @@ impl<T: Real> Wavedec1d<T> {
 
     pub fn run(&mut self, x: &[T], t: &Transform<T>, level: usize) -> Result<(), DwtError> {
         t.check_len(x.len())?;
+        check_level(level)?;
         self.coeffs.resize_with(level + 1, Vec::new);
         if level == 0 {
             self.coeffs[0].clear();

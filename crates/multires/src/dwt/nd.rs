@@ -386,6 +386,7 @@ pub fn wavedecn<T: Real>(
             .min()
             .unwrap_or(0)
     });
+    super::multilevel::check_level(level)?;
     let mut a = x.to_owned();
     let mut details = Vec::with_capacity(level);
     let all_a = "a".repeat(ax.len());
