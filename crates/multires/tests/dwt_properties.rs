@@ -218,6 +218,12 @@ fn fused_multilevel_equals_level_by_level() {
                 let e = max_rel(p.as_slice().unwrap(), q.as_slice().unwrap());
                 assert!(e < 1e-12, "{name} level {level} array {i}: {e:e}");
             }
+            // The fused inverse equals the level-by-level one.
+            let ra = dwt::waverec(&b, &fused, 0).unwrap();
+            let rb = dwt::waverec(&b, &plain, 0).unwrap();
+            assert_eq!(ra.len(), n);
+            let e = max_rel(ra.as_slice().unwrap(), rb.as_slice().unwrap());
+            assert!(e < 1e-12, "{name} level {level} waverec: {e:e}");
         }
     }
 }

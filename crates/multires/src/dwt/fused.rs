@@ -81,3 +81,70 @@ pub fn wavedec_periodization<T: Real>(x: &[T], bank: &Bank<T>, level: usize, out
         },
     );
 }
+
+/// Whether the fused inverse applies to [cA_L, cD_L, ..., cD_1] lengths:
+/// periodization, each detail twice the one before, and an output length
+/// that chunks evenly.
+pub fn applies_inverse(lens: &[usize], mode: Mode) -> bool {
+    if mode != Mode::Periodization || lens.len() < 2 || lens[0] != lens[1] {
+        return false;
+    }
+    let ok = lens[1..].windows(2).all(|w| w[1] == 2 * w[0]);
+    let n = 2 * lens[lens.len() - 1];
+    ok && n >= 2 * CHUNK && n.is_multiple_of(2 * CHUNK)
+}
+
+/// waverec of [cA_L, cD_L, ..., cD_1] into `out` (length 2 len(cD_1)), one
+/// chunk of output at a time: each chunk gathers the coefficients its
+/// outputs depend on at every level (with halo) and synthesizes top-down in
+/// cache, so intermediate approximations never reach main memory.
+pub fn waverec_periodization<T: Real>(coeffs: &[&[T]], bank: &Bank<T>, out: &mut [T]) {
+    let levels = coeffs.len() - 1;
+    let h = (bank.len / 2) as isize;
+    let sh = super::synthesis_shift(bank.len, Mode::Periodization);
+    let block = 2 * CHUNK;
+    out.par_chunks_mut(block).enumerate().for_each_init(
+        || (Vec::<T>::new(), Vec::<T>::new(), Vec::<T>::new()),
+        |(a, d, y), (c, chunk)| {
+            // ranges[k] = [lo, hi) of level k's coefficients (level 0: the output) needed.
+            let mut ranges = vec![(0isize, 0isize); levels + 1];
+            ranges[0] = ((c * block) as isize, ((c + 1) * block) as isize);
+            for k in 1..=levels {
+                let (lo, hi) = ranges[k - 1];
+                let i_min = (lo + sh).div_euclid(2);
+                let i_max = (hi - 1 + sh).div_euclid(2);
+                ranges[k] = (i_min - (h - 1), i_max + 1);
+            }
+            let gather = |src: &[T], (lo, hi): (isize, isize), dst: &mut Vec<T>| {
+                let m = src.len() as isize;
+                dst.clear();
+                if lo >= 0 && hi <= m {
+                    dst.extend_from_slice(&src[lo as usize..hi as usize]);
+                } else {
+                    dst.extend((lo..hi).map(|j| src[j.rem_euclid(m) as usize]));
+                }
+            };
+            gather(coeffs[0], ranges[levels], a);
+            for k in (1..=levels).rev() {
+                // coeffs[levels + 1 - k] is cD_k.
+                gather(coeffs[levels + 1 - k], ranges[k], d);
+                let (lo_k, _) = ranges[k];
+                let (lo, hi) = ranges[k - 1];
+                let i_min = (lo + sh).div_euclid(2);
+                let i_max = (hi - 1 + sh).div_euclid(2);
+                let pairs = (i_max - i_min + 1) as usize;
+                y.resize(2 * pairs, T::zero());
+                super::matrix::synth_interior_polyphase(a, d, bank, (i_min - lo_k) as usize, y);
+                // a_{k-1}[p] = y[p + sh - 2 i_min] for p in [lo, hi).
+                let start = (lo + sh - 2 * i_min) as usize;
+                let len = (hi - lo) as usize;
+                if k == 1 {
+                    chunk.copy_from_slice(&y[start..start + len]);
+                } else {
+                    a.clear();
+                    a.extend_from_slice(&y[start..start + len]);
+                }
+            }
+        },
+    );
+}

@@ -164,7 +164,13 @@ fn interior_polyphase_body<T: Real>(
 
 /// The synthesis interior for `auto`: the even and odd outputs of a block
 /// as tap-by-tap multiply-adds over contiguous coefficients, then interleaved.
-fn synth_interior_polyphase<T: Real>(a: &[T], d: &[T], bank: &Bank<T>, i0: usize, out: &mut [T]) {
+pub(crate) fn synth_interior_polyphase<T: Real>(
+    a: &[T],
+    d: &[T],
+    bank: &Bank<T>,
+    i0: usize,
+    out: &mut [T],
+) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
         // SAFETY: the CPU has AVX2 and FMA (checked just above).

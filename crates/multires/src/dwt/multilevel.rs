@@ -86,6 +86,18 @@ pub fn waverec<T: Real>(
         ));
     };
     let ax = axis_index(axis, first.ndim())?;
+    if first.ndim() == 1 && t.algorithm == super::Algorithm::Auto {
+        let lens: Vec<usize> = coeffs.iter().map(|c| c.len()).collect();
+        if coeffs.iter().all(|c| c.ndim() == 1) && super::fused::applies_inverse(&lens, t.mode) {
+            let slices: Option<Vec<&[T]>> = coeffs.iter().map(|c| c.as_slice()).collect();
+            if let Some(slices) = slices {
+                let n = 2 * lens[lens.len() - 1];
+                let mut out = crate::memory::zeroed_vec::<T>(n);
+                super::fused::waverec_periodization(&slices, t.bank(), &mut out);
+                return Ok(ArrayD::from_shape_vec(ndarray::IxDyn(&[n]), out).expect("1-D"));
+            }
+        }
+    }
     let mut a = first.clone();
     for (lvl, d) in coeffs[1..].iter().enumerate() {
         if d.ndim() != a.ndim() {
