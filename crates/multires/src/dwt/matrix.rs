@@ -147,9 +147,21 @@ fn interior_polyphase_body<T: Real>(
             *o = pair[1];
         }
         let (a, d) = (&mut ca[o0..o0 + b], &mut cd[o0..o0 + b]);
-        a.fill(T::zero());
-        d.fill(T::zero());
-        for m in 0..h {
+        // The first tap assigns, the others accumulate (one pass fewer).
+        {
+            let (ce, co) = (rlo[0], rlo[1]);
+            let (he, ho) = (rhi[0], rhi[1]);
+            for (((av, dv), e), o) in a
+                .iter_mut()
+                .zip(d.iter_mut())
+                .zip(&even[..b])
+                .zip(&odd[..b])
+            {
+                *av = ce * *e + co * *o;
+                *dv = he * *e + ho * *o;
+            }
+        }
+        for m in 1..h {
             let (ce, co) = (rlo[2 * m], rlo[2 * m + 1]);
             let (he, ho) = (rhi[2 * m], rhi[2 * m + 1]);
             let (ev, ov) = (&even[m..m + b], &odd[m..m + b]);
@@ -215,9 +227,15 @@ fn synth_interior_polyphase_body<T: Real>(
         let b = (pairs - p0).min(POLY_BLOCK);
         let s = i0 + p0 + 1 - h;
         let (e, o) = (&mut ev[..b], &mut od[..b]);
-        e.fill(T::zero());
-        o.fill(T::zero());
-        for k in 0..h {
+        {
+            let (wa, wd) = (&a[s..s + b], &d[s..s + b]);
+            let (c1, c2, c3, c4) = (re[0], de[0], ro[0], dro[0]);
+            for (((ev, ov), x), y) in e.iter_mut().zip(o.iter_mut()).zip(wa).zip(wd) {
+                *ev = c1 * *x + c2 * *y;
+                *ov = c3 * *x + c4 * *y;
+            }
+        }
+        for k in 1..h {
             let (wa, wd) = (&a[s + k..s + k + b], &d[s + k..s + k + b]);
             let (c1, c2, c3, c4) = (re[k], de[k], ro[k], dro[k]);
             for (((ev, ov), x), y) in e.iter_mut().zip(o.iter_mut()).zip(wa).zip(wd) {
