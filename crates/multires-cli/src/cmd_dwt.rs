@@ -29,7 +29,8 @@ pub struct TransformOpts {
     /// antisymmetric, antireflect, periodization (PyWavelets' nine modes).
     #[arg(long, default_value = "symmetric")]
     pub mode: Mode,
-    /// auto, matrix, matrix-nowrap, lattice, lattice-nowrap (orthogonal wavelets) or lifting.
+    /// auto, matrix, matrix-nowrap, lattice, lattice-nowrap (orthogonal wavelets whose lattice
+    /// factorization is exact: haar, db1-13, coif1-8, ...) or lifting (filters up to 10 taps).
     #[arg(long, default_value = "auto")]
     pub algorithm: Algorithm,
     /// Outputs per step of the matrix form: 1, 2 or 4 (the seed's m1/m2/m4).
@@ -38,6 +39,7 @@ pub struct TransformOpts {
     /// Working precision (default: that of the input file).
     #[arg(long, value_enum)]
     pub precision: Option<PrecisionArg>,
+    /// auto, cpu or cuda (the CUDA DWT is not in this build yet; auto runs on the CPU and says so).
     #[arg(long, default_value = "auto")]
     pub device: Device,
 }
@@ -57,6 +59,7 @@ pub struct WavedecArgs {
     /// Axis of the input array to transform.
     #[arg(long, default_value_t = -1, allow_hyphen_values = true)]
     pub axis: isize,
+    /// Read the input as raw little-endian samples of this type.
     #[arg(long, value_name = "f32|f64")]
     pub raw: Option<RawType>,
     /// Let NaN/Inf samples propagate instead of refusing them.
@@ -73,6 +76,7 @@ pub struct WaverecArgs {
     pub output: PathBuf,
     #[command(flatten)]
     pub t: TransformOpts,
+    /// Axis the coefficients were computed along.
     #[arg(long, default_value_t = -1, allow_hyphen_values = true)]
     pub axis: isize,
 }
@@ -86,11 +90,13 @@ pub struct WavedecnArgs {
     pub output: PathBuf,
     #[command(flatten)]
     pub t: TransformOpts,
+    /// Levels (default: the largest every transformed axis allows).
     #[arg(long)]
     pub level: Option<usize>,
     /// Axes to transform, comma-separated (default: all).
     #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
     pub axes: Option<Vec<isize>>,
+    /// Let NaN/Inf values propagate instead of refusing them.
     #[arg(long)]
     pub allow_nonfinite: bool,
 }
@@ -99,10 +105,12 @@ pub struct WavedecnArgs {
 pub struct WaverecnArgs {
     /// Coefficients .npz with arr_0 and d{i}_{key} (as `multires wavedecn` writes).
     pub input: PathBuf,
+    /// Output .npy.
     #[arg(short, long)]
     pub output: PathBuf,
     #[command(flatten)]
     pub t: TransformOpts,
+    /// Axes that were transformed, comma-separated (default: all).
     #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
     pub axes: Option<Vec<isize>>,
 }
