@@ -54,11 +54,11 @@ pub fn wavedec_periodization<T: Real>(x: &[T], bank: &Bank<T>, level: usize, out
             // Level 0 buffer: global positions [P0, P0 + 2 CHUNK + 2 E0), wrapped.
             let p0 = (c * 2 * CHUNK) as isize - ext[0] as isize;
             let len0 = 2 * CHUNK + 2 * ext[0];
-            prev.clear();
-            if p0 >= 0 && p0 as usize + len0 <= n {
-                prev.extend_from_slice(&x[p0 as usize..p0 as usize + len0]);
-            } else {
-                // Only the first and last chunks wrap around the signal.
+            // Interior chunks read level 0 straight from the signal; only the
+            // first and last wrap around it and need a gathered copy.
+            let inside = p0 >= 0 && p0 as usize + len0 <= n;
+            if !inside {
+                prev.clear();
                 prev.extend(
                     (0..len0 as isize).map(|j| x[(p0 + j).rem_euclid(n as isize) as usize]),
                 );
@@ -68,8 +68,12 @@ pub fn wavedec_periodization<T: Real>(x: &[T], bank: &Bank<T>, level: usize, out
                 let count = ck + 2 * ext[k];
                 a.resize(count, T::zero());
                 d.resize(count, T::zero());
-                // Output i reads prev[2 i + 1 .. 2 i + 1 + F] (see the module's derivation).
-                interior_polyphase(prev, 1, bank, a, d);
+                // Output i reads level[k-1][2 i + 1 .. 2 i + 1 + F] (see the module's derivation).
+                if k == 1 && inside {
+                    interior_polyphase(x, p0 as usize + 1, bank, a, d);
+                } else {
+                    interior_polyphase(prev, 1, bank, a, d);
+                }
                 // slices: [cA_L, cD_L, ..., cD_1]; cD_k is at index level + 1 - k.
                 let centre = ext[k]..ext[k] + ck;
                 slices[level + 1 - k].copy_from_slice(&d[centre.clone()]);
