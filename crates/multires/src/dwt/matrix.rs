@@ -90,38 +90,37 @@ fn interior<T: Real>(
 /// Outputs per block of the polyphase kernel (its buffers stay in L1).
 const POLY_BLOCK: usize = 512;
 
-/// The interior of the matrix form for `auto`: per block, the input window
-/// is split into its even and odd samples, and each filter tap becomes one
-/// contiguous multiply-add over the block (the compiler vectorizes it).
-/// Same sums as the seed's rows, summed tap by tap.
-pub fn interior_polyphase<T: Real>(
-    src: &[T],
-    base: usize,
-    bank: &Bank<T>,
-    ca: &mut [T],
-    cd: &mut [T],
-) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-        // SAFETY: the CPU has AVX2 and FMA (checked just above).
-        unsafe { interior_polyphase_avx2(src, base, bank, ca, cd) };
-        return;
-    }
-    interior_polyphase_body(src, base, bank, ca, cd)
+/// `pub fn $name(args)` that runs `$body(args)` compiled for AVX2 and FMA
+/// when the CPU has them (8 floats per instruction), and as is otherwise.
+macro_rules! avx2_dispatch {
+    ($(#[$doc:meta])* $vis:vis fn $name:ident / $avx:ident => $body:ident ($($arg:ident: $ty:ty),*)) => {
+        $(#[$doc])*
+        $vis fn $name<T: Real>($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+                // SAFETY: the CPU has AVX2 and FMA (checked just above).
+                unsafe { $avx($($arg),*) };
+                return;
+            }
+            $body($($arg),*)
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn $avx<T: Real>($($arg: $ty),*) {
+            $body($($arg),*)
+        }
+    };
 }
 
-/// The same loops compiled for AVX2 (8 floats per instruction).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn interior_polyphase_avx2<T: Real>(
-    src: &[T],
-    base: usize,
-    bank: &Bank<T>,
-    ca: &mut [T],
-    cd: &mut [T],
-) {
-    interior_polyphase_body(src, base, bank, ca, cd)
-}
+avx2_dispatch!(
+    /// The interior of the matrix form for `auto`: per block, the input window
+    /// is split into its even and odd samples, and each filter tap becomes one
+    /// contiguous multiply-add over the block (the compiler vectorizes it).
+    /// Same sums as the seed's rows, summed tap by tap.
+    pub fn interior_polyphase / interior_polyphase_avx2 => interior_polyphase_body
+    (src: &[T], base: usize, bank: &Bank<T>, ca: &mut [T], cd: &mut [T])
+);
 
 #[inline(always)]
 fn interior_polyphase_body<T: Real>(
@@ -174,35 +173,12 @@ fn interior_polyphase_body<T: Real>(
     }
 }
 
-/// The synthesis interior for `auto`: the even and odd outputs of a block
-/// as tap-by-tap multiply-adds over contiguous coefficients, then interleaved.
-pub(crate) fn synth_interior_polyphase<T: Real>(
-    a: &[T],
-    d: &[T],
-    bank: &Bank<T>,
-    i0: usize,
-    out: &mut [T],
-) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-        // SAFETY: the CPU has AVX2 and FMA (checked just above).
-        unsafe { synth_interior_polyphase_avx2(a, d, bank, i0, out) };
-        return;
-    }
-    synth_interior_polyphase_body(a, d, bank, i0, out)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn synth_interior_polyphase_avx2<T: Real>(
-    a: &[T],
-    d: &[T],
-    bank: &Bank<T>,
-    i0: usize,
-    out: &mut [T],
-) {
-    synth_interior_polyphase_body(a, d, bank, i0, out)
-}
+avx2_dispatch!(
+    /// The synthesis interior for `auto`: the even and odd outputs of a block
+    /// as tap-by-tap multiply-adds over contiguous coefficients, then interleaved.
+    pub(crate) fn synth_interior_polyphase / synth_interior_polyphase_avx2 => synth_interior_polyphase_body
+    (a: &[T], d: &[T], bank: &Bank<T>, i0: usize, out: &mut [T])
+);
 
 #[inline(always)]
 fn synth_interior_polyphase_body<T: Real>(
