@@ -65,6 +65,9 @@ pub struct WavedecArgs {
     /// Let NaN/Inf samples propagate instead of refusing them.
     #[arg(long)]
     pub allow_nonfinite: bool,
+    /// Also draw the coefficients, one row per level over time, to this PNG (1-D input).
+    #[arg(long, value_name = "PNG")]
+    pub plot: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -184,6 +187,12 @@ pub fn wavedec(a: WavedecArgs) -> Result<()> {
         x: &ArrayD<f64>,
     ) -> Result<usize> {
         let t = transform::<T>(&a.t)?;
+        if a.plot.is_some() && x.ndim() != 1 {
+            bail!(
+                "--plot draws 1-D transforms; the input has shape {:?}",
+                x.shape()
+            );
+        }
         let ax = dwt::nd::axis_index(a.axis, x.ndim())?;
         warn_level(a.level, &[x.shape()[ax]], t.filter_len());
         let c = dwt::wavedec(cast::<T>(x).view(), &t, a.level, a.axis)?;
@@ -193,6 +202,27 @@ pub fn wavedec(a: WavedecArgs) -> Result<()> {
             .map(|(i, v)| (format!("arr_{i}"), v.view()))
             .collect();
         io::write_npz(&a.output, &named)?;
+        if let Some(png) = &a.plot {
+            let l = c.len() - 1;
+            let rows: Vec<(String, Vec<f64>)> = c
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let name = if i == 0 {
+                        format!("a{l}")
+                    } else {
+                        format!("d{}", l + 1 - i)
+                    };
+                    (name, v.iter().map(|&s| s.f64()).collect())
+                })
+                .collect();
+            let title = format!("wavedec: {}, mode {}, {l} levels", a.t.wavelet, a.t.mode);
+            // Both outputs or neither: a failed plot takes the npz with it.
+            if let Err(e) = multires::plot::dwt_levels_png(&rows, x.len(), png, &title) {
+                let _ = std::fs::remove_file(&a.output);
+                return Err(e.into());
+            }
+        }
         Ok(c.len() - 1)
     }
     let levels = if f32_ {

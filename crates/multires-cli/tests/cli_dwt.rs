@@ -110,6 +110,30 @@ fn wavedec_waverec_round_trip_and_layout() {
         2,
         "default level is dwt_max_level: 1000 samples, haar -> 9 levels, 2 coefficients"
     );
+    // --plot draws the levels; the PNG is a real image of the stated size.
+    ok(&multires(
+        d,
+        &[
+            "wavedec",
+            "x.npy",
+            "-o",
+            "p.npz",
+            "--wavelet",
+            "sym4",
+            "--level",
+            "6",
+            "--plot",
+            "levels.png",
+        ],
+    ));
+    let img = image::open(d.join("levels.png")).unwrap().to_rgb8();
+    assert_eq!(img.width(), 1200);
+    let distinct: std::collections::HashSet<[u8; 3]> = img.pixels().map(|p| p.0).collect();
+    assert!(
+        distinct.len() > 50,
+        "the plot should show a colormap, got {} colours",
+        distinct.len()
+    );
     // A level above the maximum is computed with a warning.
     let o = multires(
         d,

@@ -251,3 +251,90 @@ fn write_png(path: &Path, rgb: &[u8], w: u32, h: u32) -> Result<(), PlotError> {
     tmp.persist(path).map_err(|e| werr(e.error.to_string()))?;
     Ok(())
 }
+
+/// A multilevel DWT at a glance: one row per coefficient array (the
+/// approximation on top, then the details from coarsest to finest), each
+/// drawn over the signal's time axis with |coefficient| on viridis, scaled
+/// per row (details of different levels differ by orders of magnitude).
+/// Rows longer than the plot are pooled by their largest magnitude.
+pub fn dwt_levels_png(
+    rows: &[(String, Vec<f64>)],
+    signal_len: usize,
+    path: &Path,
+    title: &str,
+) -> Result<(), PlotError> {
+    register_fonts();
+    let nrows = rows.len().max(1);
+    let (w, h) = (1200u32, (110 + 44 * nrows as u32).min(1000));
+    let mut pixels = vec![0u8; (w * h * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut pixels, (w, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(de)?;
+        let x_end = signal_len.max(1) as f64;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0.0..x_end, 0.0..nrows as f64)
+            .map_err(de)?;
+        let names: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_desc("time (samples)")
+            .y_labels(2 * nrows + 2)
+            .y_label_formatter(&|y: &f64| {
+                // Row r is drawn in [nrows - r - 1, nrows - r); its name sits
+                // on the tick at the band's lower edge, moved up half a band.
+                let k = y.round();
+                let r = nrows as isize - 1 - k as isize;
+                if (y - k).abs() < 1e-6 && r >= 0 && (r as usize) < names.len() {
+                    names[r as usize].clone()
+                } else {
+                    String::new()
+                }
+            })
+            .y_label_offset(-(((h as i32 - 100) / nrows as i32) / 2))
+            .label_style(("sans-serif", 13))
+            .draw()
+            .map_err(de)?;
+        let bins = 1000usize;
+        for (r, (_, v)) in rows.iter().enumerate() {
+            if v.is_empty() {
+                continue;
+            }
+            let nb = bins.min(v.len());
+            let pooled: Vec<f64> = (0..nb)
+                .map(|b| {
+                    let (lo, hi) = (
+                        b * v.len() / nb,
+                        ((b + 1) * v.len() / nb).max(b * v.len() / nb + 1),
+                    );
+                    v[lo..hi].iter().fold(
+                        0.0f64,
+                        |m, x| if x.is_finite() { m.max(x.abs()) } else { m },
+                    )
+                })
+                .collect();
+            let top = pooled
+                .iter()
+                .fold(0.0f64, |m, &x| m.max(x))
+                .max(f64::MIN_POSITIVE);
+            let y0 = (nrows - r - 1) as f64;
+            chart
+                .draw_series(pooled.iter().enumerate().map(|(b, &m)| {
+                    let c = colorous::VIRIDIS.eval_continuous((m / top).clamp(0.0, 1.0));
+                    let x0 = b as f64 / nb as f64 * x_end;
+                    let x1 = (b + 1) as f64 / nb as f64 * x_end;
+                    Rectangle::new(
+                        [(x0, y0 + 0.05), (x1, y0 + 0.95)],
+                        RGBColor(c.r, c.g, c.b).filled(),
+                    )
+                }))
+                .map_err(de)?;
+        }
+        root.present().map_err(de)?;
+    }
+    write_png(path, &pixels, w, h)
+}
