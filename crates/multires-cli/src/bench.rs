@@ -173,6 +173,13 @@ fn bench_fir(
     Ok(())
 }
 
+/// The value of `f` and the milliseconds it took.
+fn timed_ms<R, E>(f: impl FnOnce() -> Result<R, E>) -> Result<(R, f64), E> {
+    let t = Instant::now();
+    let r = f()?;
+    Ok((r, t.elapsed().as_secs_f64() * 1e3))
+}
+
 /// dwt-64m (1-D, 2^26 float32) and dwt2-16k (16384^2 float32): wavedec and
 /// waverec (wavedecn/waverecn over both axes for 2-D), periodization.
 fn bench_dwt(
@@ -205,30 +212,19 @@ fn bench_dwt(
         let mut rec = Vec::new();
         let mut err = 0.0f64;
         for r in 0..=a.repeat {
-            let t0 = Instant::now();
-            let c = if shape.len() == 1 {
-                let c = dwt::wavedec(x.view(), &t, Some(levels), 0)?;
-                let t1 = t0.elapsed().as_secs_f64() * 1e3;
-                let t2 = Instant::now();
-                let y = dwt::waverec(&c, &t, 0)?;
-                let t3 = t2.elapsed().as_secs_f64() * 1e3;
-                if r > 0 {
-                    dec.push(t1);
-                    rec.push(t3);
-                }
-                y
+            let (c, t_dec, t_rec) = if shape.len() == 1 {
+                let (c, td) = timed_ms(|| dwt::wavedec(x.view(), &t, Some(levels), 0))?;
+                let (y, tr) = timed_ms(|| dwt::waverec(&c, &t, 0))?;
+                (y, td, tr)
             } else {
-                let c = dwt::wavedecn(x.view(), &t, Some(levels), &axes)?;
-                let t1 = t0.elapsed().as_secs_f64() * 1e3;
-                let t2 = Instant::now();
-                let y = dwt::waverecn(&c, &t, &axes)?;
-                let t3 = t2.elapsed().as_secs_f64() * 1e3;
-                if r > 0 {
-                    dec.push(t1);
-                    rec.push(t3);
-                }
-                y
+                let (c, td) = timed_ms(|| dwt::wavedecn(x.view(), &t, Some(levels), &axes))?;
+                let (y, tr) = timed_ms(|| dwt::waverecn(&c, &t, &axes))?;
+                (y, td, tr)
             };
+            if r > 0 {
+                dec.push(t_dec);
+                rec.push(t_rec);
+            }
             if r == 0 {
                 let num: f64 = c
                     .iter()
@@ -251,15 +247,11 @@ fn bench_dwt(
             let (mut wd, mut wr) = (dwt::Wavedec1d::new(), dwt::Waverec1d::new());
             let (mut dec, mut rec) = (Vec::new(), Vec::new());
             for r in 0..=a.repeat {
-                let t0 = Instant::now();
-                wd.run(xs, &t, levels)?;
-                let t1 = t0.elapsed().as_secs_f64() * 1e3;
-                let t2 = Instant::now();
-                wr.run(&wd.coeffs, &t)?;
-                let t3 = t2.elapsed().as_secs_f64() * 1e3;
+                let ((), t_dec) = timed_ms(|| wd.run(xs, &t, levels))?;
+                let ((), t_rec) = timed_ms(|| wr.run(&wd.coeffs, &t))?;
                 if r > 0 {
-                    dec.push(t1);
-                    rec.push(t3);
+                    dec.push(t_dec);
+                    rec.push(t_rec);
                 }
             }
             let (md, mr) = (median(dec), median(rec));

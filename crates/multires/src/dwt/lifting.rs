@@ -156,14 +156,14 @@ impl Lifting {
 
     pub fn matrix(&self) -> Matrix {
         let k = |v: f64, low: isize| Laurent { c: vec![v], low };
-        let z = Laurent::zero;
-        let mut acc: Matrix = [[k(1.0, 0), z()], [z(), k(1.0, 0)]];
+        let identity =
+            || -> Matrix { [[k(1.0, 0), Laurent::zero()], [Laurent::zero(), k(1.0, 0)]] };
+        let mut acc = identity();
         for s in &self.steps {
-            let mut step: Matrix = [[k(1.0, 0), z()], [z(), k(1.0, 0)]];
+            let mut step = identity();
             step[s.target][1 - s.target] = s.poly.clone();
             acc = polyphase::mat_mul(&step, &acc);
         }
-        let _ = z;
         polyphase::mat_mul(&self.last, &acc)
     }
 

@@ -189,12 +189,7 @@ fn synth_interior_polyphase_body<T: Real>(
     out: &mut [T],
 ) {
     let h = bank.len / 2;
-    let (re, ro, de, dro) = (
-        &bank.rec_lo_even_rev[..],
-        &bank.rec_lo_odd_rev[..],
-        &bank.rec_hi_even_rev[..],
-        &bank.rec_hi_odd_rev[..],
-    );
+    let (re, ro, de, dro) = bank.rec_phases_rev();
     let mut ev = [T::zero(); POLY_BLOCK];
     let mut od = [T::zero(); POLY_BLOCK];
     let pairs = out.len() / 2;
@@ -322,18 +317,12 @@ pub fn forward_nowrap<T: Real>(
 /// coefficients outside [0, Nc) read by `get` (zero or periodic).
 #[inline(always)]
 fn synth_edge<T: Real>(a: &[T], d: &[T], bank: &Bank<T>, i: isize, periodic: bool) -> (T, T) {
-    let nc = a.len() as isize;
     let (mut e, mut o) = (T::zero(), T::zero());
     for k in 0..bank.len / 2 {
-        let q = i - k as isize;
-        let q = if periodic {
-            q.rem_euclid(nc)
-        } else if (0..nc).contains(&q) {
-            q
-        } else {
+        let Some(q) = super::coefficient_at(i - k as isize, a.len(), periodic) else {
             continue;
         };
-        let (av, dv) = (a[q as usize], d[q as usize]);
+        let (av, dv) = (a[q], d[q]);
         e = av * bank.rec_lo[2 * k] + dv * bank.rec_hi[2 * k] + e;
         o = av * bank.rec_lo[2 * k + 1] + dv * bank.rec_hi[2 * k + 1] + o;
     }
@@ -353,12 +342,7 @@ fn synth_interior<T: Real>(
 ) {
     let h = bank.len / 2;
     // Coefficient window for position i: [i - h + 1, i], reversed filters.
-    let (re, ro, de, dro) = (
-        &bank.rec_lo_even_rev[..],
-        &bank.rec_lo_odd_rev[..],
-        &bank.rec_hi_even_rev[..],
-        &bank.rec_hi_odd_rev[..],
-    );
+    let (re, ro, de, dro) = bank.rec_phases_rev();
     let pairs = out.len() / 2;
     match g {
         Granularity::One => {

@@ -130,6 +130,20 @@ pub fn synthesis_shift(filter_len: usize, mode: Mode) -> isize {
     }
 }
 
+/// The coefficient index a synthesis tap at position q reads: wrapped for
+/// periodization, none (a zero) outside [0, nc) for every other mode.
+#[inline(always)]
+pub(crate) fn coefficient_at(q: isize, nc: usize, periodic: bool) -> Option<usize> {
+    let n = nc as isize;
+    if periodic {
+        Some(q.rem_euclid(n) as usize)
+    } else if (0..n).contains(&q) {
+        Some(q as usize)
+    } else {
+        None
+    }
+}
+
 /// The filters of one wavelet in the working precision, laid out for the
 /// loops: reversed decomposition filters (dot products run forward) and the
 /// even and odd taps of the reconstruction filters, reversed.
@@ -169,6 +183,19 @@ impl<T: Real> Bank<T> {
             rec_hi_even_rev: phase_rev(&w.rec_hi, 0),
             rec_hi_odd_rev: phase_rev(&w.rec_hi, 1),
         }
+    }
+}
+
+impl<T> Bank<T> {
+    /// The reversed even and odd taps of (rec_lo, rec_hi): what a synthesis
+    /// output pair's dot products run over.
+    pub fn rec_phases_rev(&self) -> (&[T], &[T], &[T], &[T]) {
+        (
+            &self.rec_lo_even_rev,
+            &self.rec_lo_odd_rev,
+            &self.rec_hi_even_rev,
+            &self.rec_hi_odd_rev,
+        )
     }
 }
 

@@ -66,9 +66,9 @@ pub fn dwt_axis<T: Real>(
         t.algorithm,
         Algorithm::Auto | Algorithm::Matrix | Algorithm::MatrixNoWrap
     ) {
-        rows_forward(src, t, outer, n, inner, &mut ca, &mut cd);
+        rows_forward(src, t, n, inner, &mut ca, &mut cd);
     } else {
-        lanes(src, outer, n, inner, no, &mut ca, &mut cd, |lane, a, d| {
+        lanes(src, n, inner, no, &mut ca, &mut cd, |lane, a, d| {
             t.forward(lane, a, d, false)
         });
     }
@@ -83,7 +83,6 @@ pub fn dwt_axis<T: Real>(
 #[allow(clippy::too_many_arguments)]
 fn lanes<T: Real>(
     src: &[T],
-    outer: usize,
     n: usize,
     inner: usize,
     no: usize,
@@ -110,14 +109,12 @@ fn lanes<T: Real>(
                 }
             }
         });
-    let _ = outer;
 }
 
 /// The matrix form on whole rows: output row o = sum_j f[j] x_row(s0 + 2o - j).
 fn rows_forward<T: Real>(
     src: &[T],
     t: &Transform<T>,
-    outer: usize,
     n: usize,
     inner: usize,
     ca: &mut [T],
@@ -154,7 +151,6 @@ fn rows_forward<T: Real>(
                 }
             }
         });
-    let _ = outer;
 }
 
 /// One inverse level along `axis`, as `pywt.idwt(a, d, w, mode, axis=axis)`.
@@ -254,14 +250,9 @@ fn rows_inverse<T: Real>(
         }
         let (i, p) = (m.div_euclid(2), m.rem_euclid(2) as usize);
         for k in 0..(f / 2) {
-            let q = i - k;
-            let q = if periodic {
-                q.rem_euclid(nci)
-            } else if (0..nci).contains(&q) {
-                q
-            } else {
+            let Some(q) = super::coefficient_at(i - k, nc, periodic) else {
                 continue;
-            } as usize;
+            };
             let (cl, ch) = (rlo[(2 * k) as usize + p], rhi[(2 * k) as usize + p]);
             let (ra, rd) = (
                 &ba[q * inner..(q + 1) * inner],

@@ -225,11 +225,9 @@ impl<T: Real> Transform<T> {
     /// Synthesis by a factorization: the pairs (y_2i, y_2i+1) over the
     /// positions this output range needs, then PyWavelets' index shift.
     fn inverse_polyphase(&self, a: &[T], d: &[T], n0: usize, out: &mut [T]) {
-        let nc = a.len() as isize;
         let f = self.bank.len as isize;
         let periodic = self.mode == Mode::Periodization;
         let shift = super::synthesis_shift(f as usize, self.mode);
-        let total = 2 * nc;
         // y positions m = n + shift (mod 2 nc when periodic) for n in the range.
         let m_first = n0 as isize + shift;
         let m_last = m_first + out.len() as isize - 1;
@@ -240,13 +238,9 @@ impl<T: Real> Transform<T> {
             _ => return,
         };
         let q = |i: isize| -> (T, T) {
-            if periodic {
-                let j = i.rem_euclid(nc) as usize;
-                (a[j], d[j])
-            } else if (0..nc).contains(&i) {
-                (a[i as usize], d[i as usize])
-            } else {
-                (T::zero(), T::zero())
+            match super::coefficient_at(i, a.len(), periodic) {
+                Some(j) => (a[j], d[j]),
+                None => (T::zero(), T::zero()),
             }
         };
         let first = i0 - back as isize;
@@ -274,7 +268,6 @@ impl<T: Real> Transform<T> {
             let i = (m.div_euclid(2) - i0) as usize;
             *v = if m.rem_euclid(2) == 0 { ye[i] } else { yo[i] };
         }
-        let _ = total;
     }
 }
 

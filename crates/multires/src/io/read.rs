@@ -338,33 +338,27 @@ pub fn read_real_array(path: &Path, options: &ReadOptions) -> Result<RealArray, 
             .and_then(|e| e.to_str())
             .is_some_and(|e| e.eq_ignore_ascii_case("npy"));
     if is_npy {
-        let f = || -> Result<BufReader<File>, IoError> { Ok(BufReader::new(open(path)?)) };
-        if let Ok(a) = ndarray::ArrayD::<f64>::read_npy(f()?) {
-            return Ok(RealArray {
-                values: a,
-                was_f32: false,
-            });
-        }
-        if let Ok(a) = ndarray::ArrayD::<f32>::read_npy(f()?) {
-            return Ok(RealArray {
-                values: a.mapv(|v| v as f64),
-                was_f32: true,
-            });
-        }
+        let real = |a: ndarray::ArrayD<f64>, was_f32| Ok(RealArray { values: a, was_f32 });
+        let complex = || {
+            Err(fmt_err(path, "holds complex values; the DWT takes real arrays (transform the real and imaginary parts separately)"))
+        };
+        try_npy!(path, ndarray::ArrayD<f64>, |a| real(a, false));
+        try_npy!(path, ndarray::ArrayD<f32>, |a: ndarray::ArrayD<f32>| real(
+            a.mapv(|v| v as f64),
+            true
+        ));
         macro_rules! ints {
             ($($t:ty),*) => {$(
-                if let Ok(a) = ndarray::ArrayD::<$t>::read_npy(f()?) {
-                    return Ok(RealArray { values: a.mapv(|v| v as f64), was_f32: false });
-                }
+                try_npy!(path, ndarray::ArrayD<$t>, |a: ndarray::ArrayD<$t>| real(a.mapv(|v| v as f64), false));
             )*};
         }
         ints!(i8, i16, i32, i64, u8, u16, u32, u64);
-        if ndarray::ArrayD::<Complex64>::read_npy(f()?).is_ok()
-            || ndarray::ArrayD::<Complex32>::read_npy(f()?).is_ok()
-        {
-            return Err(fmt_err(path, "holds complex values; the DWT takes real arrays (transform the real and imaginary parts separately)"));
-        }
-        return Err(fmt_err(path, "is not an .npy array of floats or integers"));
+        try_npy!(path, ndarray::ArrayD<Complex64>, |_| complex());
+        try_npy!(path, ndarray::ArrayD<Complex32>, |_| complex());
+        return Err(fmt_err(
+            path,
+            "unsupported dtype: expected floats or integers",
+        ));
     }
     let s = read_signal(path, options)?;
     match s.samples {
