@@ -67,19 +67,28 @@ pub fn wavedec_periodization<T: Real>(x: &[T], bank: &Bank<T>, level: usize, out
                 let ck = (2 * CHUNK) >> k;
                 let count = ck + 2 * ext[k];
                 a.resize(count, T::zero());
-                d.resize(count, T::zero());
+                d.resize(ext[k].max(1), T::zero());
                 // Output i reads level[k-1][2 i + 1 .. 2 i + 1 + F] (see the module's derivation).
-                if k == 1 && inside {
-                    interior_polyphase(x, p0 as usize + 1, bank, a, d);
+                let (src, base): (&[T], usize) = if k == 1 && inside {
+                    (x, p0 as usize + 1)
                 } else {
-                    interior_polyphase(prev, 1, bank, a, d);
-                }
+                    (prev, 1)
+                };
+                // Details are only needed in the centre, where they go
+                // straight to their output; the halos only feed the next level.
+                let e = ext[k];
+                let (left, rest) = a.split_at_mut(e);
+                let (centre, right) = rest.split_at_mut(ck);
+                interior_polyphase(src, base, bank, left, &mut d[..e]);
                 // slices: [cA_L, cD_L, ..., cD_1]; cD_k is at index level + 1 - k.
-                let centre = ext[k]..ext[k] + ck;
-                slices[level + 1 - k].copy_from_slice(&d[centre.clone()]);
                 if k == level {
-                    slices[0].copy_from_slice(&a[centre]);
+                    let (ca, cds) = slices.split_at_mut(1);
+                    interior_polyphase(src, base + 2 * e, bank, ca[0], cds[0]);
+                    centre.copy_from_slice(ca[0]);
+                } else {
+                    interior_polyphase(src, base + 2 * e, bank, centre, slices[level + 1 - k]);
                 }
+                interior_polyphase(src, base + 2 * (e + ck), bank, right, &mut d[..e]);
                 std::mem::swap(prev, a);
             }
         },
@@ -108,8 +117,14 @@ pub fn waverec_periodization<T: Real>(coeffs: &[&[T]], bank: &Bank<T>, out: &mut
     let sh = super::synthesis_shift(bank.len, Mode::Periodization);
     let block = 2 * CHUNK;
     out.par_chunks_mut(block).enumerate().for_each_init(
-        || (Vec::<T>::new(), Vec::<T>::new(), Vec::<T>::new()),
-        |(a, d, y), (c, chunk)| {
+        || {
+            (
+                Vec::<T>::new(),
+                Vec::<T>::new(),
+                [Vec::<T>::new(), Vec::<T>::new()],
+            )
+        },
+        |(ga, gd, ys), (c, chunk)| {
             // ranges[k] = [lo, hi) of level k's coefficients (level 0: the output) needed.
             let mut ranges = vec![(0isize, 0isize); levels + 1];
             ranges[0] = ((c * block) as isize, ((c + 1) * block) as isize);
@@ -119,34 +134,51 @@ pub fn waverec_periodization<T: Real>(coeffs: &[&[T]], bank: &Bank<T>, out: &mut
                 let i_max = (hi - 1 + sh).div_euclid(2);
                 ranges[k] = (i_min - (h - 1), i_max + 1);
             }
-            let gather = |src: &[T], (lo, hi): (isize, isize), dst: &mut Vec<T>| {
+            // Coefficients inside their array are read in place; only ranges
+            // that wrap around it are gathered into a buffer.
+            fn window<'s, T: Real>(
+                src: &'s [T],
+                (lo, hi): (isize, isize),
+                buf: &'s mut Vec<T>,
+            ) -> &'s [T] {
                 let m = src.len() as isize;
-                dst.clear();
                 if lo >= 0 && hi <= m {
-                    dst.extend_from_slice(&src[lo as usize..hi as usize]);
+                    &src[lo as usize..hi as usize]
                 } else {
-                    dst.extend((lo..hi).map(|j| src[j.rem_euclid(m) as usize]));
+                    buf.clear();
+                    buf.extend((lo..hi).map(|j| src[j.rem_euclid(m) as usize]));
+                    buf
                 }
-            };
-            gather(coeffs[0], ranges[levels], a);
+            }
+            let [y0, y1] = ys;
+            let mut a_start = usize::MAX; // a lives in `ga` (top level) or in y1 at this offset
             for k in (1..=levels).rev() {
-                // coeffs[levels + 1 - k] is cD_k.
-                gather(coeffs[levels + 1 - k], ranges[k], d);
                 let (lo_k, _) = ranges[k];
                 let (lo, hi) = ranges[k - 1];
                 let i_min = (lo + sh).div_euclid(2);
                 let i_max = (hi - 1 + sh).div_euclid(2);
                 let pairs = (i_max - i_min + 1) as usize;
-                y.resize(2 * pairs, T::zero());
-                super::matrix::synth_interior_polyphase(a, d, bank, (i_min - lo_k) as usize, y);
+                let len = (hi - lo) as usize;
                 // a_{k-1}[p] = y[p + sh - 2 i_min] for p in [lo, hi).
                 let start = (lo + sh - 2 * i_min) as usize;
-                let len = (hi - lo) as usize;
-                if k == 1 {
-                    chunk.copy_from_slice(&y[start..start + len]);
+                let a: &[T] = if k == levels {
+                    window(coeffs[0], ranges[levels], ga)
                 } else {
-                    a.clear();
-                    a.extend_from_slice(&y[start..start + len]);
+                    &y1[a_start..]
+                };
+                // coeffs[levels + 1 - k] is cD_k.
+                let d = window(coeffs[levels + 1 - k], ranges[k], gd);
+                let i0 = (i_min - lo_k) as usize;
+                if k == 1 && start == 0 && 2 * pairs == len {
+                    super::matrix::synth_interior_polyphase(a, d, bank, i0, chunk);
+                } else {
+                    y0.resize(2 * pairs, T::zero());
+                    super::matrix::synth_interior_polyphase(a, d, bank, i0, y0);
+                    if k == 1 {
+                        chunk.copy_from_slice(&y0[start..start + len]);
+                    }
+                    std::mem::swap(y0, y1);
+                    a_start = start;
                 }
             }
         },

@@ -140,10 +140,12 @@ fn interior_polyphase_body<T: Real>(
         let b = (ca.len() - o0).min(POLY_BLOCK);
         let s = base + 2 * o0;
         // Window of output o (in block): src[s + 2o .. s + 2o + F).
-        let win = &src[s..s + 2 * (b - 1 + h)];
-        for ((e, o), pair) in even.iter_mut().zip(odd.iter_mut()).zip(win.chunks_exact(2)) {
-            *e = pair[0];
-            *o = pair[1];
+        let m = b - 1 + h;
+        let win = &src[s..s + 2 * m];
+        let (ev, ov) = (&mut even[..m], &mut odd[..m]);
+        for i in 0..m {
+            ev[i] = win[2 * i];
+            ov[i] = win[2 * i + 1];
         }
         let (a, d) = (&mut ca[o0..o0 + b], &mut cd[o0..o0 + b]);
         // The first tap assigns, the others accumulate (one pass fewer).
