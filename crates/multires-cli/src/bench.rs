@@ -38,14 +38,17 @@ pub struct BenchArgs {
     /// DWT configurations: wavelets to time (default: db4 and haar for dwt-64m, haar for dwt2-16k).
     #[arg(long, value_delimiter = ',')]
     pub dwt_wavelets: Option<Vec<String>>,
+    /// Print the plan (the GPU's per-scale choice) before timing.
+    #[arg(long)]
+    pub explain: bool,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
 
-fn rel_l2(a: &CwtValues, b: &CwtValues) -> f64 {
+pub(crate) fn rel_l2(a: &CwtValues, b: &CwtValues) -> f64 {
     let (a, b) = (a.to_complex64(), b.to_complex64());
     let num: f64 = a
         .iter()
@@ -60,10 +63,16 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     if a.repeat == 0 {
         bail!("--repeat must be at least 1");
     }
-    let (backend, note) = backend::select(a.device)?;
+    let dwt = a.config.starts_with("dwt");
+    let (backend, note) = if dwt {
+        backend::select(a.device)?
+    } else {
+        multires_cuda::select(a.device)?
+    };
     if let Some(n) = note {
         eprintln!("{n}");
     }
+    let on_gpu = backend.name() == "cuda";
     let threads = rayon::current_num_threads();
     let cwt_cfg = |n: usize, wavelet: &str, spec: ScaleSpec| -> Result<(Signal, CwtOptions)> {
         let w = Wavelet::from_name(a.wavelet.as_deref().unwrap_or(wavelet))?;
@@ -82,6 +91,8 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             "cmor1.5-1.0",
             ScaleSpec::parse_frequencies("1:500:3000", 1000.0, false)?,
         )?,
+        "fir-2m" if on_gpu => return crate::bench_cuda::fir(&a, 1 << 21, 8, &[64, 513]),
+        "fir-8m" if on_gpu => return crate::bench_cuda::fir(&a, 1 << 23, 32, &[513, 2049]),
         "fir-2m" => return bench_fir(&a, &*backend, 1 << 21, 8, &[64, 513], threads),
         "fir-8m" => return bench_fir(&a, &*backend, 1 << 23, 32, &[513, 2049], threads),
         "dwt-64m" => return bench_dwt(&a, &[1 << 26], 8, &["db4", "haar"], threads),
@@ -90,6 +101,9 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             "unknown --config '{other}': expected cwt-seed, cwt-1m, cwt-fcwt, fir-2m, fir-8m, dwt-64m or dwt2-16k"
         ),
     };
+    if on_gpu {
+        return crate::bench_cuda::cwt(&a, &signal, options);
+    }
     let wavelet = options.wavelet.name().to_string();
     let scales = options.scales.len();
     let t0 = Instant::now();

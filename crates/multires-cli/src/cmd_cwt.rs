@@ -2,7 +2,7 @@
 use crate::progress::Bar;
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use multires::backend::{self, Device};
+use multires::backend::Device;
 use multires::cwt::{
     Algorithm, CwtValues, Interpolator, Normalization, OutputKind, Precision, ScaleFunction,
 };
@@ -177,19 +177,24 @@ pub fn transform(
     signal: &Signal,
 ) -> Result<(CwtOutput, CwtPlan, f64, &'static str)> {
     let options = build_options(t, signal)?;
-    let (backend, note) = backend::select(t.device)?;
+    let (backend, note) = multires_cuda::select(t.device)?;
     if let Some(note) = note {
         eprintln!("{note}");
     }
     let start = Instant::now();
     let plan = CwtPlan::new(options, signal.len(), signal.is_complex())?;
-    if t.explain {
+    if t.explain && backend.name() == "cpu" {
         println!("{}", plan.recipe());
     }
     let bar = Bar::new(plan.options().scales.len() as u64, "cwt");
     let progress = |d: usize, n: usize| bar.update(d, n);
     let out = backend.cwt(&plan, signal, Some(&progress))?;
     bar.finish();
+    if t.explain {
+        if let Some(e) = backend.last_explain() {
+            print!("{e}");
+        }
+    }
     Ok((out, plan, start.elapsed().as_secs_f64(), backend.name()))
 }
 

@@ -1,7 +1,7 @@
 //! `multires fir`.
 use anyhow::{Context, Result};
 use clap::Args;
-use multires::backend::{self, Device};
+use multires::backend::Device;
 use multires::fir::{FilterBank, FirAlgorithm, FirMode, FirOptions, FirPost, FirValues};
 use multires::io::{self, Matrix, RawType, ReadOptions};
 use std::path::PathBuf;
@@ -50,7 +50,7 @@ pub fn fir(a: FirArgs) -> Result<()> {
         Matrix::Real(m) => FilterBank::Real(m),
         Matrix::Complex(m) => FilterBank::Complex(m),
     };
-    let (backend, note) = backend::select(a.device)?;
+    let (backend, note) = multires_cuda::select(a.device)?;
     if let Some(note) = note {
         eprintln!("{note}");
     }

@@ -2,6 +2,7 @@
 //! reporting over the `multires` library.
 
 mod bench;
+mod bench_cuda;
 mod cmd_cwt;
 mod cmd_dwt;
 mod cmd_fir;

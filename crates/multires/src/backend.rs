@@ -44,8 +44,11 @@ impl fmt::Display for Device {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum BackendError {
-    #[error("the CUDA backend is not available yet in this build of multires; use --device cpu (or auto)")]
+    #[error("this job has no CUDA backend yet (the DWT runs on the CPU); use --device cpu (or auto)")]
     CudaUnavailable,
+    /// A GPU backend's own failure (no device, a compile or launch error), with its message.
+    #[error("{0}")]
+    Gpu(Box<dyn std::error::Error + Send + Sync>),
     #[error(transparent)]
     Cwt(#[from] CwtError),
     #[error(transparent)]
@@ -74,6 +77,11 @@ pub trait Backend: Send + Sync {
         filters: &FilterBank,
         options: &FirOptions,
     ) -> Result<(FirValues, FirRecipe), BackendError>;
+    /// How the last CWT was computed, where the backend plans on its own
+    /// (the GPU's per-scale choice); None where the CPU plan's recipe says it.
+    fn last_explain(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Multi-threaded CPU execution (rayon's global pool).
@@ -110,14 +118,15 @@ impl Backend for CpuBackend {
     }
 }
 
-/// The backend for `device`, and a note saying why when `auto` fell back.
+/// The CPU-only selection, for jobs without a GPU backend (the DWT); the
+/// CUDA-aware selection is `multires_cuda::select`.
 pub fn select(device: Device) -> Result<(Box<dyn Backend>, Option<String>), BackendError> {
     match device {
         Device::Cpu => Ok((Box::new(CpuBackend), None)),
         Device::Cuda => Err(BackendError::CudaUnavailable),
         Device::Auto => Ok((
             Box::new(CpuBackend),
-            Some("device auto: no CUDA backend in this build, running on the CPU".into()),
+            Some("device auto: this job runs on the CPU".into()),
         )),
     }
 }

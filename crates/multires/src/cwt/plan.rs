@@ -203,16 +203,7 @@ impl CwtPlan {
         signal: &Signal,
         progress: Option<Progress>,
     ) -> Result<CwtOutput, CwtError> {
-        let (rows, cols) = (self.options.scales.len(), self.columns());
-        let complex = self.options.output == OutputKind::Complex;
-        // Zeroed allocations come untouched from the OS, so the pages are
-        // first touched by the workers that fill them, in parallel.
-        let mut values = match (self.options.precision, complex) {
-            (Precision::F32, true) => CwtValues::Complex32(zeroed(rows, cols)),
-            (Precision::F32, false) => CwtValues::Real32(zeroed(rows, cols)),
-            (Precision::F64, true) => CwtValues::Complex64(zeroed(rows, cols)),
-            (Precision::F64, false) => CwtValues::Real64(zeroed(rows, cols)),
-        };
+        let mut values = CwtValues::zeroed_for(self);
         self.execute_into(signal, &mut values, progress)?;
         Ok(self.describe(values))
     }
@@ -225,15 +216,7 @@ impl CwtPlan {
         values: &mut CwtValues,
         progress: Option<Progress>,
     ) -> Result<(), CwtError> {
-        if signal.is_empty() {
-            return Err(CwtError::EmptySignal);
-        }
-        if signal.len() != self.signal_len {
-            return Err(CwtError::LengthMismatch {
-                planned: self.signal_len,
-                got: signal.len(),
-            });
-        }
+        self.check_signal(signal)?;
         let want = (self.options.scales.len(), self.columns());
         let want_dtype = match (self.options.precision, self.options.output) {
             (Precision::F32, OutputKind::Complex) => "complex64",
@@ -251,11 +234,6 @@ impl CwtPlan {
                     values.dtype()
                 ),
             });
-        }
-        if !self.options.allow_nonfinite {
-            if let Some((index, value)) = signal.first_nonfinite() {
-                return Err(CwtError::NonFinite { index, value });
-            }
         }
         let x = oversample(
             &signal.to_complex(),
@@ -290,7 +268,54 @@ impl CwtPlan {
         Ok(())
     }
 
-    fn describe(&self, values: CwtValues) -> CwtOutput {
+    /// The checks every backend makes before running: length as planned,
+    /// finite samples unless allowed.
+    pub fn check_signal(&self, signal: &Signal) -> Result<(), CwtError> {
+        if signal.is_empty() {
+            return Err(CwtError::EmptySignal);
+        }
+        if signal.len() != self.signal_len {
+            return Err(CwtError::LengthMismatch {
+                planned: self.signal_len,
+                got: signal.len(),
+            });
+        }
+        if !self.options.allow_nonfinite {
+            if let Some((index, value)) = signal.first_nonfinite() {
+                return Err(CwtError::NonFinite { index, value });
+            }
+        }
+        Ok(())
+    }
+
+    /// Columns the masks slide over (the signal length after oversampling).
+    pub fn work_len(&self) -> usize {
+        self.work_len
+    }
+
+    /// The signal as another backend needs it: checked, oversampled and
+    /// extended by `pad` samples on both sides by the boundary mode, so
+    /// that W[s, c] = sum_k xe[c hop + k + pad] conj(m_s[k]).
+    pub fn extended_signal(&self, signal: &Signal, pad: usize) -> Result<Vec<Complex64>, CwtError> {
+        self.check_signal(signal)?;
+        let x = oversample(
+            &signal.to_complex(),
+            self.options.oversampling,
+            self.options.interpolator,
+        );
+        let n = self.work_len;
+        let boundary = self.options.boundary;
+        let mut xe = vec![Complex64::new(0.0, 0.0); n + 2 * pad];
+        xe.par_iter_mut().enumerate().for_each(|(i, v)| {
+            if let Some(k) = boundary.fold(i as i64 - pad as i64, n) {
+                *v = x[k];
+            }
+        });
+        Ok(xe)
+    }
+
+    /// The output in CwtOutput's form, with scales, frequencies and cone of influence.
+    pub fn describe(&self, values: CwtValues) -> CwtOutput {
         let scales: Vec<f64> = self.options.scales.iter().map(|s| s.value()).collect();
         let w = &self.options.wavelet;
         let frequencies = self.options.sample_rate.map(|fs| {
@@ -495,5 +520,21 @@ fn build_engine<T: Real>(masks: &PackedMasks, recipe: &Recipe, real: bool) -> En
         direct,
         groups,
         slot,
+    }
+}
+
+impl CwtValues {
+    /// A zeroed output of the plan's shape and dtype. Zeroed allocations come
+    /// untouched from the OS, so the pages are first touched by the workers
+    /// that fill them, in parallel.
+    pub fn zeroed_for(plan: &CwtPlan) -> CwtValues {
+        let (rows, cols) = (plan.options.scales.len(), plan.columns());
+        let complex = plan.options.output == OutputKind::Complex;
+        match (plan.options.precision, complex) {
+            (Precision::F32, true) => CwtValues::Complex32(zeroed(rows, cols)),
+            (Precision::F32, false) => CwtValues::Real32(zeroed(rows, cols)),
+            (Precision::F64, true) => CwtValues::Complex64(zeroed(rows, cols)),
+            (Precision::F64, false) => CwtValues::Real64(zeroed(rows, cols)),
+        }
     }
 }

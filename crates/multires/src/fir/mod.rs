@@ -80,13 +80,13 @@ impl FilterBank {
             FilterBank::Complex(a) => a.dim(),
         }
     }
-    fn row(&self, f: usize) -> Vec<Complex64> {
+    pub fn row(&self, f: usize) -> Vec<Complex64> {
         match self {
             FilterBank::Real(a) => a.row(f).iter().map(|&v| Complex64::new(v, 0.0)).collect(),
             FilterBank::Complex(a) => a.row(f).to_vec(),
         }
     }
-    fn is_complex(&self) -> bool {
+    pub fn is_complex(&self) -> bool {
         matches!(self, FilterBank::Complex(_))
     }
 }
@@ -178,13 +178,14 @@ pub fn plan(n: usize, m: usize, filters: usize, options: &FirOptions) -> FirReci
     }
 }
 
-pub fn fir(
+/// The checks every backend makes: a signal and filters that are not
+/// empty, finite samples (unless allowed) and finite taps.
+pub fn validate(
     signal: &Signal,
     filters: &FilterBank,
     options: &FirOptions,
-) -> Result<(FirValues, FirRecipe), FirError> {
-    let n = signal.len();
-    if n == 0 {
+) -> Result<(), FirError> {
+    if signal.is_empty() {
         return Err(FirError::EmptySignal);
     }
     let (nf, m) = filters.dim();
@@ -205,6 +206,20 @@ pub fn fir(
             return Err(FirError::NonFiniteFilter { filter: f, tap });
         }
     }
+    Ok(())
+}
+
+pub fn fir(
+    signal: &Signal,
+    filters: &FilterBank,
+    options: &FirOptions,
+) -> Result<(FirValues, FirRecipe), FirError> {
+    validate(signal, filters, options)?;
+    let n = signal.len();
+    if n == 0 {
+        return Err(FirError::EmptySignal);
+    }
+    let (nf, m) = filters.dim();
     let (start, len) = output_range(n, m, options.mode);
     let limit = options
         .memory_limit

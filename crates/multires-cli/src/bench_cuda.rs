@@ -1,0 +1,160 @@
+//! `multires bench --device cuda`: the CWT and FIR configurations on the
+//! GPU, timed with CUDA events after a warm-up (median of the repeats), with
+//! the memory floor (output bytes over the DRAM bandwidth) and the error
+//! against a float64 CPU run.
+
+use crate::bench::{median, rel_l2, BenchArgs};
+use anyhow::{Context, Result};
+use multires::cwt::{Algorithm, CwtValues, Precision};
+use multires::fir::{FilterBank, FirMode, FirOptions, FirValues};
+use multires::{CwtOptions, CwtPlan, Signal};
+use multires_cuda::{CudaCwt, CudaFir, Gpu, GpuReal};
+use ndarray::Array2;
+use std::sync::Arc;
+use std::time::Instant;
+
+fn floor_ms(gpu: &Gpu, bytes: usize) -> f64 {
+    bytes as f64 / gpu.info.peak_bandwidth() * 1e3
+}
+
+pub fn cwt(a: &BenchArgs, signal: &Signal, options: CwtOptions) -> Result<()> {
+    let gpu = multires_cuda::gpu()?;
+    match options.precision {
+        Precision::F32 => cwt_typed::<f32>(a, &gpu, signal, options),
+        Precision::F64 => cwt_typed::<f64>(a, &gpu, signal, options),
+    }
+}
+
+fn cwt_typed<T: GpuReal>(
+    a: &BenchArgs,
+    gpu: &Arc<Gpu>,
+    signal: &Signal,
+    options: CwtOptions,
+) -> Result<()> {
+    let t0 = Instant::now();
+    let plan = CwtPlan::new(options.clone(), signal.len(), signal.is_complex())?;
+    let mut c = CudaCwt::<T>::new(gpu.clone(), &plan)?;
+    let plan_ms = t0.elapsed().as_secs_f64() * 1e3;
+    if a.explain {
+        print!("{}", c.recipe());
+    }
+    c.upload(&plan, signal)?;
+    // Warm-up: compiles the kernels and touches every buffer.
+    c.launch()?;
+    gpu.synchronize()?;
+    let mut times = Vec::new();
+    for _ in 0..a.repeat {
+        times.push(gpu.time_ms(|| c.launch())? as f64);
+    }
+    let med = median(times.clone());
+    let min = times.iter().cloned().fold(f64::INFINITY, f64::min);
+    // With transfers: the signal up, the transform, the coefficients down.
+    let mut values = CwtValues::zeroed_for(&plan);
+    let t = Instant::now();
+    c.upload(&plan, signal)?;
+    c.launch()?;
+    c.download(&mut values)?;
+    let total_ms = t.elapsed().as_secs_f64() * 1e3;
+    let precision = match options.precision {
+        Precision::F32 => "f32",
+        Precision::F64 => "f64",
+    };
+    println!(
+        "{} | cuda | {} | {} | {} | N={} | {} scales | algorithm {} | plan {:.0} ms | kernels median {:.3} ms (min {:.3}) | floor {:.3} ms (output {:.0} MB at {:.0} GB/s) | with transfers {:.1} ms",
+        a.config,
+        gpu.info.name,
+        options.wavelet.name(),
+        precision,
+        signal.len(),
+        options.scales.len(),
+        a.algorithm,
+        plan_ms,
+        med,
+        min,
+        floor_ms(gpu, c.output_bytes()),
+        c.output_bytes() as f64 / 1e6,
+        gpu.info.peak_bandwidth() / 1e9,
+        total_ms
+    );
+    if a.check {
+        let mut o64 = options;
+        o64.precision = Precision::F64;
+        o64.algorithm = Algorithm::Fft;
+        let reference = CwtPlan::new(o64, signal.len(), signal.is_complex())?
+            .execute(signal, None)
+            .context("the float64 CPU reference")?;
+        println!(
+            "  relative L2 error vs float64 CPU overlap-save: {:.2e}",
+            rel_l2(&values, &reference.values)
+        );
+    }
+    Ok(())
+}
+
+pub fn fir(a: &BenchArgs, n: usize, filters: usize, taps: &[usize]) -> Result<()> {
+    let gpu = multires_cuda::gpu()?;
+    match a.precision {
+        Precision::F32 => fir_typed::<f32>(a, &gpu, n, filters, taps),
+        Precision::F64 => fir_typed::<f64>(a, &gpu, n, filters, taps),
+    }
+}
+
+fn fir_typed<T: GpuReal>(
+    a: &BenchArgs,
+    gpu: &Arc<Gpu>,
+    n: usize,
+    filters: usize,
+    taps: &[usize],
+) -> Result<()> {
+    let signal = Signal::real(multires::signal::noise(n, 1));
+    for &m in taps {
+        let noise = multires::signal::noise(filters * m, 2);
+        let bank = FilterBank::Real(Array2::from_shape_vec((filters, m), noise)?);
+        let opts = FirOptions {
+            mode: FirMode::Same,
+            ..FirOptions::default()
+        };
+        let mut f = CudaFir::<T>::new(gpu.clone(), n, false, &bank, &opts)?;
+        f.upload(&signal)?;
+        f.launch()?;
+        gpu.synchronize()?;
+        let mut times = Vec::new();
+        for _ in 0..a.repeat {
+            times.push(gpu.time_ms(|| f.launch())? as f64);
+        }
+        let med = median(times.clone());
+        let min = times.iter().cloned().fold(f64::INFINITY, f64::min);
+        let t = Instant::now();
+        f.upload(&signal)?;
+        f.launch()?;
+        let got = f.download()?;
+        let total_ms = t.elapsed().as_secs_f64() * 1e3;
+        println!(
+            "{} | cuda | {} | {}x{} taps | N={} | {} | kernels median {:.3} ms (min {:.3}) | floor {:.3} ms | with transfers {:.1} ms | {}",
+            a.config,
+            gpu.info.name,
+            filters,
+            m,
+            n,
+            T::NAME,
+            med,
+            min,
+            floor_ms(gpu, f.output_bytes() + n * std::mem::size_of::<T>()),
+            total_ms,
+            f.recipe()
+        );
+        if a.check {
+            let (want, _) = multires::fir::fir(&signal, &bank, &opts)?;
+            let (FirValues::Real(g), FirValues::Real(w)) = (&got, &want) else {
+                anyhow::bail!("a real bank gave a complex output");
+            };
+            let num: f64 = g.iter().zip(w.iter()).map(|(x, y)| (x - y).powi(2)).sum();
+            let den: f64 = w.iter().map(|y| y * y).sum();
+            println!(
+                "  relative L2 error vs float64 CPU: {:.2e}",
+                (num / den).sqrt()
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,603 @@
+//! The CWT on the GPU: seed 000's engine. Masks come from the CPU plan's
+//! packed array (generated in float64, shortest first); each scale is
+//! computed either directly (short masks together, long masks in pieces) or
+//! by the fused shared-memory overlap-save, the same engine as the FIR bank,
+//! as the cost model chooses. Every path computes DESIGN.md's exact sum.
+
+use crate::device::Gpu;
+use crate::error::{Context, CudaError};
+use crate::kernels::Kernel;
+use crate::spectra::{correlation_band, twiddles};
+use crate::GpuReal;
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use multires::cwt::{Algorithm, CwtValues, OutputKind};
+use multires::{CwtPlan, Signal};
+use num_complex::Complex64;
+use rustfft::FftPlanner;
+use std::fmt;
+use std::sync::Arc;
+
+/// Threads and outputs per thread of cwt_direct.cu (BLOCK, OPT).
+const DIRECT_BLOCK: usize = 128;
+const DIRECT_OPT: usize = 8;
+const DIRECT_TILE: usize = DIRECT_BLOCK * DIRECT_OPT;
+/// Taps one direct work item may hold (short masks together, or one piece of a long one).
+const ITEM_TAPS: usize = 2048;
+const OLS_BLOCK: u32 = 512;
+
+/// How one scale is computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuScale {
+    Direct { pieces: usize },
+    Ols { segment: usize },
+}
+
+/// What the GPU planner chose, for `--explain`.
+#[derive(Debug, Clone)]
+pub struct GpuRecipe {
+    pub device: String,
+    /// Per user scale.
+    pub per_scale: Vec<GpuScale>,
+    pub direct_items: usize,
+    /// (segment size, filters, segments, filters per block) of each overlap-save group.
+    pub groups: Vec<(usize, usize, usize, usize)>,
+}
+
+impl fmt::Display for GpuRecipe {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let direct = self
+            .per_scale
+            .iter()
+            .filter(|s| matches!(s, GpuScale::Direct { .. }))
+            .count();
+        let pieces: usize = self
+            .per_scale
+            .iter()
+            .map(|s| match s {
+                GpuScale::Direct { pieces } if *pieces > 1 => *pieces,
+                _ => 0,
+            })
+            .sum();
+        writeln!(f, "GPU plan on {}:", self.device)?;
+        writeln!(
+            f,
+            "  direct: {direct} scales in {} work items (one shared-memory tile per item; {pieces} pieces of long masks added in order)",
+            self.direct_items
+        )?;
+        for (l, nf, seg, fg) in &self.groups {
+            writeln!(
+                f,
+                "  SM-OLS: {nf} scales with segment size {l}: {seg} segments, {fg} filters per block"
+            )?;
+        }
+        Ok(())
+    }
+}
+
+struct DirectPart<T: GpuReal> {
+    mr: CudaSlice<T>,
+    mi: CudaSlice<T>,
+    centre: CudaSlice<i64>,
+    half: CudaSlice<i32>,
+    row: CudaSlice<i32>,
+    items: CudaSlice<i32>,
+    n_items: usize,
+    smem_span: usize,
+    partial: CudaSlice<T>,
+    reds: CudaSlice<i32>,
+    n_reds: usize,
+}
+
+pub(crate) struct OlsGroup<T: GpuReal> {
+    pub l: usize,
+    pub stride: usize,
+    pub u0: usize,
+    pub count: usize,
+    pub segments: usize,
+    pub origin: i64,
+    pub h: CudaSlice<T>,
+    pub hoff: CudaSlice<i64>,
+    pub blo: CudaSlice<i32>,
+    pub blen: CudaSlice<i32>,
+    pub frow: CudaSlice<i32>,
+    pub nf: usize,
+    pub fg: usize,
+}
+
+struct SignalOnGpu<T: GpuReal> {
+    re: CudaSlice<T>,
+    im: Option<CudaSlice<T>>,
+}
+
+/// A CWT planned on the GPU; the signal and the output stay on the device
+/// between `upload`, `launch` and `download`.
+pub struct CudaCwt<T: GpuReal> {
+    gpu: Arc<Gpu>,
+    rows: usize,
+    cols: usize,
+    hop: usize,
+    pad: usize,
+    kind: OutputKind,
+    complex_masks: bool,
+    direct: Option<DirectPart<T>>,
+    groups: Vec<OlsGroup<T>>,
+    tw: CudaSlice<T>,
+    twl: usize,
+    signal: Option<SignalOnGpu<T>>,
+    out: CudaSlice<T>,
+    recipe: GpuRecipe,
+}
+
+pub(crate) fn out_code(kind: OutputKind) -> i32 {
+    match kind {
+        OutputKind::Complex => 0,
+        OutputKind::Magnitude => 1,
+        OutputKind::Power => 2,
+        OutputKind::Phase => 3,
+    }
+}
+
+/// Largest overlap-save segment the device's shared memory holds (two complex buffers).
+pub(crate) fn max_segment<T: GpuReal>(gpu: &Gpu) -> usize {
+    let per = 2 * 2 * std::mem::size_of::<T>();
+    let mut l = 256;
+    while 2 * l * per <= gpu.info.smem_per_block_optin && l < (1 << 14) {
+        l *= 2;
+    }
+    l
+}
+
+/// Segment size for a filter spanning `span` samples: about four times its
+/// length, within what shared memory holds.
+pub(crate) fn segment_for(span: usize, lmax: usize) -> Option<usize> {
+    if span > lmax / 2 {
+        return None;
+    }
+    Some((4 * span).next_power_of_two().clamp(256, lmax))
+}
+
+/// Relative cost per output of the two paths (a model; `--explain` shows the choice).
+fn direct_cost(taps: usize, complex_mask: bool) -> f64 {
+    taps as f64 * if complex_mask { 0.25 } else { 0.125 }
+}
+fn ols_cost(taps: usize, l: usize) -> f64 {
+    let v = (l - (taps - 1)) as f64;
+    l as f64 / v * ((l as f64).log2() * 1.0 + 6.0)
+}
+
+pub(crate) fn upload<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Unpin>(
+    gpu: &Gpu,
+    v: &[T],
+) -> Result<CudaSlice<T>, CudaError> {
+    if v.is_empty() {
+        return gpu
+            .stream
+            .alloc_zeros::<T>(1)
+            .during(|| "allocating a placeholder".into());
+    }
+    gpu.stream
+        .clone_htod(v)
+        .during(|| format!("copying {} values to the GPU", v.len()))
+}
+
+pub(crate) fn check_free(gpu: &Gpu, need: u128) -> Result<(), CudaError> {
+    let free = gpu.free_mem()? as u128;
+    if need > free {
+        return Err(CudaError::OutOfMemory { need, free });
+    }
+    Ok(())
+}
+
+impl<T: GpuReal> CudaCwt<T> {
+    pub fn new(gpu: Arc<Gpu>, plan: &CwtPlan) -> Result<Self, CudaError> {
+        let opts = plan.options();
+        let masks = plan.masks();
+        let rows = opts.scales.len();
+        let cols = plan.columns();
+        let hop = opts.hop;
+        let kind = opts.output;
+        let complex_masks = masks.values.iter().any(|c| c.im != 0.0);
+        let lmax = max_segment::<T>(&gpu);
+        let np = masks.lengths.len();
+        // Per packed mask: Some(L) for overlap-save, None for direct.
+        let choice: Vec<Option<usize>> = (0..np)
+            .map(|p| {
+                let taps = masks.lengths[p];
+                let seg = if hop == 1 || opts.algorithm == Algorithm::Fft {
+                    segment_for(taps - 1, lmax)
+                } else {
+                    None
+                };
+                match (opts.algorithm, seg) {
+                    (Algorithm::Direct, _) | (_, None) => None,
+                    (Algorithm::Fft, Some(l)) => Some(l),
+                    (Algorithm::Auto, Some(l)) => {
+                        (ols_cost(taps, l) < direct_cost(taps, complex_masks)).then_some(l)
+                    }
+                }
+            })
+            .collect();
+        let pad = masks.lengths.iter().map(|l| l / 2).max().unwrap_or(0);
+        let mut per_scale = vec![GpuScale::Direct { pieces: 1 }; rows];
+
+        // Direct part: runs of short masks, pieces of long ones.
+        let direct_ps: Vec<usize> = (0..np).filter(|&p| choice[p].is_none()).collect();
+        let direct = if direct_ps.is_empty() {
+            None
+        } else {
+            let (mut mr, mut mi) = (Vec::new(), Vec::new());
+            let (mut centre, mut half, mut row) = (Vec::new(), Vec::new(), Vec::new());
+            for &p in &direct_ps {
+                let taps = masks.lengths[p];
+                let vals = &masks.values[masks.offsets[p]..masks.offsets[p] + taps];
+                centre.push((mr.len() + taps / 2) as i64);
+                half.push((taps / 2) as i32);
+                row.push(masks.scale_index[p] as i32);
+                for v in vals {
+                    mr.push(T::of(v.re));
+                    mi.push(T::of(v.im));
+                }
+            }
+            let (mut items, mut reds) = (Vec::<i32>::new(), Vec::<i32>::new());
+            let mut slots = 0usize;
+            let mut span_max = 0usize;
+            let mut m = 0usize;
+            while m < direct_ps.len() {
+                let taps = 2 * half[m] as usize + 1;
+                if taps > ITEM_TAPS {
+                    let pieces = taps.div_ceil(ITEM_TAPS);
+                    let each = taps.div_ceil(pieces);
+                    let h = half[m] as i64;
+                    reds.extend([slots as i32, pieces as i32, row[m]]);
+                    for i in 0..pieces {
+                        let klo = -h + (i * each) as i64;
+                        let khi = (klo + each as i64 - 1).min(h);
+                        items.extend([m as i32, 1, klo as i32, khi as i32, slots as i32]);
+                        slots += 1;
+                        span_max = span_max.max((khi - klo + 1) as usize);
+                    }
+                    per_scale[masks.scale_index[direct_ps[m]]] = GpuScale::Direct { pieces };
+                    m += 1;
+                    continue;
+                }
+                // Consecutive masks (ascending length) while their taps fit one item.
+                let first = m;
+                let mut sum = 0usize;
+                while m < direct_ps.len() {
+                    let t = 2 * half[m] as usize + 1;
+                    if t > ITEM_TAPS || (m > first && sum + t > ITEM_TAPS) {
+                        break;
+                    }
+                    sum += t;
+                    m += 1;
+                }
+                let h = half[m - 1];
+                items.extend([first as i32, (m - first) as i32, -h, h, -1]);
+                span_max = span_max.max(2 * h as usize + 1);
+            }
+            let n_items = items.len() / 5;
+            if n_items > 65535 {
+                return Err(CudaError::Unsupported(format!(
+                    "{n_items} direct work items exceed the grid's 65535; use fewer scales per run"
+                )));
+            }
+            let partial_len = (slots * cols * 2).max(2);
+            check_free(
+                &gpu,
+                (partial_len + 2 * mr.len()) as u128 * std::mem::size_of::<T>() as u128,
+            )?;
+            let partial = gpu
+                .stream
+                .alloc_zeros::<T>(partial_len)
+                .during(|| "allocating the partial sums of long masks".into())?;
+            Some(DirectPart {
+                mr: upload(&gpu, &mr)?,
+                mi: upload(&gpu, &mi)?,
+                centre: upload(&gpu, &centre)?,
+                half: upload(&gpu, &half)?,
+                row: upload(&gpu, &row)?,
+                items: upload(&gpu, &items)?,
+                n_items,
+                smem_span: span_max,
+                partial,
+                n_reds: reds.len() / 3,
+                reds: upload(&gpu, &reds)?,
+            })
+        };
+
+        // Overlap-save groups, one per segment size.
+        let mut planner = FftPlanner::<f64>::new();
+        let floor = if std::mem::size_of::<T>() == 4 {
+            f32::EPSILON as f64 * 1e-3
+        } else {
+            f64::EPSILON * 1e-3
+        };
+        let mut sizes: Vec<usize> = choice.iter().flatten().copied().collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        let mut groups = Vec::new();
+        let mut recipe_groups = Vec::new();
+        let work_len = plan.work_len();
+        for &l in &sizes {
+            let ps: Vec<usize> = (0..np).filter(|&p| choice[p] == Some(l)).collect();
+            let hg = ps.iter().map(|&p| masks.lengths[p] / 2).max().unwrap_or(0);
+            let v = l - 2 * hg;
+            let segments = work_len.div_ceil(v);
+            let (mut hv, mut hoff, mut blo, mut blen, mut frow) =
+                (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            for &p in &ps {
+                let taps = masks.lengths[p];
+                let h = taps / 2;
+                // conj g[i] = m[i - hg] for i - hg in [-h, h].
+                let mut conj_g = vec![Complex64::new(0.0, 0.0); hg + h + 1];
+                conj_g[hg - h..].copy_from_slice(&masks.values[masks.offsets[p]..masks.offsets[p] + taps]);
+                let band = correlation_band(&conj_g, l, floor, &mut planner);
+                hoff.push((hv.len() / 2) as i64);
+                blo.push(band.lo as i32);
+                blen.push(band.values.len() as i32);
+                frow.push(masks.scale_index[p] as i32);
+                for c in &band.values {
+                    hv.push(T::of(c.re));
+                    hv.push(T::of(c.im));
+                }
+                per_scale[masks.scale_index[p]] = GpuScale::Ols { segment: l };
+            }
+            let nf = ps.len();
+            let sms = gpu.info.sms.max(1) as usize;
+            let fg = (segments * nf / (2 * sms)).clamp(1, 16).min(nf);
+            recipe_groups.push((l, nf, segments, fg));
+            groups.push(OlsGroup {
+                l,
+                stride: v,
+                u0: 0,
+                count: v,
+                segments,
+                origin: pad as i64 - hg as i64,
+                h: upload(&gpu, &hv)?,
+                hoff: upload(&gpu, &hoff)?,
+                blo: upload(&gpu, &blo)?,
+                blen: upload(&gpu, &blen)?,
+                frow: upload(&gpu, &frow)?,
+                nf,
+                fg,
+            });
+        }
+        let twl = sizes.last().copied().unwrap_or(2);
+        let tw: Vec<T> = twiddles(twl).into_iter().map(T::of).collect();
+        let elem = if kind == OutputKind::Complex { 2 } else { 1 };
+        let out_len = rows * cols * elem;
+        check_free(&gpu, out_len as u128 * std::mem::size_of::<T>() as u128)?;
+        // Safety of contents is not needed: every element is written by a launch.
+        let out = gpu
+            .stream
+            .alloc_zeros::<T>(out_len.max(1))
+            .during(|| format!("allocating the {rows} x {cols} output"))?;
+        let recipe = GpuRecipe {
+            device: gpu.info.name.clone(),
+            per_scale,
+            direct_items: direct.as_ref().map_or(0, |d| d.n_items),
+            groups: recipe_groups,
+        };
+        Ok(CudaCwt {
+            tw: upload(&gpu, &tw)?,
+            twl,
+            gpu,
+            rows,
+            cols,
+            hop,
+            pad,
+            kind,
+            complex_masks,
+            direct,
+            groups,
+            signal: None,
+            out,
+            recipe,
+        })
+    }
+
+    pub fn recipe(&self) -> &GpuRecipe {
+        &self.recipe
+    }
+
+    /// Checks, oversamples and extends the signal on the host and copies it to the device.
+    pub fn upload(&mut self, plan: &CwtPlan, signal: &Signal) -> Result<(), CudaError> {
+        let xe = plan.extended_signal(signal, self.pad)?;
+        let re: Vec<T> = xe.iter().map(|c| T::of(c.re)).collect();
+        let im = if signal.is_complex() {
+            let v: Vec<T> = xe.iter().map(|c| T::of(c.im)).collect();
+            Some(upload(&self.gpu, &v)?)
+        } else {
+            None
+        };
+        self.signal = Some(SignalOnGpu {
+            re: upload(&self.gpu, &re)?,
+            im,
+        });
+        Ok(())
+    }
+
+    /// Fills the output with a value no kernel produces (tests: every element must be written).
+    pub fn poison(&mut self) -> Result<(), CudaError> {
+        let n = self.out.len();
+        let v = vec![T::of(f64::NAN); n];
+        self.gpu
+            .stream
+            .memcpy_htod(&v, &mut self.out)
+            .during(|| "poisoning the output".into())
+    }
+
+    /// Queues every kernel of the transform on the stream (no wait).
+    pub fn launch(&mut self) -> Result<(), CudaError> {
+        let Some(sig) = &self.signal else {
+            return Err(CudaError::Unsupported(
+                "no signal on the GPU: call upload first".into(),
+            ));
+        };
+        let gpu = &self.gpu;
+        let cx = sig.im.is_some() as i32;
+        let xi = sig.im.as_ref().unwrap_or(&sig.re);
+        let xlen = sig.re.len() as i64;
+        let oc = out_code(self.kind);
+        let ncols = self.cols as i32;
+        let hop = self.hop as i32;
+        if let Some(d) = &self.direct {
+            let elem = std::mem::size_of::<T>() * if cx == 1 { 2 } else { 1 };
+            let smem = if self.hop == 1 {
+                DIRECT_OPT * (DIRECT_BLOCK + d.smem_span.div_ceil(DIRECT_OPT) + 4) * elem
+            } else {
+                ((DIRECT_TILE - 1) * self.hop + d.smem_span) * elem
+            };
+            let inst = format!(
+                "DIRECT(kernel, {}, {cx}, {}, {oc})",
+                T::CUDA,
+                self.complex_masks as i32
+            );
+            let f = gpu.function(Kernel::CwtDirect, &inst, smem).map_err(|e| match e {
+                CudaError::Unsupported(_) if self.hop > 1 => CudaError::Unsupported(format!(
+                    "--hop {} leaves the direct kernel's signal tile larger than shared memory; use a smaller hop or --device cpu",
+                    self.hop
+                )),
+                e => e,
+            })?;
+            let xoff = self.pad as i64;
+            let cfg = LaunchConfig {
+                grid_dim: (self.cols.div_ceil(DIRECT_TILE) as u32, d.n_items as u32, 1),
+                block_dim: (DIRECT_BLOCK as u32, 1, 1),
+                shared_mem_bytes: smem as u32,
+            };
+            let mut b = gpu.stream.launch_builder(&f);
+            b.arg(&sig.re)
+                .arg(xi)
+                .arg(&xlen)
+                .arg(&xoff)
+                .arg(&d.mr)
+                .arg(&d.mi)
+                .arg(&d.centre)
+                .arg(&d.half)
+                .arg(&d.row)
+                .arg(&d.items)
+                .arg(&ncols)
+                .arg(&hop)
+                .arg(&self.out)
+                .arg(&d.partial);
+            // SAFETY: argument list matches cwt_direct.cu's DIRECT signature;
+            // every index the kernel forms is bounded by the arrays built in `new`.
+            unsafe { b.launch(cfg) }.during(|| format!("launching {inst}"))?;
+            if d.n_reds > 0 {
+                let inst = format!("REDUCE(kernel, {}, {oc})", T::CUDA);
+                let f = gpu.function(Kernel::CwtDirect, &inst, 0)?;
+                let cfg = LaunchConfig {
+                    grid_dim: (self.cols.div_ceil(256) as u32, d.n_reds as u32, 1),
+                    block_dim: (256, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                let mut b = gpu.stream.launch_builder(&f);
+                b.arg(&d.partial).arg(&d.reds).arg(&ncols).arg(&self.out);
+                // SAFETY: matches REDUCE's signature; slots were sized in `new`.
+                unsafe { b.launch(cfg) }.during(|| format!("launching {inst}"))?;
+            }
+        }
+        let col_hi = (self.cols.saturating_sub(1) * self.hop + 1) as i64;
+        for g in &self.groups {
+            launch_ols(
+                gpu,
+                g,
+                (&sig.re, xi, cx == 1),
+                oc,
+                false,
+                (0, col_hi),
+                self.hop,
+                self.cols,
+                (&self.tw, self.twl),
+                &self.out,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Copies the output into `values` (shape and dtype as planned).
+    pub fn download(&self, values: &mut CwtValues) -> Result<(), CudaError> {
+        let want = (self.rows, self.cols);
+        if values.shape() != want {
+            return Err(CudaError::Unsupported(format!(
+                "output of shape {:?} given for a {} x {} transform",
+                values.shape(),
+                want.0,
+                want.1
+            )));
+        }
+        let dst: &mut [T] = T::values_slice(values, self.kind == OutputKind::Complex)?;
+        self.gpu
+            .stream
+            .memcpy_dtoh(&self.out, dst)
+            .during(|| "copying the coefficients to the host".into())?;
+        self.gpu.synchronize()
+    }
+
+    pub fn output_bytes(&self) -> usize {
+        self.out.len() * std::mem::size_of::<T>()
+    }
+}
+
+/// One overlap-save group: grid (segments, filter blocks).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn launch_ols<T: GpuReal>(
+    gpu: &Gpu,
+    g: &OlsGroup<T>,
+    (xr, xi, cx): (&CudaSlice<T>, &CudaSlice<T>, bool),
+    oc: i32,
+    deriv: bool,
+    (col_lo, col_hi): (i64, i64),
+    hop: usize,
+    ncols_out: usize,
+    (tw, twl): (&CudaSlice<T>, usize),
+    out: &CudaSlice<T>,
+) -> Result<(), CudaError> {
+    let inst = format!(
+        "OLS(kernel, {}, {}, {oc}, {})",
+        T::CUDA,
+        cx as i32,
+        deriv as i32
+    );
+    let smem = 2 * g.l * 2 * std::mem::size_of::<T>();
+    let f = gpu.function(Kernel::OlsFft, &inst, smem)?;
+    let cfg = LaunchConfig {
+        grid_dim: (g.segments as u32, g.nf.div_ceil(g.fg) as u32, 1),
+        block_dim: (OLS_BLOCK, 1, 1),
+        shared_mem_bytes: smem as u32,
+    };
+    let xlen = xr.len() as i64;
+    let (l, log2l) = (g.l as i32, g.l.trailing_zeros() as i32);
+    let (stride, u0, count) = (g.stride as i32, g.u0 as i32, g.count as i32);
+    let (nf, fg) = (g.nf as i32, g.fg as i32);
+    let (hop, ncols_out, twl) = (hop as i32, ncols_out as i64, twl as i32);
+    let mut b = gpu.stream.launch_builder(&f);
+    b.arg(xr)
+        .arg(xi)
+        .arg(&xlen)
+        .arg(&g.origin)
+        .arg(&l)
+        .arg(&log2l)
+        .arg(&stride)
+        .arg(&u0)
+        .arg(&count)
+        .arg(&g.h)
+        .arg(&g.hoff)
+        .arg(&g.blo)
+        .arg(&g.blen)
+        .arg(&g.frow)
+        .arg(&nf)
+        .arg(&fg)
+        .arg(&col_lo)
+        .arg(&col_hi)
+        .arg(&hop)
+        .arg(&ncols_out)
+        .arg(tw)
+        .arg(&twl)
+        .arg(out);
+    // SAFETY: argument list matches ols_fft.cu's OLS signature; band offsets
+    // and lengths index the spectra uploaded with them.
+    unsafe { b.launch(cfg) }.during(|| format!("launching {inst}"))?;
+    Ok(())
+}

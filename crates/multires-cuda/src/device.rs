@@ -1,0 +1,182 @@
+//! The one GPU a process uses: probed once (libraries, device, limits),
+//! with its stream and the cache of compiled kernels.
+
+use crate::error::{CudaError, Context};
+use crate::kernels::Kernel;
+use cudarc::driver::sys::CUdevice_attribute as Attr;
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Limits read off the device (never hard-coded).
+#[derive(Debug, Clone)]
+pub struct GpuInfo {
+    pub name: String,
+    pub compute_capability: (i32, i32),
+    pub sms: i32,
+    /// Shared memory a block may use after opting in (227 KB on Hopper).
+    pub smem_per_block_optin: usize,
+    pub l2_bytes: usize,
+    pub total_mem: usize,
+    /// Memory bus width (bits) and clock (kHz), for the bandwidth floor.
+    pub bus_bits: i32,
+    pub mem_clock_khz: i32,
+}
+
+impl GpuInfo {
+    /// Peak DRAM bandwidth in bytes/s from the bus width and memory clock
+    /// (double data rate), for the floors printed beside timings.
+    pub fn peak_bandwidth(&self) -> f64 {
+        2.0 * self.mem_clock_khz as f64 * 1e3 * self.bus_bits as f64 / 8.0
+    }
+}
+
+pub struct Gpu {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub info: GpuInfo,
+    cache: Mutex<HashMap<String, CudaFunction>>,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu").field("info", &self.info).finish()
+    }
+}
+
+static SHARED: OnceLock<Result<Arc<Gpu>, String>> = OnceLock::new();
+
+/// The process's GPU, probed on first use. A machine without a driver,
+/// device or NVRTC gets a typed error, never a panic: cudarc panics when a
+/// library is missing, so presence is checked before cudarc is touched.
+pub fn gpu() -> Result<Arc<Gpu>, CudaError> {
+    let r = SHARED.get_or_init(|| Gpu::probe().map(Arc::new).map_err(|e| e.to_string()));
+    match r {
+        Ok(g) => Ok(g.clone()),
+        Err(msg) => Err(CudaError::NoDevice(msg.clone())),
+    }
+}
+
+/// Whether a usable GPU is present (for `--device auto` and test skips).
+pub fn available() -> Result<(), String> {
+    gpu().map(|_| ()).map_err(|e| e.to_string())
+}
+
+impl Gpu {
+    fn probe() -> Result<Gpu, CudaError> {
+        // SAFETY: these only try to dlopen the libraries.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(CudaError::NoDriver);
+        }
+        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+            return Err(CudaError::NoNvrtc);
+        }
+        let count = CudaContext::device_count().map_err(|e| {
+            CudaError::NoDevice(format!("the driver cannot list devices ({e})"))
+        })?;
+        if count < 1 {
+            return Err(CudaError::NoDevice("the driver sees no device".into()));
+        }
+        let ctx = CudaContext::new(0).during(|| "opening device 0".into())?;
+        // One stream orders all work; cudarc's per-buffer events are not needed.
+        // SAFETY: called before any buffer exists.
+        unsafe { ctx.disable_event_tracking() };
+        let attr = |a: Attr| ctx.attribute(a).during(|| format!("reading {a:?}"));
+        let info = GpuInfo {
+            name: ctx.name().during(|| "reading the device name".into())?,
+            compute_capability: ctx
+                .compute_capability()
+                .during(|| "reading the compute capability".into())?,
+            sms: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            smem_per_block_optin: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?
+                as usize,
+            l2_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize,
+            total_mem: ctx.total_mem().during(|| "reading the memory size".into())?,
+            bus_bits: attr(Attr::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)?,
+            mem_clock_khz: attr(Attr::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)?,
+        };
+        let stream = ctx.default_stream();
+        Ok(Gpu {
+            ctx,
+            stream,
+            info,
+            cache: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// `instance` of `kernel` (e.g. "DIRECT(k, float, 0, 1, 0)"), compiled
+    /// by NVRTC for this device's architecture on first use and cached, with
+    /// its dynamic shared memory limit raised to `smem` bytes.
+    pub fn function(
+        &self,
+        kernel: Kernel,
+        instance: &str,
+        smem: usize,
+    ) -> Result<CudaFunction, CudaError> {
+        let key = format!("{}:{instance}", kernel.file());
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        let f = match cache.get(&key) {
+            Some(f) => f.clone(),
+            None => {
+                let f = crate::kernels::compile(&self.ctx, kernel, instance, self.info.compute_capability)?;
+                cache.insert(key, f.clone());
+                f
+            }
+        };
+        if smem > 48 * 1024 {
+            if smem > self.info.smem_per_block_optin {
+                return Err(CudaError::Unsupported(format!(
+                    "{instance} needs {smem} bytes of shared memory; this GPU allows {} per block",
+                    self.info.smem_per_block_optin
+                )));
+            }
+            f.set_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                smem as i32,
+            )
+            .during(|| format!("raising the shared memory of {instance} to {smem} bytes"))?;
+        }
+        Ok(f)
+    }
+
+    /// Free device memory now.
+    pub fn free_mem(&self) -> Result<usize, CudaError> {
+        self.ctx
+            .mem_get_info()
+            .map(|(free, _)| free)
+            .during(|| "reading free memory".into())
+    }
+
+    pub fn synchronize(&self) -> Result<(), CudaError> {
+        self.stream
+            .synchronize()
+            .during(|| "waiting for the GPU".into())
+    }
+}
+
+impl Gpu {
+    /// Milliseconds the work `f` queues takes on the GPU, between two CUDA
+    /// events (recorded with timing enabled).
+    pub fn time_ms(&self, f: impl FnOnce() -> Result<(), CudaError>) -> Result<f32, CudaError> {
+        use cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
+        let start = self
+            .ctx
+            .new_event(Some(CU_EVENT_DEFAULT))
+            .during(|| "creating a timing event".into())?;
+        let end = self
+            .ctx
+            .new_event(Some(CU_EVENT_DEFAULT))
+            .during(|| "creating a timing event".into())?;
+        start
+            .record(&self.stream)
+            .during(|| "recording an event".into())?;
+        f()?;
+        end.record(&self.stream)
+            .during(|| "recording an event".into())?;
+        end.synchronize()
+            .during(|| "waiting for the timed work".into())?;
+        start
+            .elapsed_ms(&end)
+            .during(|| "reading the event timer".into())
+    }
+}

@@ -1,0 +1,226 @@
+//! The FIR bank on the GPU: seed 001's SM-OLS, the same fused kernel as the
+//! CWT's long masks. One segment FFT per block serves several filters; the
+//! product, inverse FFT, dropping of aliased samples and post-processing
+//! (power, magnitude, or the non-local derivative) stay in shared memory.
+
+use crate::cwt::{check_free, launch_ols, max_segment, segment_for, upload, OlsGroup};
+use crate::device::Gpu;
+use crate::error::{Context, CudaError};
+use crate::spectra::{correlation_band, twiddles};
+use crate::GpuReal;
+use cudarc::driver::CudaSlice;
+use multires::fir::{output_range, FilterBank, FirAlgorithm, FirOptions, FirPost, FirRecipe};
+use multires::Signal;
+use num_complex::Complex64;
+use rustfft::FftPlanner;
+use std::sync::Arc;
+
+pub struct CudaFir<T: GpuReal> {
+    gpu: Arc<Gpu>,
+    n: usize,
+    nf: usize,
+    len: usize,
+    group: OlsGroup<T>,
+    tw: CudaSlice<T>,
+    twl: usize,
+    oc: i32,
+    deriv: bool,
+    complex_out: bool,
+    x: Option<(CudaSlice<T>, Option<CudaSlice<T>>)>,
+    out: CudaSlice<T>,
+    recipe: FirRecipe,
+}
+
+impl<T: GpuReal> CudaFir<T> {
+    /// Plans the bank for signals of `n` samples. `complex_signal` decides
+    /// whether the output can be real.
+    pub fn new(
+        gpu: Arc<Gpu>,
+        n: usize,
+        complex_signal: bool,
+        filters: &FilterBank,
+        options: &FirOptions,
+    ) -> Result<Self, CudaError> {
+        let (nf, m) = filters.dim();
+        if n == 0 {
+            return Err(multires::fir::FirError::EmptySignal.into());
+        }
+        if nf == 0 || m == 0 {
+            return Err(multires::fir::FirError::EmptyFilters(nf, m).into());
+        }
+        if options.algorithm == FirAlgorithm::Direct {
+            return Err(CudaError::Unsupported(
+                "the GPU FIR bank runs overlap-save only; use --algorithm auto or --device cpu for the direct sum".into(),
+            ));
+        }
+        let deriv = options.post == FirPost::Derivative;
+        let lmax = max_segment::<T>(&gpu);
+        let span = m - 1 + if deriv { 2 } else { 0 };
+        let l = segment_for(span.max(1), lmax).ok_or_else(|| {
+            CudaError::Unsupported(format!(
+                "filters of {m} taps are longer than the GPU overlap-save segment allows ({} taps at most in this precision); use --device cpu",
+                lmax / 2 - if deriv { 1 } else { 0 }
+            ))
+        })?;
+        let (start, len) = output_range(n, m, options.mode);
+        let v = l - (m - 1);
+        let (u0, count) = if deriv { (1, v - 2) } else { (0, v) };
+        let stride = count;
+        let segments = len.div_ceil(stride);
+        let floor = if std::mem::size_of::<T>() == 4 {
+            f32::EPSILON as f64 * 1e-3
+        } else {
+            f64::EPSILON * 1e-3
+        };
+        let mut planner = FftPlanner::<f64>::new();
+        let (mut hv, mut hoff, mut blo, mut blen, mut frow) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for f in 0..nf {
+            let h = filters.row(f);
+            // Correlation form: g[i] = h[M - 1 - i], so conj g[i] = conj(h[M - 1 - i]).
+            let conj_g: Vec<Complex64> = h.iter().rev().map(|c| c.conj()).collect();
+            let band = correlation_band(&conj_g, l, floor, &mut planner);
+            hoff.push((hv.len() / 2) as i64);
+            blo.push(band.lo as i32);
+            blen.push(band.values.len() as i32);
+            frow.push(f as i32);
+            for c in &band.values {
+                hv.push(T::of(c.re));
+                hv.push(T::of(c.im));
+            }
+        }
+        let sms = gpu.info.sms.max(1) as usize;
+        let fg = (segments * nf / (2 * sms)).clamp(1, 16).min(nf);
+        let real = !complex_signal && !filters.is_complex();
+        let (oc, complex_out) = match options.post {
+            FirPost::Power => (2, false),
+            FirPost::Magnitude => (1, false),
+            FirPost::None | FirPost::Derivative if real => (4, false),
+            FirPost::None | FirPost::Derivative => (0, true),
+        };
+        let out_len = nf * len * if complex_out { 2 } else { 1 };
+        check_free(
+            &gpu,
+            (out_len + 2 * n) as u128 * std::mem::size_of::<T>() as u128,
+        )?;
+        let out = gpu
+            .stream
+            .alloc_zeros::<T>(out_len.max(1))
+            .during(|| format!("allocating the {nf} x {len} output"))?;
+        let tw: Vec<T> = twiddles(l).into_iter().map(T::of).collect();
+        let group = OlsGroup {
+            l,
+            stride,
+            u0,
+            count,
+            segments,
+            origin: start as i64 - (m as i64 - 1),
+            h: upload(&gpu, &hv)?,
+            hoff: upload(&gpu, &hoff)?,
+            blo: upload(&gpu, &blo)?,
+            blen: upload(&gpu, &blen)?,
+            frow: upload(&gpu, &frow)?,
+            nf,
+            fg,
+        };
+        Ok(CudaFir {
+            tw: upload(&gpu, &tw)?,
+            twl: l,
+            gpu,
+            n,
+            nf,
+            len,
+            group,
+            oc,
+            deriv,
+            complex_out,
+            x: None,
+            out,
+            recipe: FirRecipe {
+                algorithm: FirAlgorithm::OverlapSave,
+                fft_size: Some(l),
+                filters: nf,
+                taps: m,
+                signal_len: n,
+            },
+        })
+    }
+
+    pub fn recipe(&self) -> &FirRecipe {
+        &self.recipe
+    }
+
+    pub fn upload(&mut self, signal: &Signal) -> Result<(), CudaError> {
+        if signal.len() != self.n {
+            return Err(CudaError::Unsupported(format!(
+                "the bank was planned for {} samples, the signal has {}",
+                self.n,
+                signal.len()
+            )));
+        }
+        let x = signal.to_complex();
+        let re: Vec<T> = x.iter().map(|c| T::of(c.re)).collect();
+        let im = if signal.is_complex() {
+            let v: Vec<T> = x.iter().map(|c| T::of(c.im)).collect();
+            Some(upload(&self.gpu, &v)?)
+        } else {
+            None
+        };
+        self.x = Some((upload(&self.gpu, &re)?, im));
+        Ok(())
+    }
+
+    pub fn poison(&mut self) -> Result<(), CudaError> {
+        let v = vec![T::of(f64::NAN); self.out.len()];
+        self.gpu
+            .stream
+            .memcpy_htod(&v, &mut self.out)
+            .during(|| "poisoning the output".into())
+    }
+
+    pub fn launch(&mut self) -> Result<(), CudaError> {
+        let Some((re, im)) = &self.x else {
+            return Err(CudaError::Unsupported(
+                "no signal on the GPU: call upload first".into(),
+            ));
+        };
+        launch_ols(
+            &self.gpu,
+            &self.group,
+            (re, im.as_ref().unwrap_or(re), im.is_some()),
+            self.oc,
+            self.deriv,
+            (0, self.len as i64),
+            1,
+            self.len,
+            (&self.tw, self.twl),
+            &self.out,
+        )
+    }
+
+    /// The output as float64 rows (complex where the bank is complex).
+    pub fn download(&self) -> Result<multires::fir::FirValues, CudaError> {
+        let mut host = vec![T::of(0.0); self.out.len()];
+        self.gpu
+            .stream
+            .memcpy_dtoh(&self.out, &mut host)
+            .during(|| "copying the filtered rows to the host".into())?;
+        self.gpu.synchronize()?;
+        let shape = (self.nf, self.len);
+        let bad = |e: ndarray::ShapeError| CudaError::Unsupported(format!("output shape: {e}"));
+        Ok(if self.complex_out {
+            let v: Vec<Complex64> = host
+                .chunks_exact(2)
+                .map(|p| Complex64::new(p[0].f64(), p[1].f64()))
+                .collect();
+            multires::fir::FirValues::Complex(ndarray::Array2::from_shape_vec(shape, v).map_err(bad)?)
+        } else {
+            let v: Vec<f64> = host[..self.nf * self.len].iter().map(|x| x.f64()).collect();
+            multires::fir::FirValues::Real(ndarray::Array2::from_shape_vec(shape, v).map_err(bad)?)
+        })
+    }
+
+    pub fn output_bytes(&self) -> usize {
+        self.out.len() * std::mem::size_of::<T>()
+    }
+}

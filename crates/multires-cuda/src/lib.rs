@@ -1,0 +1,190 @@
+//! The CUDA backend of multires (DESIGN.md, "GPU rules"): kernels are `.cu`
+//! files under `kernels/`, embedded, compiled by NVRTC for the device on
+//! first use and cached. cudarc loads the CUDA libraries at run time, so this
+//! crate builds and its host-side tests run on machines without CUDA; there
+//! every entry point answers a typed error instead.
+
+pub mod cwt;
+pub mod device;
+mod error;
+pub mod fir;
+mod kernels;
+pub mod spectra;
+
+pub use cwt::{CudaCwt, GpuRecipe, GpuScale};
+pub use device::{available, gpu, Gpu, GpuInfo};
+pub use error::CudaError;
+pub use fir::CudaFir;
+
+use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
+use multires::backend::{Backend, BackendError, CpuBackend, Device};
+use multires::cwt::plan::Progress;
+use multires::cwt::{CwtValues, Precision};
+use multires::fir::{FilterBank, FirOptions, FirRecipe, FirValues};
+use multires::{CwtOutput, CwtPlan, Signal};
+use std::sync::{Arc, Mutex};
+
+/// The element types kernels are instantiated for.
+pub trait GpuReal: multires::real::Real + DeviceRepr + ValidAsZeroBits + Unpin {
+    /// The CUDA type name.
+    const CUDA: &'static str;
+    /// The host array behind `values` as plain elements (complex: interleaved).
+    fn values_slice(values: &mut CwtValues, complex: bool) -> Result<&mut [Self], CudaError>;
+}
+
+fn strided() -> CudaError {
+    CudaError::Unsupported("the output array is not contiguous".into())
+}
+
+impl GpuReal for f32 {
+    const CUDA: &'static str = "float";
+    fn values_slice(values: &mut CwtValues, complex: bool) -> Result<&mut [f32], CudaError> {
+        match (values, complex) {
+            (CwtValues::Complex32(a), true) => Ok(bytemuck::cast_slice_mut(
+                a.as_slice_mut().ok_or_else(strided)?,
+            )),
+            (CwtValues::Real32(a), false) => a.as_slice_mut().ok_or_else(strided),
+            (v, _) => Err(CudaError::Unsupported(format!(
+                "a float32 transform cannot write into a {} array",
+                v.dtype()
+            ))),
+        }
+    }
+}
+
+impl GpuReal for f64 {
+    const CUDA: &'static str = "double";
+    fn values_slice(values: &mut CwtValues, complex: bool) -> Result<&mut [f64], CudaError> {
+        match (values, complex) {
+            (CwtValues::Complex64(a), true) => Ok(bytemuck::cast_slice_mut(
+                a.as_slice_mut().ok_or_else(strided)?,
+            )),
+            (CwtValues::Real64(a), false) => a.as_slice_mut().ok_or_else(strided),
+            (v, _) => Err(CudaError::Unsupported(format!(
+                "a float64 transform cannot write into a {} array",
+                v.dtype()
+            ))),
+        }
+    }
+}
+
+fn gpu_err(e: CudaError) -> BackendError {
+    match e {
+        CudaError::Cwt(e) => BackendError::Cwt(e),
+        CudaError::Fir(e) => BackendError::Fir(e),
+        e => BackendError::Gpu(Box::new(e)),
+    }
+}
+
+/// Runs plans on the GPU. A CWT plan is moved to the device per call (masks
+/// and spectra); callers that stream many signals hold a [`CudaCwt`] instead.
+#[derive(Debug)]
+pub struct CudaBackend {
+    gpu: Arc<Gpu>,
+    explain: Mutex<Option<String>>,
+}
+
+impl CudaBackend {
+    pub fn new() -> Result<Self, CudaError> {
+        Ok(CudaBackend {
+            gpu: gpu()?,
+            explain: Mutex::new(None),
+        })
+    }
+
+    fn run_cwt<T: GpuReal>(
+        &self,
+        plan: &CwtPlan,
+        signal: &Signal,
+        values: &mut CwtValues,
+    ) -> Result<(), CudaError> {
+        let mut c = CudaCwt::<T>::new(self.gpu.clone(), plan)?;
+        c.upload(plan, signal)?;
+        c.launch()?;
+        c.download(values)?;
+        *self.explain.lock().unwrap_or_else(|p| p.into_inner()) = Some(c.recipe().to_string());
+        Ok(())
+    }
+}
+
+impl Backend for CudaBackend {
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+
+    fn cwt(
+        &self,
+        plan: &CwtPlan,
+        signal: &Signal,
+        progress: Option<Progress>,
+    ) -> Result<CwtOutput, BackendError> {
+        let mut values = CwtValues::zeroed_for(plan);
+        self.cwt_into(plan, signal, &mut values)?;
+        if let Some(p) = progress {
+            let rows = plan.options().scales.len();
+            p(rows, rows);
+        }
+        Ok(plan.describe(values))
+    }
+
+    fn cwt_into(
+        &self,
+        plan: &CwtPlan,
+        signal: &Signal,
+        values: &mut CwtValues,
+    ) -> Result<(), BackendError> {
+        match plan.options().precision {
+            Precision::F32 => self.run_cwt::<f32>(plan, signal, values),
+            Precision::F64 => self.run_cwt::<f64>(plan, signal, values),
+        }
+        .map_err(gpu_err)
+    }
+
+    fn fir(
+        &self,
+        signal: &Signal,
+        filters: &FilterBank,
+        options: &FirOptions,
+    ) -> Result<(FirValues, FirRecipe), BackendError> {
+        multires::fir::validate(signal, filters, options)?;
+        let run = || -> Result<(FirValues, FirRecipe), CudaError> {
+            let mut f = CudaFir::<f64>::new(
+                self.gpu.clone(),
+                signal.len(),
+                signal.is_complex(),
+                filters,
+                options,
+            )?;
+            f.upload(signal)?;
+            f.launch()?;
+            Ok((f.download()?, f.recipe().clone()))
+        };
+        run().map_err(gpu_err)
+    }
+
+    fn last_explain(&self) -> Option<String> {
+        self.explain.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// The backend for `device`: the GPU for `cuda` (an error naming why when
+/// there is none), the GPU or else the CPU for `auto`, with a note saying which.
+pub fn select(device: Device) -> Result<(Box<dyn Backend>, Option<String>), BackendError> {
+    match device {
+        Device::Cpu => Ok((Box::new(CpuBackend), None)),
+        Device::Cuda => {
+            let b = CudaBackend::new().map_err(gpu_err)?;
+            Ok((Box::new(b), None))
+        }
+        Device::Auto => match CudaBackend::new() {
+            Ok(b) => {
+                let note = format!("device auto: running on the GPU ({})", b.gpu.info.name);
+                Ok((Box::new(b), Some(note)))
+            }
+            Err(e) => Ok((
+                Box::new(CpuBackend),
+                Some(format!("device auto: no usable GPU ({e}); running on the CPU")),
+            )),
+        },
+    }
+}

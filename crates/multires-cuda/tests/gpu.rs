@@ -1,0 +1,286 @@
+//! Every GPU kernel against the CPU's float64 result, on fresh random
+//! inputs, with outputs poisoned (NaN) before each run so an unwritten
+//! element fails. Without a GPU these tests print a notice and pass, unless
+//! MULTIRES_REQUIRE_GPU=1, where a missing GPU fails them.
+
+use multires::backend::Device;
+use multires::cwt::{Algorithm, CwtValues, OutputKind, Precision};
+use multires::fir::{FilterBank, FirMode, FirOptions, FirPost, FirValues};
+use multires::{Boundary, CwtOptions, CwtPlan, Scale, Signal, Wavelet};
+use multires_cuda::{CudaCwt, CudaFir, Gpu};
+use ndarray::Array2;
+use num_complex::Complex64;
+use std::sync::Arc;
+
+fn gpu_or_skip(test: &str) -> Option<Arc<Gpu>> {
+    match multires_cuda::gpu() {
+        Ok(g) => Some(g),
+        Err(e) => {
+            if std::env::var("MULTIRES_REQUIRE_GPU").as_deref() == Ok("1") {
+                panic!("{test}: MULTIRES_REQUIRE_GPU=1 but no GPU: {e}");
+            }
+            eprintln!("{test}: skipped, no GPU ({e})");
+            None
+        }
+    }
+}
+
+fn rel_l2(a: &[Complex64], b: &[Complex64]) -> f64 {
+    let num: f64 = a.iter().zip(b).map(|(x, y)| (x - y).norm_sqr()).sum();
+    let den: f64 = b.iter().map(|y| y.norm_sqr()).sum::<f64>().max(1e-300);
+    (num / den).sqrt()
+}
+
+fn flat(v: &CwtValues) -> Vec<Complex64> {
+    v.to_complex64().iter().copied().collect()
+}
+
+fn random_signal(n: usize, complex: bool, seed: u64) -> Signal {
+    let re = multires::signal::noise(n, seed);
+    if complex {
+        let im = multires::signal::noise(n, seed + 1000);
+        Signal::complex(re.iter().zip(&im).map(|(&r, &i)| Complex64::new(r, i)).collect())
+    } else {
+        Signal::real(re)
+    }
+}
+
+/// One GPU run with a poisoned output, compared with the CPU's float64 direct sum.
+fn check_cwt(gpu: &Arc<Gpu>, signal: &Signal, mut o: CwtOptions, what: &str) {
+    let tol = match o.precision {
+        Precision::F32 => 1e-5,
+        Precision::F64 => 1e-12,
+    };
+    let mut want_o = o.clone();
+    want_o.precision = Precision::F64;
+    want_o.algorithm = Algorithm::Direct;
+    // Compare complex coefficients; the post-processed kinds follow from them
+    // and are checked through magnitude and power below.
+    let kind = o.output;
+    want_o.output = if kind == OutputKind::Phase { OutputKind::Complex } else { kind };
+    let want = CwtPlan::new(want_o, signal.len(), signal.is_complex())
+        .unwrap()
+        .execute(signal, None)
+        .unwrap();
+    o.output = kind;
+    let plan = CwtPlan::new(o.clone(), signal.len(), signal.is_complex()).unwrap();
+    let mut values = CwtValues::zeroed_for(&plan);
+    let got = match o.precision {
+        Precision::F32 => {
+            let mut c = CudaCwt::<f32>::new(gpu.clone(), &plan).unwrap();
+            c.poison().unwrap();
+            c.upload(&plan, signal).unwrap();
+            c.launch().unwrap();
+            c.download(&mut values).unwrap();
+            values
+        }
+        Precision::F64 => {
+            let mut c = CudaCwt::<f64>::new(gpu.clone(), &plan).unwrap();
+            c.poison().unwrap();
+            c.upload(&plan, signal).unwrap();
+            c.launch().unwrap();
+            c.download(&mut values).unwrap();
+            values
+        }
+    };
+    let g = flat(&got);
+    assert!(g.iter().all(|v| v.re.is_finite() && v.im.is_finite()), "{what}: unwritten (NaN) outputs");
+    if kind == OutputKind::Phase {
+        // Phase is compared where the coefficient is not negligible.
+        let w = flat(&want.values);
+        let big = w.iter().map(|v| v.norm()).fold(0.0, f64::max) * 1e-3;
+        for (i, (p, c)) in g.iter().zip(&w).enumerate() {
+            if c.norm() > big {
+                let d = (p.re - c.arg()).abs();
+                let d = d.min(2.0 * std::f64::consts::PI - d);
+                assert!(d < tol * 1e3, "{what}: phase at {i}: {} vs {}", p.re, c.arg());
+            }
+        }
+        return;
+    }
+    let e = rel_l2(&g, &flat(&want.values));
+    assert!(e <= tol, "{what}: relative L2 error {e:e} > {tol:e}");
+}
+
+#[test]
+fn cwt_matches_cpu_float64_on_awkward_sizes() {
+    let Some(gpu) = gpu_or_skip("cwt_matches_cpu_float64_on_awkward_sizes") else {
+        return;
+    };
+    // Lengths: 1, a prime, not a multiple of the tile, masks longer than the
+    // signal (scale 300: 4801 taps, cut into pieces).
+    let scales: Vec<Scale> = [1.0, 1.5, 2.0, 3.7, 8.0, 20.0, 55.5, 130.0, 300.0]
+        .iter()
+        .map(|&s| Scale::new(s))
+        .collect();
+    let mut case = 0u64;
+    for &n in &[1usize, 7, 1031, 3000] {
+        for wavelet in ["morl", "cmor1.5-1.0"] {
+            for complex in [false, true] {
+                for precision in [Precision::F64, Precision::F32] {
+                    for algorithm in [Algorithm::Direct, Algorithm::Fft, Algorithm::Auto] {
+                        case += 1;
+                        let signal = random_signal(n, complex, case);
+                        let mut o = CwtOptions::new(Wavelet::from_name(wavelet).unwrap(), scales.clone());
+                        o.precision = precision;
+                        o.algorithm = algorithm;
+                        let what = format!("n {n} {wavelet} complex {complex} {precision:?} {algorithm:?}");
+                        check_cwt(&gpu, &signal, o, &what);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn cwt_outputs_hop_and_boundaries() {
+    let Some(gpu) = gpu_or_skip("cwt_outputs_hop_and_boundaries") else {
+        return;
+    };
+    let scales: Vec<Scale> = (1..=40).map(|s| Scale::new(s as f64 * 2.5)).collect();
+    let mut seed = 500;
+    for kind in [OutputKind::Complex, OutputKind::Magnitude, OutputKind::Power, OutputKind::Phase] {
+        for hop in [1usize, 3] {
+            for boundary in [Boundary::Zero, Boundary::Symmetric, Boundary::Periodic] {
+                for algorithm in [Algorithm::Direct, Algorithm::Fft] {
+                    seed += 1;
+                    let signal = random_signal(2503, false, seed);
+                    let mut o = CwtOptions::new(Wavelet::from_name("cmor1.5-1.0").unwrap(), scales.clone());
+                    o.precision = Precision::F64;
+                    o.output = kind;
+                    o.hop = hop;
+                    o.boundary = boundary;
+                    o.algorithm = algorithm;
+                    check_cwt(&gpu, &signal, o, &format!("{kind:?} hop {hop} {boundary:?} {algorithm:?}"));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn cwt_backend_round_trip_and_seed_config() {
+    let Some(_gpu) = gpu_or_skip("cwt_backend_round_trip_and_seed_config") else {
+        return;
+    };
+    // The canonical cwt-seed configuration through the Backend trait, f32.
+    let (backend, _) = multires_cuda::select(Device::Cuda).unwrap();
+    let n = 102_400;
+    let signal = Signal::real(multires::signal::doppler(n));
+    let scales: Vec<Scale> = (1..=200).map(|s| Scale::new(s as f64)).collect();
+    let mut o = CwtOptions::new(Wavelet::from_name("morl").unwrap(), scales);
+    o.precision = Precision::F32;
+    let plan = CwtPlan::new(o.clone(), n, false).unwrap();
+    let got = backend.cwt(&plan, &signal, None).unwrap();
+    o.precision = Precision::F64;
+    o.algorithm = Algorithm::Fft;
+    let want = CwtPlan::new(o, n, false).unwrap().execute(&signal, None).unwrap();
+    let e = rel_l2(&flat(&got.values), &flat(&want.values));
+    assert!(e < 1e-5, "cwt-seed f32 error {e:e}");
+    assert!(backend.last_explain().unwrap().contains("GPU plan"));
+}
+
+fn fir_case(
+    gpu: &Arc<Gpu>,
+    n: usize,
+    nf: usize,
+    m: usize,
+    complex: bool,
+    mode: FirMode,
+    post: FirPost,
+    f32: bool,
+    seed: u64,
+) {
+    let signal = random_signal(n, complex, seed);
+    let taps = multires::signal::noise(nf * m, seed + 7);
+    let bank = if complex {
+        let im = multires::signal::noise(nf * m, seed + 9);
+        FilterBank::Complex(
+            Array2::from_shape_vec(
+                (nf, m),
+                taps.iter().zip(&im).map(|(&r, &i)| Complex64::new(r, i)).collect(),
+            )
+            .unwrap(),
+        )
+    } else {
+        FilterBank::Real(Array2::from_shape_vec((nf, m), taps).unwrap())
+    };
+    let opts = FirOptions {
+        mode,
+        post,
+        ..FirOptions::default()
+    };
+    let (want, _) = multires::fir::fir(&signal, &bank, &opts).unwrap();
+    let got = if f32 {
+        let mut f = CudaFir::<f32>::new(gpu.clone(), n, complex, &bank, &opts).unwrap();
+        f.poison().unwrap();
+        f.upload(&signal).unwrap();
+        f.launch().unwrap();
+        f.download().unwrap()
+    } else {
+        let mut f = CudaFir::<f64>::new(gpu.clone(), n, complex, &bank, &opts).unwrap();
+        f.poison().unwrap();
+        f.upload(&signal).unwrap();
+        f.launch().unwrap();
+        f.download().unwrap()
+    };
+    let as_c = |v: &FirValues| -> Vec<Complex64> {
+        match v {
+            FirValues::Real(a) => a.iter().map(|&x| Complex64::new(x, 0.0)).collect(),
+            FirValues::Complex(a) => a.iter().copied().collect(),
+        }
+    };
+    assert_eq!(got.dim(), want.dim(), "n {n} m {m} {mode:?}");
+    let g = as_c(&got);
+    let what = format!("n {n} nf {nf} m {m} complex {complex} {mode:?} {post:?} f32 {f32}");
+    assert!(g.iter().all(|v| v.re.is_finite() && v.im.is_finite()), "{what}: unwritten outputs");
+    let e = rel_l2(&g, &as_c(&want));
+    // Power squares the relative error; the derivative differences nearby values.
+    let tol = if f32 { 1e-5 } else { 1e-12 } * if post == FirPost::Derivative { 10.0 } else { 1.0 };
+    assert!(e <= tol, "{what}: relative L2 error {e:e}");
+}
+
+#[test]
+fn fir_bank_matches_cpu_float64() {
+    let Some(gpu) = gpu_or_skip("fir_bank_matches_cpu_float64") else {
+        return;
+    };
+    let mut seed = 900;
+    for &(n, m) in &[(1usize, 1usize), (97, 2), (5000, 64), (5000, 513), (300, 700), (20011, 129)] {
+        for complex in [false, true] {
+            for mode in [FirMode::Full, FirMode::Same, FirMode::Valid] {
+                for f32 in [false, true] {
+                    seed += 1;
+                    fir_case(&gpu, n, 5, m, complex, mode, FirPost::None, f32, seed);
+                }
+            }
+        }
+    }
+    for post in [FirPost::Power, FirPost::Magnitude, FirPost::Derivative] {
+        for complex in [false, true] {
+            seed += 1;
+            fir_case(&gpu, 7001, 3, 33, complex, FirMode::Same, post, false, seed);
+            fir_case(&gpu, 7001, 3, 33, complex, FirMode::Full, post, true, seed);
+        }
+    }
+}
+
+#[test]
+fn device_selection_never_panics() {
+    // On a machine without CUDA, cuda is a typed error and auto falls back.
+    let cuda = multires_cuda::select(Device::Cuda);
+    let (auto, note) = multires_cuda::select(Device::Auto).unwrap();
+    match multires_cuda::available() {
+        Ok(()) => {
+            assert!(cuda.is_ok());
+            assert_eq!(auto.name(), "cuda");
+        }
+        Err(_) => {
+            let msg = cuda.err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(msg.contains("CUDA") || msg.contains("GPU") || msg.contains("device"), "{msg}");
+            assert_eq!(auto.name(), "cpu");
+            assert!(note.unwrap().contains("running on the CPU"));
+        }
+    }
+}
