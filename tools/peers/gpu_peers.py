@@ -105,8 +105,8 @@ def cufft_ols(n, f, m, repeat):
     return timed(run, repeat)
 
 
-def multires(exe, config, precision, extra=()):
-    cmd = [exe, "bench", "--config", config, "--device", "cuda", "--precision", precision, "--repeat", "20", *extra]
+def multires(exe, config, precision, extra=(), repeat=20):
+    cmd = [exe, "bench", "--config", config, "--device", "cuda", "--precision", precision, "--repeat", str(repeat), *extra]
     out = subprocess.run(cmd, capture_output=True, text=True)
     sys.stdout.write(out.stdout)
     if out.returncode != 0:
@@ -132,7 +132,7 @@ def main():
             ours = multires(a.multires, "cwt-seed", prec, extra)
             peer = torch_fft_cwt(102400, seed, "morl", dt, a.repeat)
             rows.append(("cwt-seed", prec, "torch.fft CWT", peer, ours[0] if ours else float("nan")))
-        ours = multires(a.multires, "cwt-seed", "f64", ["--algorithm", "direct", "--repeat", "5"])
+        ours = multires(a.multires, "cwt-seed", "f64", ["--algorithm", "direct"], repeat=5)
         rows.append(("cwt-seed direct", "f64", "(target 6 ms)", 6.0, ours[0] if ours else float("nan")))
     if "cwt-1m" in only:
         sc = [1024 ** (i / 255) for i in range(256)]

@@ -4,7 +4,7 @@
 // dropping of aliased samples and the post-processing happen in shared
 // memory, and only the kept outputs reach global memory.
 //
-// The FFT is radix-2 in shared memory: decimation in frequency forward
+// The FFT works in shared memory, radix-8 passes in registers: decimation in frequency forward
 // (natural order in, bit-reversed out), the product taken in bit-reversed
 // order, decimation in time inverse (bit-reversed in, natural out), so no
 // permutation pass is needed. Twiddles exp(-2 pi i k / twl) come from a table
@@ -16,43 +16,101 @@
 // Segment j starts at sample origin + j*stride - u0 and yields outputs
 // c = j*stride + (u - u0) for u in [u0, u0 + count).
 
-#define OLS_BLOCK 512
 
-template <typename T>
-__device__ __forceinline__ void fft_dif(cpx<T>* a, int L, const cpx<T>* __restrict__ tw, int twl) {
-    for (int half = L >> 1; half >= 1; half >>= 1) {
-        const int step = twl / (2 * half);
-        for (int i = threadIdx.x; i < (L >> 1); i += blockDim.x) {
-            const int j = i & (half - 1);
-            const int p = ((i - j) << 1) + j;
-            const int q = p + half;
-            const cpx<T> u = a[p], v = a[q];
-            a[p] = u + v;
-            a[q] = (u - v) * tw[j * step];
+// R = 2^r consecutive radix-2 stages fused into one pass: each work unit
+// holds R elements b + j + k Q (k < R) in registers, so a pass costs one
+// read and one write of shared memory instead of r. DIF stages go from the
+// widest half down; DIT stages from the narrowest up.
+template <typename T, int R>
+__device__ __forceinline__ void dif_pass(cpx<T>* a, int L, int H, const cpx<T>* __restrict__ tw, int twl, int tid,
+                                         int nth) {
+    // Halves H, H/2, ..., H/(R/2); block span 2H, element spacing Q.
+    const int Q = (2 * H) / R;
+    for (int i = tid; i < L / R; i += nth) {
+        const int j = i % Q;
+        const int b = (i / Q) * (R * Q);
+        cpx<T> v[R];
+#pragma unroll
+        for (int k = 0; k < R; ++k) v[k] = a[b + j + k * Q];
+#pragma unroll
+        for (int s = R / 2; s >= 1; s >>= 1) {
+            const int step = twl / (2 * Q * s);
+#pragma unroll
+            for (int k = 0; k < R; ++k) {
+                if ((k & (2 * s - 1)) < s) {
+                    const cpx<T> u = v[k], w = v[k + s];
+                    v[k] = u + w;
+                    v[k + s] = (u - w) * tw[(j + (k & (2 * s - 1)) * Q) * step];
+                }
+            }
         }
-        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < R; ++k) a[b + j + k * Q] = v[k];
     }
+    __syncthreads();
 }
 
-template <typename T>
-__device__ __forceinline__ void ifft_dit(cpx<T>* a, int L, const cpx<T>* __restrict__ tw, int twl) {
-    for (int half = 1; half < L; half <<= 1) {
-        const int step = twl / (2 * half);
-        for (int i = threadIdx.x; i < (L >> 1); i += blockDim.x) {
-            const int j = i & (half - 1);
-            const int p = ((i - j) << 1) + j;
-            const int q = p + half;
-            cpx<T> w = tw[j * step];
-            w.im = -w.im;
-            const cpx<T> t = a[q] * w;
-            const cpx<T> u = a[p];
-            a[p] = u + t;
-            a[q] = u - t;
+template <typename T, int R>
+__device__ __forceinline__ void dit_pass(cpx<T>* a, int L, int h, const cpx<T>* __restrict__ tw, int twl, int tid,
+                                         int nth) {
+    // Halves h, 2h, ..., h R/2; element spacing Q = h, block span R h.
+    const int Q = h;
+    for (int i = tid; i < L / R; i += nth) {
+        const int j = i % Q;
+        const int b = (i / Q) * (R * Q);
+        cpx<T> v[R];
+#pragma unroll
+        for (int k = 0; k < R; ++k) v[k] = a[b + j + k * Q];
+#pragma unroll
+        for (int s = 1; s < R; s <<= 1) {
+            const int step = twl / (2 * Q * s);
+#pragma unroll
+            for (int k = 0; k < R; ++k) {
+                if ((k & (2 * s - 1)) < s) {
+                    cpx<T> w = tw[(j + (k & (2 * s - 1)) * Q) * step];
+                    w.im = -w.im;
+                    const cpx<T> t = v[k + s] * w;
+                    const cpx<T> u = v[k];
+                    v[k] = u + t;
+                    v[k + s] = u - t;
+                }
+            }
         }
-        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < R; ++k) a[b + j + k * Q] = v[k];
     }
+    __syncthreads();
 }
 
+// Forward, natural order in, bit-reversed out: radix-8 passes, then 4 or 2.
+// Threads tid < nth of the block take part; every thread of the block must
+// call (the passes synchronize the block).
+template <typename T>
+__device__ __forceinline__ void fft_dif(cpx<T>* a, int L, const cpx<T>* __restrict__ tw, int twl, int tid, int nth) {
+    int H = L >> 1;
+    while (H >= 4) {
+        dif_pass<T, 8>(a, L, H, tw, twl, tid, nth);
+        H >>= 3;
+    }
+    if (H == 2) dif_pass<T, 4>(a, L, H, tw, twl, tid, nth);
+    else if (H == 1) dif_pass<T, 2>(a, L, H, tw, twl, tid, nth);
+}
+
+// Inverse (unnormalized), bit-reversed in, natural order out.
+template <typename T>
+__device__ __forceinline__ void ifft_dit(cpx<T>* a, int L, const cpx<T>* __restrict__ tw, int twl, int tid, int nth) {
+    int h = 1;
+    while (h * 8 <= L) {
+        dit_pass<T, 8>(a, L, h, tw, twl, tid, nth);
+        h <<= 3;
+    }
+    if (h * 4 == L) dit_pass<T, 4>(a, L, h, tw, twl, tid, nth);
+    else if (h * 2 == L) dit_pass<T, 2>(a, L, h, tw, twl, tid, nth);
+}
+
+// Block: G groups of U = blockDim.x / G threads; the segment's forward FFT
+// uses the whole block, then each group takes one filter at a time (its own
+// product buffer), so short segments still keep every thread busy.
 template <typename T, bool CX, int OUT, bool DERIV>
 __device__ __forceinline__ void ols_body(
     const T* __restrict__ xr, const T* __restrict__ xi, long long xlen, long long origin, int L, int log2l,
@@ -61,11 +119,16 @@ __device__ __forceinline__ void ols_body(
     int fg, long long col_lo, long long col_hi, int hop, long long ncols_out, const cpx<T>* __restrict__ tw,
     int twl, void* __restrict__ out) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
+    const int G = blockDim.y;
+    const int U = blockDim.x;
+    const int tid = threadIdx.y * U + threadIdx.x;
+    const int nth = U * G;
+    const int lane = threadIdx.x;
     cpx<T>* A = (cpx<T>*)smem_raw;
-    cpx<T>* B = A + L;
+    cpx<T>* B = A + L * (1 + threadIdx.y);
     const long long j = blockIdx.x;
     const long long s0 = origin + j * stride - u0;
-    for (int i = threadIdx.x; i < L; i += blockDim.x) {
+    for (int i = tid; i < L; i += nth) {
         const long long s = s0 + i;
         T vr = 0, vi = 0;
         if (s >= 0 && s < xlen) {
@@ -75,52 +138,63 @@ __device__ __forceinline__ void ols_body(
         A[i] = mk(vr, vi);
     }
     __syncthreads();
-    fft_dif(A, L, tw, twl);
+    fft_dif(A, L, tw, twl, tid, nth);
     const int shift = 32 - log2l;
-    for (int q = 0; q < fg; ++q) {
-        const int f = blockIdx.y * fg + q;
-        if (f >= nfilters) break;
-        for (int i = threadIdx.x; i < L; i += blockDim.x) B[i] = mk((T)0, (T)0);
+    // Outputs u in [u0, u0 + count) of this segment that fall inside [col_lo, col_hi).
+    const long long cbase = j * stride - u0;
+    const int ulo = (int)max((long long)u0, col_lo - cbase);
+    const int uhi = (int)min((long long)(u0 + count), col_hi - cbase);
+    const int fend = min(nfilters, (int)(blockIdx.y + 1) * fg);
+    for (int f0 = blockIdx.y * fg; f0 < fend; f0 += G) {
+        const int f = f0 + threadIdx.y;
+        const bool active = f < fend;
+        for (int i = lane; i < L; i += U) B[i] = mk((T)0, (T)0);
         __syncthreads();
-        const cpx<T>* __restrict__ hf = H + hoff[f];
-        const int lo = blo[f], n = blen[f];
-        for (int b = threadIdx.x; b < n; b += blockDim.x) {
-            const int k = (lo + b) & (L - 1);
-            const int p = __brev(k) >> shift;
-            B[p] = A[p] * hf[b];
+        if (active) {
+            const cpx<T>* __restrict__ hf = H + hoff[f];
+            const int lo = blo[f], n = blen[f];
+            for (int b = lane; b < n; b += U) {
+                const int k = (lo + b) & (L - 1);
+                const int p = __brev(k) >> shift;
+                B[p] = A[p] * hf[b];
+            }
         }
         __syncthreads();
-        ifft_dit(B, L, tw, twl);
-        const long long row = (long long)frow[f] * ncols_out;
-        for (int u = u0 + threadIdx.x; u < u0 + count; u += blockDim.x) {
-            const long long c = j * stride + (u - u0);
-            if (c < col_lo || c >= col_hi) continue;
-            const long long rel = c - col_lo;
-            if (hop > 1 && rel % hop != 0) continue;
-            cpx<T> v;
-            if (DERIV) {
-                if (col_hi - col_lo < 2) {
-                    v = mk((T)0, (T)0);
-                } else if (c == col_lo) {
-                    v = B[u + 1] - B[u];
-                } else if (c == col_hi - 1) {
-                    v = B[u] - B[u - 1];
-                } else {
-                    v = B[u + 1] - B[u - 1];
-                    v.re *= (T)0.5;
-                    v.im *= (T)0.5;
+        ifft_dit(B, L, tw, twl, lane, U);
+        if (active) {
+            const long long row = (long long)frow[f] * ncols_out;
+            for (int u = ulo + lane; u < uhi; u += U) {
+                const long long c = cbase + u;
+                long long rel = c - col_lo;
+                if (hop > 1) {
+                    if (rel % hop != 0) continue;
+                    rel /= hop;
                 }
-            } else {
-                v = B[u];
+                cpx<T> v;
+                if (DERIV) {
+                    if (col_hi - col_lo < 2) {
+                        v = mk((T)0, (T)0);
+                    } else if (c == col_lo) {
+                        v = B[u + 1] - B[u];
+                    } else if (c == col_hi - 1) {
+                        v = B[u] - B[u - 1];
+                    } else {
+                        v = B[u + 1] - B[u - 1];
+                        v.re *= (T)0.5;
+                        v.im *= (T)0.5;
+                    }
+                } else {
+                    v = B[u];
+                }
+                store_value<T, OUT>(out, row + rel, v.re, v.im);
             }
-            store_value<T, OUT>(out, row + rel / hop, v.re, v.im);
         }
         __syncthreads();
     }
 }
 
 #define OLS(NAME, T, CX, OUT, DERIV)                                                                         \
-    extern "C" __global__ void __launch_bounds__(OLS_BLOCK) NAME(                                            \
+    extern "C" __global__ void __launch_bounds__(1024) NAME(                                            \
         const T* xr, const T* xi, long long xlen, long long origin, int L, int log2l, int stride, int u0,    \
         int count, const cpx<T>* H, const long long* hoff, const int* blo, const int* blen, const int* frow, \
         int nfilters, int fg, long long col_lo, long long col_hi, int hop, long long ncols_out,              \

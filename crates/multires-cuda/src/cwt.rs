@@ -23,7 +23,6 @@ const DIRECT_OPT: usize = 8;
 const DIRECT_TILE: usize = DIRECT_BLOCK * DIRECT_OPT;
 /// Taps one direct work item may hold (short masks together, or one piece of a long one).
 const ITEM_TAPS: usize = 2048;
-const OLS_BLOCK: u32 = 512;
 
 /// How one scale is computed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -540,6 +539,14 @@ impl<T: GpuReal> CudaCwt<T> {
     }
 }
 
+/// Threads per filter (one radix-8 unit each, 32 to 1024) and filters
+/// transformed at once in a block (their buffers beside the segment's).
+pub(crate) fn ols_block(l: usize, fg: usize) -> (usize, usize) {
+    let u = (l / 8).clamp(32, 1024);
+    let groups = (256 / u).clamp(1, 8).min(fg.max(1));
+    (u, groups)
+}
+
 /// One overlap-save group: grid (segments, filter blocks).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn launch_ols<T: GpuReal>(
@@ -560,11 +567,12 @@ pub(crate) fn launch_ols<T: GpuReal>(
         cx as i32,
         deriv as i32
     );
-    let smem = 2 * g.l * 2 * std::mem::size_of::<T>();
+    let (u, groups) = ols_block(g.l, g.fg);
+    let smem = (1 + groups) * g.l * 2 * std::mem::size_of::<T>();
     let f = gpu.function(Kernel::OlsFft, &inst, smem)?;
     let cfg = LaunchConfig {
         grid_dim: (g.segments as u32, g.nf.div_ceil(g.fg) as u32, 1),
-        block_dim: (OLS_BLOCK, 1, 1),
+        block_dim: (u as u32, groups as u32, 1),
         shared_mem_bytes: smem as u32,
     };
     let xlen = xr.len() as i64;
