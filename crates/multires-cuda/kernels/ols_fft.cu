@@ -17,6 +17,11 @@
 // c = j*stride + (u - u0) for u in [u0, u0 + count).
 
 
+// Shared-memory index of element p: one pad slot after every 8 elements, so
+// the radix-8 units of the narrow passes (8 consecutive elements each) start
+// 9 slots apart and hit different banks.
+__device__ __forceinline__ int pad(int p) { return p + (p >> 3); }
+
 // R = 2^r consecutive radix-2 stages fused into one pass: each work unit
 // holds R elements b + j + k Q (k < R) in registers, so a pass costs one
 // read and one write of shared memory instead of r. DIF stages go from the
@@ -31,7 +36,7 @@ __device__ __forceinline__ void dif_pass(cpx<T>* a, int L, int H, const cpx<T>* 
         const int b = (i / Q) * (R * Q);
         cpx<T> v[R];
 #pragma unroll
-        for (int k = 0; k < R; ++k) v[k] = a[b + j + k * Q];
+        for (int k = 0; k < R; ++k) v[k] = a[pad(b + j + k * Q)];
 #pragma unroll
         for (int s = R / 2; s >= 1; s >>= 1) {
             const int step = twl / (2 * Q * s);
@@ -45,7 +50,7 @@ __device__ __forceinline__ void dif_pass(cpx<T>* a, int L, int H, const cpx<T>* 
             }
         }
 #pragma unroll
-        for (int k = 0; k < R; ++k) a[b + j + k * Q] = v[k];
+        for (int k = 0; k < R; ++k) a[pad(b + j + k * Q)] = v[k];
     }
     __syncthreads();
 }
@@ -60,7 +65,7 @@ __device__ __forceinline__ void dit_pass(cpx<T>* a, int L, int h, const cpx<T>* 
         const int b = (i / Q) * (R * Q);
         cpx<T> v[R];
 #pragma unroll
-        for (int k = 0; k < R; ++k) v[k] = a[b + j + k * Q];
+        for (int k = 0; k < R; ++k) v[k] = a[pad(b + j + k * Q)];
 #pragma unroll
         for (int s = 1; s < R; s <<= 1) {
             const int step = twl / (2 * Q * s);
@@ -77,7 +82,7 @@ __device__ __forceinline__ void dit_pass(cpx<T>* a, int L, int h, const cpx<T>* 
             }
         }
 #pragma unroll
-        for (int k = 0; k < R; ++k) a[b + j + k * Q] = v[k];
+        for (int k = 0; k < R; ++k) a[pad(b + j + k * Q)] = v[k];
     }
     __syncthreads();
 }
@@ -125,7 +130,8 @@ __device__ __forceinline__ void ols_body(
     const int nth = U * G;
     const int lane = threadIdx.x;
     cpx<T>* A = (cpx<T>*)smem_raw;
-    cpx<T>* B = A + L * (1 + threadIdx.y);
+    const int LP = L + (L >> 3);
+    cpx<T>* B = A + LP * (1 + threadIdx.y);
     const long long j = blockIdx.x;
     const long long s0 = origin + j * stride - u0;
     for (int i = tid; i < L; i += nth) {
@@ -135,7 +141,7 @@ __device__ __forceinline__ void ols_body(
             vr = xr[s];
             if (CX) vi = xi[s];
         }
-        A[i] = mk(vr, vi);
+        A[pad(i)] = mk(vr, vi);
     }
     __syncthreads();
     fft_dif(A, L, tw, twl, tid, nth);
@@ -148,14 +154,14 @@ __device__ __forceinline__ void ols_body(
     for (int f0 = blockIdx.y * fg; f0 < fend; f0 += G) {
         const int f = f0 + threadIdx.y;
         const bool active = f < fend;
-        for (int i = lane; i < L; i += U) B[i] = mk((T)0, (T)0);
+        for (int i = lane; i < LP; i += U) B[i] = mk((T)0, (T)0);
         __syncthreads();
         if (active) {
             const cpx<T>* __restrict__ hf = H + hoff[f];
             const int lo = blo[f], n = blen[f];
             for (int b = lane; b < n; b += U) {
                 const int k = (lo + b) & (L - 1);
-                const int p = __brev(k) >> shift;
+                const int p = pad(__brev(k) >> shift);
                 B[p] = A[p] * hf[b];
             }
         }
@@ -175,16 +181,16 @@ __device__ __forceinline__ void ols_body(
                     if (col_hi - col_lo < 2) {
                         v = mk((T)0, (T)0);
                     } else if (c == col_lo) {
-                        v = B[u + 1] - B[u];
+                        v = B[pad(u + 1)] - B[pad(u)];
                     } else if (c == col_hi - 1) {
-                        v = B[u] - B[u - 1];
+                        v = B[pad(u)] - B[pad(u - 1)];
                     } else {
-                        v = B[u + 1] - B[u - 1];
+                        v = B[pad(u + 1)] - B[pad(u - 1)];
                         v.re *= (T)0.5;
                         v.im *= (T)0.5;
                     }
                 } else {
-                    v = B[u];
+                    v = B[pad(u)];
                 }
                 store_value<T, OUT>(out, row + rel, v.re, v.im);
             }
