@@ -4,6 +4,7 @@
 //! by the fused shared-memory overlap-save, the same engine as the FIR bank,
 //! as the cost model chooses. Every path computes DESIGN.md's exact sum.
 
+use crate::cufft_ols::CufftGroup;
 use crate::device::Gpu;
 use crate::error::{Context, CudaError};
 use crate::kernels::Kernel;
@@ -29,6 +30,14 @@ const ITEM_TAPS: usize = 2048;
 pub enum GpuScale {
     Direct { pieces: usize },
     Ols { segment: usize },
+    Cufft { segment: usize },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Path {
+    Direct,
+    Sm(usize),
+    Cufft,
 }
 
 /// What the GPU planner chose, for `--explain`.
@@ -38,7 +47,8 @@ pub struct GpuRecipe {
     /// Per user scale.
     pub per_scale: Vec<GpuScale>,
     pub direct_items: usize,
-    /// (segment size, filters, segments, filters per block) of each overlap-save group.
+    /// (segment size, filters, segments, filters per block) of each overlap-save
+    /// group; filters per block 0 marks the cuFFT group.
     pub groups: Vec<(usize, usize, usize, usize)>,
 }
 
@@ -64,6 +74,13 @@ impl fmt::Display for GpuRecipe {
             self.direct_items
         )?;
         for (l, nf, seg, fg) in &self.groups {
+            if *fg == 0 {
+                writeln!(
+                    f,
+                    "  cuFFT overlap-save: {nf} scales too long for shared memory, segment size {l}: {seg} segments"
+                )?;
+                continue;
+            }
             writeln!(
                 f,
                 "  SM-OLS: {nf} scales with segment size {l}: {seg} segments, {fg} filters per block"
@@ -120,6 +137,7 @@ pub struct CudaCwt<T: GpuReal> {
     complex_masks: bool,
     direct: Option<DirectPart<T>>,
     groups: Vec<OlsGroup<T>>,
+    cufft: Option<CufftGroup<T>>,
     tw: CudaSlice<T>,
     twl: usize,
     signal: Option<SignalOnGpu<T>>,
@@ -199,20 +217,29 @@ impl<T: GpuReal> CudaCwt<T> {
         let complex_masks = masks.values.iter().any(|c| c.im != 0.0);
         let lmax = max_segment::<T>(&gpu);
         let np = masks.lengths.len();
-        // Per packed mask: Some(L) for overlap-save, None for direct.
-        let choice: Vec<Option<usize>> = (0..np)
+        // Per packed mask: direct, shared-memory overlap-save with segment
+        // L, or (masks too long for shared memory) overlap-save through cuFFT.
+        let choice: Vec<Path> = (0..np)
             .map(|p| {
                 let taps = masks.lengths[p];
-                let seg = if hop == 1 || opts.algorithm == Algorithm::Fft {
-                    segment_for(taps - 1, lmax)
-                } else {
-                    None
-                };
+                let seg = segment_for(taps - 1, lmax);
                 match (opts.algorithm, seg) {
-                    (Algorithm::Direct, _) | (_, None) => None,
-                    (Algorithm::Fft, Some(l)) => Some(l),
+                    (Algorithm::Direct, _) => Path::Direct,
+                    (Algorithm::Fft, Some(l)) => Path::Sm(l),
+                    (Algorithm::Fft, None) => Path::Cufft,
+                    (Algorithm::Auto, None) => {
+                        if taps > ITEM_TAPS {
+                            Path::Cufft
+                        } else {
+                            Path::Direct
+                        }
+                    }
                     (Algorithm::Auto, Some(l)) => {
-                        (ols_cost(taps, l) < direct_cost(taps, complex_masks)).then_some(l)
+                        if hop == 1 && ols_cost(taps, l) < direct_cost(taps, complex_masks) {
+                            Path::Sm(l)
+                        } else {
+                            Path::Direct
+                        }
                     }
                 }
             })
@@ -221,7 +248,7 @@ impl<T: GpuReal> CudaCwt<T> {
         let mut per_scale = vec![GpuScale::Direct { pieces: 1 }; rows];
 
         // Direct part: runs of short masks, pieces of long ones.
-        let direct_ps: Vec<usize> = (0..np).filter(|&p| choice[p].is_none()).collect();
+        let direct_ps: Vec<usize> = (0..np).filter(|&p| choice[p] == Path::Direct).collect();
         let direct = if direct_ps.is_empty() {
             None
         } else {
@@ -312,14 +339,20 @@ impl<T: GpuReal> CudaCwt<T> {
         } else {
             f64::EPSILON * 1e-3
         };
-        let mut sizes: Vec<usize> = choice.iter().flatten().copied().collect();
+        let mut sizes: Vec<usize> = choice
+            .iter()
+            .filter_map(|c| match c {
+                Path::Sm(l) => Some(*l),
+                _ => None,
+            })
+            .collect();
         sizes.sort_unstable();
         sizes.dedup();
         let mut groups = Vec::new();
         let mut recipe_groups = Vec::new();
         let work_len = plan.work_len();
         for &l in &sizes {
-            let ps: Vec<usize> = (0..np).filter(|&p| choice[p] == Some(l)).collect();
+            let ps: Vec<usize> = (0..np).filter(|&p| choice[p] == Path::Sm(l)).collect();
             let hg = ps.iter().map(|&p| masks.lengths[p] / 2).max().unwrap_or(0);
             let v = l - 2 * hg;
             let segments = work_len.div_ceil(v);
@@ -362,6 +395,27 @@ impl<T: GpuReal> CudaCwt<T> {
                 fg,
             });
         }
+        // Masks beyond shared memory: one cuFFT group.
+        let long: Vec<usize> = (0..np).filter(|&p| choice[p] == Path::Cufft).collect();
+        let cufft = if long.is_empty() {
+            None
+        } else {
+            let hg = long.iter().map(|&p| masks.lengths[p] / 2).max().unwrap_or(0);
+            let l = (8 * hg.max(1)).next_power_of_two();
+            let (mut bands, mut rows) = (Vec::new(), Vec::new());
+            for &p in &long {
+                let taps = masks.lengths[p];
+                let h = taps / 2;
+                let mut conj_g = vec![Complex64::new(0.0, 0.0); hg + h + 1];
+                conj_g[hg - h..].copy_from_slice(&masks.values[masks.offsets[p]..masks.offsets[p] + taps]);
+                bands.push(correlation_band(&conj_g, l, floor, &mut planner));
+                rows.push(masks.scale_index[p] as i32);
+                per_scale[masks.scale_index[p]] = GpuScale::Cufft { segment: l };
+            }
+            let g = CufftGroup::new(&gpu, l, l - 2 * hg, work_len, pad as i64 - hg as i64, &bands, &rows)?;
+            recipe_groups.push((l, g.nf, g.segments(), 0));
+            Some(g)
+        };
         let twl = sizes.last().copied().unwrap_or(2);
         let tw: Vec<T> = twiddles(twl).into_iter().map(T::of).collect();
         let elem = if kind == OutputKind::Complex { 2 } else { 1 };
@@ -390,6 +444,7 @@ impl<T: GpuReal> CudaCwt<T> {
             complex_masks,
             direct,
             groups,
+            cufft,
             signal: None,
             out,
             recipe,
@@ -510,6 +565,17 @@ impl<T: GpuReal> CudaCwt<T> {
                 self.hop,
                 self.cols,
                 (&self.tw, self.twl),
+                &self.out,
+            )?;
+        }
+        if let Some(g) = &mut self.cufft {
+            g.launch(
+                gpu,
+                (&sig.re, xi, cx == 1),
+                oc,
+                col_hi,
+                self.hop,
+                self.cols,
                 &self.out,
             )?;
         }

@@ -15,6 +15,8 @@ pub enum Kernel {
     CwtDirect,
     /// Seed 001: the fused shared-memory overlap-save (ols_fft.cu).
     OlsFft,
+    /// The cuFFT-based overlap-save: gather, product, store (ols_cufft.cu).
+    OlsCufft,
 }
 
 impl Kernel {
@@ -22,12 +24,14 @@ impl Kernel {
         match self {
             Kernel::CwtDirect => "cwt_direct.cu",
             Kernel::OlsFft => "ols_fft.cu",
+            Kernel::OlsCufft => "ols_cufft.cu",
         }
     }
     fn source(self) -> &'static str {
         match self {
             Kernel::CwtDirect => include_str!("../kernels/cwt_direct.cu"),
             Kernel::OlsFft => include_str!("../kernels/ols_fft.cu"),
+            Kernel::OlsCufft => include_str!("../kernels/ols_cufft.cu"),
         }
     }
 }

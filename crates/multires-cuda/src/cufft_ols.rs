@@ -1,0 +1,222 @@
+//! Overlap-save through cuFFT: the in-project baseline, and the path for
+//! masks too long for the shared-memory engine (segments beyond what shared
+//! memory holds). Segments are transformed once; the scales go through in
+//! batches: band-limited product, one batched inverse cuFFT, the store.
+
+use crate::cwt::upload;
+use crate::device::Gpu;
+use crate::error::{Context, CudaError};
+use crate::kernels::Kernel;
+use crate::spectra::Band;
+use crate::GpuReal;
+use cudarc::cufft::sys::cufftType;
+use cudarc::cufft::CudaFft;
+use cudarc::driver::{CudaSlice, DevicePtrMut, LaunchConfig, PushKernelArg};
+
+pub(crate) struct CufftGroup<T: GpuReal> {
+    pub l: usize,
+    v: usize,
+    segments: usize,
+    origin: i64,
+    h: CudaSlice<T>,
+    hoff: CudaSlice<i64>,
+    blo: CudaSlice<i32>,
+    blen: CudaSlice<i32>,
+    frow: CudaSlice<i32>,
+    pub nf: usize,
+    batch: usize,
+    seg: CudaSlice<T>,
+    work: CudaSlice<T>,
+    fwd: CudaFft,
+    inv: CudaFft,
+    inv_tail: Option<CudaFft>,
+}
+
+fn cufft_err(what: &str) -> impl Fn(cudarc::cufft::result::CufftError) -> CudaError + '_ {
+    move |e| CudaError::Cufft {
+        what: what.to_string(),
+        detail: format!("{e:?}"),
+    }
+}
+
+fn plan<T: GpuReal>(gpu: &Gpu, l: usize, batch: usize) -> Result<CudaFft, CudaError> {
+    let kind = if std::mem::size_of::<T>() == 4 {
+        cufftType::CUFFT_C2C
+    } else {
+        cufftType::CUFFT_Z2Z
+    };
+    CudaFft::plan_1d(l as i32, kind, batch as i32, gpu.stream.clone())
+        .map_err(cufft_err(&format!("planning {batch} transforms of {l} points")))
+}
+
+/// In-place transform of the first `count` segments of `buf`.
+fn exec<T: GpuReal>(
+    gpu: &Gpu,
+    fft: &CudaFft,
+    buf: &mut CudaSlice<T>,
+    inverse: bool,
+) -> Result<(), CudaError> {
+    let (ptr, _sync) = buf.device_ptr_mut(&gpu.stream);
+    let dir = if inverse { 1 } else { -1 };
+    // SAFETY: the plan's size times its batch fits `buf` (sized in `new`);
+    // the transform runs in place on the plan's stream.
+    let r = unsafe {
+        if std::mem::size_of::<T>() == 4 {
+            cudarc::cufft::result::exec_c2c(fft.handle(), ptr as *mut _, ptr as *mut _, dir)
+        } else {
+            cudarc::cufft::result::exec_z2z(fft.handle(), ptr as *mut _, ptr as *mut _, dir)
+        }
+    };
+    r.map_err(cufft_err("running a batched FFT"))
+}
+
+impl<T: GpuReal> CufftGroup<T> {
+    /// `bands[q]` and `rows[q]`: each filter's correlation band (size `l`) and output row.
+    pub fn new(
+        gpu: &Gpu,
+        l: usize,
+        v: usize,
+        out_len: usize,
+        origin: i64,
+        bands: &[Band],
+        rows: &[i32],
+    ) -> Result<Self, CudaError> {
+        // SAFETY: only tries to dlopen the library.
+        if !unsafe { cudarc::cufft::sys::is_culib_present() } {
+            return Err(CudaError::NoCufft);
+        }
+        let segments = out_len.div_ceil(v);
+        let (mut hv, mut hoff, mut blo, mut blen) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for b in bands {
+            hoff.push((hv.len() / 2) as i64);
+            blo.push(b.lo as i32);
+            blen.push(b.values.len() as i32);
+            for c in &b.values {
+                hv.push(T::of(c.re));
+                hv.push(T::of(c.im));
+            }
+        }
+        let nf = bands.len();
+        let per_scale = segments * l * 2 * std::mem::size_of::<T>();
+        let free = gpu.free_mem()?;
+        let budget = (free / 4).min(1 << 30);
+        let batch = (budget / per_scale).clamp(1, nf);
+        crate::cwt::check_free(gpu, ((batch + 1) * per_scale) as u128)?;
+        let alloc = |n: usize| {
+            gpu.stream
+                .alloc_zeros::<T>(n)
+                .during(|| format!("allocating {n} values for cuFFT overlap-save"))
+        };
+        let seg = alloc(segments * l * 2)?;
+        let work = alloc(batch * segments * l * 2)?;
+        let fwd = plan::<T>(gpu, l, segments)?;
+        let inv = plan::<T>(gpu, l, batch * segments)?;
+        let tail = nf % batch;
+        let inv_tail = if tail != 0 {
+            Some(plan::<T>(gpu, l, tail * segments)?)
+        } else {
+            None
+        };
+        Ok(CufftGroup {
+            l,
+            v,
+            segments,
+            origin,
+            h: upload(gpu, &hv)?,
+            hoff: upload(gpu, &hoff)?,
+            blo: upload(gpu, &blo)?,
+            blen: upload(gpu, &blen)?,
+            frow: upload(gpu, rows)?,
+            nf,
+            batch,
+            seg,
+            work,
+            fwd,
+            inv,
+            inv_tail,
+        })
+    }
+
+    pub fn segments(&self) -> usize {
+        self.segments
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch(
+        &mut self,
+        gpu: &Gpu,
+        (xr, xi, cx): (&CudaSlice<T>, &CudaSlice<T>, bool),
+        oc: i32,
+        col_hi: i64,
+        hop: usize,
+        ncols_out: usize,
+        out: &CudaSlice<T>,
+    ) -> Result<(), CudaError> {
+        let (l, v, s) = (self.l as i32, self.v as i32, self.segments as i32);
+        let inst = format!("GATHER(kernel, {}, {})", T::CUDA, cx as i32);
+        let f = gpu.function(Kernel::OlsCufft, &inst, 0)?;
+        let xlen = xr.len() as i64;
+        let cfg = LaunchConfig {
+            grid_dim: (self.l.div_ceil(256) as u32, self.segments as u32, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut b = gpu.stream.launch_builder(&f);
+        b.arg(xr).arg(xi).arg(&xlen).arg(&self.origin).arg(&l).arg(&v).arg(&self.seg);
+        // SAFETY: matches GATHER; seg holds segments x L complex values.
+        unsafe { b.launch(cfg) }.during(|| format!("launching {inst}"))?;
+        exec::<T>(gpu, &self.fwd, &mut self.seg, false)?;
+        let prod = gpu.function(Kernel::OlsCufft, &format!("PRODUCT(kernel, {})", T::CUDA), 0)?;
+        let store_inst = format!("STORE(kernel, {}, {oc})", T::CUDA);
+        let store = gpu.function(Kernel::OlsCufft, &store_inst, 0)?;
+        let (hop_i, ncols) = (hop as i32, ncols_out as i64);
+        let mut q0 = 0usize;
+        while q0 < self.nf {
+            let nb = self.batch.min(self.nf - q0);
+            let q0i = q0 as i32;
+            let cfg = LaunchConfig {
+                grid_dim: (self.l.div_ceil(256) as u32, self.segments as u32, nb as u32),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let mut b = gpu.stream.launch_builder(&prod);
+            b.arg(&self.seg)
+                .arg(&l)
+                .arg(&s)
+                .arg(&self.h)
+                .arg(&self.hoff)
+                .arg(&self.blo)
+                .arg(&self.blen)
+                .arg(&q0i)
+                .arg(&self.work);
+            // SAFETY: matches PRODUCT; nb <= batch scales fit `work`.
+            unsafe { b.launch(cfg) }.during(|| "launching the cuFFT product".to_string())?;
+            let plan = if nb == self.batch {
+                &self.inv
+            } else {
+                self.inv_tail.as_ref().unwrap_or(&self.inv)
+            };
+            exec::<T>(gpu, plan, &mut self.work, true)?;
+            let cfg = LaunchConfig {
+                grid_dim: (self.v.div_ceil(256) as u32, self.segments as u32, nb as u32),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let mut b = gpu.stream.launch_builder(&store);
+            b.arg(&self.work)
+                .arg(&l)
+                .arg(&s)
+                .arg(&v)
+                .arg(&self.frow)
+                .arg(&q0i)
+                .arg(&col_hi)
+                .arg(&hop_i)
+                .arg(&ncols)
+                .arg(out);
+            // SAFETY: matches STORE; rows and columns are within the output.
+            unsafe { b.launch(cfg) }.during(|| format!("launching {store_inst}"))?;
+            q0 += nb;
+        }
+        Ok(())
+    }
+}
