@@ -116,7 +116,10 @@ __device__ __forceinline__ void ifft_dit(cpx<T>* a, int L, const cpx<T>* __restr
 // Block: G groups of U = blockDim.x / G threads; the segment's forward FFT
 // uses the whole block, then each group takes one filter at a time (its own
 // product buffer), so short segments still keep every thread busy.
-template <typename T, bool CX, int OUT, bool DERIV>
+// PAIR (real signal, real filters): two filters share one inverse FFT, the
+// second riding on the imaginary part (both outputs are real), which halves
+// the inverse transforms.
+template <typename T, bool CX, int OUT, bool DERIV, bool PAIR>
 __device__ __forceinline__ void ols_body(
     const T* __restrict__ xr, const T* __restrict__ xi, long long xlen, long long origin, int L, int log2l,
     int stride, int u0, int count, const cpx<T>* __restrict__ H, const long long* __restrict__ hoff,
@@ -151,10 +154,14 @@ __device__ __forceinline__ void ols_body(
     const int ulo = (int)max((long long)u0, col_lo - cbase);
     const int uhi = (int)min((long long)(u0 + count), col_hi - cbase);
     const int fend = min(nfilters, (int)(blockIdx.y + 1) * fg);
-    for (int f0 = blockIdx.y * fg; f0 < fend; f0 += G) {
-        const int f = f0 + threadIdx.y;
+    const int P = PAIR ? 2 : 1;
+    for (int f0 = blockIdx.y * fg; f0 < fend; f0 += G * P) {
+        const int f = f0 + threadIdx.y * P;
         const bool active = f < fend;
-        for (int i = lane; i < LP; i += U) B[i] = mk((T)0, (T)0);
+        const bool active2 = PAIR && f + 1 < fend;
+        // A band over every bin writes all of B; only narrower bands need it cleared.
+        if (!(active && blen[f] == L))
+            for (int i = lane; i < LP; i += U) B[i] = mk((T)0, (T)0);
         __syncthreads();
         if (active) {
             const cpx<T>* __restrict__ hf = H + hoff[f];
@@ -165,10 +172,25 @@ __device__ __forceinline__ void ols_body(
                 B[p] = A[p] * hf[b];
             }
         }
+        if (PAIR) {
+            __syncthreads();
+            if (active2) {
+                const cpx<T>* __restrict__ hf = H + hoff[f + 1];
+                const int lo = blo[f + 1], n = blen[f + 1];
+                for (int b = lane; b < n; b += U) {
+                    const int k = (lo + b) & (L - 1);
+                    const int p = pad(__brev(k) >> shift);
+                    const cpx<T> y = A[p] * hf[b];
+                    // B += i y
+                    B[p] = mk(B[p].re - y.im, B[p].im + y.re);
+                }
+            }
+        }
         __syncthreads();
         ifft_dit(B, L, tw, twl, lane, U);
         if (active) {
             const long long row = (long long)frow[f] * ncols_out;
+            const long long row2 = active2 ? (long long)frow[f + 1] * ncols_out : 0;
             for (int u = ulo + lane; u < uhi; u += U) {
                 const long long c = cbase + u;
                 long long rel = c - col_lo;
@@ -192,20 +214,25 @@ __device__ __forceinline__ void ols_body(
                 } else {
                     v = B[pad(u)];
                 }
-                store_value<T, OUT>(out, row + rel, v.re, v.im);
+                if (PAIR) {
+                    store_value<T, OUT>(out, row + rel, v.re, (T)0);
+                    if (active2) store_value<T, OUT>(out, row2 + rel, v.im, (T)0);
+                } else {
+                    store_value<T, OUT>(out, row + rel, v.re, v.im);
+                }
             }
         }
         __syncthreads();
     }
 }
 
-#define OLS(NAME, T, CX, OUT, DERIV)                                                                         \
+#define OLS(NAME, T, CX, OUT, DERIV, PAIR)                                                                         \
     extern "C" __global__ void __launch_bounds__(1024) NAME(                                            \
         const T* xr, const T* xi, long long xlen, long long origin, int L, int log2l, int stride, int u0,    \
         int count, const cpx<T>* H, const long long* hoff, const int* blo, const int* blen, const int* frow, \
         int nfilters, int fg, long long col_lo, long long col_hi, int hop, long long ncols_out,              \
         const cpx<T>* tw, int twl, void* out) {                                                              \
-        ols_body<T, CX, OUT, DERIV>(xr, xi, xlen, origin, L, log2l, stride, u0, count, H, hoff, blo, blen,   \
+        ols_body<T, CX, OUT, DERIV, PAIR>(xr, xi, xlen, origin, L, log2l, stride, u0, count, H, hoff, blo, blen,   \
                                     frow, nfilters, fg, col_lo, col_hi, hop, ncols_out, tw, twl, out);       \
     }
-// The host appends the one instantiation it needs, e.g. `OLS(kernel, float, 0, 0, 0)`.
+// The host appends the one instantiation it needs, e.g. `OLS(kernel, float, 0, 0, 0, 1)`.

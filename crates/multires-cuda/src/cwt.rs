@@ -560,7 +560,7 @@ impl<T: GpuReal> CudaCwt<T> {
                 g,
                 (&sig.re, xi, cx == 1),
                 oc,
-                false,
+                (false, cx == 0 && !self.complex_masks),
                 (0, col_hi),
                 self.hop,
                 self.cols,
@@ -621,7 +621,7 @@ pub(crate) fn launch_ols<T: GpuReal>(
     g: &OlsGroup<T>,
     (xr, xi, cx): (&CudaSlice<T>, &CudaSlice<T>, bool),
     oc: i32,
-    deriv: bool,
+    (deriv, pair): (bool, bool),
     (col_lo, col_hi): (i64, i64),
     hop: usize,
     ncols_out: usize,
@@ -629,10 +629,11 @@ pub(crate) fn launch_ols<T: GpuReal>(
     out: &CudaSlice<T>,
 ) -> Result<(), CudaError> {
     let inst = format!(
-        "OLS(kernel, {}, {}, {oc}, {})",
+        "OLS(kernel, {}, {}, {oc}, {}, {})",
         T::CUDA,
         cx as i32,
-        deriv as i32
+        deriv as i32,
+        pair as i32
     );
     let (u, groups) = ols_block(g.l, g.fg);
     let smem = (1 + groups) * (g.l + g.l / 8) * 2 * std::mem::size_of::<T>();
