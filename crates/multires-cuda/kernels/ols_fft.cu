@@ -17,10 +17,26 @@
 // c = j*stride + (u - u0) for u in [u0, u0 + count).
 
 
-// Shared-memory index of element p: one pad slot after every 8 elements, so
-// the radix-8 units of the narrow passes (8 consecutive elements each) start
-// 9 slots apart and hit different banks.
-__device__ __forceinline__ int pad(int p) { return p + (p >> 3); }
+// Shared-memory slot of element p: an XOR swizzle of the low bits by the
+// row, so that both access shapes of the FFT are free of bank conflicts:
+// consecutive elements (wide passes, loads, stores) stay a permutation of
+// one row, and the narrow passes' radix-8 units (8 consecutive elements per
+// thread) land in distinct banks. A row is 128 bytes: 16 complex floats or
+// 8 complex doubles.
+template <typename T> __device__ __forceinline__ int swz(int p) {
+    return sizeof(T) == 4 ? p ^ ((p >> 4) & 7) : p ^ ((p >> 3) & 7);
+}
+
+// base * exp(-2 pi i m / n2) for n2 in {2, 4, 8}: the twiddles of a radix-8
+// unit are three table values (one per stage) times these constants, so a
+// unit reads 3 twiddles instead of 7.
+template <typename T> __device__ __forceinline__ cpx<T> rotate(cpx<T> base, int m, int n2) {
+    if (m == 0) return base;
+    if (n2 == 4 || m == 2) return mk(base.im, -base.re);
+    const T r = (T)0.70710678118654752440;
+    if (m == 1) return mk((base.re + base.im) * r, (base.im - base.re) * r);
+    return mk((base.im - base.re) * r, -(base.re + base.im) * r);
+}
 
 // R = 2^r consecutive radix-2 stages fused into one pass: each work unit
 // holds R elements b + j + k Q (k < R) in registers, so a pass costs one
@@ -36,21 +52,21 @@ __device__ __forceinline__ void dif_pass(cpx<T>* a, int L, int H, const cpx<T>* 
         const int b = (i / Q) * (R * Q);
         cpx<T> v[R];
 #pragma unroll
-        for (int k = 0; k < R; ++k) v[k] = a[pad(b + j + k * Q)];
+        for (int k = 0; k < R; ++k) v[k] = a[swz<T>(b + j + k * Q)];
 #pragma unroll
         for (int s = R / 2; s >= 1; s >>= 1) {
-            const int step = twl / (2 * Q * s);
+            const cpx<T> base = tw[j * (twl / (2 * Q * s))];
 #pragma unroll
             for (int k = 0; k < R; ++k) {
                 if ((k & (2 * s - 1)) < s) {
                     const cpx<T> u = v[k], w = v[k + s];
                     v[k] = u + w;
-                    v[k + s] = (u - w) * tw[(j + (k & (2 * s - 1)) * Q) * step];
+                    v[k + s] = (u - w) * rotate(base, k & (2 * s - 1), 2 * s);
                 }
             }
         }
 #pragma unroll
-        for (int k = 0; k < R; ++k) a[pad(b + j + k * Q)] = v[k];
+        for (int k = 0; k < R; ++k) a[swz<T>(b + j + k * Q)] = v[k];
     }
     __syncthreads();
 }
@@ -65,14 +81,14 @@ __device__ __forceinline__ void dit_pass(cpx<T>* a, int L, int h, const cpx<T>* 
         const int b = (i / Q) * (R * Q);
         cpx<T> v[R];
 #pragma unroll
-        for (int k = 0; k < R; ++k) v[k] = a[pad(b + j + k * Q)];
+        for (int k = 0; k < R; ++k) v[k] = a[swz<T>(b + j + k * Q)];
 #pragma unroll
         for (int s = 1; s < R; s <<= 1) {
-            const int step = twl / (2 * Q * s);
+            const cpx<T> base = tw[j * (twl / (2 * Q * s))];
 #pragma unroll
             for (int k = 0; k < R; ++k) {
                 if ((k & (2 * s - 1)) < s) {
-                    cpx<T> w = tw[(j + (k & (2 * s - 1)) * Q) * step];
+                    cpx<T> w = rotate(base, k & (2 * s - 1), 2 * s);
                     w.im = -w.im;
                     const cpx<T> t = v[k + s] * w;
                     const cpx<T> u = v[k];
@@ -82,7 +98,7 @@ __device__ __forceinline__ void dit_pass(cpx<T>* a, int L, int h, const cpx<T>* 
             }
         }
 #pragma unroll
-        for (int k = 0; k < R; ++k) a[pad(b + j + k * Q)] = v[k];
+        for (int k = 0; k < R; ++k) a[swz<T>(b + j + k * Q)] = v[k];
     }
     __syncthreads();
 }
@@ -133,8 +149,7 @@ __device__ __forceinline__ void ols_body(
     const int nth = U * G;
     const int lane = threadIdx.x;
     cpx<T>* A = (cpx<T>*)smem_raw;
-    const int LP = L + (L >> 3);
-    cpx<T>* B = A + LP * (1 + threadIdx.y);
+    cpx<T>* B = A + L * (1 + threadIdx.y);
     const long long j = blockIdx.x;
     const long long s0 = origin + j * stride - u0;
     for (int i = tid; i < L; i += nth) {
@@ -144,7 +159,7 @@ __device__ __forceinline__ void ols_body(
             vr = xr[s];
             if (CX) vi = xi[s];
         }
-        A[pad(i)] = mk(vr, vi);
+        A[swz<T>(i)] = mk(vr, vi);
     }
     __syncthreads();
     fft_dif(A, L, tw, twl, tid, nth);
@@ -161,14 +176,14 @@ __device__ __forceinline__ void ols_body(
         const bool active2 = PAIR && f + 1 < fend;
         // A band over every bin writes all of B; only narrower bands need it cleared.
         if (!(active && blen[f] == L))
-            for (int i = lane; i < LP; i += U) B[i] = mk((T)0, (T)0);
+            for (int i = lane; i < L; i += U) B[i] = mk((T)0, (T)0);
         __syncthreads();
         if (active) {
             const cpx<T>* __restrict__ hf = H + hoff[f];
             const int lo = blo[f], n = blen[f];
             for (int b = lane; b < n; b += U) {
                 const int k = (lo + b) & (L - 1);
-                const int p = pad(__brev(k) >> shift);
+                const int p = swz<T>(__brev(k) >> shift);
                 B[p] = A[p] * hf[b];
             }
         }
@@ -179,7 +194,7 @@ __device__ __forceinline__ void ols_body(
                 const int lo = blo[f + 1], n = blen[f + 1];
                 for (int b = lane; b < n; b += U) {
                     const int k = (lo + b) & (L - 1);
-                    const int p = pad(__brev(k) >> shift);
+                    const int p = swz<T>(__brev(k) >> shift);
                     const cpx<T> y = A[p] * hf[b];
                     // B += i y
                     B[p] = mk(B[p].re - y.im, B[p].im + y.re);
@@ -203,16 +218,16 @@ __device__ __forceinline__ void ols_body(
                     if (col_hi - col_lo < 2) {
                         v = mk((T)0, (T)0);
                     } else if (c == col_lo) {
-                        v = B[pad(u + 1)] - B[pad(u)];
+                        v = B[swz<T>(u + 1)] - B[swz<T>(u)];
                     } else if (c == col_hi - 1) {
-                        v = B[pad(u)] - B[pad(u - 1)];
+                        v = B[swz<T>(u)] - B[swz<T>(u - 1)];
                     } else {
-                        v = B[pad(u + 1)] - B[pad(u - 1)];
+                        v = B[swz<T>(u + 1)] - B[swz<T>(u - 1)];
                         v.re *= (T)0.5;
                         v.im *= (T)0.5;
                     }
                 } else {
-                    v = B[pad(u)];
+                    v = B[swz<T>(u)];
                 }
                 if (PAIR) {
                     store_value<T, OUT>(out, row + rel, v.re, (T)0);

@@ -156,8 +156,8 @@ pub(crate) fn out_code(kind: OutputKind) -> i32 {
 
 /// Largest overlap-save segment the device's shared memory holds (two complex buffers).
 pub(crate) fn max_segment<T: GpuReal>(gpu: &Gpu) -> usize {
-    // Two padded complex buffers (segment spectrum, product) of 9/8 L.
-    let need = |l: usize| 2 * (l + l / 8) * 2 * std::mem::size_of::<T>();
+    // Two complex buffers: the segment spectrum and the product.
+    let need = |l: usize| 2 * l * 2 * std::mem::size_of::<T>();
     let mut l = 256;
     while need(2 * l) <= gpu.info.smem_per_block_optin && l < (1 << 14) {
         l *= 2;
@@ -636,7 +636,7 @@ pub(crate) fn launch_ols<T: GpuReal>(
         pair as i32
     );
     let (u, groups) = ols_block(g.l, g.fg);
-    let smem = (1 + groups) * (g.l + g.l / 8) * 2 * std::mem::size_of::<T>();
+    let smem = (1 + groups) * g.l * 2 * std::mem::size_of::<T>();
     let f = gpu.function(Kernel::OlsFft, &inst, smem)?;
     let cfg = LaunchConfig {
         grid_dim: (g.segments as u32, g.nf.div_ceil(g.fg) as u32, 1),
