@@ -12,7 +12,8 @@
 //
 // Each filter f computes r[u] = sum_i seg[u + i] g_f[i] for u in [0, V): its
 // spectrum H_f (with 1/L folded in) holds only the bins of its band (a
-// circular range [blo, blo + blen)), everything else being below rounding.
+// circular range [blo, blo + blen)), everything else being below rounding;
+// a wide band is stored whole in bit-reversed order instead (blen < 0).
 // Segment j starts at sample origin + j*stride - u0 and yields outputs
 // c = j*stride + (u - u0) for u in [u0, u0 + count).
 
@@ -175,16 +176,25 @@ __device__ __forceinline__ void ols_body(
         const bool active = f < fend;
         const bool active2 = PAIR && f + 1 < fend;
         // A band over every bin writes all of B; only narrower bands need it cleared.
-        if (!(active && blen[f] == L))
+        if (!(active && blen[f] < 0))
             for (int i = lane; i < L; i += U) B[i] = mk((T)0, (T)0);
         __syncthreads();
         if (active) {
             const cpx<T>* __restrict__ hf = H + hoff[f];
             const int lo = blo[f], n = blen[f];
-            for (int b = lane; b < n; b += U) {
-                const int k = (lo + b) & (L - 1);
-                const int p = swz<T>(__brev(k) >> shift);
-                B[p] = A[p] * hf[b];
+            if (n < 0) {
+                // Dense: the spectrum is stored in bit-reversed order, so the
+                // product runs over consecutive slots (no bank conflicts).
+                for (int p = lane; p < L; p += U) {
+                    const int q = swz<T>(p);
+                    B[q] = A[q] * hf[p];
+                }
+            } else {
+                for (int b = lane; b < n; b += U) {
+                    const int k = (lo + b) & (L - 1);
+                    const int p = swz<T>(__brev(k) >> shift);
+                    B[p] = A[p] * hf[b];
+                }
             }
         }
         if (PAIR) {
@@ -192,12 +202,20 @@ __device__ __forceinline__ void ols_body(
             if (active2) {
                 const cpx<T>* __restrict__ hf = H + hoff[f + 1];
                 const int lo = blo[f + 1], n = blen[f + 1];
-                for (int b = lane; b < n; b += U) {
-                    const int k = (lo + b) & (L - 1);
-                    const int p = swz<T>(__brev(k) >> shift);
-                    const cpx<T> y = A[p] * hf[b];
-                    // B += i y
-                    B[p] = mk(B[p].re - y.im, B[p].im + y.re);
+                // B += i y
+                if (n < 0) {
+                    for (int p = lane; p < L; p += U) {
+                        const int q = swz<T>(p);
+                        const cpx<T> y = A[q] * hf[p];
+                        B[q] = mk(B[q].re - y.im, B[q].im + y.re);
+                    }
+                } else {
+                    for (int b = lane; b < n; b += U) {
+                        const int k = (lo + b) & (L - 1);
+                        const int p = swz<T>(__brev(k) >> shift);
+                        const cpx<T> y = A[p] * hf[b];
+                        B[p] = mk(B[p].re - y.im, B[p].im + y.re);
+                    }
                 }
             }
         }

@@ -8,7 +8,7 @@ use crate::cufft_ols::CufftGroup;
 use crate::device::Gpu;
 use crate::error::{Context, CudaError};
 use crate::kernels::Kernel;
-use crate::spectra::{correlation_band, twiddles};
+use crate::spectra::{correlation_band, twiddles, PackedBands};
 use crate::GpuReal;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use multires::cwt::{Algorithm, CwtValues, OutputKind};
@@ -356,8 +356,8 @@ impl<T: GpuReal> CudaCwt<T> {
             let hg = ps.iter().map(|&p| masks.lengths[p] / 2).max().unwrap_or(0);
             let v = l - 2 * hg;
             let segments = work_len.div_ceil(v);
-            let (mut hv, mut hoff, mut blo, mut blen, mut frow) =
-                (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            let mut packed = PackedBands::default();
+            let mut frow = Vec::new();
             for &p in &ps {
                 let taps = masks.lengths[p];
                 let h = taps / 2;
@@ -365,14 +365,8 @@ impl<T: GpuReal> CudaCwt<T> {
                 let mut conj_g = vec![Complex64::new(0.0, 0.0); hg + h + 1];
                 conj_g[hg - h..].copy_from_slice(&masks.values[masks.offsets[p]..masks.offsets[p] + taps]);
                 let band = correlation_band(&conj_g, l, floor, &mut planner);
-                hoff.push((hv.len() / 2) as i64);
-                blo.push(band.lo as i32);
-                blen.push(band.values.len() as i32);
+                packed.push(&band, l, T::of, T::of(0.0));
                 frow.push(masks.scale_index[p] as i32);
-                for c in &band.values {
-                    hv.push(T::of(c.re));
-                    hv.push(T::of(c.im));
-                }
                 per_scale[masks.scale_index[p]] = GpuScale::Ols { segment: l };
             }
             let nf = ps.len();
@@ -386,10 +380,10 @@ impl<T: GpuReal> CudaCwt<T> {
                 count: v,
                 segments,
                 origin: pad as i64 - hg as i64,
-                h: upload(&gpu, &hv)?,
-                hoff: upload(&gpu, &hoff)?,
-                blo: upload(&gpu, &blo)?,
-                blen: upload(&gpu, &blen)?,
+                h: upload(&gpu, &packed.values)?,
+                hoff: upload(&gpu, &packed.offsets)?,
+                blo: upload(&gpu, &packed.lo)?,
+                blen: upload(&gpu, &packed.len)?,
                 frow: upload(&gpu, &frow)?,
                 nf,
                 fg,

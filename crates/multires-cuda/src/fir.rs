@@ -6,7 +6,7 @@
 use crate::cwt::{check_free, launch_ols, max_segment, segment_for, upload, OlsGroup};
 use crate::device::Gpu;
 use crate::error::{Context, CudaError};
-use crate::spectra::{correlation_band, twiddles};
+use crate::spectra::{correlation_band, twiddles, PackedBands};
 use crate::GpuReal;
 use cudarc::driver::CudaSlice;
 use multires::fir::{output_range, FilterBank, FirAlgorithm, FirOptions, FirPost, FirRecipe};
@@ -75,21 +75,15 @@ impl<T: GpuReal> CudaFir<T> {
             f64::EPSILON * 1e-3
         };
         let mut planner = FftPlanner::<f64>::new();
-        let (mut hv, mut hoff, mut blo, mut blen, mut frow) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut packed = PackedBands::default();
+        let mut frow = Vec::new();
         for f in 0..nf {
             let h = filters.row(f);
             // Correlation form: g[i] = h[M - 1 - i], so conj g[i] = conj(h[M - 1 - i]).
             let conj_g: Vec<Complex64> = h.iter().rev().map(|c| c.conj()).collect();
             let band = correlation_band(&conj_g, l, floor, &mut planner);
-            hoff.push((hv.len() / 2) as i64);
-            blo.push(band.lo as i32);
-            blen.push(band.values.len() as i32);
+            packed.push(&band, l, T::of, T::of(0.0));
             frow.push(f as i32);
-            for c in &band.values {
-                hv.push(T::of(c.re));
-                hv.push(T::of(c.im));
-            }
         }
         let sms = gpu.info.sms.max(1) as usize;
         let fg = (segments * nf / (2 * sms)).clamp(1, 16).min(nf);
@@ -117,10 +111,10 @@ impl<T: GpuReal> CudaFir<T> {
             count,
             segments,
             origin: start as i64 - (m as i64 - 1),
-            h: upload(&gpu, &hv)?,
-            hoff: upload(&gpu, &hoff)?,
-            blo: upload(&gpu, &blo)?,
-            blen: upload(&gpu, &blen)?,
+            h: upload(&gpu, &packed.values)?,
+            hoff: upload(&gpu, &packed.offsets)?,
+            blo: upload(&gpu, &packed.lo)?,
+            blen: upload(&gpu, &packed.len)?,
             frow: upload(&gpu, &frow)?,
             nf,
             fg,

@@ -103,6 +103,26 @@ mod tests {
     }
 
     #[test]
+    fn wide_bands_are_stored_whole_in_bit_reversed_order() {
+        let l = 16;
+        let values: Vec<Complex64> = (0..l).map(|k| Complex64::new(k as f64, -(k as f64))).collect();
+        let mut packed = PackedBands::default();
+        packed.push(&Band { lo: 3, values: values[..12].to_vec() }, l, |v| v, 0.0);
+        packed.push(&Band { lo: 5, values: values[..2].to_vec() }, l, |v| v, 0.0);
+        assert_eq!(packed.len, vec![-16, 2]);
+        // Bin k = 3 + b holds value b; slot brev4(k).
+        for b in 0..12 {
+            let k = (3 + b) % l;
+            let p = (k as u32).reverse_bits() >> 28;
+            assert_eq!(packed.values[2 * p as usize], b as f64, "bin {k}");
+        }
+        // Bins outside the band are zero: k = 15 -> slot brev(15) = 15.
+        assert_eq!(packed.values[2 * 15], 0.0);
+        assert_eq!(packed.offsets, vec![0, 16]);
+        assert_eq!(packed.lo[1], 5);
+    }
+
+    #[test]
     fn narrow_band_is_pruned_to_a_wrapping_range() {
         // A slowly varying filter: its spectrum sits around bin 0 and wraps.
         let l = 256;
@@ -115,5 +135,43 @@ mod tests {
         let band = correlation_band(&conj_g, l, 1e-3, &mut FftPlanner::new());
         assert!(band.values.len() < l / 2, "{}", band.values.len());
         assert!(band.lo > l / 2, "the band starts at a negative frequency: {}", band.lo);
+    }
+}
+
+/// Packed spectra for the shared-memory overlap-save kernel: per filter an
+/// offset, the band's first bin and its length; a band wider than a quarter
+/// of the segment is stored whole in bit-reversed order (length -L), so the
+/// kernel's product runs over consecutive shared-memory slots.
+#[derive(Debug, Default)]
+pub struct PackedBands<T> {
+    pub values: Vec<T>,
+    pub offsets: Vec<i64>,
+    pub lo: Vec<i32>,
+    pub len: Vec<i32>,
+}
+
+impl<T: Copy> PackedBands<T> {
+    pub fn push(&mut self, band: &Band, l: usize, of: impl Fn(f64) -> T, zero: T) {
+        self.offsets.push((self.values.len() / 2) as i64);
+        if band.values.len() > l / 4 {
+            let bits = l.trailing_zeros();
+            let start = self.values.len();
+            self.values.resize(start + 2 * l, zero);
+            for (b, c) in band.values.iter().enumerate() {
+                let k = (band.lo + b) % l;
+                let p = if bits == 0 { 0 } else { k.reverse_bits() >> (usize::BITS - bits) };
+                self.values[start + 2 * p] = of(c.re);
+                self.values[start + 2 * p + 1] = of(c.im);
+            }
+            self.lo.push(0);
+            self.len.push(-(l as i32));
+        } else {
+            self.lo.push(band.lo as i32);
+            self.len.push(band.values.len() as i32);
+            for c in &band.values {
+                self.values.push(of(c.re));
+                self.values.push(of(c.im));
+            }
+        }
     }
 }
