@@ -45,8 +45,9 @@ fn plan<T: GpuReal>(gpu: &Gpu, l: usize, batch: usize) -> Result<CudaFft, CudaEr
     } else {
         cufftType::CUFFT_Z2Z
     };
-    CudaFft::plan_1d(l as i32, kind, batch as i32, gpu.stream.clone())
-        .map_err(cufft_err(&format!("planning {batch} transforms of {l} points")))
+    CudaFft::plan_1d(l as i32, kind, batch as i32, gpu.stream.clone()).map_err(cufft_err(&format!(
+        "planning {batch} transforms of {l} points"
+    )))
 }
 
 /// In-place transform of the first `count` segments of `buf`.
@@ -86,7 +87,8 @@ impl<T: GpuReal> CufftGroup<T> {
             return Err(CudaError::NoCufft);
         }
         let segments = out_len.div_ceil(v);
-        let (mut hv, mut hoff, mut blo, mut blen) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut hv, mut hoff, mut blo, mut blen) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for b in bands {
             hoff.push((hv.len() / 2) as i64);
             blo.push(b.lo as i32);
@@ -162,11 +164,21 @@ impl<T: GpuReal> CufftGroup<T> {
             shared_mem_bytes: 0,
         };
         let mut b = gpu.stream.launch_builder(&f);
-        b.arg(xr).arg(xi).arg(&xlen).arg(&self.origin).arg(&l).arg(&v).arg(&self.seg);
+        b.arg(xr)
+            .arg(xi)
+            .arg(&xlen)
+            .arg(&self.origin)
+            .arg(&l)
+            .arg(&v)
+            .arg(&self.seg);
         // SAFETY: matches GATHER; seg holds segments x L complex values.
         unsafe { b.launch(cfg) }.during(|| format!("launching {inst}"))?;
         exec::<T>(gpu, &self.fwd, &mut self.seg, false)?;
-        let prod = gpu.function(Kernel::OlsCufft, &format!("PRODUCT(kernel, {})", T::CUDA), 0)?;
+        let prod = gpu.function(
+            Kernel::OlsCufft,
+            &format!("PRODUCT(kernel, {})", T::CUDA),
+            0,
+        )?;
         let store_inst = format!("STORE(kernel, {}, {oc})", T::CUDA);
         let store = gpu.function(Kernel::OlsCufft, &store_inst, 0)?;
         let (hop_i, ncols) = (hop as i32, ncols_out as i64);

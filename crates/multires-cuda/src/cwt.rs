@@ -363,7 +363,8 @@ impl<T: GpuReal> CudaCwt<T> {
                 let h = taps / 2;
                 // conj g[i] = m[i - hg] for i - hg in [-h, h].
                 let mut conj_g = vec![Complex64::new(0.0, 0.0); hg + h + 1];
-                conj_g[hg - h..].copy_from_slice(&masks.values[masks.offsets[p]..masks.offsets[p] + taps]);
+                conj_g[hg - h..]
+                    .copy_from_slice(&masks.values[masks.offsets[p]..masks.offsets[p] + taps]);
                 let band = correlation_band(&conj_g, l, floor, &mut planner);
                 packed.push(&band, l, T::of, T::of(0.0));
                 frow.push(masks.scale_index[p] as i32);
@@ -394,19 +395,32 @@ impl<T: GpuReal> CudaCwt<T> {
         let cufft = if long.is_empty() {
             None
         } else {
-            let hg = long.iter().map(|&p| masks.lengths[p] / 2).max().unwrap_or(0);
+            let hg = long
+                .iter()
+                .map(|&p| masks.lengths[p] / 2)
+                .max()
+                .unwrap_or(0);
             let l = (8 * hg.max(1)).next_power_of_two();
             let (mut bands, mut rows) = (Vec::new(), Vec::new());
             for &p in &long {
                 let taps = masks.lengths[p];
                 let h = taps / 2;
                 let mut conj_g = vec![Complex64::new(0.0, 0.0); hg + h + 1];
-                conj_g[hg - h..].copy_from_slice(&masks.values[masks.offsets[p]..masks.offsets[p] + taps]);
+                conj_g[hg - h..]
+                    .copy_from_slice(&masks.values[masks.offsets[p]..masks.offsets[p] + taps]);
                 bands.push(correlation_band(&conj_g, l, floor, &mut planner));
                 rows.push(masks.scale_index[p] as i32);
                 per_scale[masks.scale_index[p]] = GpuScale::Cufft { segment: l };
             }
-            let g = CufftGroup::new(&gpu, l, l - 2 * hg, work_len, pad as i64 - hg as i64, &bands, &rows)?;
+            let g = CufftGroup::new(
+                &gpu,
+                l,
+                l - 2 * hg,
+                work_len,
+                pad as i64 - hg as i64,
+                &bands,
+                &rows,
+            )?;
             recipe_groups.push((l, g.nf, g.segments(), 0));
             Some(g)
         };

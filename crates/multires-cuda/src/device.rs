@@ -1,7 +1,7 @@
 //! The one GPU a process uses: probed once (libraries, device, limits),
 //! with its stream and the cache of compiled kernels.
 
-use crate::error::{CudaError, Context};
+use crate::error::{Context, CudaError};
 use crate::kernels::Kernel;
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
@@ -71,9 +71,8 @@ impl Gpu {
         if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
             return Err(CudaError::NoNvrtc);
         }
-        let count = CudaContext::device_count().map_err(|e| {
-            CudaError::NoDevice(format!("the driver cannot list devices ({e})"))
-        })?;
+        let count = CudaContext::device_count()
+            .map_err(|e| CudaError::NoDevice(format!("the driver cannot list devices ({e})")))?;
         if count < 1 {
             return Err(CudaError::NoDevice("the driver sees no device".into()));
         }
@@ -91,7 +90,9 @@ impl Gpu {
             smem_per_block_optin: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?
                 as usize,
             l2_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize,
-            total_mem: ctx.total_mem().during(|| "reading the memory size".into())?,
+            total_mem: ctx
+                .total_mem()
+                .during(|| "reading the memory size".into())?,
             bus_bits: attr(Attr::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)?,
             mem_clock_khz: attr(Attr::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)?,
         };
@@ -118,7 +119,12 @@ impl Gpu {
         let f = match cache.get(&key) {
             Some(f) => f.clone(),
             None => {
-                let f = crate::kernels::compile(&self.ctx, kernel, instance, self.info.compute_capability)?;
+                let f = crate::kernels::compile(
+                    &self.ctx,
+                    kernel,
+                    instance,
+                    self.info.compute_capability,
+                )?;
                 cache.insert(key, f.clone());
                 f
             }

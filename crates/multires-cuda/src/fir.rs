@@ -210,7 +210,9 @@ impl<T: GpuReal> CudaFir<T> {
                 .chunks_exact(2)
                 .map(|p| Complex64::new(p[0].f64(), p[1].f64()))
                 .collect();
-            multires::fir::FirValues::Complex(ndarray::Array2::from_shape_vec(shape, v).map_err(bad)?)
+            multires::fir::FirValues::Complex(
+                ndarray::Array2::from_shape_vec(shape, v).map_err(bad)?,
+            )
         } else {
             let v: Vec<f64> = host[..self.nf * self.len].iter().map(|x| x.f64()).collect();
             multires::fir::FirValues::Real(ndarray::Array2::from_shape_vec(shape, v).map_err(bad)?)

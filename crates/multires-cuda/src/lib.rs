@@ -164,7 +164,10 @@ impl Backend for CudaBackend {
     }
 
     fn last_explain(&self) -> Option<String> {
-        self.explain.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.explain
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 }
 
@@ -184,7 +187,9 @@ pub fn select(device: Device) -> Result<(Box<dyn Backend>, Option<String>), Back
             }
             Err(e) => Ok((
                 Box::new(CpuBackend),
-                Some(format!("device auto: no usable GPU ({e}); running on the CPU")),
+                Some(format!(
+                    "device auto: no usable GPU ({e}); running on the CPU"
+                )),
             )),
         },
     }

@@ -105,10 +105,28 @@ mod tests {
     #[test]
     fn wide_bands_are_stored_whole_in_bit_reversed_order() {
         let l = 16;
-        let values: Vec<Complex64> = (0..l).map(|k| Complex64::new(k as f64, -(k as f64))).collect();
+        let values: Vec<Complex64> = (0..l)
+            .map(|k| Complex64::new(k as f64, -(k as f64)))
+            .collect();
         let mut packed = PackedBands::default();
-        packed.push(&Band { lo: 3, values: values[..12].to_vec() }, l, |v| v, 0.0);
-        packed.push(&Band { lo: 5, values: values[..2].to_vec() }, l, |v| v, 0.0);
+        packed.push(
+            &Band {
+                lo: 3,
+                values: values[..12].to_vec(),
+            },
+            l,
+            |v| v,
+            0.0,
+        );
+        packed.push(
+            &Band {
+                lo: 5,
+                values: values[..2].to_vec(),
+            },
+            l,
+            |v| v,
+            0.0,
+        );
         assert_eq!(packed.len, vec![-16, 2]);
         // Bin k = 3 + b holds value b; slot brev4(k).
         for b in 0..12 {
@@ -134,7 +152,11 @@ mod tests {
             .collect();
         let band = correlation_band(&conj_g, l, 1e-3, &mut FftPlanner::new());
         assert!(band.values.len() < l / 2, "{}", band.values.len());
-        assert!(band.lo > l / 2, "the band starts at a negative frequency: {}", band.lo);
+        assert!(
+            band.lo > l / 2,
+            "the band starts at a negative frequency: {}",
+            band.lo
+        );
     }
 }
 
@@ -159,7 +181,11 @@ impl<T: Copy> PackedBands<T> {
             self.values.resize(start + 2 * l, zero);
             for (b, c) in band.values.iter().enumerate() {
                 let k = (band.lo + b) % l;
-                let p = if bits == 0 { 0 } else { k.reverse_bits() >> (usize::BITS - bits) };
+                let p = if bits == 0 {
+                    0
+                } else {
+                    k.reverse_bits() >> (usize::BITS - bits)
+                };
                 self.values[start + 2 * p] = of(c.re);
                 self.values[start + 2 * p + 1] = of(c.im);
             }

@@ -39,7 +39,12 @@ fn random_signal(n: usize, complex: bool, seed: u64) -> Signal {
     let re = multires::signal::noise(n, seed);
     if complex {
         let im = multires::signal::noise(n, seed + 1000);
-        Signal::complex(re.iter().zip(&im).map(|(&r, &i)| Complex64::new(r, i)).collect())
+        Signal::complex(
+            re.iter()
+                .zip(&im)
+                .map(|(&r, &i)| Complex64::new(r, i))
+                .collect(),
+        )
     } else {
         Signal::real(re)
     }
@@ -57,7 +62,11 @@ fn check_cwt(gpu: &Arc<Gpu>, signal: &Signal, mut o: CwtOptions, what: &str) {
     // Compare complex coefficients; the post-processed kinds follow from them
     // and are checked through magnitude and power below.
     let kind = o.output;
-    want_o.output = if kind == OutputKind::Phase { OutputKind::Complex } else { kind };
+    want_o.output = if kind == OutputKind::Phase {
+        OutputKind::Complex
+    } else {
+        kind
+    };
     let want = CwtPlan::new(want_o, signal.len(), signal.is_complex())
         .unwrap()
         .execute(signal, None)
@@ -84,7 +93,10 @@ fn check_cwt(gpu: &Arc<Gpu>, signal: &Signal, mut o: CwtOptions, what: &str) {
         }
     };
     let g = flat(&got);
-    assert!(g.iter().all(|v| v.re.is_finite() && v.im.is_finite()), "{what}: unwritten (NaN) outputs");
+    assert!(
+        g.iter().all(|v| v.re.is_finite() && v.im.is_finite()),
+        "{what}: unwritten (NaN) outputs"
+    );
     if kind == OutputKind::Phase {
         // Phase is compared where the coefficient is not negligible.
         let w = flat(&want.values);
@@ -93,7 +105,12 @@ fn check_cwt(gpu: &Arc<Gpu>, signal: &Signal, mut o: CwtOptions, what: &str) {
             if c.norm() > big {
                 let d = (p.re - c.arg()).abs();
                 let d = d.min(2.0 * std::f64::consts::PI - d);
-                assert!(d < tol * 1e3, "{what}: phase at {i}: {} vs {}", p.re, c.arg());
+                assert!(
+                    d < tol * 1e3,
+                    "{what}: phase at {i}: {} vs {}",
+                    p.re,
+                    c.arg()
+                );
             }
         }
         return;
@@ -121,10 +138,13 @@ fn cwt_matches_cpu_float64_on_awkward_sizes() {
                     for algorithm in [Algorithm::Direct, Algorithm::Fft, Algorithm::Auto] {
                         case += 1;
                         let signal = random_signal(n, complex, case);
-                        let mut o = CwtOptions::new(Wavelet::from_name(wavelet).unwrap(), scales.clone());
+                        let mut o =
+                            CwtOptions::new(Wavelet::from_name(wavelet).unwrap(), scales.clone());
                         o.precision = precision;
                         o.algorithm = algorithm;
-                        let what = format!("n {n} {wavelet} complex {complex} {precision:?} {algorithm:?}");
+                        let what = format!(
+                            "n {n} {wavelet} complex {complex} {precision:?} {algorithm:?}"
+                        );
                         check_cwt(&gpu, &signal, o, &what);
                     }
                 }
@@ -140,19 +160,30 @@ fn cwt_outputs_hop_and_boundaries() {
     };
     let scales: Vec<Scale> = (1..=40).map(|s| Scale::new(s as f64 * 2.5)).collect();
     let mut seed = 500;
-    for kind in [OutputKind::Complex, OutputKind::Magnitude, OutputKind::Power, OutputKind::Phase] {
+    for kind in [
+        OutputKind::Complex,
+        OutputKind::Magnitude,
+        OutputKind::Power,
+        OutputKind::Phase,
+    ] {
         for hop in [1usize, 3] {
             for boundary in [Boundary::Zero, Boundary::Symmetric, Boundary::Periodic] {
                 for algorithm in [Algorithm::Direct, Algorithm::Fft] {
                     seed += 1;
                     let signal = random_signal(2503, false, seed);
-                    let mut o = CwtOptions::new(Wavelet::from_name("cmor1.5-1.0").unwrap(), scales.clone());
+                    let mut o =
+                        CwtOptions::new(Wavelet::from_name("cmor1.5-1.0").unwrap(), scales.clone());
                     o.precision = Precision::F64;
                     o.output = kind;
                     o.hop = hop;
                     o.boundary = boundary;
                     o.algorithm = algorithm;
-                    check_cwt(&gpu, &signal, o, &format!("{kind:?} hop {hop} {boundary:?} {algorithm:?}"));
+                    check_cwt(
+                        &gpu,
+                        &signal,
+                        o,
+                        &format!("{kind:?} hop {hop} {boundary:?} {algorithm:?}"),
+                    );
                 }
             }
         }
@@ -175,12 +206,16 @@ fn cwt_backend_round_trip_and_seed_config() {
     let got = backend.cwt(&plan, &signal, None).unwrap();
     o.precision = Precision::F64;
     o.algorithm = Algorithm::Fft;
-    let want = CwtPlan::new(o, n, false).unwrap().execute(&signal, None).unwrap();
+    let want = CwtPlan::new(o, n, false)
+        .unwrap()
+        .execute(&signal, None)
+        .unwrap();
     let e = rel_l2(&flat(&got.values), &flat(&want.values));
     assert!(e < 1e-5, "cwt-seed f32 error {e:e}");
     assert!(backend.last_explain().unwrap().contains("GPU plan"));
 }
 
+#[allow(clippy::too_many_arguments)]
 fn fir_case(
     gpu: &Arc<Gpu>,
     n: usize,
@@ -199,7 +234,10 @@ fn fir_case(
         FilterBank::Complex(
             Array2::from_shape_vec(
                 (nf, m),
-                taps.iter().zip(&im).map(|(&r, &i)| Complex64::new(r, i)).collect(),
+                taps.iter()
+                    .zip(&im)
+                    .map(|(&r, &i)| Complex64::new(r, i))
+                    .collect(),
             )
             .unwrap(),
         )
@@ -234,10 +272,18 @@ fn fir_case(
     assert_eq!(got.dim(), want.dim(), "n {n} m {m} {mode:?}");
     let g = as_c(&got);
     let what = format!("n {n} nf {nf} m {m} complex {complex} {mode:?} {post:?} f32 {f32}");
-    assert!(g.iter().all(|v| v.re.is_finite() && v.im.is_finite()), "{what}: unwritten outputs");
+    assert!(
+        g.iter().all(|v| v.re.is_finite() && v.im.is_finite()),
+        "{what}: unwritten outputs"
+    );
     let e = rel_l2(&g, &as_c(&want));
     // Power squares the relative error; the derivative differences nearby values.
-    let tol = if f32 { 1e-5 } else { 1e-12 } * if post == FirPost::Derivative { 10.0 } else { 1.0 };
+    let tol = if f32 { 1e-5 } else { 1e-12 }
+        * if post == FirPost::Derivative {
+            10.0
+        } else {
+            1.0
+        };
     assert!(e <= tol, "{what}: relative L2 error {e:e}");
 }
 
@@ -247,7 +293,14 @@ fn fir_bank_matches_cpu_float64() {
         return;
     };
     let mut seed = 900;
-    for &(n, m) in &[(1usize, 1usize), (97, 2), (5000, 64), (5000, 513), (300, 700), (20011, 129)] {
+    for &(n, m) in &[
+        (1usize, 1usize),
+        (97, 2),
+        (5000, 64),
+        (5000, 513),
+        (300, 700),
+        (20011, 129),
+    ] {
         for complex in [false, true] {
             for mode in [FirMode::Full, FirMode::Same, FirMode::Valid] {
                 for f32 in [false, true] {
@@ -278,7 +331,10 @@ fn device_selection_never_panics() {
         }
         Err(_) => {
             let msg = cuda.err().map(|e| e.to_string()).unwrap_or_default();
-            assert!(msg.contains("CUDA") || msg.contains("GPU") || msg.contains("device"), "{msg}");
+            assert!(
+                msg.contains("CUDA") || msg.contains("GPU") || msg.contains("device"),
+                "{msg}"
+            );
             assert_eq!(auto.name(), "cpu");
             assert!(note.unwrap().contains("running on the CPU"));
         }

@@ -44,7 +44,9 @@ impl fmt::Display for Device {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum BackendError {
-    #[error("this job has no CUDA backend yet (the DWT runs on the CPU); use --device cpu (or auto)")]
+    #[error(
+        "this job has no CUDA backend yet (the DWT runs on the CPU); use --device cpu (or auto)"
+    )]
     CudaUnavailable,
     /// A GPU backend's own failure (no device, a compile or launch error), with its message.
     #[error("{0}")]
