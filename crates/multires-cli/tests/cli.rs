@@ -234,7 +234,7 @@ fn bad_input_gives_clear_errors_and_no_output() {
             d.path(),
             &["cwt", "ok.npy", "-o", "o.npy", "--device", "cuda"],
         ),
-        "not available yet",
+        "CUDA",
     );
     fails_with(
         &multires(

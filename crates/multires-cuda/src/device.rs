@@ -53,7 +53,7 @@ pub fn gpu() -> Result<Arc<Gpu>, CudaError> {
     let r = SHARED.get_or_init(|| Gpu::probe().map(Arc::new).map_err(|e| e.to_string()));
     match r {
         Ok(g) => Ok(g.clone()),
-        Err(msg) => Err(CudaError::NoDevice(msg.clone())),
+        Err(msg) => Err(CudaError::Unavailable(msg.clone())),
     }
 }
 

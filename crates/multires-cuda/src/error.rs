@@ -28,7 +28,10 @@ pub enum CudaError {
     Cufft { what: String, detail: String },
     #[error("{0}")]
     Unsupported(String),
-    #[error("the GPU has {free} bytes free but this job needs {need} on the device")]
+    /// The probe's failure, remembered for the process (its message says why).
+    #[error("{0}")]
+    Unavailable(String),
+    #[error("the GPU has {free} bytes free but this job needs {need} on the device (signals longer than GPU memory are not streamed yet): use --device cpu, fewer scales or a larger --hop")]
     OutOfMemory { need: u128, free: u128 },
     #[error(transparent)]
     Cwt(#[from] multires::CwtError),
