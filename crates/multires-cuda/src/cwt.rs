@@ -208,10 +208,20 @@ pub(crate) fn check_free(gpu: &Gpu, need: u128) -> Result<(), CudaError> {
 
 impl<T: GpuReal> CudaCwt<T> {
     pub fn new(gpu: Arc<Gpu>, plan: &CwtPlan) -> Result<Self, CudaError> {
+        Self::window(gpu, plan, None)
+    }
+
+    /// A plan for a window of `columns` output columns (a chunk of a longer
+    /// run, fed by `upload_extended`), or the whole transform for None.
+    pub fn window(
+        gpu: Arc<Gpu>,
+        plan: &CwtPlan,
+        columns: Option<usize>,
+    ) -> Result<Self, CudaError> {
         let opts = plan.options();
         let masks = plan.masks();
         let rows = opts.scales.len();
-        let cols = plan.columns();
+        let cols = columns.unwrap_or_else(|| plan.columns());
         let hop = opts.hop;
         let kind = opts.output;
         let complex_masks = masks.values.iter().any(|c| c.im != 0.0);
@@ -350,7 +360,10 @@ impl<T: GpuReal> CudaCwt<T> {
         sizes.dedup();
         let mut groups = Vec::new();
         let mut recipe_groups = Vec::new();
-        let work_len = plan.work_len();
+        let work_len = match columns {
+            Some(c) => c * hop,
+            None => plan.work_len(),
+        };
         for &l in &sizes {
             let ps: Vec<usize> = (0..np).filter(|&p| choice[p] == Path::Sm(l)).collect();
             let hg = ps.iter().map(|&p| masks.lengths[p] / 2).max().unwrap_or(0);
@@ -478,6 +491,48 @@ impl<T: GpuReal> CudaCwt<T> {
             im,
         });
         Ok(())
+    }
+
+    /// Samples a window needs beyond its columns on each side.
+    pub fn pad(&self) -> usize {
+        self.pad
+    }
+
+    pub fn columns(&self) -> usize {
+        self.cols
+    }
+
+    /// Copies an already extended signal (the window's columns times hop plus
+    /// `pad` samples each side; shorter slices are zero-filled) to the device.
+    pub fn upload_extended(&mut self, xe: &[Complex64], complex: bool) -> Result<(), CudaError> {
+        let len = self.cols * self.hop + 2 * self.pad;
+        let mut re = vec![T::of(0.0); len];
+        for (d, s) in re.iter_mut().zip(xe) {
+            *d = T::of(s.re);
+        }
+        let im = if complex {
+            let mut v = vec![T::of(0.0); len];
+            for (d, s) in v.iter_mut().zip(xe) {
+                *d = T::of(s.im);
+            }
+            Some(upload(&self.gpu, &v)?)
+        } else {
+            None
+        };
+        self.signal = Some(SignalOnGpu {
+            re: upload(&self.gpu, &re)?,
+            im,
+        });
+        Ok(())
+    }
+
+    /// The output as plain elements (complex interleaved), rows of `columns()`.
+    pub fn download_raw(&self, host: &mut [T]) -> Result<(), CudaError> {
+        self.gpu
+            .stream
+            .memcpy_dtoh(&self.out, host)
+            .during(|| "copying the coefficients to the host".into())?;
+        self.gpu.synchronize()
     }
 
     /// Fills the output with a value no kernel produces (tests: every element must be written).
@@ -683,5 +738,51 @@ pub(crate) fn launch_ols<T: GpuReal>(
     // SAFETY: argument list matches ols_fft.cu's OLS signature; band offsets
     // and lengths index the spectra uploaded with them.
     unsafe { b.launch(cfg) }.during(|| format!("launching {inst}"))?;
+    Ok(())
+}
+
+/// The whole transform in windows of `chunk` output columns, one after the
+/// other, for outputs larger than the GPU's memory: each window gets its
+/// slice of the extended signal (with the masks' halo) and its columns are
+/// copied into place. Direct scales are bit-identical to the in-memory run;
+/// overlap-save scales agree to rounding (their segments start elsewhere).
+pub fn cwt_chunked<T: GpuReal>(
+    gpu: Arc<Gpu>,
+    plan: &CwtPlan,
+    signal: &Signal,
+    values: &mut CwtValues,
+    chunk: usize,
+) -> Result<(), CudaError> {
+    let opts = plan.options();
+    let hop = opts.hop;
+    let (rows, cols) = (opts.scales.len(), plan.columns());
+    let chunk = chunk.clamp(1, cols);
+    let mut c = CudaCwt::<T>::window(gpu, plan, Some(chunk))?;
+    let pad = c.pad();
+    let xe = plan.extended_signal(signal, pad)?;
+    let complex = opts.output == OutputKind::Complex;
+    let elem = if complex { 2 } else { 1 };
+    let dst: &mut [T] = T::values_slice(values, complex)?;
+    if dst.len() != rows * cols * elem {
+        return Err(CudaError::Unsupported(format!(
+            "output of {} values given for a {rows} x {cols} transform",
+            dst.len() / elem
+        )));
+    }
+    let mut host = vec![T::of(0.0); rows * chunk * elem];
+    let mut c0 = 0;
+    while c0 < cols {
+        let w = chunk.min(cols - c0);
+        let start = c0 * hop;
+        let end = (start + chunk * hop + 2 * pad).min(xe.len());
+        c.upload_extended(&xe[start..end], signal.is_complex())?;
+        c.launch()?;
+        c.download_raw(&mut host)?;
+        for r in 0..rows {
+            let src = &host[(r * chunk) * elem..(r * chunk + w) * elem];
+            dst[(r * cols + c0) * elem..(r * cols + c0 + w) * elem].copy_from_slice(src);
+        }
+        c0 += w;
+    }
     Ok(())
 }

@@ -12,7 +12,7 @@ pub mod fir;
 mod kernels;
 pub mod spectra;
 
-pub use cwt::{CudaCwt, GpuRecipe, GpuScale};
+pub use cwt::{cwt_chunked, CudaCwt, GpuRecipe, GpuScale};
 pub use device::{available, gpu, Gpu, GpuInfo};
 pub use error::CudaError;
 pub use fir::CudaFir;
@@ -99,6 +99,27 @@ impl CudaBackend {
         signal: &Signal,
         values: &mut CwtValues,
     ) -> Result<(), CudaError> {
+        // Outputs larger than half the free device memory go through in
+        // column windows (masks, spectra and scratch need the rest).
+        let opts = plan.options();
+        let elem = if opts.output == multires::cwt::OutputKind::Complex {
+            2
+        } else {
+            1
+        };
+        let row_bytes = opts.scales.len() * elem * std::mem::size_of::<T>();
+        let budget = self.gpu.free_mem()? / 2;
+        let cols = plan.columns();
+        if row_bytes * cols > budget {
+            let chunk = (budget / row_bytes.max(1)).max(1024) / 1024 * 1024;
+            cwt::cwt_chunked::<T>(self.gpu.clone(), plan, signal, values, chunk)?;
+            *self.explain.lock().unwrap_or_else(|p| p.into_inner()) = Some(format!(
+                "GPU plan on {}: the output does not fit the GPU; {} windows of {chunk} columns",
+                self.gpu.info.name,
+                cols.div_ceil(chunk)
+            ));
+            return Ok(());
+        }
         let mut c = CudaCwt::<T>::new(self.gpu.clone(), plan)?;
         c.upload(plan, signal)?;
         c.launch()?;
