@@ -171,11 +171,12 @@ pub fn build_options(t: &TransformArgs, signal: &Signal) -> Result<CwtOptions> {
     Ok(o)
 }
 
+/// What `transform` gives back: the output, the CPU plan, seconds taken, the
+/// backend's name and, from a GPU, how it planned the scales.
+type Transformed = (CwtOutput, CwtPlan, f64, &'static str, Option<String>);
+
 /// Plans and runs the transform with a progress bar; prints the recipe with --explain.
-pub fn transform(
-    t: &TransformArgs,
-    signal: &Signal,
-) -> Result<(CwtOutput, CwtPlan, f64, &'static str)> {
+pub fn transform(t: &TransformArgs, signal: &Signal) -> Result<Transformed> {
     let options = build_options(t, signal)?;
     let (backend, note) = multires_cuda::select(t.device)?;
     if let Some(note) = note {
@@ -190,12 +191,19 @@ pub fn transform(
     let progress = |d: usize, n: usize| bar.update(d, n);
     let out = backend.cwt(&plan, signal, Some(&progress))?;
     bar.finish();
+    let explain = backend.last_explain();
     if t.explain {
-        if let Some(e) = backend.last_explain() {
+        if let Some(e) = &explain {
             print!("{e}");
         }
     }
-    Ok((out, plan, start.elapsed().as_secs_f64(), backend.name()))
+    Ok((
+        out,
+        plan,
+        start.elapsed().as_secs_f64(),
+        backend.name(),
+        explain,
+    ))
 }
 
 pub fn write_values(path: &Path, values: &CwtValues) -> Result<()> {
@@ -255,7 +263,7 @@ pub fn cwt(a: CwtArgs) -> Result<()> {
             a.input.display()
         );
     }
-    let (out, plan, secs, _) = transform(&a.transform, &signal)?;
+    let (out, plan, secs, _, _) = transform(&a.transform, &signal)?;
     let title = format!("{} — {}", a.input.display(), plan.options().wavelet.name());
     write_outputs(
         &out,
@@ -329,7 +337,7 @@ pub fn demo(a: DemoArgs) -> Result<()> {
         mask_support: 8.0,
         memory_limit: None,
     };
-    let (out, plan, secs, device) = transform(&t, &signal)?;
+    let (out, plan, secs, device, explain) = transform(&t, &signal)?;
     write_outputs(
         &out,
         a.npy.as_deref(),
@@ -348,7 +356,10 @@ pub fn demo(a: DemoArgs) -> Result<()> {
         out.scales[0],
         out.scales[out.scales.len() - 1]
     );
-    print!("{}", plan.recipe());
+    match &explain {
+        Some(e) => print!("{e}"),
+        None => print!("{}", plan.recipe()),
+    }
     println!("transform took {secs:.3} s on the {device}");
     println!("wrote {}", a.output.display());
     if let Some(p) = &a.npy {

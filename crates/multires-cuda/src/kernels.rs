@@ -4,7 +4,10 @@
 
 use crate::error::{Context, CudaError};
 use cudarc::driver::{CudaContext, CudaFunction};
-use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions};
+use cudarc::nvrtc::{compile_ptx_with_opts, CompileError, CompileOptions, Ptx};
+use std::hash::{Hash, Hasher};
+use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 const COMMON: &str = include_str!("../kernels/common.cuh");
@@ -39,6 +42,42 @@ impl Kernel {
 /// The name every instantiation gives its kernel.
 pub const ENTRY: &str = "kernel";
 
+/// Where compiled PTX is kept between processes: $MULTIRES_CACHE_DIR, else
+/// $XDG_CACHE_HOME/multires/kernels, else ~/.cache/multires/kernels.
+fn cache_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("MULTIRES_CACHE_DIR") {
+        return Some(PathBuf::from(d));
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("multires").join("kernels"))
+}
+
+/// A first compile costs NVRTC a fraction of a second per kernel; later
+/// processes load the PTX from the disk cache (keyed by source, instance
+/// and options). The cache is best effort: any failure falls back to NVRTC.
+fn cached_ptx(key: u64) -> Option<Ptx> {
+    let path = cache_dir()?.join(format!("{key:016x}.ptx"));
+    let text = std::fs::read_to_string(path).ok()?;
+    (!text.is_empty()).then(|| Ptx::from_src(text))
+}
+
+fn store_ptx(key: u64, ptx: &Ptx) {
+    let Some(dir) = cache_dir() else { return };
+    let Some(bytes) = ptx.as_bytes() else { return };
+    let bytes = bytes.split(|&b| b == 0).next().unwrap_or(bytes);
+    if std::fs::create_dir_all(&dir).is_err() {
+        return;
+    }
+    // Written under a temporary name and renamed: readers never see half a file.
+    if let Ok(mut f) = tempfile::NamedTempFile::new_in(&dir) {
+        if f.write_all(bytes).is_ok() {
+            let _ = f.persist(dir.join(format!("{key:016x}.ptx")));
+        }
+    }
+}
+
 pub fn compile(
     ctx: &Arc<CudaContext>,
     kernel: Kernel,
@@ -50,6 +89,18 @@ pub fn compile(
         format!("--gpu-architecture=compute_{major}{minor}"),
         "-std=c++17".to_string(),
     ];
+    let key = {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (&src, &options, env!("CARGO_PKG_VERSION")).hash(&mut h);
+        h.finish()
+    };
+    if let Some(ptx) = cached_ptx(key) {
+        if let Ok(module) = ctx.load_module(ptx) {
+            if let Ok(f) = module.load_function(ENTRY) {
+                return Ok(f);
+            }
+        }
+    }
     let opts = CompileOptions {
         options: options.clone(),
         name: Some(kernel.file().to_string()),
@@ -67,6 +118,7 @@ pub fn compile(
             log: other.to_string(),
         },
     })?;
+    store_ptx(key, &ptx);
     let module = ctx
         .load_module(ptx)
         .during(|| format!("loading the PTX of {} [{instance}]", kernel.file()))?;
