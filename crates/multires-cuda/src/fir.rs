@@ -2,7 +2,9 @@
 //! CWT's long masks. One segment FFT per block serves several filters; the
 //! product, inverse FFT, dropping of aliased samples and post-processing
 //! (power, magnitude, or the non-local derivative) stay in shared memory.
+//! Filters too long for shared-memory segments use the cuFFT overlap-save.
 
+use crate::cufft_ols::CufftGroup;
 use crate::cwt::{check_free, launch_ols, max_segment, segment_for, upload, OlsGroup};
 use crate::device::Gpu;
 use crate::error::{Context, CudaError};
@@ -15,12 +17,17 @@ use num_complex::Complex64;
 use rustfft::FftPlanner;
 use std::sync::Arc;
 
+enum Engine<T: GpuReal> {
+    Sm(OlsGroup<T>),
+    Cufft(CufftGroup<T>),
+}
+
 pub struct CudaFir<T: GpuReal> {
     gpu: Arc<Gpu>,
     n: usize,
     nf: usize,
     len: usize,
-    group: OlsGroup<T>,
+    engine: Engine<T>,
     tw: CudaSlice<T>,
     twl: usize,
     oc: i32,
@@ -58,12 +65,16 @@ impl<T: GpuReal> CudaFir<T> {
         let deriv = options.post == FirPost::Derivative;
         let lmax = max_segment::<T>(&gpu);
         let span = m - 1 + if deriv { 2 } else { 0 };
-        let l = segment_for(span.max(1), lmax).ok_or_else(|| {
-            CudaError::Unsupported(format!(
-                "filters of {m} taps are longer than the GPU overlap-save segment allows ({} taps at most in this precision); use --device cpu",
-                lmax / 2 - if deriv { 1 } else { 0 }
-            ))
-        })?;
+        // Filters longer than half the largest shared-memory segment go
+        // through the cuFFT overlap-save (no fused derivative there).
+        let sm = segment_for(span.max(1), lmax);
+        if sm.is_none() && deriv {
+            return Err(CudaError::Unsupported(format!(
+                "--post derivative with filters of {m} taps (over {} in this precision) is not fused on the GPU; use --device cpu",
+                lmax / 2 - 1
+            )));
+        }
+        let l = sm.unwrap_or_else(|| (4 * (m - 1)).next_power_of_two());
         let (start, len) = output_range(n, m, options.mode);
         let v = l - (m - 1);
         let (u0, count) = if deriv { (1, v - 2) } else { (0, v) };
@@ -75,16 +86,16 @@ impl<T: GpuReal> CudaFir<T> {
             f64::EPSILON * 1e-3
         };
         let mut planner = FftPlanner::<f64>::new();
-        let mut packed = PackedBands::default();
-        let mut frow = Vec::new();
-        for f in 0..nf {
-            let h = filters.row(f);
-            // Correlation form: g[i] = h[M - 1 - i], so conj g[i] = conj(h[M - 1 - i]).
-            let conj_g: Vec<Complex64> = h.iter().rev().map(|c| c.conj()).collect();
-            let band = correlation_band(&conj_g, l, floor, &mut planner);
-            packed.push(&band, l, T::of, T::of(0.0));
-            frow.push(f as i32);
-        }
+        let bands: Vec<_> = (0..nf)
+            .map(|f| {
+                // Correlation form: g[i] = h[M - 1 - i], so conj g[i] = conj(h[M - 1 - i]).
+                let conj_g: Vec<Complex64> =
+                    filters.row(f).iter().rev().map(|c| c.conj()).collect();
+                correlation_band(&conj_g, l, floor, &mut planner)
+            })
+            .collect();
+        let frow: Vec<i32> = (0..nf as i32).collect();
+        let origin = start as i64 - (m as i64 - 1);
         let sms = gpu.info.sms.max(1) as usize;
         let fg = (segments * nf / (2 * sms)).clamp(1, 16).min(nf);
         let real = !complex_signal && !filters.is_complex();
@@ -103,21 +114,32 @@ impl<T: GpuReal> CudaFir<T> {
             .stream
             .alloc_zeros::<T>(out_len.max(1))
             .during(|| format!("allocating the {nf} x {len} output"))?;
-        let tw: Vec<T> = twiddles(l).into_iter().map(T::of).collect();
-        let group = OlsGroup {
-            l,
-            stride,
-            u0,
-            count,
-            segments,
-            origin: start as i64 - (m as i64 - 1),
-            h: upload(&gpu, &packed.values)?,
-            hoff: upload(&gpu, &packed.offsets)?,
-            blo: upload(&gpu, &packed.lo)?,
-            blen: upload(&gpu, &packed.len)?,
-            frow: upload(&gpu, &frow)?,
-            nf,
-            fg,
+        let tw: Vec<T> = twiddles(if sm.is_some() { l } else { 2 })
+            .into_iter()
+            .map(T::of)
+            .collect();
+        let engine = if sm.is_some() {
+            let mut packed = PackedBands::default();
+            for b in &bands {
+                packed.push(b, l, T::of, T::of(0.0));
+            }
+            Engine::Sm(OlsGroup {
+                l,
+                stride,
+                u0,
+                count,
+                segments,
+                origin,
+                h: upload(&gpu, &packed.values)?,
+                hoff: upload(&gpu, &packed.offsets)?,
+                blo: upload(&gpu, &packed.lo)?,
+                blen: upload(&gpu, &packed.len)?,
+                frow: upload(&gpu, &frow)?,
+                nf,
+                fg,
+            })
+        } else {
+            Engine::Cufft(CufftGroup::new(&gpu, l, v, len, origin, &bands, &frow)?)
         };
         Ok(CudaFir {
             tw: upload(&gpu, &tw)?,
@@ -126,7 +148,7 @@ impl<T: GpuReal> CudaFir<T> {
             n,
             nf,
             len,
-            group,
+            engine,
             oc,
             deriv,
             real,
@@ -181,18 +203,30 @@ impl<T: GpuReal> CudaFir<T> {
                 "no signal on the GPU: call upload first".into(),
             ));
         };
-        launch_ols(
-            &self.gpu,
-            &self.group,
-            (re, im.as_ref().unwrap_or(re), im.is_some()),
-            self.oc,
-            (self.deriv, self.real),
-            (0, self.len as i64),
-            1,
-            self.len,
-            (&self.tw, self.twl),
-            &self.out,
-        )
+        let x = (re, im.as_ref().unwrap_or(re), im.is_some());
+        match &mut self.engine {
+            Engine::Sm(g) => launch_ols(
+                &self.gpu,
+                g,
+                x,
+                self.oc,
+                (self.deriv, self.real),
+                (0, self.len as i64),
+                1,
+                self.len,
+                (&self.tw, self.twl),
+                &self.out,
+            ),
+            Engine::Cufft(g) => g.launch(
+                &self.gpu,
+                x,
+                self.oc,
+                self.len as i64,
+                1,
+                self.len,
+                &self.out,
+            ),
+        }
     }
 
     /// The output as float64 rows (complex where the bank is complex).

@@ -300,6 +300,9 @@ fn fir_bank_matches_cpu_float64() {
         (5000, 513),
         (300, 700),
         (20011, 129),
+        // Beyond the shared-memory segments: the cuFFT path (3000 taps in float64 only).
+        (9001, 3000),
+        (12000, 5000),
     ] {
         for complex in [false, true] {
             for mode in [FirMode::Full, FirMode::Same, FirMode::Valid] {
