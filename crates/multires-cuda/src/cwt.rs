@@ -279,6 +279,11 @@ impl<T: GpuReal> CudaCwt<T> {
             let mut slots = 0usize;
             let mut span_max = 0usize;
             let mut m = 0usize;
+            // Enough work items that the grid covers the GPU several times:
+            // short masks share a tile only while the items stay numerous.
+            let tiles = cols.div_ceil(DIRECT_TILE).max(1);
+            let want_items = (4 * gpu.info.sms.max(1) as usize).div_ceil(tiles);
+            let per_item = direct_ps.len().div_ceil(want_items).max(1);
             while m < direct_ps.len() {
                 let taps = 2 * half[m] as usize + 1;
                 if taps > ITEM_TAPS {
@@ -302,7 +307,9 @@ impl<T: GpuReal> CudaCwt<T> {
                 let mut sum = 0usize;
                 while m < direct_ps.len() {
                     let t = 2 * half[m] as usize + 1;
-                    if t > ITEM_TAPS || (m > first && sum + t > ITEM_TAPS) {
+                    if t > ITEM_TAPS
+                        || (m > first && (sum + t > ITEM_TAPS || m - first >= per_item))
+                    {
                         break;
                     }
                     sum += t;
@@ -384,8 +391,7 @@ impl<T: GpuReal> CudaCwt<T> {
                 per_scale[masks.scale_index[p]] = GpuScale::Ols { segment: l };
             }
             let nf = ps.len();
-            let sms = gpu.info.sms.max(1) as usize;
-            let fg = (segments * nf / (2 * sms)).clamp(1, 16).min(nf);
+            let fg = filters_per_block::<T>(&gpu, l, segments, nf);
             recipe_groups.push((l, nf, segments, fg));
             groups.push(OlsGroup {
                 l,
@@ -667,6 +673,40 @@ impl<T: GpuReal> CudaCwt<T> {
     pub fn output_bytes(&self) -> usize {
         self.out.len() * std::mem::size_of::<T>()
     }
+}
+
+/// Filters per block of an overlap-save group. More filters share one
+/// segment FFT, fewer give more blocks; the count is chosen so the grid
+/// fills whole waves of the GPU (a last, mostly idle wave costs as much as
+/// a full one): minimize waves x (filters per block + one forward FFT).
+pub(crate) fn filters_per_block<T: GpuReal>(
+    gpu: &Gpu,
+    l: usize,
+    segments: usize,
+    nf: usize,
+) -> usize {
+    let sms = gpu.info.sms.max(1) as usize;
+    let mut best = (f64::INFINITY, 1usize);
+    for fg in 1..=nf.min(16) {
+        let (u, groups) = ols_block(l, fg);
+        let threads = u * groups;
+        let smem = (1 + groups) * l * 2 * std::mem::size_of::<T>();
+        // Resident blocks per SM: shared memory, 2048 threads, and registers
+        // (about 64 a thread).
+        let per_sm = (gpu.info.smem_per_sm / (smem + 1024))
+            .min(2048 / threads)
+            .min(65536 / (64 * threads))
+            .max(1);
+        let blocks = segments * nf.div_ceil(fg);
+        let waves = blocks.div_ceil(sms * per_sm) as f64;
+        // Work per block: its filters' inverse FFTs (pairs count once per
+        // group of `groups`) and the segment's forward FFT.
+        let cost = waves * (fg.div_ceil(groups) as f64 + 1.0);
+        if cost < best.0 {
+            best = (cost, fg);
+        }
+    }
+    best.1
 }
 
 /// Threads per filter (one radix-8 unit each, 32 to 1024) and filters

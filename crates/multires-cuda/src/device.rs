@@ -16,6 +16,8 @@ pub struct GpuInfo {
     pub sms: i32,
     /// Shared memory a block may use after opting in (227 KB on Hopper).
     pub smem_per_block_optin: usize,
+    /// Shared memory of one SM (bounds how many blocks stay resident).
+    pub smem_per_sm: usize,
     pub l2_bytes: usize,
     pub total_mem: usize,
     /// Memory bus width (bits) and clock (kHz), for the bandwidth floor.
@@ -88,6 +90,8 @@ impl Gpu {
                 .during(|| "reading the compute capability".into())?,
             sms: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
             smem_per_block_optin: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?
+                as usize,
+            smem_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?
                 as usize,
             l2_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize,
             total_mem: ctx

@@ -5,7 +5,9 @@
 //! Filters too long for shared-memory segments use the cuFFT overlap-save.
 
 use crate::cufft_ols::CufftGroup;
-use crate::cwt::{check_free, launch_ols, max_segment, segment_for, upload, OlsGroup};
+use crate::cwt::{
+    check_free, filters_per_block, launch_ols, max_segment, segment_for, upload, OlsGroup,
+};
 use crate::device::Gpu;
 use crate::error::{Context, CudaError};
 use crate::spectra::{correlation_band, twiddles, PackedBands};
@@ -96,8 +98,7 @@ impl<T: GpuReal> CudaFir<T> {
             .collect();
         let frow: Vec<i32> = (0..nf as i32).collect();
         let origin = start as i64 - (m as i64 - 1);
-        let sms = gpu.info.sms.max(1) as usize;
-        let fg = (segments * nf / (2 * sms)).clamp(1, 16).min(nf);
+        let fg = filters_per_block::<T>(&gpu, l, segments, nf);
         let real = !complex_signal && !filters.is_complex();
         let (oc, complex_out) = match options.post {
             FirPost::Power => (2, false),
