@@ -678,7 +678,7 @@ impl<T: GpuReal> CudaCwt<T> {
 /// Filters per block of an overlap-save group. More filters share one
 /// segment FFT, fewer give more blocks; the count is chosen so the grid
 /// fills whole waves of the GPU (a last, mostly idle wave costs as much as
-/// a full one): minimize waves x (filters per block + one forward FFT).
+/// a full one): minimize waves x time per block.
 pub(crate) fn filters_per_block<T: GpuReal>(
     gpu: &Gpu,
     l: usize,
@@ -699,9 +699,10 @@ pub(crate) fn filters_per_block<T: GpuReal>(
             .max(1);
         let blocks = segments * nf.div_ceil(fg);
         let waves = blocks.div_ceil(sms * per_sm) as f64;
-        // Work per block: its filters' inverse FFTs (pairs count once per
-        // group of `groups`) and the segment's forward FFT.
-        let cost = waves * (fg.div_ceil(groups) as f64 + 1.0);
+        // Time per block, in inverse FFTs by one thread group: its rounds
+        // of `groups` filters at once, plus the segment's forward FFT done
+        // by all of the block's threads.
+        let cost = waves * (fg.div_ceil(groups) as f64 + 1.0 / groups as f64);
         if cost < best.0 {
             best = (cost, fg);
         }
