@@ -11,7 +11,8 @@ use crate::spectra::Band;
 use crate::GpuReal;
 use cudarc::cufft::sys::cufftType;
 use cudarc::cufft::CudaFft;
-use cudarc::driver::{CudaSlice, DevicePtrMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
 
 pub(crate) struct CufftGroup<T: GpuReal> {
     pub l: usize,
@@ -30,6 +31,7 @@ pub(crate) struct CufftGroup<T: GpuReal> {
     fwd: CudaFft,
     inv: CudaFft,
     inv_tail: Option<CudaFft>,
+    stream: Arc<CudaStream>,
 }
 
 fn cufft_err(what: &str) -> impl Fn(cudarc::cufft::result::CufftError) -> CudaError + '_ {
@@ -39,25 +41,29 @@ fn cufft_err(what: &str) -> impl Fn(cudarc::cufft::result::CufftError) -> CudaEr
     }
 }
 
-fn plan<T: GpuReal>(gpu: &Gpu, l: usize, batch: usize) -> Result<CudaFft, CudaError> {
+fn plan<T: GpuReal>(
+    stream: &Arc<CudaStream>,
+    l: usize,
+    batch: usize,
+) -> Result<CudaFft, CudaError> {
     let kind = if std::mem::size_of::<T>() == 4 {
         cufftType::CUFFT_C2C
     } else {
         cufftType::CUFFT_Z2Z
     };
-    CudaFft::plan_1d(l as i32, kind, batch as i32, gpu.stream.clone()).map_err(cufft_err(&format!(
+    CudaFft::plan_1d(l as i32, kind, batch as i32, stream.clone()).map_err(cufft_err(&format!(
         "planning {batch} transforms of {l} points"
     )))
 }
 
 /// In-place transform of the first `count` segments of `buf`.
 fn exec<T: GpuReal>(
-    gpu: &Gpu,
+    stream: &Arc<CudaStream>,
     fft: &CudaFft,
     buf: &mut CudaSlice<T>,
     inverse: bool,
 ) -> Result<(), CudaError> {
-    let (ptr, _sync) = buf.device_ptr_mut(&gpu.stream);
+    let (ptr, _sync) = buf.device_ptr_mut(stream);
     let dir = if inverse { 1 } else { -1 };
     // SAFETY: the plan's size times its batch fits `buf` (sized in `new`);
     // the transform runs in place on the plan's stream.
@@ -73,8 +79,10 @@ fn exec<T: GpuReal>(
 
 impl<T: GpuReal> CufftGroup<T> {
     /// `bands[q]` and `rows[q]`: each filter's correlation band (size `l`) and output row.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         gpu: &Gpu,
+        stream: Arc<CudaStream>,
         l: usize,
         v: usize,
         out_len: usize,
@@ -111,11 +119,11 @@ impl<T: GpuReal> CufftGroup<T> {
         };
         let seg = alloc(segments * l * 2)?;
         let work = alloc(batch * segments * l * 2)?;
-        let fwd = plan::<T>(gpu, l, segments)?;
-        let inv = plan::<T>(gpu, l, batch * segments)?;
+        let fwd = plan::<T>(&stream, l, segments)?;
+        let inv = plan::<T>(&stream, l, batch * segments)?;
         let tail = nf % batch;
         let inv_tail = if tail != 0 {
-            Some(plan::<T>(gpu, l, tail * segments)?)
+            Some(plan::<T>(&stream, l, tail * segments)?)
         } else {
             None
         };
@@ -136,6 +144,7 @@ impl<T: GpuReal> CufftGroup<T> {
             fwd,
             inv,
             inv_tail,
+            stream,
         })
     }
 
@@ -163,7 +172,7 @@ impl<T: GpuReal> CufftGroup<T> {
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
-        let mut b = gpu.stream.launch_builder(&f);
+        let mut b = self.stream.launch_builder(&f);
         b.arg(xr)
             .arg(xi)
             .arg(&xlen)
@@ -173,7 +182,7 @@ impl<T: GpuReal> CufftGroup<T> {
             .arg(&self.seg);
         // SAFETY: matches GATHER; seg holds segments x L complex values.
         unsafe { b.launch(cfg) }.during(|| format!("launching {inst}"))?;
-        exec::<T>(gpu, &self.fwd, &mut self.seg, false)?;
+        exec::<T>(&self.stream, &self.fwd, &mut self.seg, false)?;
         let prod = gpu.function(
             Kernel::OlsCufft,
             &format!("PRODUCT(kernel, {})", T::CUDA),
@@ -191,7 +200,7 @@ impl<T: GpuReal> CufftGroup<T> {
                 block_dim: (256, 1, 1),
                 shared_mem_bytes: 0,
             };
-            let mut b = gpu.stream.launch_builder(&prod);
+            let mut b = self.stream.launch_builder(&prod);
             b.arg(&self.seg)
                 .arg(&l)
                 .arg(&s)
@@ -208,13 +217,13 @@ impl<T: GpuReal> CufftGroup<T> {
             } else {
                 self.inv_tail.as_ref().unwrap_or(&self.inv)
             };
-            exec::<T>(gpu, plan, &mut self.work, true)?;
+            exec::<T>(&self.stream, plan, &mut self.work, true)?;
             let cfg = LaunchConfig {
                 grid_dim: (self.v.div_ceil(256) as u32, self.segments as u32, nb as u32),
                 block_dim: (256, 1, 1),
                 shared_mem_bytes: 0,
             };
-            let mut b = gpu.stream.launch_builder(&store);
+            let mut b = self.stream.launch_builder(&store);
             b.arg(&self.work)
                 .arg(&l)
                 .arg(&s)

@@ -10,7 +10,7 @@ use crate::error::{Context, CudaError};
 use crate::kernels::Kernel;
 use crate::spectra::{correlation_band, twiddles, PackedBands};
 use crate::GpuReal;
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg};
 use multires::cwt::{Algorithm, CwtValues, OutputKind};
 use multires::{CwtPlan, Signal};
 use num_complex::Complex64;
@@ -129,6 +129,9 @@ struct SignalOnGpu<T: GpuReal> {
 /// between `upload`, `launch` and `download`.
 pub struct CudaCwt<T: GpuReal> {
     gpu: Arc<Gpu>,
+    /// The stream its launches and per-run copies go to (windows of a
+    /// chunked run use two, so copies overlap compute).
+    stream: Arc<CudaStream>,
     rows: usize,
     cols: usize,
     hop: usize,
@@ -217,6 +220,18 @@ impl<T: GpuReal> CudaCwt<T> {
         gpu: Arc<Gpu>,
         plan: &CwtPlan,
         columns: Option<usize>,
+    ) -> Result<Self, CudaError> {
+        let stream = gpu.stream.clone();
+        Self::window_on(gpu, plan, columns, stream)
+    }
+
+    /// `window` with launches on `stream`. Constant data (masks, spectra)
+    /// is uploaded on the GPU's default stream and waited for here.
+    pub fn window_on(
+        gpu: Arc<Gpu>,
+        plan: &CwtPlan,
+        columns: Option<usize>,
+        stream: Arc<CudaStream>,
     ) -> Result<Self, CudaError> {
         let opts = plan.options();
         let masks = plan.masks();
@@ -433,6 +448,7 @@ impl<T: GpuReal> CudaCwt<T> {
             }
             let g = CufftGroup::new(
                 &gpu,
+                stream.clone(),
                 l,
                 l - 2 * hg,
                 work_len,
@@ -459,10 +475,13 @@ impl<T: GpuReal> CudaCwt<T> {
             direct_items: direct.as_ref().map_or(0, |d| d.n_items),
             groups: recipe_groups,
         };
+        let tw = upload(&gpu, &tw)?;
+        gpu.synchronize()?;
         Ok(CudaCwt {
-            tw: upload(&gpu, &tw)?,
+            tw,
             twl,
             gpu,
+            stream,
             rows,
             cols,
             hop,
@@ -534,21 +553,24 @@ impl<T: GpuReal> CudaCwt<T> {
 
     /// The output as plain elements (complex interleaved), rows of `columns()`.
     pub fn download_raw(&self, host: &mut [T]) -> Result<(), CudaError> {
-        self.gpu
-            .stream
+        self.stream
             .memcpy_dtoh(&self.out, host)
             .during(|| "copying the coefficients to the host".into())?;
-        self.gpu.synchronize()
+        self.stream
+            .synchronize()
+            .during(|| "waiting for the GPU".into())
     }
 
     /// Fills the output with a value no kernel produces (tests: every element must be written).
     pub fn poison(&mut self) -> Result<(), CudaError> {
         let n = self.out.len();
         let v = vec![T::of(f64::NAN); n];
-        self.gpu
-            .stream
+        self.stream
             .memcpy_htod(&v, &mut self.out)
-            .during(|| "poisoning the output".into())
+            .during(|| "poisoning the output".into())?;
+        self.stream
+            .synchronize()
+            .during(|| "waiting for the GPU".into())
     }
 
     /// Queues every kernel of the transform on the stream (no wait).
@@ -590,7 +612,7 @@ impl<T: GpuReal> CudaCwt<T> {
                 block_dim: (DIRECT_BLOCK as u32, 1, 1),
                 shared_mem_bytes: smem as u32,
             };
-            let mut b = gpu.stream.launch_builder(&f);
+            let mut b = self.stream.launch_builder(&f);
             b.arg(&sig.re)
                 .arg(xi)
                 .arg(&xlen)
@@ -616,7 +638,7 @@ impl<T: GpuReal> CudaCwt<T> {
                     block_dim: (256, 1, 1),
                     shared_mem_bytes: 0,
                 };
-                let mut b = gpu.stream.launch_builder(&f);
+                let mut b = self.stream.launch_builder(&f);
                 b.arg(&d.partial).arg(&d.reds).arg(&ncols).arg(&self.out);
                 // SAFETY: matches REDUCE's signature; slots were sized in `new`.
                 unsafe { b.launch(cfg) }.during(|| format!("launching {inst}"))?;
@@ -626,6 +648,7 @@ impl<T: GpuReal> CudaCwt<T> {
         for g in &self.groups {
             launch_ols(
                 gpu,
+                &self.stream,
                 g,
                 (&sig.re, xi, cx == 1),
                 oc,
@@ -663,11 +686,12 @@ impl<T: GpuReal> CudaCwt<T> {
             )));
         }
         let dst: &mut [T] = T::values_slice(values, self.kind == OutputKind::Complex)?;
-        self.gpu
-            .stream
+        self.stream
             .memcpy_dtoh(&self.out, dst)
             .during(|| "copying the coefficients to the host".into())?;
-        self.gpu.synchronize()
+        self.stream
+            .synchronize()
+            .during(|| "waiting for the GPU".into())
     }
 
     pub fn output_bytes(&self) -> usize {
@@ -722,6 +746,7 @@ pub(crate) fn ols_block(l: usize, fg: usize) -> (usize, usize) {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn launch_ols<T: GpuReal>(
     gpu: &Gpu,
+    stream: &Arc<CudaStream>,
     g: &OlsGroup<T>,
     (xr, xi, cx): (&CudaSlice<T>, &CudaSlice<T>, bool),
     oc: i32,
@@ -752,7 +777,7 @@ pub(crate) fn launch_ols<T: GpuReal>(
     let (stride, u0, count) = (g.stride as i32, g.u0 as i32, g.count as i32);
     let (nf, fg) = (g.nf as i32, g.fg as i32);
     let (hop, ncols_out, twl) = (hop as i32, ncols_out as i64, twl as i32);
-    let mut b = gpu.stream.launch_builder(&f);
+    let mut b = stream.launch_builder(&f);
     b.arg(xr)
         .arg(xi)
         .arg(&xlen)
@@ -782,11 +807,13 @@ pub(crate) fn launch_ols<T: GpuReal>(
     Ok(())
 }
 
-/// The whole transform in windows of `chunk` output columns, one after the
-/// other, for outputs larger than the GPU's memory: each window gets its
-/// slice of the extended signal (with the masks' halo) and its columns are
-/// copied into place. Direct scales are bit-identical to the in-memory run;
-/// overlap-save scales agree to rounding (their segments start elsewhere).
+/// The whole transform in windows of `chunk` output columns, for outputs
+/// larger than the GPU's memory. Two windows alternate on two streams with
+/// pinned host buffers, so one window's copies (signal slice up, columns
+/// down) overlap the other's kernels; each window gets its slice of the
+/// extended signal with the masks' halo, and its columns are copied into
+/// place. Direct scales are bit-identical to the in-memory run; overlap-save
+/// scales agree to rounding (their segments start elsewhere).
 pub fn cwt_chunked<T: GpuReal>(
     gpu: Arc<Gpu>,
     plan: &CwtPlan,
@@ -798,32 +825,122 @@ pub fn cwt_chunked<T: GpuReal>(
     let hop = opts.hop;
     let (rows, cols) = (opts.scales.len(), plan.columns());
     let chunk = chunk.clamp(1, cols);
-    let mut c = CudaCwt::<T>::window(gpu, plan, Some(chunk))?;
-    let pad = c.pad();
-    let xe = plan.extended_signal(signal, pad)?;
-    let complex = opts.output == OutputKind::Complex;
-    let elem = if complex { 2 } else { 1 };
-    let dst: &mut [T] = T::values_slice(values, complex)?;
+    let complex_out = opts.output == OutputKind::Complex;
+    let elem = if complex_out { 2 } else { 1 };
+    let cx = signal.is_complex();
+    let dst: &mut [T] = T::values_slice(values, complex_out)?;
     if dst.len() != rows * cols * elem {
         return Err(CudaError::Unsupported(format!(
             "output of {} values given for a {rows} x {cols} transform",
             dst.len() / elem
         )));
     }
-    let mut host = vec![T::of(0.0); rows * chunk * elem];
+    struct Slot<T: GpuReal> {
+        win: CudaCwt<T>,
+        pin_re: PinnedHostSlice<T>,
+        pin_im: Option<PinnedHostSlice<T>>,
+        pin_out: PinnedHostSlice<T>,
+        /// (first column, width) of the window whose columns wait in pin_out.
+        pending: Option<(usize, usize)>,
+    }
+    let mut slots = Vec::with_capacity(2);
+    for _ in 0..2.min(cols.div_ceil(chunk)) {
+        let stream = gpu.ctx.new_stream().during(|| "creating a stream".into())?;
+        let mut win = CudaCwt::<T>::window_on(gpu.clone(), plan, Some(chunk), stream)?;
+        let len_in = chunk * hop + 2 * win.pad;
+        let alloc_dev = |n: usize| {
+            gpu.stream
+                .alloc_zeros::<T>(n)
+                .during(|| format!("allocating a window of {n} samples"))
+        };
+        win.signal = Some(SignalOnGpu {
+            re: alloc_dev(len_in)?,
+            im: if cx { Some(alloc_dev(len_in)?) } else { None },
+        });
+        // SAFETY: pinned buffers are fully written before each use (inputs)
+        // or written by the device before being read (outputs).
+        let (pin_re, pin_im, pin_out) = unsafe {
+            (
+                gpu.ctx.alloc_pinned::<T>(len_in),
+                if cx {
+                    Some(gpu.ctx.alloc_pinned::<T>(len_in))
+                } else {
+                    None
+                },
+                gpu.ctx.alloc_pinned_with_flags::<T>(win.out.len(), 0),
+            )
+        };
+        let pinned = |r: Result<PinnedHostSlice<T>, cudarc::driver::DriverError>| {
+            r.during(|| "allocating pinned host memory".to_string())
+        };
+        slots.push(Slot {
+            pin_re: pinned(pin_re)?,
+            pin_im: pin_im.map(pinned).transpose()?,
+            pin_out: pinned(pin_out)?,
+            win,
+            pending: None,
+        });
+    }
+    gpu.synchronize()?;
+    let pad = slots[0].win.pad;
+    let xe = plan.extended_signal(signal, pad)?;
+    // Copies a finished window's columns into place (waits for its copy).
+    let scatter = |slot: &mut Slot<T>, dst: &mut [T]| -> Result<(), CudaError> {
+        if let Some((c0, w)) = slot.pending.take() {
+            let host = slot
+                .pin_out
+                .as_slice()
+                .during(|| "waiting for a window's columns".into())?;
+            for r in 0..rows {
+                let src = &host[(r * chunk) * elem..(r * chunk + w) * elem];
+                dst[(r * cols + c0) * elem..(r * cols + c0 + w) * elem].copy_from_slice(src);
+            }
+        }
+        Ok(())
+    };
     let mut c0 = 0;
+    let mut i = 0;
     while c0 < cols {
         let w = chunk.min(cols - c0);
+        let n_slots = slots.len();
+        let slot = &mut slots[i % n_slots];
+        scatter(slot, dst)?;
         let start = c0 * hop;
-        let end = (start + chunk * hop + 2 * pad).min(xe.len());
-        c.upload_extended(&xe[start..end], signal.is_complex())?;
-        c.launch()?;
-        c.download_raw(&mut host)?;
-        for r in 0..rows {
-            let src = &host[(r * chunk) * elem..(r * chunk + w) * elem];
-            dst[(r * cols + c0) * elem..(r * cols + c0 + w) * elem].copy_from_slice(src);
+        let src = &xe[start.min(xe.len())..(start + chunk * hop + 2 * pad).min(xe.len())];
+        let fill = |pin: &mut PinnedHostSlice<T>, part: fn(&Complex64) -> f64| {
+            let buf = pin
+                .as_mut_slice()
+                .during(|| "waiting for a window's input buffer".into())?;
+            for (j, d) in buf.iter_mut().enumerate() {
+                *d = src.get(j).map_or(T::of(0.0), |c| T::of(part(c)));
+            }
+            Ok::<(), CudaError>(())
+        };
+        fill(&mut slot.pin_re, |c| c.re)?;
+        if let Some(p) = slot.pin_im.as_mut() {
+            fill(p, |c| c.im)?;
         }
+        let stream = slot.win.stream.clone();
+        if let Some(sig) = slot.win.signal.as_mut() {
+            stream
+                .memcpy_htod(&slot.pin_re, &mut sig.re)
+                .during(|| "copying a window of the signal".into())?;
+            if let (Some(p), Some(d)) = (slot.pin_im.as_ref(), sig.im.as_mut()) {
+                stream
+                    .memcpy_htod(p, d)
+                    .during(|| "copying a window of the signal".into())?;
+            }
+        }
+        slot.win.launch()?;
+        stream
+            .memcpy_dtoh(&slot.win.out, &mut slot.pin_out)
+            .during(|| "copying a window's columns".into())?;
+        slot.pending = Some((c0, w));
         c0 += w;
+        i += 1;
+    }
+    for slot in slots.iter_mut() {
+        scatter(slot, dst)?;
     }
     Ok(())
 }

@@ -140,7 +140,16 @@ impl<T: GpuReal> CudaFir<T> {
                 fg,
             })
         } else {
-            Engine::Cufft(CufftGroup::new(&gpu, l, v, len, origin, &bands, &frow)?)
+            Engine::Cufft(CufftGroup::new(
+                &gpu,
+                gpu.stream.clone(),
+                l,
+                v,
+                len,
+                origin,
+                &bands,
+                &frow,
+            )?)
         };
         Ok(CudaFir {
             tw: upload(&gpu, &tw)?,
@@ -208,6 +217,7 @@ impl<T: GpuReal> CudaFir<T> {
         match &mut self.engine {
             Engine::Sm(g) => launch_ols(
                 &self.gpu,
+                &self.gpu.stream,
                 g,
                 x,
                 self.oc,
