@@ -41,6 +41,10 @@ pub struct BenchArgs {
     /// Print the plan (the GPU's per-scale choice) before timing.
     #[arg(long)]
     pub explain: bool,
+    /// GPU CWT: also time the transform in windows of this many columns
+    /// (two streams, pinned buffers; what runs when the output does not fit).
+    #[arg(long, value_name = "COLUMNS")]
+    pub gpu_window: Option<usize>,
 }
 
 pub(crate) fn median(mut v: Vec<f64>) -> f64 {

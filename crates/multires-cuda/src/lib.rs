@@ -100,7 +100,8 @@ impl CudaBackend {
         values: &mut CwtValues,
     ) -> Result<(), CudaError> {
         // Outputs larger than half the free device memory go through in
-        // column windows (masks, spectra and scratch need the rest).
+        // column windows; two windows are in flight, and masks, spectra and
+        // scratch need the rest.
         let opts = plan.options();
         let elem = if opts.output == multires::cwt::OutputKind::Complex {
             2
@@ -108,10 +109,10 @@ impl CudaBackend {
             1
         };
         let row_bytes = opts.scales.len() * elem * std::mem::size_of::<T>();
-        let budget = self.gpu.free_mem()? / 2;
+        let free = self.gpu.free_mem()?;
         let cols = plan.columns();
-        if row_bytes * cols > budget {
-            let chunk = (budget / row_bytes.max(1)).max(1024) / 1024 * 1024;
+        if row_bytes * cols > free / 2 {
+            let chunk = (free / 6 / row_bytes.max(1)).max(1024) / 1024 * 1024;
             cwt::cwt_chunked::<T>(self.gpu.clone(), plan, signal, values, chunk)?;
             *self.explain.lock().unwrap_or_else(|p| p.into_inner()) = Some(format!(
                 "GPU plan on {}: the output does not fit the GPU; {} windows of {chunk} columns",
