@@ -884,8 +884,14 @@ pub fn cwt_chunked<T: GpuReal>(
     gpu.synchronize()?;
     let pad = slots[0].win.pad;
     let xe = plan.extended_signal(signal, pad)?;
-    // Copies a finished window's columns into place (waits for its copy).
+    // Waits for the slot's last window (its copies in both directions: with
+    // cudarc's event tracking off, pinned buffers do not wait by themselves)
+    // and copies its columns into place.
     let scatter = |slot: &mut Slot<T>, dst: &mut [T]| -> Result<(), CudaError> {
+        slot.win
+            .stream
+            .synchronize()
+            .during(|| "waiting for a window".into())?;
         if let Some((c0, w)) = slot.pending.take() {
             let host = slot
                 .pin_out
