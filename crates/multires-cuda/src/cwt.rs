@@ -14,6 +14,7 @@ use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushK
 use multires::cwt::{Algorithm, CwtValues, OutputKind};
 use multires::{CwtPlan, Signal};
 use num_complex::Complex64;
+use rayon::prelude::*;
 use rustfft::FftPlanner;
 use std::fmt;
 use std::sync::Arc;
@@ -504,9 +505,9 @@ impl<T: GpuReal> CudaCwt<T> {
     /// Checks, oversamples and extends the signal on the host and copies it to the device.
     pub fn upload(&mut self, plan: &CwtPlan, signal: &Signal) -> Result<(), CudaError> {
         let xe = plan.extended_signal(signal, self.pad)?;
-        let re: Vec<T> = xe.iter().map(|c| T::of(c.re)).collect();
+        let re: Vec<T> = xe.par_iter().map(|c| T::of(c.re)).collect();
         let im = if signal.is_complex() {
-            let v: Vec<T> = xe.iter().map(|c| T::of(c.im)).collect();
+            let v: Vec<T> = xe.par_iter().map(|c| T::of(c.im)).collect();
             Some(upload(&self.gpu, &v)?)
         } else {
             None
@@ -897,10 +898,10 @@ pub fn cwt_chunked<T: GpuReal>(
                 .pin_out
                 .as_slice()
                 .during(|| "waiting for a window's columns".into())?;
-            for r in 0..rows {
-                let src = &host[(r * chunk) * elem..(r * chunk + w) * elem];
-                dst[(r * cols + c0) * elem..(r * cols + c0 + w) * elem].copy_from_slice(src);
-            }
+            dst.par_chunks_mut(cols * elem)
+                .zip(host.par_chunks(chunk * elem))
+                .take(rows)
+                .for_each(|(d, s)| d[c0 * elem..(c0 + w) * elem].copy_from_slice(&s[..w * elem]));
         }
         Ok(())
     };
@@ -917,9 +918,9 @@ pub fn cwt_chunked<T: GpuReal>(
             let buf = pin
                 .as_mut_slice()
                 .during(|| "waiting for a window's input buffer".into())?;
-            for (j, d) in buf.iter_mut().enumerate() {
+            buf.par_iter_mut().enumerate().for_each(|(j, d)| {
                 *d = src.get(j).map_or(T::of(0.0), |c| T::of(part(c)));
-            }
+            });
             Ok::<(), CudaError>(())
         };
         fill(&mut slot.pin_re, |c| c.re)?;

@@ -16,6 +16,7 @@ use cudarc::driver::CudaSlice;
 use multires::fir::{output_range, FilterBank, FirAlgorithm, FirOptions, FirPost, FirRecipe};
 use multires::Signal;
 use num_complex::Complex64;
+use rayon::prelude::*;
 use rustfft::FftPlanner;
 use std::sync::Arc;
 
@@ -188,9 +189,9 @@ impl<T: GpuReal> CudaFir<T> {
             )));
         }
         let x = signal.to_complex();
-        let re: Vec<T> = x.iter().map(|c| T::of(c.re)).collect();
+        let re: Vec<T> = x.par_iter().map(|c| T::of(c.re)).collect();
         let im = if signal.is_complex() {
-            let v: Vec<T> = x.iter().map(|c| T::of(c.im)).collect();
+            let v: Vec<T> = x.par_iter().map(|c| T::of(c.im)).collect();
             Some(upload(&self.gpu, &v)?)
         } else {
             None
@@ -252,14 +253,17 @@ impl<T: GpuReal> CudaFir<T> {
         let bad = |e: ndarray::ShapeError| CudaError::Unsupported(format!("output shape: {e}"));
         Ok(if self.complex_out {
             let v: Vec<Complex64> = host
-                .chunks_exact(2)
+                .par_chunks_exact(2)
                 .map(|p| Complex64::new(p[0].f64(), p[1].f64()))
                 .collect();
             multires::fir::FirValues::Complex(
                 ndarray::Array2::from_shape_vec(shape, v).map_err(bad)?,
             )
         } else {
-            let v: Vec<f64> = host[..self.nf * self.len].iter().map(|x| x.f64()).collect();
+            let v: Vec<f64> = host[..self.nf * self.len]
+                .par_iter()
+                .map(|x| x.f64())
+                .collect();
             multires::fir::FirValues::Real(ndarray::Array2::from_shape_vec(shape, v).map_err(bad)?)
         })
     }
