@@ -7,7 +7,7 @@ use crate::cwt::upload;
 use crate::device::Gpu;
 use crate::error::{Context, CudaError};
 use crate::kernels::Kernel;
-use crate::spectra::Band;
+use crate::masks::DeviceBands;
 use crate::GpuReal;
 use cudarc::cufft::sys::cufftType;
 use cudarc::cufft::CudaFft;
@@ -78,7 +78,8 @@ fn exec<T: GpuReal>(
 }
 
 impl<T: GpuReal> CufftGroup<T> {
-    /// `bands[q]` and `rows[q]`: each filter's correlation band (size `l`) and output row.
+    /// `bands` and `rows[q]`: the filters' correlation bands (size `l`, never
+    /// stored dense) and each one's output row.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         gpu: &Gpu,
@@ -87,7 +88,7 @@ impl<T: GpuReal> CufftGroup<T> {
         v: usize,
         out_len: usize,
         origin: i64,
-        bands: &[Band],
+        bands: DeviceBands<T>,
         rows: &[i32],
     ) -> Result<Self, CudaError> {
         // SAFETY: only tries to dlopen the library.
@@ -95,18 +96,7 @@ impl<T: GpuReal> CufftGroup<T> {
             return Err(CudaError::NoCufft);
         }
         let segments = out_len.div_ceil(v);
-        let (mut hv, mut hoff, mut blo, mut blen) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for b in bands {
-            hoff.push((hv.len() / 2) as i64);
-            blo.push(b.lo as i32);
-            blen.push(b.values.len() as i32);
-            for c in &b.values {
-                hv.push(T::of(c.re));
-                hv.push(T::of(c.im));
-            }
-        }
-        let nf = bands.len();
+        let nf = rows.len();
         let per_scale = segments * l * 2 * std::mem::size_of::<T>();
         let free = gpu.free_mem()?;
         let budget = (free / 4).min(1 << 30);
@@ -132,10 +122,10 @@ impl<T: GpuReal> CufftGroup<T> {
             v,
             segments,
             origin,
-            h: upload(gpu, &hv)?,
-            hoff: upload(gpu, &hoff)?,
-            blo: upload(gpu, &blo)?,
-            blen: upload(gpu, &blen)?,
+            h: bands.h,
+            hoff: bands.hoff,
+            blo: bands.blo,
+            blen: bands.blen,
             frow: upload(gpu, rows)?,
             nf,
             batch,

@@ -8,14 +8,14 @@ use crate::cufft_ols::CufftGroup;
 use crate::device::Gpu;
 use crate::error::{Context, CudaError};
 use crate::kernels::Kernel;
-use crate::spectra::{correlation_band, twiddles, PackedBands};
+use crate::masks::DeviceMasks;
+use crate::spectra::twiddles;
 use crate::GpuReal;
 use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg};
 use multires::cwt::{Algorithm, CwtValues, OutputKind};
 use multires::{CwtPlan, Signal};
 use num_complex::Complex64;
 use rayon::prelude::*;
-use rustfft::FftPlanner;
 use std::fmt;
 use std::sync::Arc;
 
@@ -235,12 +235,15 @@ impl<T: GpuReal> CudaCwt<T> {
         stream: Arc<CudaStream>,
     ) -> Result<Self, CudaError> {
         let opts = plan.options();
-        let masks = plan.masks();
+        let masks = plan.mask_layout();
         let rows = opts.scales.len();
         let cols = columns.unwrap_or_else(|| plan.columns());
         let hop = opts.hop;
         let kind = opts.output;
-        let complex_masks = masks.values.iter().any(|c| c.im != 0.0);
+        let complex_masks = opts.wavelet.is_complex();
+        // Seed 000 III-A: the host has only the lengths and offsets; the
+        // GPU samples every tap.
+        let on_gpu = DeviceMasks::generate(&gpu, plan)?;
         let lmax = max_segment::<T>(&gpu);
         let np = masks.lengths.len();
         // Per packed mask: direct, shared-memory overlap-save with segment
@@ -278,18 +281,14 @@ impl<T: GpuReal> CudaCwt<T> {
         let direct = if direct_ps.is_empty() {
             None
         } else {
-            let (mut mr, mut mi) = (Vec::new(), Vec::new());
             let (mut centre, mut half, mut row) = (Vec::new(), Vec::new(), Vec::new());
+            let mut taps_so_far = 0usize;
             for &p in &direct_ps {
                 let taps = masks.lengths[p];
-                let vals = &masks.values[masks.offsets[p]..masks.offsets[p] + taps];
-                centre.push((mr.len() + taps / 2) as i64);
+                centre.push((taps_so_far + taps / 2) as i64);
                 half.push((taps / 2) as i32);
                 row.push(masks.scale_index[p] as i32);
-                for v in vals {
-                    mr.push(T::of(v.re));
-                    mi.push(T::of(v.im));
-                }
+                taps_so_far += taps;
             }
             let (mut items, mut reds) = (Vec::<i32>::new(), Vec::<i32>::new());
             let mut slots = 0usize;
@@ -344,15 +343,16 @@ impl<T: GpuReal> CudaCwt<T> {
             let partial_len = (slots * cols * 2).max(2);
             check_free(
                 &gpu,
-                (partial_len + 2 * mr.len()) as u128 * std::mem::size_of::<T>() as u128,
+                (partial_len + 2 * taps_so_far) as u128 * std::mem::size_of::<T>() as u128,
             )?;
+            let (mr, mi) = on_gpu.to_direct::<T>(&gpu, &direct_ps)?;
             let partial = gpu
                 .stream
                 .alloc_zeros::<T>(partial_len)
                 .during(|| "allocating the partial sums of long masks".into())?;
             Some(DirectPart {
-                mr: upload(&gpu, &mr)?,
-                mi: upload(&gpu, &mi)?,
+                mr,
+                mi,
                 centre: upload(&gpu, &centre)?,
                 half: upload(&gpu, &half)?,
                 row: upload(&gpu, &row)?,
@@ -366,7 +366,6 @@ impl<T: GpuReal> CudaCwt<T> {
         };
 
         // Overlap-save groups, one per segment size.
-        let mut planner = FftPlanner::<f64>::new();
         let floor = if std::mem::size_of::<T>() == 4 {
             f32::EPSILON as f64 * 1e-3
         } else {
@@ -392,17 +391,9 @@ impl<T: GpuReal> CudaCwt<T> {
             let hg = ps.iter().map(|&p| masks.lengths[p] / 2).max().unwrap_or(0);
             let v = l - 2 * hg;
             let segments = work_len.div_ceil(v);
-            let mut packed = PackedBands::default();
+            let bands = on_gpu.spectra::<T>(&gpu, &ps, l, hg, floor, l / 4)?;
             let mut frow = Vec::new();
             for &p in &ps {
-                let taps = masks.lengths[p];
-                let h = taps / 2;
-                // conj g[i] = m[i - hg] for i - hg in [-h, h].
-                let mut conj_g = vec![Complex64::new(0.0, 0.0); hg + h + 1];
-                conj_g[hg - h..]
-                    .copy_from_slice(&masks.values[masks.offsets[p]..masks.offsets[p] + taps]);
-                let band = correlation_band(&conj_g, l, floor, &mut planner);
-                packed.push(&band, l, T::of, T::of(0.0));
                 frow.push(masks.scale_index[p] as i32);
                 per_scale[masks.scale_index[p]] = GpuScale::Ols { segment: l };
             }
@@ -416,10 +407,10 @@ impl<T: GpuReal> CudaCwt<T> {
                 count: v,
                 segments,
                 origin: pad as i64 - hg as i64,
-                h: upload(&gpu, &packed.values)?,
-                hoff: upload(&gpu, &packed.offsets)?,
-                blo: upload(&gpu, &packed.lo)?,
-                blen: upload(&gpu, &packed.len)?,
+                h: bands.h,
+                hoff: bands.hoff,
+                blo: bands.blo,
+                blen: bands.blen,
                 frow: upload(&gpu, &frow)?,
                 nf,
                 fg,
@@ -436,14 +427,9 @@ impl<T: GpuReal> CudaCwt<T> {
                 .max()
                 .unwrap_or(0);
             let l = (8 * hg.max(1)).next_power_of_two();
-            let (mut bands, mut rows) = (Vec::new(), Vec::new());
+            let bands = on_gpu.spectra::<T>(&gpu, &long, l, hg, floor, usize::MAX)?;
+            let mut rows = Vec::new();
             for &p in &long {
-                let taps = masks.lengths[p];
-                let h = taps / 2;
-                let mut conj_g = vec![Complex64::new(0.0, 0.0); hg + h + 1];
-                conj_g[hg - h..]
-                    .copy_from_slice(&masks.values[masks.offsets[p]..masks.offsets[p] + taps]);
-                bands.push(correlation_band(&conj_g, l, floor, &mut planner));
                 rows.push(masks.scale_index[p] as i32);
                 per_scale[masks.scale_index[p]] = GpuScale::Cufft { segment: l };
             }
@@ -454,7 +440,7 @@ impl<T: GpuReal> CudaCwt<T> {
                 l - 2 * hg,
                 work_len,
                 pad as i64 - hg as i64,
-                &bands,
+                bands,
                 &rows,
             )?;
             recipe_groups.push((l, g.nf, g.segments(), 0));

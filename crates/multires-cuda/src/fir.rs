@@ -53,6 +53,22 @@ impl<T: GpuReal> CudaFir<T> {
         filters: &FilterBank,
         options: &FirOptions,
     ) -> Result<Self, CudaError> {
+        let (_, m) = filters.dim();
+        let (start, len) = output_range(n, m.max(1), options.mode);
+        Self::with_range(gpu, n, complex_signal, filters, options, (start, len))
+    }
+
+    /// Like `new`, for the outputs y[start..start + len] of the full
+    /// convolution (indices 0..n + m - 1), whatever the mode says: a window
+    /// of a longer run. The derivative treats both ends as the output's ends.
+    pub fn with_range(
+        gpu: Arc<Gpu>,
+        n: usize,
+        complex_signal: bool,
+        filters: &FilterBank,
+        options: &FirOptions,
+        (start, len): (usize, usize),
+    ) -> Result<Self, CudaError> {
         let (nf, m) = filters.dim();
         if n == 0 {
             return Err(multires::fir::FirError::EmptySignal.into());
@@ -78,7 +94,13 @@ impl<T: GpuReal> CudaFir<T> {
             )));
         }
         let l = sm.unwrap_or_else(|| (4 * (m - 1)).next_power_of_two());
-        let (start, len) = output_range(n, m, options.mode);
+        if len == 0 || start + len > n + m - 1 {
+            return Err(CudaError::Unsupported(format!(
+                "output range {start}..{} outside the full convolution's 0..{}",
+                start + len,
+                n + m - 1
+            )));
+        }
         let v = l - (m - 1);
         let (u0, count) = if deriv { (1, v - 2) } else { (0, v) };
         let stride = count;
@@ -148,7 +170,7 @@ impl<T: GpuReal> CudaFir<T> {
                 v,
                 len,
                 origin,
-                &bands,
+                crate::masks::DeviceBands::upload_banded(&gpu, &bands)?,
                 &frow,
             )?)
         };
@@ -271,4 +293,89 @@ impl<T: GpuReal> CudaFir<T> {
     pub fn output_bytes(&self) -> usize {
         self.out.len() * std::mem::size_of::<T>()
     }
+}
+
+/// The FIR bank in windows of `window` output columns, for outputs larger
+/// than the GPU: each window filters its slice of the signal (with the
+/// filters' m - 1 samples of history, and one more output on each inner
+/// side for the derivative) and its columns are copied into the result.
+pub fn fir_windowed(
+    gpu: Arc<Gpu>,
+    signal: &Signal,
+    filters: &FilterBank,
+    options: &FirOptions,
+    window: usize,
+) -> Result<(multires::fir::FirValues, FirRecipe), CudaError> {
+    use multires::fir::FirValues;
+    multires::fir::validate(signal, filters, options)?;
+    let (nf, m) = filters.dim();
+    let n = signal.len();
+    let (start, len) = output_range(n, m, options.mode);
+    let window = window.max(1);
+    let deriv = options.post == FirPost::Derivative;
+    let x = signal.to_complex();
+    let mut out: Option<FirValues> = None;
+    let mut recipe = None;
+    let mut c0 = 0usize;
+    while c0 < len {
+        let c1 = (c0 + window).min(len);
+        let e0 = usize::from(deriv && c0 > 0);
+        let e1 = usize::from(deriv && c1 < len);
+        let (g0, g1) = (start + c0 - e0, start + c1 + e1);
+        let (a, b) = (g0.saturating_sub(m - 1), g1.min(n));
+        let part = &x[a..b];
+        let slice = if signal.is_complex() {
+            Signal::complex(part.to_vec())
+        } else {
+            Signal::real(part.iter().map(|c| c.re).collect())
+        };
+        let mut f = CudaFir::<f64>::with_range(
+            gpu.clone(),
+            b - a,
+            signal.is_complex(),
+            filters,
+            options,
+            (g0 - a, g1 - g0),
+        )?;
+        f.upload(&slice)?;
+        f.launch()?;
+        let got = f.download()?;
+        recipe.get_or_insert_with(|| FirRecipe {
+            signal_len: n,
+            ..f.recipe().clone()
+        });
+        let cols = ndarray::s![.., e0..e0 + (c1 - c0)];
+        match (&mut out, got) {
+            (None, FirValues::Real(w)) => {
+                let mut all = ndarray::Array2::<f64>::zeros((nf, len));
+                all.slice_mut(ndarray::s![.., c0..c1])
+                    .assign(&w.slice(cols));
+                out = Some(FirValues::Real(all));
+            }
+            (None, FirValues::Complex(w)) => {
+                let mut all = ndarray::Array2::<Complex64>::zeros((nf, len));
+                all.slice_mut(ndarray::s![.., c0..c1])
+                    .assign(&w.slice(cols));
+                out = Some(FirValues::Complex(all));
+            }
+            (Some(FirValues::Real(all)), FirValues::Real(w)) => {
+                all.slice_mut(ndarray::s![.., c0..c1])
+                    .assign(&w.slice(cols));
+            }
+            (Some(FirValues::Complex(all)), FirValues::Complex(w)) => {
+                all.slice_mut(ndarray::s![.., c0..c1])
+                    .assign(&w.slice(cols));
+            }
+            _ => {
+                return Err(CudaError::Unsupported(
+                    "windows of one FIR run disagree on real or complex output".into(),
+                ))
+            }
+        }
+        c0 = c1;
+    }
+    let out = out.ok_or_else(|| CudaError::Unsupported("an FIR run with no output".into()))?;
+    let recipe =
+        recipe.ok_or_else(|| CudaError::Unsupported("an FIR run with no output".into()))?;
+    Ok((out, recipe))
 }

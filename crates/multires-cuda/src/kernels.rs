@@ -20,6 +20,8 @@ pub enum Kernel {
     OlsFft,
     /// The cuFFT-based overlap-save: gather, product, store (ols_cufft.cu).
     OlsCufft,
+    /// Seed 000 III-A: masks sampled on the device, and their spectra (cwt_masks.cu).
+    CwtMasks,
 }
 
 impl Kernel {
@@ -28,6 +30,7 @@ impl Kernel {
             Kernel::CwtDirect => "cwt_direct.cu",
             Kernel::OlsFft => "ols_fft.cu",
             Kernel::OlsCufft => "ols_cufft.cu",
+            Kernel::CwtMasks => "cwt_masks.cu",
         }
     }
     fn source(self) -> &'static str {
@@ -35,6 +38,7 @@ impl Kernel {
             Kernel::CwtDirect => include_str!("../kernels/cwt_direct.cu"),
             Kernel::OlsFft => include_str!("../kernels/ols_fft.cu"),
             Kernel::OlsCufft => include_str!("../kernels/ols_cufft.cu"),
+            Kernel::CwtMasks => include_str!("../kernels/cwt_masks.cu"),
         }
     }
 }

@@ -10,12 +10,13 @@ pub mod device;
 mod error;
 pub mod fir;
 mod kernels;
+mod masks;
 pub mod spectra;
 
 pub use cwt::{cwt_chunked, CudaCwt, GpuRecipe, GpuScale};
 pub use device::{available, gpu, Gpu, GpuInfo};
 pub use error::CudaError;
-pub use fir::CudaFir;
+pub use fir::{fir_windowed, CudaFir};
 
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use multires::backend::{Backend, BackendError, CpuBackend, Device};
@@ -31,6 +32,12 @@ pub trait GpuReal: multires::real::Real + DeviceRepr + ValidAsZeroBits + Unpin {
     const CUDA: &'static str;
     /// The host array behind `values` as plain elements (complex: interleaved).
     fn values_slice(values: &mut CwtValues, complex: bool) -> Result<&mut [Self], CudaError>;
+}
+
+/// Seed 000 III-A: every mask of `plan` sampled on the GPU into the packed
+/// array (shortest first, as `plan.masks()` on the CPU), brought back.
+pub fn gpu_masks(gpu: &Gpu, plan: &CwtPlan) -> Result<Vec<num_complex::Complex64>, CudaError> {
+    masks::DeviceMasks::generate(gpu, plan)?.download(gpu)
 }
 
 fn strided() -> CudaError {
@@ -171,6 +178,25 @@ impl Backend for CudaBackend {
     ) -> Result<(FirValues, FirRecipe), BackendError> {
         multires::fir::validate(signal, filters, options)?;
         let run = || -> Result<(FirValues, FirRecipe), CudaError> {
+            // Outputs over a third of the free memory go through in windows.
+            let (nf, m) = filters.dim();
+            let (_, len) = multires::fir::output_range(signal.len(), m, options.mode);
+            let elem = if signal.is_complex() || filters.is_complex() {
+                16
+            } else {
+                8
+            };
+            let free = self.gpu.free_mem()?;
+            if (nf * len * elem) as u128 + signal.len() as u128 * 16 > (free / 3) as u128 {
+                let window = (free / 8 / (nf * elem).max(1)).max(4096);
+                let r = fir::fir_windowed(self.gpu.clone(), signal, filters, options, window)?;
+                *self.explain.lock().unwrap_or_else(|p| p.into_inner()) = Some(format!(
+                    "GPU FIR on {}: the output does not fit the GPU; {} windows of {window} columns",
+                    self.gpu.info.name,
+                    len.div_ceil(window)
+                ));
+                return Ok(r);
+            }
             let mut f = CudaFir::<f64>::new(
                 self.gpu.clone(),
                 signal.len(),

@@ -8,6 +8,16 @@ use crate::scales::Scale;
 use num_complex::Complex64;
 use rayon::prelude::*;
 
+/// How one mask is sampled from the mother wavelet.
+#[derive(Debug, Clone, Copy)]
+pub struct MaskSampling {
+    pub numerator: f64,
+    pub denominator: f64,
+    pub skew: f64,
+    pub shift: f64,
+    pub amplitude: f64,
+}
+
 #[derive(Debug, Clone)]
 pub struct PackedMasks {
     /// m_s[k] for k = -h..=h of every mask, shortest mask first.
@@ -36,6 +46,16 @@ pub fn half_length(half_support: f64, scale: Scale) -> f64 {
 impl PackedMasks {
     /// `scales` are the scales the masks are sampled at (after oversampling).
     pub fn generate(
+        options: &CwtOptions,
+        scales: &[Scale],
+        memory_limit: u64,
+    ) -> Result<Self, CwtError> {
+        Ok(Self::layout(options, scales, memory_limit)?.with_values(options, scales))
+    }
+
+    /// Lengths, order and offsets only (`values` left empty): all a GPU needs
+    /// to generate the masks itself, one thread per element.
+    pub fn layout(
         options: &CwtOptions,
         scales: &[Scale],
         memory_limit: u64,
@@ -77,44 +97,74 @@ impl PackedMasks {
             offsets.push(acc);
             acc += l;
         }
-        let mut values = vec![Complex64::new(0.0, 0.0); acc];
-        let wavelet = &options.wavelet;
-        values.par_iter_mut().enumerate().for_each(|(gid, v)| {
-            // Which mask holds element gid: the last offset <= gid.
-            let p = offsets.partition_point(|&o| o <= gid) - 1;
-            let i = scale_index[p];
-            let s = scales[i];
-            let h = (lengths[p] / 2) as f64;
-            let k = (gid - offsets[p]) as f64 - h;
-            let sv = s.value();
-            let skew = options
-                .timing_skew
-                .as_ref()
-                .map_or(0.0, |f| f.eval(i, options.scales[i].value()));
-            let offset = options
-                .timing_offset
-                .as_ref()
-                .map_or(0.0, |f| f.eval(i, options.scales[i].value()));
-            let gain = options
-                .amplitude_gain
-                .as_ref()
-                .map_or(1.0, |f| f.eval(i, options.scales[i].value()));
-            // Division as late as possible: (k(1+ε)+δ) * den / num.
-            let t = (k * (1.0 + skew) + offset * (sv / options.scales[i].value())) * s.denominator
-                / s.numerator;
-            let norm = match options.normalization {
-                Normalization::L2 => (s.denominator / s.numerator).sqrt(),
-                Normalization::L1 => s.denominator / s.numerator,
-            };
-            *v = wavelet.psi(t) * (gain * norm);
-        });
         Ok(PackedMasks {
-            values,
+            values: Vec::new(),
             lengths,
             offsets,
             scale_index,
             packed_of,
         })
+    }
+
+    /// Taps of all masks together.
+    pub fn total_taps(&self) -> usize {
+        self.offsets.last().copied().unwrap_or(0) + self.lengths.last().copied().unwrap_or(0)
+    }
+
+    /// Per packed mask (after `layout`): the numbers its samples are made of,
+    /// t = (k (1 + skew) + shift) * den / num and m[k] = psi(t) * amplitude.
+    pub fn sampling(&self, options: &CwtOptions, scales: &[Scale]) -> Vec<MaskSampling> {
+        self.scale_index
+            .iter()
+            .map(|&i| {
+                let s = scales[i];
+                let user = options.scales[i].value();
+                let skew = options
+                    .timing_skew
+                    .as_ref()
+                    .map_or(0.0, |f| f.eval(i, user));
+                let offset = options
+                    .timing_offset
+                    .as_ref()
+                    .map_or(0.0, |f| f.eval(i, user));
+                let gain = options
+                    .amplitude_gain
+                    .as_ref()
+                    .map_or(1.0, |f| f.eval(i, user));
+                let norm = match options.normalization {
+                    Normalization::L2 => (s.denominator / s.numerator).sqrt(),
+                    Normalization::L1 => s.denominator / s.numerator,
+                };
+                MaskSampling {
+                    numerator: s.numerator,
+                    denominator: s.denominator,
+                    skew,
+                    shift: offset * (s.value() / user),
+                    amplitude: gain * norm,
+                }
+            })
+            .collect()
+    }
+
+    /// Fills `values` on the CPU, one independent evaluation per element.
+    pub fn with_values(mut self, options: &CwtOptions, scales: &[Scale]) -> Self {
+        let acc = self.total_taps();
+        let sampling = self.sampling(options, scales);
+        let (offsets, lengths) = (&self.offsets, &self.lengths);
+        let mut values = vec![Complex64::new(0.0, 0.0); acc];
+        let wavelet = &options.wavelet;
+        values.par_iter_mut().enumerate().for_each(|(gid, v)| {
+            // Which mask holds element gid: the last offset <= gid.
+            let p = offsets.partition_point(|&o| o <= gid) - 1;
+            let m = &sampling[p];
+            let h = (lengths[p] / 2) as f64;
+            let k = (gid - offsets[p]) as f64 - h;
+            // Division as late as possible: (k(1+ε)+δ) * den / num.
+            let t = (k * (1.0 + m.skew) + m.shift) * m.denominator / m.numerator;
+            *v = wavelet.psi(t) * m.amplitude;
+        });
+        self.values = values;
+        self
     }
 
     /// The mask of user scale `i`, k = -h..=h.

@@ -15,6 +15,7 @@ use num_complex::{Complex, Complex64};
 use rayon::prelude::*;
 use rustfft::FftPlanner;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 /// Called with (rows done, rows in all) as rows complete, from worker threads.
 pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
@@ -42,10 +43,15 @@ pub struct CwtPlan {
     signal_len: usize,
     /// Length after oversampling: the columns the masks slide over.
     work_len: usize,
-    masks: PackedMasks,
+    work_scales: Vec<Scale>,
+    /// Lengths and offsets, made at once; the values and the CPU engine are
+    /// made on first use, so a GPU backend (which samples the masks on the
+    /// device) never pays for them.
+    layout: PackedMasks,
+    masks: OnceLock<PackedMasks>,
     recipe: Recipe,
     halo: usize,
-    engines: Engines,
+    engines: OnceLock<Engines>,
 }
 
 fn size_of_out(kind: OutputKind, precision: Precision) -> u128 {
@@ -162,29 +168,51 @@ impl CwtPlan {
                 limit,
             });
         }
-        let masks = PackedMasks::generate(&options, &work_scales, limit)?;
+        let layout = PackedMasks::layout(&options, &work_scales, limit)?;
         let halo = halves.iter().copied().max().unwrap_or(0);
-        let real_masks = masks.values.iter().all(|c| c.im == 0.0);
-        let engines = match options.precision {
-            Precision::F32 => Engines::F32(build_engine(&masks, &recipe, real_masks)),
-            Precision::F64 => Engines::F64(build_engine(&masks, &recipe, real_masks)),
-        };
         Ok(CwtPlan {
             options,
             signal_len,
             work_len,
-            masks,
+            work_scales,
+            layout,
+            masks: OnceLock::new(),
             recipe,
             halo,
-            engines,
+            engines: OnceLock::new(),
         })
+    }
+
+    fn engines(&self) -> &Engines {
+        self.engines.get_or_init(|| {
+            let masks = self.masks();
+            let real_masks = !self.options.wavelet.is_complex();
+            match self.options.precision {
+                Precision::F32 => Engines::F32(build_engine(masks, &self.recipe, real_masks)),
+                Precision::F64 => Engines::F64(build_engine(masks, &self.recipe, real_masks)),
+            }
+        })
+    }
+
+    /// The masks' lengths, order and offsets, without their values.
+    pub fn mask_layout(&self) -> &PackedMasks {
+        &self.layout
+    }
+
+    /// The scales the masks are sampled at (after oversampling), in user order.
+    pub fn work_scales(&self) -> &[Scale] {
+        &self.work_scales
     }
 
     pub fn recipe(&self) -> &Recipe {
         &self.recipe
     }
     pub fn masks(&self) -> &PackedMasks {
-        &self.masks
+        self.masks.get_or_init(|| {
+            self.layout
+                .clone()
+                .with_values(&self.options, &self.work_scales)
+        })
     }
     pub fn options(&self) -> &CwtOptions {
         &self.options
@@ -245,7 +273,7 @@ impl CwtPlan {
             want: "a contiguous row-major array".into(),
             got: "a strided view".into(),
         };
-        match (&self.engines, values) {
+        match (self.engines(), values) {
             (Engines::F32(e), CwtValues::Complex32(a)) => {
                 let out = a.as_slice_mut().ok_or_else(contiguous)?;
                 self.run(e, &x, complex_signal, progress, out)

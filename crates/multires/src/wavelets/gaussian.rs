@@ -87,6 +87,15 @@ impl GaussianDerivative {
         q * Complex64::from_polar((-self.a * t * t).exp(), -self.c * t)
     }
 
+    pub fn formula(&self) -> super::Formula<'_> {
+        super::Formula::GaussianPolynomial {
+            poly: &self.poly,
+            a: self.a,
+            c: self.c,
+            real: self.real,
+        }
+    }
+
     pub fn eval(&self, t: f64) -> Complex64 {
         let v = self.eval_complex(t);
         if self.real {

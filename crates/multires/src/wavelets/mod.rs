@@ -62,6 +62,48 @@ pub enum Family {
     User,
 }
 
+/// ψ as a formula with its numbers, for backends that evaluate it elsewhere
+/// (the GPU samples masks on the device, one thread per tap).
+#[derive(Debug, Clone, Copy)]
+pub enum Formula<'a> {
+    Morlet,
+    ComplexMorlet {
+        bandwidth: f64,
+        center: f64,
+    },
+    MexicanHat,
+    /// q(t) exp(-a t²) exp(-i c t), q's coefficients lowest power first;
+    /// the imaginary part is dropped when `real`.
+    GaussianPolynomial {
+        poly: &'a [Complex64],
+        a: f64,
+        c: f64,
+        real: bool,
+    },
+    Shannon {
+        bandwidth: f64,
+        center: f64,
+    },
+    FrequencyBSpline {
+        order: u32,
+        bandwidth: f64,
+        center: f64,
+    },
+    Paul {
+        order: u32,
+    },
+    /// sum_j weights[j] exp(i j step t), re-anchored every 64 terms.
+    FourierSum {
+        weights: &'a [f64],
+        step: f64,
+    },
+    /// Catmull-Rom through uniform samples on [-half_support, half_support].
+    Sampled {
+        samples: &'a [Complex64],
+        half_support: f64,
+    },
+}
+
 /// A continuous mother wavelet ready to be sampled into masks.
 #[derive(Debug, Clone)]
 pub struct Wavelet {
@@ -150,6 +192,38 @@ impl Wavelet {
             | Family::DerivativeOfGaussian { .. } => false,
             Family::User => matches!(&self.imp, Imp::User(u) if u.is_complex()),
             _ => true,
+        }
+    }
+
+    /// ψ as a formula (what `psi` evaluates).
+    pub fn formula(&self) -> Formula<'_> {
+        match (&self.family, &self.imp) {
+            (_, Imp::Gaussian(g)) => g.formula(),
+            (_, Imp::Morse(m)) => m.formula(),
+            (_, Imp::User(u)) => u.formula(),
+            (Family::ComplexMorlet { bandwidth, center }, _) => Formula::ComplexMorlet {
+                bandwidth: *bandwidth,
+                center: *center,
+            },
+            (Family::MexicanHat, _) => Formula::MexicanHat,
+            (Family::Shannon { bandwidth, center }, _) => Formula::Shannon {
+                bandwidth: *bandwidth,
+                center: *center,
+            },
+            (
+                Family::FrequencyBSpline {
+                    order,
+                    bandwidth,
+                    center,
+                },
+                _,
+            ) => Formula::FrequencyBSpline {
+                order: *order,
+                bandwidth: *bandwidth,
+                center: *center,
+            },
+            (Family::Paul { order }, _) => Formula::Paul { order: *order },
+            _ => Formula::Morlet,
         }
     }
 

@@ -72,6 +72,13 @@ impl MorseWavelet {
         self.half_support
     }
 
+    pub fn formula(&self) -> super::Formula<'_> {
+        super::Formula::FourierSum {
+            weights: &self.weights,
+            step: self.step,
+        }
+    }
+
     pub fn eval(&self, t: f64) -> Complex64 {
         // Rotate e^{i j Δ t} by repeated multiplication, re-anchoring every 64
         // steps so the recurrence does not drift.

@@ -66,6 +66,13 @@ impl UserWavelet {
         self.complex
     }
 
+    pub fn formula(&self) -> super::Formula<'_> {
+        super::Formula::Sampled {
+            samples: &self.samples,
+            half_support: self.half_support,
+        }
+    }
+
     pub fn eval(&self, t: f64) -> Complex64 {
         let b = self.half_support;
         if !(t >= -b && t <= b) {
