@@ -40,13 +40,14 @@ __device__ __forceinline__ void product_body(const cpx<T>* __restrict__ seg, int
 // Grid: x = kept samples / 256, y = segments, z = scales of this batch.
 template <typename T, int OUT>
 __device__ __forceinline__ void store_body(const cpx<T>* __restrict__ work, int L, int S, int V,
-                                           const int* __restrict__ frow, int q0, long long col_hi, int hop,
-                                           long long ncols_out, void* __restrict__ out) {
+                                           const int* __restrict__ frow, int q0, long long col_lo, long long col_hi,
+                                           int hop, long long ncols_out, void* __restrict__ out) {
     const int u = blockIdx.x * blockDim.x + threadIdx.x;
     if (u >= V) return;
     const int j = blockIdx.y, q = blockIdx.z;
     long long c = (long long)j * V + u;
-    if (c >= col_hi) return;
+    if (c < col_lo || c >= col_hi) return;
+    c -= col_lo;
     if (hop > 1) {
         if (c % hop != 0) return;
         c /= hop;
@@ -67,7 +68,8 @@ __device__ __forceinline__ void store_body(const cpx<T>* __restrict__ work, int 
     }
 #define STORE(NAME, T, OUT)                                                                                   \
     extern "C" __global__ void NAME(const cpx<T>* work, int L, int S, int V, const int* frow, int q0,         \
-                                    long long col_hi, int hop, long long ncols_out, void* out) {              \
-        store_body<T, OUT>(work, L, S, V, frow, q0, col_hi, hop, ncols_out, out);                             \
+                                    long long col_lo, long long col_hi, int hop, long long ncols_out,         \
+                                    void* out) {                                                              \
+        store_body<T, OUT>(work, L, S, V, frow, q0, col_lo, col_hi, hop, ncols_out, out);                     \
     }
 // The host appends the instantiation it needs, e.g. `PRODUCT(kernel, float)`.

@@ -142,13 +142,18 @@ impl<T: GpuReal> CufftGroup<T> {
         self.segments
     }
 
+    /// Outputs per segment.
+    pub fn stride(&self) -> usize {
+        self.v
+    }
+
     #[allow(clippy::too_many_arguments)]
     pub fn launch(
         &mut self,
         gpu: &Gpu,
         (xr, xi, cx): (&CudaSlice<T>, &CudaSlice<T>, bool),
         oc: i32,
-        col_hi: i64,
+        (col_lo, col_hi): (i64, i64),
         hop: usize,
         ncols_out: usize,
         out: &CudaSlice<T>,
@@ -157,6 +162,8 @@ impl<T: GpuReal> CufftGroup<T> {
         let inst = format!("GATHER(kernel, {}, {})", T::CUDA, cx as i32);
         let f = gpu.function(Kernel::OlsCufft, &inst, 0)?;
         let xlen = xr.len() as i64;
+        // Segments start col_lo columns before the first output.
+        let origin = self.origin - col_lo;
         let cfg = LaunchConfig {
             grid_dim: (self.l.div_ceil(256) as u32, self.segments as u32, 1),
             block_dim: (256, 1, 1),
@@ -166,7 +173,7 @@ impl<T: GpuReal> CufftGroup<T> {
         b.arg(xr)
             .arg(xi)
             .arg(&xlen)
-            .arg(&self.origin)
+            .arg(&origin)
             .arg(&l)
             .arg(&v)
             .arg(&self.seg);
@@ -220,6 +227,7 @@ impl<T: GpuReal> CufftGroup<T> {
                 .arg(&v)
                 .arg(&self.frow)
                 .arg(&q0i)
+                .arg(&col_lo)
                 .arg(&col_hi)
                 .arg(&hop_i)
                 .arg(&ncols)

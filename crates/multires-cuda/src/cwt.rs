@@ -137,6 +137,12 @@ pub struct CudaCwt<T: GpuReal> {
     cols: usize,
     hop: usize,
     pad: usize,
+    /// Windows only: extra samples beyond `pad` on each side, so every
+    /// overlap-save group can start its segments where the in-memory run's
+    /// segments start (the longest segment stride).
+    lead: usize,
+    /// Windows only: the window's first work column in the whole transform.
+    shift: usize,
     kind: OutputKind,
     complex_masks: bool,
     direct: Option<DirectPart<T>>,
@@ -386,11 +392,33 @@ impl<T: GpuReal> CudaCwt<T> {
             Some(c) => c * hop,
             None => plan.work_len(),
         };
+        let half_of = |ps: &[usize]| ps.iter().map(|&p| masks.lengths[p] / 2).max().unwrap_or(0);
+        let long: Vec<usize> = (0..np).filter(|&p| choice[p] == Path::Cufft).collect();
+        let cufft_l = (8 * half_of(&long).max(1)).next_power_of_two();
+        // A window's segments sit on the in-memory run's segment grid, so a
+        // window reproduces the in-memory run bit for bit: it reads up to
+        // one stride more on each side and runs one segment more.
+        let lead = if columns.is_some() {
+            let mut strides: Vec<usize> = sizes
+                .iter()
+                .map(|&l| {
+                    let ps: Vec<usize> = (0..np).filter(|&p| choice[p] == Path::Sm(l)).collect();
+                    l - 2 * half_of(&ps)
+                })
+                .collect();
+            if !long.is_empty() {
+                strides.push(cufft_l - 2 * half_of(&long));
+            }
+            strides.into_iter().max().unwrap_or(0)
+        } else {
+            0
+        };
+        let extra_segment = usize::from(lead > 0);
         for &l in &sizes {
             let ps: Vec<usize> = (0..np).filter(|&p| choice[p] == Path::Sm(l)).collect();
             let hg = ps.iter().map(|&p| masks.lengths[p] / 2).max().unwrap_or(0);
             let v = l - 2 * hg;
-            let segments = work_len.div_ceil(v);
+            let segments = work_len.div_ceil(v) + extra_segment;
             let bands = on_gpu.spectra::<T>(&gpu, &ps, l, hg, floor, l / 4)?;
             let mut frow = Vec::new();
             for &p in &ps {
@@ -398,7 +426,8 @@ impl<T: GpuReal> CudaCwt<T> {
                 per_scale[masks.scale_index[p]] = GpuScale::Ols { segment: l };
             }
             let nf = ps.len();
-            let fg = filters_per_block::<T>(&gpu, l, segments, nf);
+            // Filters per block as in the in-memory run (the same pairs).
+            let fg = filters_per_block::<T>(&gpu, l, plan.work_len().div_ceil(v), nf);
             recipe_groups.push((l, nf, segments, fg));
             groups.push(OlsGroup {
                 l,
@@ -406,7 +435,7 @@ impl<T: GpuReal> CudaCwt<T> {
                 u0: 0,
                 count: v,
                 segments,
-                origin: pad as i64 - hg as i64,
+                origin: (pad + lead) as i64 - hg as i64,
                 h: bands.h,
                 hoff: bands.hoff,
                 blo: bands.blo,
@@ -417,7 +446,6 @@ impl<T: GpuReal> CudaCwt<T> {
             });
         }
         // Masks beyond shared memory: one cuFFT group.
-        let long: Vec<usize> = (0..np).filter(|&p| choice[p] == Path::Cufft).collect();
         let cufft = if long.is_empty() {
             None
         } else {
@@ -426,7 +454,7 @@ impl<T: GpuReal> CudaCwt<T> {
                 .map(|&p| masks.lengths[p] / 2)
                 .max()
                 .unwrap_or(0);
-            let l = (8 * hg.max(1)).next_power_of_two();
+            let l = cufft_l;
             let bands = on_gpu.spectra::<T>(&gpu, &long, l, hg, floor, usize::MAX)?;
             let mut rows = Vec::new();
             for &p in &long {
@@ -438,8 +466,8 @@ impl<T: GpuReal> CudaCwt<T> {
                 stream.clone(),
                 l,
                 l - 2 * hg,
-                work_len,
-                pad as i64 - hg as i64,
+                work_len + extra_segment * (l - 2 * hg),
+                (pad + lead) as i64 - hg as i64,
                 bands,
                 &rows,
             )?;
@@ -473,6 +501,8 @@ impl<T: GpuReal> CudaCwt<T> {
             cols,
             hop,
             pad,
+            lead,
+            shift: 0,
             kind,
             complex_masks,
             direct,
@@ -506,8 +536,14 @@ impl<T: GpuReal> CudaCwt<T> {
     }
 
     /// Samples a window needs beyond its columns on each side.
-    pub fn pad(&self) -> usize {
-        self.pad
+    pub fn halo(&self) -> usize {
+        self.pad + self.lead
+    }
+
+    /// Where the next window starts: its first work column (column x hop)
+    /// in the whole transform.
+    pub fn set_window_start(&mut self, work_column: usize) {
+        self.shift = work_column;
     }
 
     pub fn columns(&self) -> usize {
@@ -515,9 +551,9 @@ impl<T: GpuReal> CudaCwt<T> {
     }
 
     /// Copies an already extended signal (the window's columns times hop plus
-    /// `pad` samples each side; shorter slices are zero-filled) to the device.
+    /// `halo()` samples each side; shorter slices are zero-filled) to the device.
     pub fn upload_extended(&mut self, xe: &[Complex64], complex: bool) -> Result<(), CudaError> {
-        let len = self.cols * self.hop + 2 * self.pad;
+        let len = self.cols * self.hop + 2 * self.halo();
         let mut re = vec![T::of(0.0); len];
         for (d, s) in re.iter_mut().zip(xe) {
             *d = T::of(s.re);
@@ -593,7 +629,7 @@ impl<T: GpuReal> CudaCwt<T> {
                 )),
                 e => e,
             })?;
-            let xoff = self.pad as i64;
+            let xoff = (self.pad + self.lead) as i64;
             let cfg = LaunchConfig {
                 grid_dim: (self.cols.div_ceil(DIRECT_TILE) as u32, d.n_items as u32, 1),
                 block_dim: (DIRECT_BLOCK as u32, 1, 1),
@@ -633,6 +669,8 @@ impl<T: GpuReal> CudaCwt<T> {
         }
         let col_hi = (self.cols.saturating_sub(1) * self.hop + 1) as i64;
         for g in &self.groups {
+            // Segments on the whole run's grid: start delta columns early.
+            let delta = (self.shift % g.stride) as i64;
             launch_ols(
                 gpu,
                 &self.stream,
@@ -640,7 +678,7 @@ impl<T: GpuReal> CudaCwt<T> {
                 (&sig.re, xi, cx == 1),
                 oc,
                 (false, cx == 0 && !self.complex_masks),
-                (0, col_hi),
+                (g.origin - delta, delta, delta + col_hi),
                 self.hop,
                 self.cols,
                 (&self.tw, self.twl),
@@ -648,11 +686,12 @@ impl<T: GpuReal> CudaCwt<T> {
             )?;
         }
         if let Some(g) = &mut self.cufft {
+            let delta = (self.shift % g.stride()) as i64;
             g.launch(
                 gpu,
                 (&sig.re, xi, cx == 1),
                 oc,
-                col_hi,
+                (delta, delta + col_hi),
                 self.hop,
                 self.cols,
                 &self.out,
@@ -699,6 +738,11 @@ pub(crate) fn filters_per_block<T: GpuReal>(
     let sms = gpu.info.sms.max(1) as usize;
     let mut best = (f64::INFINITY, 1usize);
     for fg in 1..=nf.min(16) {
+        // Even groups (or one block for all): filters pair up the same way
+        // whatever the number of segments, so windows equal the whole run.
+        if fg % 2 == 1 && fg < nf {
+            continue;
+        }
         let (u, groups) = ols_block(l, fg);
         let threads = u * groups;
         let smem = (1 + groups) * l * 2 * std::mem::size_of::<T>();
@@ -738,7 +782,7 @@ pub(crate) fn launch_ols<T: GpuReal>(
     (xr, xi, cx): (&CudaSlice<T>, &CudaSlice<T>, bool),
     oc: i32,
     (deriv, pair): (bool, bool),
-    (col_lo, col_hi): (i64, i64),
+    (origin, col_lo, col_hi): (i64, i64, i64),
     hop: usize,
     ncols_out: usize,
     (tw, twl): (&CudaSlice<T>, usize),
@@ -768,7 +812,7 @@ pub(crate) fn launch_ols<T: GpuReal>(
     b.arg(xr)
         .arg(xi)
         .arg(&xlen)
-        .arg(&g.origin)
+        .arg(&origin)
         .arg(&l)
         .arg(&log2l)
         .arg(&stride)
@@ -799,8 +843,8 @@ pub(crate) fn launch_ols<T: GpuReal>(
 /// pinned host buffers, so one window's copies (signal slice up, columns
 /// down) overlap the other's kernels; each window gets its slice of the
 /// extended signal with the masks' halo, and its columns are copied into
-/// place. Direct scales are bit-identical to the in-memory run; overlap-save
-/// scales agree to rounding (their segments start elsewhere).
+/// place. Every scale is bit-identical to the in-memory run: overlap-save
+/// segments are laid on the same grid and filters paired the same way.
 pub fn cwt_chunked<T: GpuReal>(
     gpu: Arc<Gpu>,
     plan: &CwtPlan,
@@ -834,7 +878,7 @@ pub fn cwt_chunked<T: GpuReal>(
     for _ in 0..2.min(cols.div_ceil(chunk)) {
         let stream = gpu.ctx.new_stream().during(|| "creating a stream".into())?;
         let mut win = CudaCwt::<T>::window_on(gpu.clone(), plan, Some(chunk), stream)?;
-        let len_in = chunk * hop + 2 * win.pad;
+        let len_in = chunk * hop + 2 * win.halo();
         let alloc_dev = |n: usize| {
             gpu.stream
                 .alloc_zeros::<T>(n)
@@ -869,7 +913,8 @@ pub fn cwt_chunked<T: GpuReal>(
         });
     }
     gpu.synchronize()?;
-    let pad = slots[0].win.pad;
+    let (pad, halo) = (slots[0].win.pad, slots[0].win.halo());
+    let lead = halo - pad;
     let xe = plan.extended_signal(signal, pad)?;
     // Waits for the slot's last window (its copies in both directions: with
     // cudarc's event tracking off, pinned buffers do not wait by themselves)
@@ -899,13 +944,17 @@ pub fn cwt_chunked<T: GpuReal>(
         let slot = &mut slots[i % n_slots];
         scatter(slot, dst)?;
         let start = c0 * hop;
-        let src = &xe[start.min(xe.len())..(start + chunk * hop + 2 * pad).min(xe.len())];
+        // Window sample j is xe[start + j - lead]; outside xe, zero.
         let fill = |pin: &mut PinnedHostSlice<T>, part: fn(&Complex64) -> f64| {
             let buf = pin
                 .as_mut_slice()
                 .during(|| "waiting for a window's input buffer".into())?;
+            let xe = &xe;
             buf.par_iter_mut().enumerate().for_each(|(j, d)| {
-                *d = src.get(j).map_or(T::of(0.0), |c| T::of(part(c)));
+                *d = (start + j)
+                    .checked_sub(lead)
+                    .and_then(|k| xe.get(k))
+                    .map_or(T::of(0.0), |c| T::of(part(c)));
             });
             Ok::<(), CudaError>(())
         };
@@ -924,6 +973,7 @@ pub fn cwt_chunked<T: GpuReal>(
                     .during(|| "copying a window of the signal".into())?;
             }
         }
+        slot.win.set_window_start(start);
         slot.win.launch()?;
         stream
             .memcpy_dtoh(&slot.win.out, &mut slot.pin_out)

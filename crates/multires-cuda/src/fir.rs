@@ -43,6 +43,33 @@ pub struct CudaFir<T: GpuReal> {
     recipe: FirRecipe,
 }
 
+/// How the bank cuts the signal: segments of `l` points (in shared memory
+/// when `sm`), each giving `count` outputs from IFFT sample `u0` on.
+struct Segmentation {
+    sm: Option<usize>,
+    l: usize,
+    u0: usize,
+    count: usize,
+}
+
+fn segmentation<T: GpuReal>(gpu: &Gpu, m: usize, deriv: bool) -> Result<Segmentation, CudaError> {
+    let lmax = max_segment::<T>(gpu);
+    let span = m - 1 + if deriv { 2 } else { 0 };
+    // Filters longer than half the largest shared-memory segment go
+    // through the cuFFT overlap-save (no fused derivative there).
+    let sm = segment_for(span.max(1), lmax);
+    if sm.is_none() && deriv {
+        return Err(CudaError::Unsupported(format!(
+            "--post derivative with filters of {m} taps (over {} in this precision) is not fused on the GPU; use --device cpu",
+            lmax / 2 - 1
+        )));
+    }
+    let l = sm.unwrap_or_else(|| (4 * (m - 1)).next_power_of_two());
+    let v = l - (m - 1);
+    let (u0, count) = if deriv { (1, v - 2) } else { (0, v) };
+    Ok(Segmentation { sm, l, u0, count })
+}
+
 impl<T: GpuReal> CudaFir<T> {
     /// Plans the bank for signals of `n` samples. `complex_signal` decides
     /// whether the output can be real.
@@ -82,18 +109,7 @@ impl<T: GpuReal> CudaFir<T> {
             ));
         }
         let deriv = options.post == FirPost::Derivative;
-        let lmax = max_segment::<T>(&gpu);
-        let span = m - 1 + if deriv { 2 } else { 0 };
-        // Filters longer than half the largest shared-memory segment go
-        // through the cuFFT overlap-save (no fused derivative there).
-        let sm = segment_for(span.max(1), lmax);
-        if sm.is_none() && deriv {
-            return Err(CudaError::Unsupported(format!(
-                "--post derivative with filters of {m} taps (over {} in this precision) is not fused on the GPU; use --device cpu",
-                lmax / 2 - 1
-            )));
-        }
-        let l = sm.unwrap_or_else(|| (4 * (m - 1)).next_power_of_two());
+        let Segmentation { sm, l, u0, count } = segmentation::<T>(&gpu, m, deriv)?;
         if len == 0 || start + len > n + m - 1 {
             return Err(CudaError::Unsupported(format!(
                 "output range {start}..{} outside the full convolution's 0..{}",
@@ -102,7 +118,6 @@ impl<T: GpuReal> CudaFir<T> {
             )));
         }
         let v = l - (m - 1);
-        let (u0, count) = if deriv { (1, v - 2) } else { (0, v) };
         let stride = count;
         let segments = len.div_ceil(stride);
         let floor = if std::mem::size_of::<T>() == 4 {
@@ -245,7 +260,7 @@ impl<T: GpuReal> CudaFir<T> {
                 x,
                 self.oc,
                 (self.deriv, self.real),
-                (0, self.len as i64),
+                (g.origin, 0, self.len as i64),
                 1,
                 self.len,
                 (&self.tw, self.twl),
@@ -255,7 +270,7 @@ impl<T: GpuReal> CudaFir<T> {
                 &self.gpu,
                 x,
                 self.oc,
-                self.len as i64,
+                (0, self.len as i64),
                 1,
                 self.len,
                 &self.out,
@@ -295,10 +310,12 @@ impl<T: GpuReal> CudaFir<T> {
     }
 }
 
-/// The FIR bank in windows of `window` output columns, for outputs larger
-/// than the GPU: each window filters its slice of the signal (with the
-/// filters' m - 1 samples of history, and one more output on each inner
-/// side for the derivative) and its columns are copied into the result.
+/// The FIR bank in windows of about `window` output columns (rounded up to
+/// whole segments), for outputs larger than the GPU. Each window's segments
+/// are the in-memory run's segments, fed the same samples, so the result is
+/// bit-identical to the in-memory run; with the derivative a window also
+/// computes one output beyond each inner edge (its one-sided difference is
+/// dropped).
 pub fn fir_windowed(
     gpu: Arc<Gpu>,
     signal: &Signal,
@@ -311,18 +328,25 @@ pub fn fir_windowed(
     let (nf, m) = filters.dim();
     let n = signal.len();
     let (start, len) = output_range(n, m, options.mode);
-    let window = window.max(1);
     let deriv = options.post == FirPost::Derivative;
+    let seg = segmentation::<f64>(&gpu, m, deriv)?;
+    let window = window.max(1).div_ceil(seg.count) * seg.count;
     let x = signal.to_complex();
     let mut out: Option<FirValues> = None;
     let mut recipe = None;
     let mut c0 = 0usize;
     while c0 < len {
-        let c1 = (c0 + window).min(len);
+        // With the derivative, inner windows start one column after the
+        // grid, so the extra column before them lies on it.
         let e0 = usize::from(deriv && c0 > 0);
+        let c1 = (c0 - e0 + window + usize::from(deriv)).min(len);
         let e1 = usize::from(deriv && c1 < len);
         let (g0, g1) = (start + c0 - e0, start + c1 + e1);
-        let (a, b) = (g0.saturating_sub(m - 1), g1.min(n));
+        // Every sample the window's segments read, as in the whole run.
+        let first = g0 as i64 - (m as i64 - 1) - seg.u0 as i64;
+        let segs = (g1 - g0).div_ceil(seg.count);
+        let a = first.max(0) as usize;
+        let b = ((first + (segs * seg.count + seg.l) as i64).max(0) as usize).min(n);
         let part = &x[a..b];
         let slice = if signal.is_complex() {
             Signal::complex(part.to_vec())

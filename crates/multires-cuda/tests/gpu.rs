@@ -350,40 +350,73 @@ fn chunked_run_equals_the_in_memory_run() {
         return;
     };
     // Windows of 1000 columns over 3001 (the last one short), with masks
-    // longer than a window (scale 150: 2401 taps) and every path.
-    let scales: Vec<Scale> = [1.0, 2.5, 7.0, 30.0, 150.0]
+    // longer than a window (scale 300: 4801 taps, the cuFFT path) and every
+    // path; real signals with a real wavelet pair filters in one FFT.
+    let scales: Vec<Scale> = [1.0, 2.5, 7.0, 30.0, 150.0, 300.0]
         .iter()
         .map(|&s| Scale::new(s))
         .collect();
     for (hop, boundary) in [(1usize, Boundary::Symmetric), (3, Boundary::Zero)] {
         for algorithm in [Algorithm::Direct, Algorithm::Fft, Algorithm::Auto] {
-            let signal = random_signal(3001, true, 77);
-            let mut o = CwtOptions::new(Wavelet::from_name("cmor1.5-1.0").unwrap(), scales.clone());
-            o.precision = Precision::F64;
-            o.hop = hop;
-            o.boundary = boundary;
-            o.algorithm = algorithm;
-            let plan = CwtPlan::new(o, signal.len(), true).unwrap();
-            let mut whole = CwtValues::zeroed_for(&plan);
-            let mut c = CudaCwt::<f64>::new(gpu.clone(), &plan).unwrap();
-            c.upload(&plan, &signal).unwrap();
-            c.launch().unwrap();
-            c.download(&mut whole).unwrap();
-            let mut parts = CwtValues::zeroed_for(&plan);
-            if let CwtValues::Complex64(a) = &mut parts {
-                a.fill(Complex64::new(f64::NAN, f64::NAN));
-            }
-            multires_cuda::cwt_chunked::<f64>(gpu.clone(), &plan, &signal, &mut parts, 1000)
-                .unwrap();
-            let (w, p) = (flat(&whole), flat(&parts));
-            assert!(
-                p.iter().all(|v| v.re.is_finite()),
-                "hop {hop} {algorithm:?}: unwritten columns"
-            );
-            let e = rel_l2(&p, &w);
-            assert!(e <= 1e-12, "hop {hop} {algorithm:?}: {e:e}");
-            if algorithm == Algorithm::Direct {
-                assert_eq!(p, w, "direct windows are bit-identical");
+            for (wavelet, complex) in [("cmor1.5-1.0", true), ("morl", false)] {
+                for precision in [Precision::F64, Precision::F32] {
+                    let what = format!("hop {hop} {algorithm:?} {wavelet} {precision:?}");
+                    let signal = random_signal(3001, complex, 77);
+                    let mut o =
+                        CwtOptions::new(Wavelet::from_name(wavelet).unwrap(), scales.clone());
+                    o.precision = precision;
+                    o.hop = hop;
+                    o.boundary = boundary;
+                    o.algorithm = algorithm;
+                    let plan = CwtPlan::new(o, signal.len(), complex).unwrap();
+                    let mut whole = CwtValues::zeroed_for(&plan);
+                    let mut parts = CwtValues::zeroed_for(&plan);
+                    if precision == Precision::F64 {
+                        let mut c = CudaCwt::<f64>::new(gpu.clone(), &plan).unwrap();
+                        c.upload(&plan, &signal).unwrap();
+                        c.launch().unwrap();
+                        c.download(&mut whole).unwrap();
+                        if let CwtValues::Complex64(a) = &mut parts {
+                            a.fill(Complex64::new(f64::NAN, f64::NAN));
+                        }
+                        multires_cuda::cwt_chunked::<f64>(
+                            gpu.clone(),
+                            &plan,
+                            &signal,
+                            &mut parts,
+                            1000,
+                        )
+                        .unwrap();
+                    } else {
+                        let mut c = CudaCwt::<f32>::new(gpu.clone(), &plan).unwrap();
+                        c.upload(&plan, &signal).unwrap();
+                        c.launch().unwrap();
+                        c.download(&mut whole).unwrap();
+                        if let CwtValues::Complex32(a) = &mut parts {
+                            a.fill(num_complex::Complex32::new(f32::NAN, f32::NAN));
+                        }
+                        multires_cuda::cwt_chunked::<f32>(
+                            gpu.clone(),
+                            &plan,
+                            &signal,
+                            &mut parts,
+                            1000,
+                        )
+                        .unwrap();
+                    }
+                    let (w, p) = (flat(&whole), flat(&parts));
+                    assert!(
+                        p.iter().all(|v| v.re.is_finite()),
+                        "{what}: unwritten columns"
+                    );
+                    let bad = p.iter().zip(&w).filter(|(a, b)| a != b).count();
+                    assert_eq!(
+                        bad,
+                        0,
+                        "{what}: {bad} values differ from the in-memory run (rel L2 {:e})",
+                        rel_l2(&p, &w)
+                    );
+                }
             }
         }
     }
@@ -482,8 +515,9 @@ fn masks_sampled_on_the_gpu_match_the_cpu_for_every_wavelet() {
 }
 
 /// The FIR bank run in output windows (as for outputs larger than the GPU)
-/// equals the CPU's float64 result: window edges inside the signal, at its
-/// ends, windows shorter than the filters, every mode and post-processing.
+/// is bit-identical to the in-memory run and equals the CPU's float64
+/// result: window edges inside the signal, at its ends, windows shorter
+/// than the filters, every mode and post-processing.
 #[test]
 fn fir_windows_equal_the_whole_run() {
     let Some(gpu) = gpu_or_skip("fir_windows_equal_the_whole_run") else {
@@ -525,6 +559,14 @@ fn fir_windows_equal_the_whole_run() {
                         multires_cuda::fir_windowed(gpu.clone(), &signal, &bank, &opts, window)
                             .unwrap_or_else(|e| panic!("{what}: {e}"));
                     assert_eq!(got.dim(), want.dim(), "{what}");
+                    let mut f = CudaFir::<f64>::new(gpu.clone(), n, complex, &bank, &opts).unwrap();
+                    f.poison().unwrap();
+                    f.upload(&signal).unwrap();
+                    f.launch().unwrap();
+                    let whole = f.download().unwrap();
+                    let (g, w) = (as_c(&got), as_c(&whole));
+                    let bad = g.iter().zip(&w).filter(|(a, b)| a != b).count();
+                    assert_eq!(bad, 0, "{what}: {bad} values differ from the in-memory run");
                     let e = rel_l2(&as_c(&got), &as_c(&want));
                     let tol = if post == FirPost::Derivative {
                         1e-11
