@@ -38,6 +38,9 @@ pub struct BenchArgs {
     /// DWT configurations: wavelets to time (default: db4 and haar for dwt-64m, haar for dwt2-16k).
     #[arg(long, value_delimiter = ',')]
     pub dwt_wavelets: Option<Vec<String>>,
+    /// DWT configurations on the GPU: the extension mode (default periodization, as DESIGN.md).
+    #[arg(long)]
+    pub dwt_mode: Option<multires::dwt::Mode>,
     /// Print the plan (the GPU's per-scale choice) before timing.
     #[arg(long)]
     pub explain: bool,
@@ -99,6 +102,16 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         "fir-8m" if on_gpu => return crate::bench_cuda::fir(&a, 1 << 23, 32, &[513, 2049]),
         "fir-2m" => return bench_fir(&a, &*backend, 1 << 21, 8, &[64, 513], threads),
         "fir-8m" => return bench_fir(&a, &*backend, 1 << 23, 32, &[513, 2049], threads),
+        "dwt-64m" if on_gpu => {
+            let names = a
+                .dwt_wavelets
+                .clone()
+                .unwrap_or_else(|| vec!["db4".into(), "haar".into()]);
+            return crate::bench_cuda::dwt(&a, 1 << 26, 8, &names);
+        }
+        "dwt2-16k" if on_gpu => bail!(
+            "dwt2-16k on the GPU: the 2-D GPU DWT is not built yet; use --device cpu"
+        ),
         "dwt-64m" => return bench_dwt(&a, &[1 << 26], 8, &["db4", "haar"], threads),
         "dwt2-16k" => return bench_dwt(&a, &[16384, 16384], 6, &["haar"], threads),
         other => bail!(

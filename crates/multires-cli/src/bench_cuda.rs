@@ -197,3 +197,96 @@ fn fir_typed<T: GpuReal>(
     }
     Ok(())
 }
+
+/// dwt-64m on the GPU: wavedec and waverec of 2^26 float32 samples, 8
+/// levels, periodization (DESIGN.md), for `auto` and each of the seed's
+/// variants: kernel time (CUDA events, median of the repeats, data on the
+/// device) and total time with the transfers (signal up and coefficients
+/// down, or back), like the seed's Figs. 10-12.
+pub fn dwt(a: &BenchArgs, n: usize, levels: usize, names: &[String]) -> Result<()> {
+    use multires::dwt::{DiscreteWavelet, Mode};
+    use multires_cuda::dwt::{DwtLayout, DwtWork, GpuDwt, GpuDwtVariant};
+    let gpu = multires_cuda::gpu()?;
+    let x: Vec<f32> = multires::signal::noise(n, 7)
+        .into_iter()
+        .map(|v| v as f32)
+        .collect();
+    let mode = a.dwt_mode.unwrap_or(Mode::Periodization);
+    for name in names {
+        let w = DiscreteWavelet::from_name(name)?;
+        let layout = DwtLayout::wavedec(1, n, w.filter_len(), mode, levels);
+        let rec_len = *multires_cuda::dwt::rec_lengths(&layout, w.filter_len(), mode)?
+            .last()
+            .context("no levels")?;
+        let bytes = (n + layout.total()) * 4;
+        let xd = gpu.stream.clone_htod(&x)?;
+        let mut coeffs = gpu.stream.alloc_zeros::<f32>(layout.total())?;
+        let mut out = gpu.stream.alloc_zeros::<f32>(rec_len)?;
+        let mut host_c = vec![0f32; layout.total()];
+        let mut host_y = vec![0f32; rec_len];
+        for variant in GpuDwtVariant::ALL {
+            let plan = GpuDwt::<f32>::new(gpu.clone(), &w, mode, variant)?;
+            let mut work = DwtWork::default();
+            plan.wavedec_on_device(&xd, &layout, &mut coeffs, &mut work)?;
+            plan.waverec_on_device(&coeffs, &layout, &mut out, &mut work)?;
+            gpu.synchronize()?;
+            let (mut td, mut tr) = (Vec::new(), Vec::new());
+            for _ in 0..a.repeat.max(3) {
+                td.push(gpu.time_ms(|| plan.wavedec_on_device(&xd, &layout, &mut coeffs, &mut work))? as f64);
+                tr.push(gpu.time_ms(|| plan.waverec_on_device(&coeffs, &layout, &mut out, &mut work))? as f64);
+            }
+            // With transfers (pageable host memory): signal up, coefficients down; and back.
+            let t = Instant::now();
+            let xd2 = gpu.stream.clone_htod(&x)?;
+            plan.wavedec_on_device(&xd2, &layout, &mut coeffs, &mut work)?;
+            gpu.stream.memcpy_dtoh(&coeffs, &mut host_c)?;
+            gpu.synchronize()?;
+            let total_dec = t.elapsed().as_secs_f64() * 1e3;
+            let t = Instant::now();
+            let cd2 = gpu.stream.clone_htod(&host_c)?;
+            plan.waverec_on_device(&cd2, &layout, &mut out, &mut work)?;
+            gpu.stream.memcpy_dtoh(&out, &mut host_y)?;
+            gpu.synchronize()?;
+            let total_rec = t.elapsed().as_secs_f64() * 1e3;
+            let num: f64 = host_y.iter().zip(&x).map(|(a, b)| ((a - b) as f64).powi(2)).sum();
+            let den: f64 = x.iter().map(|b| (*b as f64).powi(2)).sum();
+            let (md, mr) = (median(td), median(tr));
+            println!(
+                "{} | cuda | {} | {name} | f32 | N={n} | {levels} levels | {mode} | {variant} | wavedec kernels {:.3} ms ({:.0} GB/s) | waverec kernels {:.3} ms | with transfers {:.1} / {:.1} ms | floor {:.3} ms | reconstruction error {:.1e}",
+                a.config,
+                gpu.info.name,
+                md,
+                bytes as f64 / (md / 1e3) / 1e9,
+                mr,
+                total_dec,
+                total_rec,
+                floor_ms(&gpu, bytes),
+                (num / den).sqrt()
+            );
+            drop(cd2);
+            drop(xd2);
+        }
+        if a.check {
+            // The coefficients against the CPU's (float32, equal to PyWavelets by its tests).
+            let plan = GpuDwt::<f32>::new(gpu.clone(), &w, mode, GpuDwtVariant::Auto)?;
+            let got = multires_cuda::dwt::wavedec(&plan, &x, 1, levels)?;
+            let t = multires::dwt::Transform::<f32>::new(
+                &w,
+                mode,
+                multires::dwt::Algorithm::Auto,
+                multires::dwt::Granularity::Two,
+            )?;
+            let xa = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[n]), x.clone())?;
+            let want = multires::dwt::wavedec(xa.view(), &t, Some(levels), 0)?;
+            let (mut num, mut den) = (0f64, 0f64);
+            for (g, w) in got.iter().zip(&want) {
+                for (p, q) in g.iter().zip(w.iter()) {
+                    num += ((p - q) as f64).powi(2);
+                    den += (*q as f64).powi(2);
+                }
+            }
+            println!("  {name}: relative L2 difference of the coefficients from the CPU's: {:.2e}", (num / den.max(1e-300)).sqrt());
+        }
+    }
+    Ok(())
+}

@@ -39,7 +39,9 @@ pub struct TransformOpts {
     /// Working precision (default: that of the input file).
     #[arg(long, value_enum)]
     pub precision: Option<PrecisionArg>,
-    /// auto, cpu or cuda (the CUDA DWT is not in this build yet; auto runs on the CPU and says so).
+    /// auto, cpu or cuda. wavedec and waverec run on the GPU (auto: when there
+    /// is one; the seed's variants by --algorithm matrix|matrix-nowrap and
+    /// --granularity); wavedecn and waverecn run on the CPU.
     #[arg(long, default_value = "auto")]
     pub device: Device,
 }
@@ -126,6 +128,65 @@ fn check_device(device: Device) -> Result<()> {
     Ok(())
 }
 
+/// The GPU for wavedec/waverec: asked for (an error naming why when there
+/// is none), or found by auto (which says where the job runs).
+fn dwt_gpu(device: Device) -> Result<Option<std::sync::Arc<multires_cuda::Gpu>>> {
+    match device {
+        Device::Cpu => Ok(None),
+        Device::Cuda => Ok(Some(
+            multires_cuda::gpu().context("--device cuda: no usable GPU")?,
+        )),
+        Device::Auto => match multires_cuda::gpu() {
+            Ok(g) => {
+                eprintln!("device auto: running on the GPU ({})", g.info.name);
+                Ok(Some(g))
+            }
+            Err(e) => {
+                eprintln!("device auto: no usable GPU ({e}); running on the CPU");
+                Ok(None)
+            }
+        },
+    }
+}
+
+/// The seed's GPU variant for --algorithm and --granularity.
+fn gpu_variant(o: &TransformOpts) -> Result<multires_cuda::dwt::GpuDwtVariant> {
+    use multires_cuda::dwt::GpuDwtVariant as V;
+    Ok(match (o.algorithm, o.granularity) {
+        (Algorithm::Auto, _) => V::Auto,
+        (Algorithm::Matrix, Granularity::One) => V::M1Wrap,
+        (Algorithm::Matrix, Granularity::Two) => V::M2Wrap,
+        (Algorithm::Matrix, Granularity::Four) => V::M4Wrap,
+        (Algorithm::MatrixNoWrap, Granularity::Four) => V::M4NoWrap,
+        (Algorithm::MatrixNoWrap, _) => V::M2NoWrap,
+        (other, _) => bail!(
+            "--algorithm {other} is not on the GPU yet (auto, matrix and matrix-nowrap are); use --device cpu"
+        ),
+    })
+}
+
+/// Moves `axis` last: (the array as rows x n, the permutation, n).
+fn axis_last<T: Clone>(x: &ArrayD<T>, ax: usize) -> (Vec<T>, Vec<usize>, usize) {
+    let nd = x.ndim();
+    let mut perm: Vec<usize> = (0..nd).filter(|&i| i != ax).collect();
+    perm.push(ax);
+    let moved = x.view().permuted_axes(perm.clone());
+    let n = x.shape()[ax];
+    (moved.iter().cloned().collect(), perm, n)
+}
+
+/// Undoes `axis_last` for a block of rows x len.
+fn axis_back<T: Clone>(v: Vec<T>, outer: &[usize], len: usize, perm: &[usize]) -> Result<ArrayD<T>> {
+    let mut shape = outer.to_vec();
+    shape.push(len);
+    let a = ArrayD::from_shape_vec(ndarray::IxDyn(&shape), v)?;
+    let mut inv = vec![0; perm.len()];
+    for (i, &p) in perm.iter().enumerate() {
+        inv[p] = i;
+    }
+    Ok(a.permuted_axes(inv).as_standard_layout().into_owned())
+}
+
 fn f32_wanted(p: Option<PrecisionArg>, input_f32: bool) -> bool {
     match p {
         Some(PrecisionArg::F32) => true,
@@ -173,7 +234,6 @@ fn warn_level(level: Option<usize>, lens: &[usize], f: usize) {
 }
 
 pub fn wavedec(a: WavedecArgs) -> Result<()> {
-    check_device(a.t.device)?;
     let opts = ReadOptions {
         raw: a.raw,
         channel: 0,
@@ -182,9 +242,10 @@ pub fn wavedec(a: WavedecArgs) -> Result<()> {
     check_finite(&x.values, a.allow_nonfinite, &a.input)?;
     let t0 = Instant::now();
     let f32_ = f32_wanted(a.t.precision, x.was_f32);
-    fn go<T: Real + ndarray_npy::WritableElement>(
+    fn go<T: multires_cuda::GpuReal + ndarray_npy::WritableElement>(
         a: &WavedecArgs,
         x: &ArrayD<f64>,
+        gpu: Option<std::sync::Arc<multires_cuda::Gpu>>,
     ) -> Result<usize> {
         let t = transform::<T>(&a.t)?;
         if a.plot.is_some() && x.ndim() != 1 {
@@ -195,7 +256,38 @@ pub fn wavedec(a: WavedecArgs) -> Result<()> {
         }
         let ax = dwt::nd::axis_index(a.axis, x.ndim())?;
         warn_level(a.level, &[x.shape()[ax]], t.filter_len());
-        let c = dwt::wavedec(cast::<T>(x).view(), &t, a.level, a.axis)?;
+        let c = match gpu {
+            None => dwt::wavedec(cast::<T>(x).view(), &t, a.level, a.axis)?,
+            Some(gpu) => {
+                if x.is_empty() {
+                    return Err(dwt::DwtError::EmptySignal.into());
+                }
+                let (rows_x, perm, n) = axis_last(&cast::<T>(x), ax);
+                let level = a
+                    .level
+                    .unwrap_or_else(|| dwt::max_level(n, t.filter_len()));
+                if level > dwt::multilevel::MAX_LEVELS {
+                    bail!("level {level}: at most {} levels are accepted", dwt::multilevel::MAX_LEVELS);
+                }
+                t.check_len(n)?;
+                let outer: Vec<usize> = perm[..perm.len() - 1].iter().map(|&i| x.shape()[i]).collect();
+                let rows = outer.iter().product::<usize>();
+                let plan = multires_cuda::dwt::GpuDwt::<T>::new(
+                    gpu,
+                    &t.wavelet,
+                    a.t.mode,
+                    gpu_variant(&a.t)?,
+                )?;
+                let blocks = multires_cuda::dwt::wavedec(&plan, &rows_x, rows, level)?;
+                blocks
+                    .into_iter()
+                    .map(|b| {
+                        let len = b.len() / rows.max(1);
+                        axis_back(b, &outer, len, &perm)
+                    })
+                    .collect::<Result<Vec<_>>>()?
+            }
+        };
         let named: Vec<(String, ndarray::ArrayViewD<T>)> = c
             .iter()
             .enumerate()
@@ -225,10 +317,11 @@ pub fn wavedec(a: WavedecArgs) -> Result<()> {
         }
         Ok(c.len() - 1)
     }
+    let gpu = dwt_gpu(a.t.device)?;
     let levels = if f32_ {
-        go::<f32>(&a, &x.values)?
+        go::<f32>(&a, &x.values, gpu)?
     } else {
-        go::<f64>(&a, &x.values)?
+        go::<f64>(&a, &x.values, gpu)?
     };
     eprintln!(
         "wavedec: {:?} {} along axis {}, {} levels, wavelet {}, mode {} -> {} in {:.3} s",
@@ -274,24 +367,66 @@ fn ordered(arrays: Vec<(String, ArrayD<f64>)>, path: &Path) -> Result<Vec<ArrayD
 }
 
 pub fn waverec(a: WaverecArgs) -> Result<()> {
-    check_device(a.t.device)?;
+    let gpu = dwt_gpu(a.t.device)?;
     let (arrays, any_f32) = io::read_npz(&a.input)?;
     let coeffs = ordered(arrays, &a.input)?;
     let f32_ = f32_wanted(a.t.precision, any_f32);
-    fn go<T: Real + ndarray_npy::WritableElement>(
+    fn go<T: multires_cuda::GpuReal + ndarray_npy::WritableElement>(
         a: &WaverecArgs,
         c: &[ArrayD<f64>],
+        gpu: Option<std::sync::Arc<multires_cuda::Gpu>>,
     ) -> Result<Vec<usize>> {
         let t = transform::<T>(&a.t)?;
         let c: Vec<ArrayD<T>> = c.iter().map(cast::<T>).collect();
-        let r = dwt::waverec(&c, &t, a.axis)?;
+        let r = match gpu {
+            None => dwt::waverec(&c, &t, a.axis)?,
+            Some(gpu) => {
+                let nd = c[0].ndim();
+                let ax = dwt::nd::axis_index(a.axis, nd)?;
+                let mut outer: Option<Vec<usize>> = None;
+                let mut perm = Vec::new();
+                let mut blocks = Vec::with_capacity(c.len());
+                for (i, arr) in c.iter().enumerate() {
+                    if arr.ndim() != nd {
+                        bail!("arr_{i} has {} dimensions, arr_0 has {nd}", arr.ndim());
+                    }
+                    let (v, p, _) = axis_last(arr, ax);
+                    let o: Vec<usize> = p[..nd - 1].iter().map(|&k| arr.shape()[k]).collect();
+                    match &outer {
+                        None => outer = Some(o),
+                        Some(first) if *first != o => bail!(
+                            "arr_{i} has shape {:?}; every array must match arr_0 ({:?}) off axis {}",
+                            arr.shape(),
+                            c[0].shape(),
+                            a.axis
+                        ),
+                        _ => {}
+                    }
+                    perm = p;
+                    blocks.push(v);
+                }
+                let outer = outer.unwrap_or_default();
+                let rows = outer.iter().product::<usize>();
+                if rows == 0 {
+                    return Err(dwt::DwtError::EmptySignal.into());
+                }
+                let plan = multires_cuda::dwt::GpuDwt::<T>::new(
+                    gpu,
+                    &t.wavelet,
+                    a.t.mode,
+                    gpu_variant(&a.t)?,
+                )?;
+                let (y, len) = multires_cuda::dwt::waverec(&plan, &blocks, rows)?;
+                axis_back(y, &outer, len, &perm)?
+            }
+        };
         io::write_npy(&a.output, &r)?;
         Ok(r.shape().to_vec())
     }
     let shape = if f32_ {
-        go::<f32>(&a, &coeffs)?
+        go::<f32>(&a, &coeffs, gpu)?
     } else {
-        go::<f64>(&a, &coeffs)?
+        go::<f64>(&a, &coeffs, gpu)?
     };
     eprintln!(
         "waverec: {} levels -> {} {:?}",

@@ -31,12 +31,14 @@ pub enum CudaError {
     /// The probe's failure, remembered for the process (its message says why).
     #[error("{0}")]
     Unavailable(String),
-    #[error("the GPU has {free} bytes free but this job needs {need} on the device (signals longer than GPU memory are not streamed yet): use --device cpu, fewer scales or a larger --hop")]
+    #[error("the GPU has {free} bytes free but this job needs {need} on the device (outputs larger than the GPU go through in windows; this part must fit): use --device cpu, fewer scales or a larger --hop")]
     OutOfMemory { need: u128, free: u128 },
     #[error(transparent)]
     Cwt(#[from] multires::CwtError),
     #[error(transparent)]
     Fir(#[from] multires::fir::FirError),
+    #[error(transparent)]
+    Dwt(#[from] multires::dwt::DwtError),
 }
 
 /// Adds what was being done to a driver error.

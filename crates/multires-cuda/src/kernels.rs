@@ -22,6 +22,8 @@ pub enum Kernel {
     OlsCufft,
     /// Seed 000 III-A: masks sampled on the device, and their spectra (cwt_masks.cu).
     CwtMasks,
+    /// Seed dwt-matrix-lattice 4.2: the GPU DWT variants (dwt.cu).
+    Dwt,
 }
 
 impl Kernel {
@@ -31,6 +33,7 @@ impl Kernel {
             Kernel::OlsFft => "ols_fft.cu",
             Kernel::OlsCufft => "ols_cufft.cu",
             Kernel::CwtMasks => "cwt_masks.cu",
+            Kernel::Dwt => "dwt.cu",
         }
     }
     fn source(self) -> &'static str {
@@ -39,6 +42,7 @@ impl Kernel {
             Kernel::OlsFft => include_str!("../kernels/ols_fft.cu"),
             Kernel::OlsCufft => include_str!("../kernels/ols_cufft.cu"),
             Kernel::CwtMasks => include_str!("../kernels/cwt_masks.cu"),
+            Kernel::Dwt => include_str!("../kernels/dwt.cu"),
         }
     }
 }

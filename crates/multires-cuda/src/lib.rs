@@ -7,6 +7,7 @@
 mod cufft_ols;
 pub mod cwt;
 pub mod device;
+pub mod dwt;
 mod error;
 pub mod fir;
 mod kernels;

@@ -579,3 +579,94 @@ fn fir_windows_equal_the_whole_run() {
         }
     }
 }
+
+/// GPU wavedec and waverec against the CPU DWT (itself equal to
+/// PyWavelets by its golden tests): every mode, a wavelet of every family,
+/// every seed variant, awkward lengths (1, odd, shorter than the filter,
+/// long enough for global levels before the fused ones), batches of rows,
+/// levels up to one above dwt_max_level, float32 and float64.
+#[test]
+fn dwt_on_the_gpu_matches_the_cpu() {
+    use multires::dwt::{self, Algorithm as DwtAlgorithm, DiscreteWavelet, Granularity, Mode, Transform};
+    use multires_cuda::dwt::{GpuDwt, GpuDwtVariant};
+    let Some(gpu) = gpu_or_skip("dwt_on_the_gpu_matches_the_cpu") else {
+        return;
+    };
+    fn check<T: multires_cuda::GpuReal + ndarray::NdFloat>(
+        gpu: &Arc<Gpu>,
+        w: &DiscreteWavelet,
+        mode: Mode,
+        variant: GpuDwtVariant,
+        rows: usize,
+        n: usize,
+        level: usize,
+        tol: f64,
+        seed: u64,
+    ) {
+        let what = format!("{} {mode} {variant} rows {rows} n {n} level {level} {}", w.name, std::any::type_name::<T>());
+        let x: Vec<T> = multires::signal::noise(rows * n, seed).iter().map(|&v| T::of(v)).collect();
+        // The reference in float64 on the CPU, fed the same (rounded) samples.
+        let t = Transform::<f64>::new(w, mode, DwtAlgorithm::Auto, Granularity::Two).unwrap();
+        let x64: Vec<f64> = x.iter().map(|v| v.f64()).collect();
+        let xa = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[rows, n]), x64).unwrap();
+        let want = dwt::wavedec(xa.view(), &t, Some(level), -1).unwrap();
+        let plan = GpuDwt::<T>::new(gpu.clone(), w, mode, variant).unwrap();
+        let got = multires_cuda::dwt::wavedec(&plan, &x, rows, level).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(got.len(), want.len(), "{what}: arrays");
+        // Relative to the array, or to the signal where the array is (near) zero
+        // (a constant extension's details, say).
+        let scale: f64 = x.iter().map(|v| v.f64().powi(2)).sum::<f64>() / rows as f64;
+        let rel = |g: &[T], w: &[f64]| -> f64 {
+            let num: f64 = g.iter().zip(w).map(|(a, b)| (a.f64() - b).powi(2)).sum();
+            let den: f64 = w.iter().map(|b| b.powi(2)).sum::<f64>().max(scale).max(1e-300);
+            (num / den).sqrt()
+        };
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            let w = w.as_slice().unwrap();
+            assert_eq!(g.len(), w.len(), "{what}: length of array {i}");
+            assert!(g.iter().all(|v| v.f64().is_finite()), "{what}: array {i} not finite");
+            let e = rel(g, w);
+            assert!(e <= tol, "{what}: array {i} relative error {e:e}");
+        }
+        // waverec of the CPU's coefficients, against the CPU's waverec.
+        let want_rec = dwt::waverec(&want, &t, -1).unwrap();
+        let flat: Vec<Vec<T>> = want.iter().map(|a| a.iter().map(|&v| T::of(v)).collect()).collect();
+        let (rec, len) = multires_cuda::dwt::waverec(&plan, &flat, rows).unwrap_or_else(|e| panic!("{what} waverec: {e}"));
+        assert_eq!(rows * len, want_rec.len(), "{what}: waverec length");
+        // Rounding the coefficients to T already costs eps x their norm,
+        // which modes like smooth make far larger than the signal's.
+        let energy: f64 = want.iter().flat_map(|a| a.iter()).map(|v| v * v).sum();
+        let x_energy: f64 = want_rec.iter().map(|v| v * v).sum::<f64>().max(1e-300);
+        let e = rel(&rec, want_rec.as_slice().unwrap()) / (energy / x_energy).sqrt().max(1.0);
+        assert!(e <= tol, "{what}: waverec relative error {e:e} (scaled by the coefficients' norm)");
+    }
+    let wavelets = ["haar", "db4", "sym5", "coif3", "bior4.4", "rbio3.1", "dmey"];
+    let mut seed = 10;
+    for name in wavelets {
+        let w = DiscreteWavelet::from_name(name).unwrap();
+        for mode in Mode::ALL {
+            for &(rows, n) in &[(3usize, 1usize), (2, 7), (3, 100), (2, 1001), (1, 70001)] {
+                if n < 2 && matches!(mode, Mode::Reflect | Mode::Antireflect) {
+                    continue;
+                }
+                let max = dwt::max_level(n, w.filter_len());
+                for level in [max.max(1), max + 1] {
+                    for variant in GpuDwtVariant::ALL {
+                        // The long rows once per wavelet and mode for the slow variants.
+                        if n > 10000 && level != max.max(1) {
+                            continue;
+                        }
+                        seed += 1;
+                        check::<f64>(&gpu, &w, mode, variant, rows, n, level, 1e-12, seed);
+                        check::<f32>(&gpu, &w, mode, variant, rows, n, level, 1e-5, seed);
+                    }
+                }
+            }
+        }
+    }
+    // Bad input: mismatched lengths are an error, not a panic.
+    let w = DiscreteWavelet::from_name("db2").unwrap();
+    let plan = GpuDwt::<f64>::new(gpu.clone(), &w, Mode::Symmetric, GpuDwtVariant::Auto).unwrap();
+    let bad = vec![vec![0.0; 10], vec![0.0; 3]];
+    assert!(multires_cuda::dwt::waverec(&plan, &bad, 1).is_err());
+}

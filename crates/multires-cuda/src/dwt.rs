@@ -1,0 +1,735 @@
+//! The DWT on the GPU (seed dwt-matrix-lattice, section 4.2): PyWavelets'
+//! wavedec and waverec over batches of rows, every wavelet and mode of the
+//! CPU DWT, float32 and float64. The seed's variants are selectable; `auto`
+//! runs m2_ww per level while a level is large and the small levels fused in
+//! shared memory (one block per row, nothing back in device memory between
+//! levels but the details).
+//!
+//! Coefficients live on the device in one buffer of blocks, each `rows` x
+//! its length: cD_1, cD_2, ..., cD_L, then cA_L (the order the levels make
+//! them); wavedec's output is waverec's input.
+
+use crate::cwt::{check_free, upload};
+use crate::device::Gpu;
+use crate::error::{Context, CudaError};
+use crate::kernels::Kernel;
+use crate::GpuReal;
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use multires::dwt::{coeff_len, rec_len, synthesis_shift, DiscreteWavelet, Mode};
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+/// The seed's GPU variants (section 4.2), plus `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GpuDwtVariant {
+    /// m2_ww per large level, the small levels fused in shared memory.
+    #[default]
+    Auto,
+    /// gpu_dwt_m1_ww_ref: one thread per output element, filter by parity.
+    M1Wrap,
+    /// gpu_dwt_m2_ww: one thread per (cA, cD) pair, edges by index arithmetic.
+    M2Wrap,
+    /// gpu_dwt_m4_ww: two pairs per thread.
+    M4Wrap,
+    /// gpu_dwt_m2_nw: the row extended on the device first, no tests in the loop.
+    M2NoWrap,
+    /// gpu_dwt_m4_nw.
+    M4NoWrap,
+}
+
+impl GpuDwtVariant {
+    pub const ALL: [GpuDwtVariant; 6] = [
+        GpuDwtVariant::Auto,
+        GpuDwtVariant::M1Wrap,
+        GpuDwtVariant::M2Wrap,
+        GpuDwtVariant::M4Wrap,
+        GpuDwtVariant::M2NoWrap,
+        GpuDwtVariant::M4NoWrap,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            GpuDwtVariant::Auto => "auto",
+            GpuDwtVariant::M1Wrap => "m1_ww",
+            GpuDwtVariant::M2Wrap => "m2_ww",
+            GpuDwtVariant::M4Wrap => "m4_ww",
+            GpuDwtVariant::M2NoWrap => "m2_nw",
+            GpuDwtVariant::M4NoWrap => "m4_nw",
+        }
+    }
+}
+
+impl fmt::Display for GpuDwtVariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for GpuDwtVariant {
+    type Err = CudaError;
+    fn from_str(s: &str) -> Result<Self, CudaError> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|v| v.name() == s)
+            .ok_or_else(|| {
+                CudaError::Unsupported(format!(
+                    "unknown GPU DWT variant '{s}'; expected one of auto, m1_ww, m2_ww, m4_ww, m2_nw, m4_nw"
+                ))
+            })
+    }
+}
+
+fn mode_code(mode: Mode) -> i32 {
+    Mode::ALL.iter().position(|&m| m == mode).unwrap_or(0) as i32
+}
+
+/// Where each coefficient block lies in the device buffer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DwtLayout {
+    pub rows: usize,
+    /// Detail lengths per row, finest first: cD_1, ..., cD_L.
+    pub detail_lens: Vec<usize>,
+    /// Length of cA_L per row.
+    pub approx_len: usize,
+}
+
+impl DwtLayout {
+    /// The layout `wavedec` makes for `rows` signals of `n` samples.
+    pub fn wavedec(rows: usize, n: usize, filter_len: usize, mode: Mode, level: usize) -> Self {
+        let mut lens = Vec::with_capacity(level);
+        let mut len = n;
+        for _ in 0..level {
+            len = coeff_len(len, filter_len, mode);
+            lens.push(len);
+        }
+        DwtLayout {
+            rows,
+            detail_lens: lens,
+            approx_len: len,
+        }
+    }
+    pub fn levels(&self) -> usize {
+        self.detail_lens.len()
+    }
+    /// Offset of cD_k's block (k = 1..=L).
+    pub fn detail_offset(&self, k: usize) -> usize {
+        self.detail_lens[..k - 1].iter().sum::<usize>() * self.rows
+    }
+    pub fn approx_offset(&self) -> usize {
+        self.detail_lens.iter().sum::<usize>() * self.rows
+    }
+    pub fn total(&self) -> usize {
+        self.approx_offset() + self.approx_len * self.rows
+    }
+}
+
+/// One wavelet and mode planned on a GPU: the filters on the device.
+pub struct GpuDwt<T: GpuReal> {
+    gpu: Arc<Gpu>,
+    pub wavelet: DiscreteWavelet,
+    pub mode: Mode,
+    pub variant: GpuDwtVariant,
+    f: usize,
+    /// Reversed dec_lo then reversed dec_hi.
+    dec: CudaSlice<T>,
+    /// rec_lo then rec_hi.
+    rec: CudaSlice<T>,
+    /// Elements per row a fused level may hold (two buffers in shared memory).
+    cap: usize,
+}
+
+const BLOCK: usize = 256;
+/// Rows per launch (the grid's y dimension).
+const MAX_ROWS: usize = 65535;
+
+impl<T: GpuReal> GpuDwt<T> {
+    pub fn new(
+        gpu: Arc<Gpu>,
+        wavelet: &DiscreteWavelet,
+        mode: Mode,
+        variant: GpuDwtVariant,
+    ) -> Result<Self, CudaError> {
+        let f = wavelet.filter_len();
+        if f > 128 {
+            return Err(CudaError::Unsupported(format!(
+                "{} has {f} taps; the GPU DWT holds up to 128",
+                wavelet.name
+            )));
+        }
+        let dec: Vec<T> = wavelet
+            .dec_lo
+            .iter()
+            .rev()
+            .chain(wavelet.dec_hi.iter().rev())
+            .map(|&v| T::of(v))
+            .collect();
+        let rec: Vec<T> = wavelet
+            .rec_lo
+            .iter()
+            .chain(wavelet.rec_hi.iter())
+            .map(|&v| T::of(v))
+            .collect();
+        let elem = std::mem::size_of::<T>();
+        let cap = (96 * 1024 / (2 * elem)).min(gpu.info.smem_per_block_optin.saturating_sub(4096) / (2 * elem));
+        Ok(GpuDwt {
+            dec: upload(&gpu, &dec)?,
+            rec: upload(&gpu, &rec)?,
+            gpu,
+            wavelet: wavelet.clone(),
+            mode,
+            variant,
+            f,
+            cap,
+        })
+    }
+
+    fn s0(&self) -> i32 {
+        if self.mode == Mode::Periodization {
+            (self.f / 2) as i32
+        } else {
+            1
+        }
+    }
+
+    fn grid(&self, items: usize, rows: usize) -> Result<LaunchConfig, CudaError> {
+        if rows > 65535 {
+            return Err(CudaError::Unsupported(format!(
+                "{rows} rows in one launch; the GPU DWT takes up to 65535 rows at a time"
+            )));
+        }
+        Ok(LaunchConfig {
+            grid_dim: (items.div_ceil(BLOCK).max(1) as u32, rows as u32, 1),
+            block_dim: (BLOCK as u32, 1, 1),
+            shared_mem_bytes: 0,
+        })
+    }
+
+    /// One forward level of `rows` rows of n samples from `x` into (ca, cd),
+    /// by this plan's variant (auto: m2_ww).
+    fn level(
+        &self,
+        x: &cudarc::driver::CudaView<T>,
+        rows: usize,
+        n: usize,
+        ca: &mut cudarc::driver::CudaViewMut<T>,
+        cd: &mut cudarc::driver::CudaViewMut<T>,
+        scratch: &mut Option<CudaSlice<T>>,
+    ) -> Result<(), CudaError> {
+        let no = coeff_len(n, self.f, self.mode);
+        let (n_i, no_i, f_i) = (n as i64, no as i64, self.f as i32);
+        let mode = mode_code(self.mode);
+        let stream = &self.gpu.stream;
+        match self.variant {
+            GpuDwtVariant::Auto
+            | GpuDwtVariant::M1Wrap
+            | GpuDwtVariant::M2Wrap
+            | GpuDwtVariant::M4Wrap => {
+                let g = match self.variant {
+                    GpuDwtVariant::M1Wrap => 1,
+                    GpuDwtVariant::M4Wrap => 4,
+                    _ => 2,
+                };
+                let items = match g {
+                    1 => 2 * no,
+                    2 => no,
+                    _ => no.div_ceil(2),
+                };
+                let inst = format!("DWT_M(kernel, {}, {mode}, {g})", T::CUDA);
+                let func = self.gpu.function(Kernel::Dwt, &inst, 0)?;
+                let s0 = self.s0();
+                let mut b = stream.launch_builder(&func);
+                b.arg(x)
+                    .arg(&n_i)
+                    .arg(&no_i)
+                    .arg(&s0)
+                    .arg(&self.dec)
+                    .arg(&f_i)
+                    .arg(ca)
+                    .arg(cd);
+                // SAFETY: matches DWT_M; rows x n inputs, rows x no outputs.
+                unsafe { b.launch(self.grid(items, rows)?) }
+                    .during(|| format!("launching {inst}"))?;
+            }
+            GpuDwtVariant::M2NoWrap | GpuDwtVariant::M4NoWrap => {
+                let g = if self.variant == GpuDwtVariant::M2NoWrap { 2 } else { 4 };
+                // The extended row: 2 no + F - 2 samples from first(0).
+                let ne = 2 * no + self.f - 2;
+                if scratch.as_ref().is_none_or(|s| s.len() < rows * ne) {
+                    check_free(&self.gpu, (rows * ne * std::mem::size_of::<T>()) as u128)?;
+                    *scratch = Some(
+                        stream
+                            .alloc_zeros::<T>(rows * ne)
+                            .during(|| "allocating the extended rows".into())?,
+                    );
+                }
+                let Some(xe) = scratch.as_mut() else {
+                    return Err(CudaError::Unsupported("no scratch".into()));
+                };
+                let first = self.s0() as i64 - (self.f as i64 - 1);
+                let ne_i = ne as i64;
+                let inst = format!("DWT_EXTEND(kernel, {}, {mode})", T::CUDA);
+                let func = self.gpu.function(Kernel::Dwt, &inst, 0)?;
+                let mut b = stream.launch_builder(&func);
+                b.arg(x).arg(&n_i).arg(&ne_i).arg(&first).arg(&*xe);
+                // SAFETY: matches DWT_EXTEND; xe holds rows x ne values.
+                unsafe { b.launch(self.grid(ne, rows)?) }
+                    .during(|| format!("launching {inst}"))?;
+                let inst = format!("DWT_NW(kernel, {}, {g})", T::CUDA);
+                let func = self.gpu.function(Kernel::Dwt, &inst, 0)?;
+                let mut b = stream.launch_builder(&func);
+                b.arg(&*xe)
+                    .arg(&ne_i)
+                    .arg(&no_i)
+                    .arg(&self.dec)
+                    .arg(&f_i)
+                    .arg(ca)
+                    .arg(cd);
+                // SAFETY: matches DWT_NW; rows x ne extended inputs.
+                unsafe { b.launch(self.grid(no.div_ceil(g / 2), rows)?) }
+                    .during(|| format!("launching {inst}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// wavedec of the rows in `x` (rows x n, on the device) into `coeffs`
+    /// (laid out as `layout`, from `DwtLayout::wavedec`).
+    pub fn wavedec_on_device(
+        &self,
+        x: &CudaSlice<T>,
+        layout: &DwtLayout,
+        coeffs: &mut CudaSlice<T>,
+        work: &mut DwtWork<T>,
+    ) -> Result<(), CudaError> {
+        let rows = layout.rows;
+        let level = layout.levels();
+        let n = x.len() / rows.max(1);
+        if rows == 0 || n == 0 {
+            return Err(CudaError::Unsupported("an empty batch".into()));
+        }
+        if coeffs.len() < layout.total() {
+            return Err(CudaError::Unsupported("coefficient buffer too small".into()));
+        }
+        if level == 0 {
+            let mut dst = coeffs.slice_mut(0..rows * n);
+            return self
+                .gpu
+                .stream
+                .memcpy_dtod(x, &mut dst)
+                .during(|| "copying the level-0 approximation".into());
+        }
+        let mut lens = vec![n];
+        lens.extend(&layout.detail_lens);
+        // Large levels one launch each; the rest fused (auto only).
+        let fuse_from = if self.variant == GpuDwtVariant::Auto {
+            (0..level).find(|&lv| lens[lv] <= self.cap).unwrap_or(level)
+        } else {
+            level
+        };
+        // Ping-pong approximations of the global levels (not the last one).
+        let need = if fuse_from > 0 { rows * lens[1] } else { 0 };
+        work.ensure(&self.gpu, need)?;
+        let mut src_is_x = true;
+        let mut cur = 0usize; // which ping-pong buffer holds the current approximation
+        for lv in 0..fuse_from {
+            let no = lens[lv + 1];
+            let last = lv + 1 == level;
+            let (d0, d1) = (layout.detail_offset(lv + 1), layout.detail_offset(lv + 1) + rows * no);
+            let nxt = 1 - cur;
+            // Split borrows: the source, the destination approximation and the details.
+            let DwtWork { a, b, extended, .. } = &mut *work;
+            let (pa, pb) = pair(a, b)?;
+            let (src_buf, dst_buf) = if cur == 0 { (&*pa, pb) } else { (&*pb, pa) };
+            let xin = if src_is_x {
+                x.slice(0..rows * lens[lv])
+            } else {
+                src_buf.slice(0..rows * lens[lv])
+            };
+            if last {
+                let (a0, a1) = (layout.approx_offset(), layout.approx_offset() + rows * no);
+                let (mut lo, mut hi) = coeffs.split_at_mut(a0);
+                let mut cd = lo.slice_mut(d0..d1);
+                let mut ca = hi.slice_mut(0..a1 - a0);
+                self.level(&xin, rows, lens[lv], &mut ca, &mut cd, extended)?;
+            } else {
+                let mut cd = coeffs.slice_mut(d0..d1);
+                let mut ca = dst_buf.slice_mut(0..rows * no);
+                self.level(&xin, rows, lens[lv], &mut ca, &mut cd, extended)?;
+            }
+            src_is_x = false;
+            cur = nxt;
+        }
+        if fuse_from < level {
+            let sub: Vec<i64> = lens[fuse_from..].iter().map(|&l| l as i64).collect();
+            let doff: Vec<i64> = (fuse_from..level)
+                .map(|lv| layout.detail_offset(lv + 1) as i64)
+                .collect();
+            let keys: [&[i64]; 2] = [&sub, &doff];
+            let consts = work.constants(&self.gpu, &keys)?;
+            let (d_lens, d_doff) = (&consts[0], &consts[1]);
+            let DwtWork { a, b, .. } = &mut *work;
+            let (pa, pb) = pair(a, b)?;
+            let src = if src_is_x {
+                x.slice(0..rows * lens[fuse_from])
+            } else if cur == 0 {
+                pa.slice(0..rows * lens[fuse_from])
+            } else {
+                pb.slice(0..rows * lens[fuse_from])
+            };
+            let inst = format!("DWT_FUSED(kernel, {}, {})", T::CUDA, mode_code(self.mode));
+            let smem = 2 * self.cap * std::mem::size_of::<T>();
+            let func = self.gpu.function(Kernel::Dwt, &inst, smem)?;
+            let (levels_i, aoff, s0, f_i, cap_i) = (
+                (level - fuse_from) as i32,
+                layout.approx_offset() as i64,
+                self.s0(),
+                self.f as i32,
+                self.cap as i32,
+            );
+            let cfg = LaunchConfig {
+                grid_dim: (rows as u32, 1, 1),
+                block_dim: (BLOCK as u32, 1, 1),
+                shared_mem_bytes: smem as u32,
+            };
+            {
+                let mut b = self.gpu.stream.launch_builder(&func);
+                b.arg(&src)
+                    .arg(&levels_i)
+                    .arg(d_lens)
+                    .arg(d_doff)
+                    .arg(&aoff)
+                    .arg(&s0)
+                    .arg(&self.dec)
+                    .arg(&f_i)
+                    .arg(&cap_i)
+                    .arg(&*coeffs);
+                // SAFETY: matches DWT_FUSED; every level fits `cap` and its block in coeffs.
+                unsafe { b.launch(cfg) }.during(|| format!("launching {inst}"))?;
+            }
+            drop(src);
+            // The small arrays stay with the work buffers (alive past the launch).
+            work.keep(&keys, consts);
+        }
+        Ok(())
+    }
+
+    /// waverec of `coeffs` (laid out as `layout`) into `out` (rows x the
+    /// reconstructed length, `rec_lengths(layout).last()`).
+    pub fn waverec_on_device(
+        &self,
+        coeffs: &CudaSlice<T>,
+        layout: &DwtLayout,
+        out: &mut CudaSlice<T>,
+        work: &mut DwtWork<T>,
+    ) -> Result<(), CudaError> {
+        let rows = layout.rows;
+        let level = layout.levels();
+        let nouts = rec_lengths(layout, self.f, self.mode)?;
+        let final_len = nouts.last().copied().unwrap_or(layout.approx_len);
+        if out.len() < rows * final_len {
+            return Err(CudaError::Unsupported("output buffer too small".into()));
+        }
+        if level == 0 {
+            let mut dst = out.slice_mut(0..rows * final_len);
+            return self
+                .gpu
+                .stream
+                .memcpy_dtod(&coeffs.slice(0..rows * final_len), &mut dst)
+                .during(|| "copying the approximation".into());
+        }
+        let shift = synthesis_shift(self.f, self.mode) as i32;
+        let periodic = i32::from(self.mode == Mode::Periodization);
+        let f_i = self.f as i32;
+        // Coarsest first: step s combines cD_{L-s}.
+        let fused = if self.variant == GpuDwtVariant::Auto {
+            (0..level).take_while(|&s| nouts[s] <= self.cap).count()
+        } else {
+            0
+        };
+        work.ensure(&self.gpu, rows * nouts.iter().copied().max().unwrap_or(0))?;
+        let mut a_len = layout.approx_len;
+        let mut cur = 0usize;
+        let mut a_in_coeffs = true;
+        if fused > 0 {
+            let ncs: Vec<i64> = (0..fused)
+                .map(|s| layout.detail_lens[level - 1 - s] as i64)
+                .collect();
+            let no: Vec<i64> = nouts[..fused].iter().map(|&v| v as i64).collect();
+            let doff: Vec<i64> = (0..fused)
+                .map(|s| layout.detail_offset(level - s) as i64)
+                .collect();
+            let keys: [&[i64]; 3] = [&ncs, &no, &doff];
+            let consts = work.constants(&self.gpu, &keys)?;
+            let last = fused == level;
+            let inst = format!("IDWT_FUSED(kernel, {})", T::CUDA);
+            let smem = 2 * self.cap * std::mem::size_of::<T>();
+            let func = self.gpu.function(Kernel::Dwt, &inst, smem)?;
+            let ca = coeffs.slice(layout.approx_offset()..layout.approx_offset() + rows * a_len);
+            let (na, levels_i, cap_i) = (a_len as i64, fused as i32, self.cap as i32);
+            let cfg = LaunchConfig {
+                grid_dim: (rows as u32, 1, 1),
+                block_dim: (BLOCK as u32, 1, 1),
+                shared_mem_bytes: smem as u32,
+            };
+            let DwtWork { a, b, .. } = &mut *work;
+            let (pa, _) = pair(a, b)?;
+            let (d_ncs, d_no, d_doff) = (&consts[0], &consts[1], &consts[2]);
+            let dst: &CudaSlice<T> = if last { &*out } else { &*pa };
+            let mut b = self.gpu.stream.launch_builder(&func);
+            b.arg(&ca)
+                .arg(&na)
+                .arg(&levels_i)
+                .arg(d_ncs)
+                .arg(d_no)
+                .arg(d_doff)
+                .arg(coeffs)
+                .arg(&shift)
+                .arg(&periodic)
+                .arg(&self.rec)
+                .arg(&f_i)
+                .arg(&cap_i)
+                .arg(dst);
+            // SAFETY: matches IDWT_FUSED; every step's output fits `cap`.
+            unsafe { b.launch(cfg) }.during(|| format!("launching {inst}"))?;
+            work.keep(&keys, consts);
+            a_len = nouts[fused - 1];
+            a_in_coeffs = false;
+            cur = 0;
+        }
+        for s in fused..level {
+            let k = level - s;
+            let nc = layout.detail_lens[k - 1];
+            let nout = nouts[s];
+            let last = s + 1 == level;
+            let d = coeffs.slice(layout.detail_offset(k)..layout.detail_offset(k) + rows * nc);
+            let DwtWork { a: wa, b: wb, .. } = &mut *work;
+            let (pa, pb) = pair(wa, wb)?;
+            let (src_buf, dst_buf) = if cur == 0 { (&*pa, pb) } else { (&*pb, pa) };
+            let a = if a_in_coeffs {
+                coeffs.slice(layout.approx_offset()..layout.approx_offset() + rows * a_len)
+            } else {
+                src_buf.slice(0..rows * a_len)
+            };
+            let inst = format!("IDWT(kernel, {}, 2)", T::CUDA);
+            let func = self.gpu.function(Kernel::Dwt, &inst, 0)?;
+            let (nc_i, astride, nout_i) = (nc as i64, a_len as i64, nout as i64);
+            let dst: &CudaSlice<T> = if last { &*out } else { &*dst_buf };
+            let mut b = self.gpu.stream.launch_builder(&func);
+            b.arg(&a)
+                .arg(&d)
+                .arg(&nc_i)
+                .arg(&astride)
+                .arg(&nout_i)
+                .arg(&shift)
+                .arg(&periodic)
+                .arg(&self.rec)
+                .arg(&f_i)
+                .arg(dst);
+            // SAFETY: matches IDWT; a has rows x a_len, d rows x nc, dst rows x nout.
+            unsafe { b.launch(self.grid(nout.div_ceil(2), rows)?) }
+                .during(|| format!("launching {inst}"))?;
+            a_len = nout;
+            a_in_coeffs = false;
+            cur = 1 - cur;
+        }
+        Ok(())
+    }
+}
+
+/// Scratch a plan reuses between runs: two approximation buffers and the
+/// extended rows of the no-wrap variants.
+pub struct DwtWork<T: GpuReal> {
+    a: Option<CudaSlice<T>>,
+    b: Option<CudaSlice<T>>,
+    extended: Option<CudaSlice<T>>,
+    /// The fused kernels' small arrays (lengths, offsets), uploaded once.
+    consts: std::collections::HashMap<Vec<i64>, CudaSlice<i64>>,
+}
+
+impl<T: GpuReal> Default for DwtWork<T> {
+    fn default() -> Self {
+        DwtWork {
+            a: None,
+            b: None,
+            extended: None,
+            consts: std::collections::HashMap::new(),
+        }
+    }
+}
+
+impl<T: GpuReal> DwtWork<T> {
+    /// Device copies of `vs`, uploaded on first use and kept.
+    fn constants(&mut self, gpu: &Gpu, vs: &[&[i64]]) -> Result<Vec<CudaSlice<i64>>, CudaError> {
+        let mut out = Vec::with_capacity(vs.len());
+        for v in vs {
+            let d = match self.consts.remove(*v) {
+                Some(d) => d,
+                None => upload(gpu, v)?,
+            };
+            out.push(d);
+        }
+        Ok(out)
+    }
+    fn keep(&mut self, vs: &[&[i64]], ds: Vec<CudaSlice<i64>>) {
+        for (v, d) in vs.iter().zip(ds) {
+            self.consts.insert(v.to_vec(), d);
+        }
+    }
+
+    fn ensure(&mut self, gpu: &Gpu, n: usize) -> Result<(), CudaError> {
+        let n = n.max(1);
+        for s in [&mut self.a, &mut self.b] {
+            if s.as_ref().is_none_or(|v| v.len() < n) {
+                check_free(gpu, (n * std::mem::size_of::<T>()) as u128)?;
+                *s = Some(
+                    gpu.stream
+                        .alloc_zeros::<T>(n)
+                        .during(|| "allocating DWT scratch".into())?,
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The two approximation buffers (made by `DwtWork::ensure`).
+fn pair<'a, T>(
+    a: &'a mut Option<CudaSlice<T>>,
+    b: &'a mut Option<CudaSlice<T>>,
+) -> Result<(&'a mut CudaSlice<T>, &'a mut CudaSlice<T>), CudaError> {
+    match (a.as_mut(), b.as_mut()) {
+        (Some(a), Some(b)) => Ok((a, b)),
+        _ => Err(CudaError::Unsupported("DWT scratch missing".into())),
+    }
+}
+
+/// Output length of each waverec step, coarsest first; errors like the
+/// CPU's waverec when the lengths do not fit together.
+pub fn rec_lengths(layout: &DwtLayout, f: usize, mode: Mode) -> Result<Vec<usize>, CudaError> {
+    let level = layout.levels();
+    let mut a = layout.approx_len;
+    let mut out = Vec::with_capacity(level);
+    for s in 0..level {
+        let nc = layout.detail_lens[level - 1 - s];
+        if a != nc && a != nc + 1 {
+            return Err(multires::dwt::DwtError::CoefficientMismatch(format!(
+                "an approximation of {a} coefficients cannot be combined with {nc} details (level {})",
+                level - s
+            ))
+            .into());
+        }
+        a = rec_len(nc, f, mode);
+        out.push(a);
+    }
+    Ok(out)
+}
+
+/// pywt.wavedec of `rows` signals of `n` samples (row-major in `x`) on the
+/// GPU: [cA_L, cD_L, ..., cD_1], each rows x its length, row-major.
+pub fn wavedec<T: GpuReal>(
+    plan: &GpuDwt<T>,
+    x: &[T],
+    rows: usize,
+    level: usize,
+) -> Result<Vec<Vec<T>>, CudaError> {
+    if rows == 0 || x.is_empty() {
+        return Err(multires::dwt::DwtError::EmptySignal.into());
+    }
+    let n = x.len() / rows;
+    if rows > MAX_ROWS {
+        // Batches of rows, each array's blocks one after the other.
+        let mut out: Vec<Vec<T>> = Vec::new();
+        for chunk in x.chunks(MAX_ROWS * n) {
+            let part = wavedec(plan, chunk, chunk.len() / n, level)?;
+            if out.is_empty() {
+                out = part;
+            } else {
+                out.iter_mut().zip(part).for_each(|(o, p)| o.extend(p));
+            }
+        }
+        return Ok(out);
+    }
+    let layout = DwtLayout::wavedec(rows, n, plan.f, plan.mode, level);
+    let gpu = &plan.gpu;
+    check_free(gpu, ((x.len() + layout.total()) * std::mem::size_of::<T>()) as u128)?;
+    let xd = upload(gpu, x)?;
+    let mut coeffs = gpu
+        .stream
+        .alloc_zeros::<T>(layout.total().max(1))
+        .during(|| "allocating the coefficients".into())?;
+    let mut work = DwtWork::default();
+    plan.wavedec_on_device(&xd, &layout, &mut coeffs, &mut work)?;
+    let mut host = vec![T::of(0.0); layout.total()];
+    gpu.stream
+        .memcpy_dtoh(&coeffs.slice(0..layout.total()), &mut host)
+        .during(|| "copying the coefficients to the host".into())?;
+    gpu.synchronize()?;
+    let mut out = vec![host[layout.approx_offset()..].to_vec()];
+    for k in (1..=level).rev() {
+        let o = layout.detail_offset(k);
+        out.push(host[o..o + rows * layout.detail_lens[k - 1]].to_vec());
+    }
+    Ok(out)
+}
+
+/// pywt.waverec on the GPU of [cA_L, cD_L, ..., cD_1] given as rows x
+/// length blocks (`lens[i]` per row): rows x the reconstructed length.
+pub fn waverec<T: GpuReal>(
+    plan: &GpuDwt<T>,
+    coeffs: &[Vec<T>],
+    rows: usize,
+) -> Result<(Vec<T>, usize), CudaError> {
+    if coeffs.is_empty() || rows == 0 {
+        return Err(CudaError::Unsupported("no coefficients".into()));
+    }
+    let lens: Vec<usize> = coeffs.iter().map(|c| c.len() / rows).collect();
+    if rows > MAX_ROWS {
+        let mut out = Vec::new();
+        let mut len = 0;
+        let mut r0 = 0;
+        while r0 < rows {
+            let r = MAX_ROWS.min(rows - r0);
+            let part: Vec<Vec<T>> = coeffs
+                .iter()
+                .zip(&lens)
+                .map(|(c, &l)| c[r0 * l..(r0 + r) * l].to_vec())
+                .collect();
+            let (y, l) = waverec(plan, &part, r)?;
+            out.extend(y);
+            len = l;
+            r0 += r;
+        }
+        return Ok((out, len));
+    }
+    let layout = DwtLayout {
+        rows,
+        detail_lens: lens[1..].iter().rev().copied().collect(),
+        approx_len: lens[0],
+    };
+    let nouts = rec_lengths(&layout, plan.f, plan.mode)?;
+    let final_len = nouts.last().copied().unwrap_or(layout.approx_len);
+    let gpu = &plan.gpu;
+    let mut flat = vec![T::of(0.0); layout.total()];
+    for k in 1..=layout.levels() {
+        let o = layout.detail_offset(k);
+        let c = &coeffs[layout.levels() + 1 - k];
+        flat[o..o + c.len()].copy_from_slice(c);
+    }
+    let o = layout.approx_offset();
+    flat[o..o + coeffs[0].len()].copy_from_slice(&coeffs[0]);
+    check_free(gpu, ((flat.len() + rows * final_len) * std::mem::size_of::<T>()) as u128)?;
+    let cd = upload(gpu, &flat)?;
+    let mut out = gpu
+        .stream
+        .alloc_zeros::<T>((rows * final_len).max(1))
+        .during(|| "allocating the reconstruction".into())?;
+    let mut work = DwtWork::default();
+    plan.waverec_on_device(&cd, &layout, &mut out, &mut work)?;
+    let mut host = vec![T::of(0.0); rows * final_len];
+    gpu.stream
+        .memcpy_dtoh(&out.slice(0..rows * final_len), &mut host)
+        .during(|| "copying the reconstruction to the host".into())?;
+    gpu.synchronize()?;
+    Ok((host, final_len))
+}

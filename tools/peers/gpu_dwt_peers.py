@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""The GPU DWT against ptwt (PyTorch wavelet toolbox), in one device command.
+
+ptwt and PyWavelets travel to the device as wheels (see the device README);
+this script times ptwt.wavedec / ptwt.waverec on 2^26 float32 samples, 8
+levels (dwt-64m of DESIGN.md), with CUDA events after a warm-up (median of
+20), then runs `multires bench --config dwt-64m --device cuda` in the same
+mode and prints the ratios. ptwt has no periodization, so the comparison runs
+in mode zero (both) and reflect (ptwt) against symmetric-family modes.
+
+    python3 tools/peers/gpu_dwt_peers.py --multires .gpu/multires [--modes zero,periodization]
+"""
+import argparse
+import re
+import subprocess
+
+import torch
+
+
+def timed(fn, repeat=20):
+    fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(repeat):
+        a = torch.cuda.Event(enable_timing=True)
+        b = torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        ts.append(a.elapsed_time(b))
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--multires", required=True)
+    p.add_argument("--wavelets", default="db4,haar")
+    p.add_argument("--modes", default="zero,periodization")
+    p.add_argument("--check", action="store_true")
+    args = p.parse_args()
+    import ptwt
+    import pywt
+
+    n, levels = 1 << 26, 8
+    torch.manual_seed(0)
+    x = torch.randn(n, dtype=torch.float32, device="cuda")
+    print(f"# {torch.cuda.get_device_name()} | torch {torch.__version__} | ptwt {ptwt.__version__ if hasattr(ptwt, '__version__') else '?'} | pywt {pywt.__version__}")
+    peer = {}
+    for w in args.wavelets.split(","):
+        for mode in ["zero", "reflect"]:
+            c = ptwt.wavedec(x, w, mode=mode, level=levels)
+            td = timed(lambda: ptwt.wavedec(x, w, mode=mode, level=levels))
+            tr = timed(lambda: ptwt.waverec(c, w))
+            peer[(w, mode)] = (td, tr)
+            print(f"ptwt | {w} | mode {mode} | wavedec {td:.3f} ms | waverec {tr:.3f} ms")
+    rows = []
+    for mode in args.modes.split(","):
+        cmd = [args.multires, "bench", "--config", "dwt-64m", "--device", "cuda",
+               "--dwt-mode", mode, "--dwt-wavelets", args.wavelets, "--repeat", "20"]
+        if args.check:
+            cmd.append("--check")
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        print(out.stdout + out.stderr, end="")
+        for line in out.stdout.splitlines():
+            m = re.search(r"\| (\S+) \| f32 .*\| (\S+) \| (\S+) \| wavedec kernels ([\d.]+) ms .*waverec kernels ([\d.]+) ms", line)
+            if m:
+                w, md, variant, td, tr = m.group(1), m.group(2), m.group(3), float(m.group(4)), float(m.group(5))
+                rows.append((w, md, variant, td, tr))
+    print()
+    print("| wavelet | multires mode | variant | wavedec (ms) | waverec (ms) | ptwt zero wavedec / waverec (ms) | ratio wavedec | ratio waverec |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for w, md, variant, td, tr in rows:
+        pd, pr = peer[(w, "zero")]
+        print(f"| {w} | {md} | {variant} | {td:.3f} | {tr:.3f} | {pd:.3f} / {pr:.3f} | {pd / td:.2f}x | {pr / tr:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
