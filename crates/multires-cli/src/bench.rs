@@ -70,12 +70,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     if a.repeat == 0 {
         bail!("--repeat must be at least 1");
     }
-    let dwt = a.config.starts_with("dwt");
-    let (backend, note) = if dwt {
-        backend::select(a.device)?
-    } else {
-        multires_cuda::select(a.device)?
-    };
+    let (backend, note) = multires_cuda::select(a.device)?;
     if let Some(n) = note {
         eprintln!("{n}");
     }

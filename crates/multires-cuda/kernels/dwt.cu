@@ -30,50 +30,57 @@
 
 #define MAX_TAPS 128
 
-// x[t] of the row x (length n) extended by MODE, for any integer t.
-template <typename T, int MODE>
-__device__ __forceinline__ T ext_at(const T* x, long long n, long long t) {
-    if (t >= 0 && t < n) return x[t];
+// x[t] of a row of length n extended by MODE, for any integer t; the row's
+// samples come from g(i), i in [0, n) (a plain row, or the two edge windows
+// of the tiled wavedec's edge pass).
+template <typename T, int MODE, typename G>
+__device__ __forceinline__ T ext_get(const G& g, long long n, long long t) {
+    if (t >= 0 && t < n) return g(t);
     if (MODE == MODE_ZERO) return (T)0;
     if (MODE == MODE_PERIODIC) {
         long long r = t % n;
         if (r < 0) r += n;
-        return x[r];
+        return g(r);
     }
     if (MODE == MODE_PERIODIZATION) {
         const long long np = n + (n & 1);
         long long r = t % np;
         if (r < 0) r += np;
-        return x[r < n - 1 ? r : n - 1];
+        return g(r < n - 1 ? r : n - 1);
     }
     // Mirror-symmetric modes: the right edge is the left edge of the reversed row.
     const bool rev = t >= n;
     const long long m = rev ? t - (n - 1) : -t;  // >= 1
-#define IDX(i) (rev ? (n - 1 - (i)) : (i))
-    if (MODE == MODE_CONSTANT) return x[IDX(0)];
+#define IDX(i) g(rev ? (n - 1 - (i)) : (i))
+    if (MODE == MODE_CONSTANT) return IDX(0);
     if (MODE == MODE_SYMMETRIC || MODE == MODE_ANTISYMMETRIC) {
         const long long r = (m - 1) % (2 * n);
-        if (r < n) return MODE == MODE_ANTISYMMETRIC ? -x[IDX(r)] : x[IDX(r)];
-        return x[IDX(2 * n - 1 - r)];
+        if (r < n) return MODE == MODE_ANTISYMMETRIC ? -IDX(r) : IDX(r);
+        return IDX(2 * n - 1 - r);
     }
     if (MODE == MODE_REFLECT) {
-        if (n == 1) return x[IDX(0)];
+        if (n == 1) return IDX(0);
         const long long r = m % (2 * n - 2);
-        return x[IDX(r < n ? r : 2 * n - 2 - r)];
+        return IDX(r < n ? r : 2 * n - 2 - r);
     }
     if (MODE == MODE_SMOOTH) {
-        if (n < 2) return x[IDX(0)];
+        if (n < 2) return IDX(0);
         const T mf = (T)m;
-        return ((T)1 + mf) * x[IDX(0)] + (-mf) * x[IDX(1)];
+        return ((T)1 + mf) * IDX(0) + (-mf) * IDX(1);
     }
     // Antireflect: block q of n - 1 samples mirrors about x0 + q (x0 - x_{n-1}).
-    if (n == 1) return x[IDX(0)];
+    if (n == 1) return IDX(0);
     const long long q = (m - 1) / (n - 1);
     const long long r = (m - 1) % (n - 1) + 1;
     const T qf = (T)q;
-    if ((q & 1) == 0) return ((T)2 + qf) * x[IDX(0)] + (-qf) * x[IDX(n - 1)] + (T)(-1) * x[IDX(r)];
-    return ((T)1 + qf) * x[IDX(0)] + (-qf - (T)1) * x[IDX(n - 1)] + x[IDX(n - 1 - r)];
+    if ((q & 1) == 0) return ((T)2 + qf) * IDX(0) + (-qf) * IDX(n - 1) + (T)(-1) * IDX(r);
+    return ((T)1 + qf) * IDX(0) + (-qf - (T)1) * IDX(n - 1) + IDX(n - 1 - r);
 #undef IDX
+}
+
+template <typename T, int MODE>
+__device__ __forceinline__ T ext_at(const T* x, long long n, long long t) {
+    return ext_get<T, MODE>([x](long long i) { return x[i]; }, n, t);
 }
 
 // Analysis filters in shared memory: reversed dec_lo then reversed dec_hi.
@@ -188,18 +195,19 @@ __device__ __forceinline__ void dwt_nw_body(const T* __restrict__ xe, long long 
 }
 
 // Synthesis: output n of a level with nc coefficients, filters (rec_lo,
-// rec_hi) in natural order.
+// rec_hi) in natural order. Away from the edges no index needs a test.
 template <typename T>
 __device__ __forceinline__ T synth_at(const T* a, const T* d, long long nc, long long n, int shift, bool periodic,
                                       const T* lo, const T* hi, int F) {
     long long m = n + shift;
-    if (periodic) {
-        m %= 2 * nc;
-        if (m < 0) m += 2 * nc;
-    }
+    if (periodic && m >= 2 * nc) m %= 2 * nc;
     const long long i = m >> 1;
     const int ph = (int)(m & 1);
     T acc = 0;
+    if (i - (F / 2 - 1) >= 0 && i < nc) {
+        for (int k = 0; k < F / 2; ++k) acc = a[i - k] * lo[2 * k + ph] + d[i - k] * hi[2 * k + ph] + acc;
+        return acc;
+    }
     for (int k = 0; k < F / 2; ++k) {
         long long q = i - k;
         if (periodic) {
@@ -319,6 +327,236 @@ __device__ __forceinline__ void idwt_fused_body(const T* __restrict__ ca, long l
     for (long long i = threadIdx.x; i < nlast; i += blockDim.x) out[row * nlast + i] = A[i];
 }
 
+
+#define MAX_FUSE 6
+
+// dst[i] = src(i) for i < cnt, LOAD_BATCH independent global loads in
+// flight per thread (a plain loop keeps one, and a tile then waits on
+// DRAM latency sample by sample).
+#define LOAD_BATCH 8
+template <typename T, typename G>
+__device__ __forceinline__ void batched_load(T* dst, long long cnt, const G& src) {
+    for (long long base = threadIdx.x; base < cnt; base += LOAD_BATCH * (long long)blockDim.x) {
+        T v[LOAD_BATCH];
+#pragma unroll
+        for (int u = 0; u < LOAD_BATCH; ++u) {
+            const long long i = base + u * (long long)blockDim.x;
+            v[u] = i < cnt ? src(i) : (T)0;
+        }
+#pragma unroll
+        for (int u = 0; u < LOAD_BATCH; ++u) {
+            const long long i = base + u * (long long)blockDim.x;
+            if (i < cnt) dst[i] = v[u];
+        }
+    }
+}
+
+// K levels of a long row in tiles: block (b, row) owns cA_K[b tk, (b+1) tk)
+// and the details below it (cD_l[b tk 2^(K-l), ...)), loads the input they
+// need once (with the halo) and keeps every level between in shared memory.
+// No extension here: outputs whose inputs leave the row are left to the
+// edge pass (DWT_EDGES), which writes them after this kernel.
+// lens: K + 1 lengths (the input's first); doff: the cD_l blocks in out.
+template <typename T>
+__device__ __forceinline__ void dwt_tile_body(const T* __restrict__ x, int K, const long long* __restrict__ lens,
+                                              const long long* __restrict__ doff, T* __restrict__ out,
+                                              T* __restrict__ ca_out, int s0, const T* __restrict__ filt, int F,
+                                              int tk, int span0) {
+    __shared__ T f[2 * MAX_TAPS];
+    extern __shared__ __align__(16) unsigned char dwt_smem[];
+    T* const buf0 = (T*)dwt_smem;
+    T* const buf1 = buf0 + span0;
+    load_filters(filt, 2 * F, f);
+    const long long row = blockIdx.y, b = blockIdx.x;
+    long long lo[MAX_FUSE + 1], hi[MAX_FUSE + 1], n[MAX_FUSE + 1];
+    for (int l = 0; l <= K; ++l) n[l] = lens[l];
+    lo[K] = b * tk;
+    hi[K] = min((b + 1) * tk, n[K]);
+    for (int l = K - 1; l >= 0; --l) {
+        long long nlo = 2 * lo[l + 1] + s0 - F + 1, nhi = 2 * (hi[l + 1] - 1) + s0 + 1;
+        if (l > 0) {
+            const long long olo = (b * tk) << (K - l), ohi = min(((b + 1) * tk) << (K - l), n[l]);
+            if (olo < ohi) {
+                nlo = min(nlo, olo);
+                nhi = max(nhi, ohi);
+            }
+        }
+        lo[l] = nlo;
+        hi[l] = nhi;
+    }
+    const T* xr = x + row * n[0];
+    {
+        const long long l0 = lo[0], n0 = n[0];
+        batched_load(buf0, hi[0] - lo[0], [xr, l0, n0](long long i) {
+            const long long g = l0 + i;
+            return (g >= 0 && g < n0) ? xr[g] : (T)0;
+        });
+    }
+    __syncthreads();
+    long long vlo = max(lo[0], 0LL), vhi = min(hi[0], n[0]);
+    for (int l = 1; l <= K; ++l) {
+        const T* src = (l & 1) ? buf0 : buf1;
+        T* dst = (l & 1) ? buf1 : buf0;
+        const long long nvlo = max(lo[l], (vlo - s0 + F - 1 + 1) >> 1);
+        const long long nvhi = min(hi[l], ((vhi - 1 - s0) >> 1) + 1);
+        const long long olo = (b * tk) << (K - l), ohi = min(((b + 1) * tk) << (K - l), n[l]);
+        T* cd = out + doff[l - 1] + row * n[l];
+        for (long long o = nvlo + threadIdx.x; o < nvhi; o += blockDim.x) {
+            const T* w = src + (2 * o + s0 - F + 1 - lo[l - 1]);
+            T a = 0, d = 0;
+            for (int j = 0; j < F; ++j) {
+                const T v = w[j];
+                a = v * f[j] + a;
+                d = v * f[F + j] + d;
+            }
+            const bool own = o >= olo && o < ohi;
+            if (l < K)
+                dst[o - lo[l]] = a;
+            else if (own)
+                ca_out[row * n[K] + o] = a;
+            if (own) cd[o] = d;
+        }
+        __syncthreads();
+        vlo = nvlo;
+        vhi = nvhi;
+    }
+}
+
+// The outputs of DWT_TILE's levels near both ends of each row (one block per
+// row), with the mode's extension: level l keeps its first wins[l] and last
+// wins[K + 1 + l] samples (enough for the next level's windows and the
+// extension's reads); a window of the whole row when they meet.
+template <typename T, int MODE>
+__device__ __forceinline__ void dwt_edges_body(const T* __restrict__ x, int K, const long long* __restrict__ lens,
+                                               const long long* __restrict__ wins,
+                                               const long long* __restrict__ doff, T* __restrict__ out,
+                                               T* __restrict__ ca_out, int s0, const T* __restrict__ filt, int F,
+                                               int span) {
+    __shared__ T f[2 * MAX_TAPS];
+    extern __shared__ __align__(16) unsigned char dwt_smem[];
+    T* const buf0 = (T*)dwt_smem;
+    T* const buf1 = buf0 + span;
+    load_filters(filt, 2 * F, f);
+    const long long row = blockIdx.x;
+    {
+        const long long n0 = lens[0], wl = wins[0], wr = wins[K + 1];
+        const T* xr = x + row * n0;
+        for (long long i = threadIdx.x; i < wl + wr; i += blockDim.x)
+            buf0[i] = i < wl ? xr[i] : xr[n0 - wr + (i - wl)];
+    }
+    __syncthreads();
+    for (int l = 1; l <= K; ++l) {
+        const T* src = (l & 1) ? buf0 : buf1;
+        T* dst = (l & 1) ? buf1 : buf0;
+        const long long nn = lens[l - 1], wl = wins[l - 1], wr = wins[K + l];
+        const long long no = lens[l], owl = wins[l], owr = wins[K + 1 + l];
+        auto g = [src, nn, wl, wr](long long i) { return i < wl ? src[i] : src[wl + i - (nn - wr)]; };
+        T* cd = out + doff[l - 1] + row * no;
+        for (long long k = threadIdx.x; k < owl + owr; k += blockDim.x) {
+            const long long o = k < owl ? k : no - owr + (k - owl);
+            const long long first = 2 * o + s0 - F + 1;
+            T a = 0, d = 0;
+            for (int j = 0; j < F; ++j) {
+                const T v = ext_get<T, MODE>(g, nn, first + j);
+                a = v * f[j] + a;
+                d = v * f[F + j] + d;
+            }
+            if (l < K)
+                dst[k] = a;
+            else
+                ca_out[row * no + o] = a;
+            cd[o] = d;
+        }
+        __syncthreads();
+    }
+}
+
+// K steps of a waverec in tiles: block (b, row) owns outputs [b S, (b+1) S)
+// of the last step and computes, coarsest first, the part of each
+// intermediate approximation they need, in shared memory, on virtual
+// indices: zero outside [0, nc) (or periodic for periodization, where the
+// host guarantees that no step cuts its output).
+// ncs, nouts, doff: per step, coarsest first (cD's length, the step's output
+// length, the cD block in coeffs); ca: the coarsest approximation (na per row).
+template <typename T>
+__device__ __forceinline__ void idwt_tile_body(const T* __restrict__ ca, long long na, int K,
+                                               const long long* __restrict__ ncs, const long long* __restrict__ nouts,
+                                               const long long* __restrict__ doff, const T* __restrict__ coeffs,
+                                               int shift, int periodic, const T* __restrict__ filt, int F, int S,
+                                               int span, T* __restrict__ out) {
+    __shared__ T f[2 * MAX_TAPS];
+    extern __shared__ __align__(16) unsigned char dwt_smem[];
+    T* const buf0 = (T*)dwt_smem;
+    T* const buf1 = buf0 + span;
+    T* const dbuf = buf1 + span;
+    load_filters(filt, 2 * F, f);
+    const long long row = blockIdx.y, b = blockIdx.x;
+    // plo/phi[s]: the outputs step s computes; the input range of step s is need(p[s]).
+    long long plo[MAX_FUSE], phi[MAX_FUSE];
+    const long long nfinal = nouts[K - 1];
+    plo[K - 1] = b * S;
+    phi[K - 1] = min((b + 1) * S, nfinal);
+    const int h = F / 2 - 1;
+    for (int s = K - 1; s > 0; --s) {
+        plo[s - 1] = ((plo[s] + shift) >> 1) - h;
+        phi[s - 1] = ((phi[s] - 1 + shift) >> 1) + 1;
+    }
+    long long alo = ((plo[0] + shift) >> 1) - h, ahi = ((phi[0] - 1 + shift) >> 1) + 1;
+    {
+        const long long nc = ncs[0];
+        const T* car = ca + row * na;
+        batched_load(buf0, ahi - alo, [car, alo, nc, periodic](long long j) {
+            const long long q = alo + j;
+            if (periodic) {
+                long long r = q % nc;
+                if (r < 0) r += nc;
+                return car[r];
+            }
+            return (q >= 0 && q < nc) ? car[q] : (T)0;
+        });
+    }
+    for (int s = 0; s < K; ++s) {
+        const T* src = (s & 1) ? buf1 : buf0;
+        T* dst = (s & 1) ? buf0 : buf1;
+        const long long nc = ncs[s];
+        const T* dg = coeffs + doff[s] + row * nc;
+        // This step's details over the input range, like the approximation.
+        const long long dlo = alo, dhi = ((phi[s] - 1 + shift) >> 1) + 1;
+        batched_load(dbuf, dhi - dlo, [dg, dlo, nc, periodic](long long j) {
+            const long long q = dlo + j;
+            if (periodic) {
+                long long r = q % nc;
+                if (r < 0) r += nc;
+                return dg[r];
+            }
+            return (q >= 0 && q < nc) ? dg[q] : (T)0;
+        });
+        __syncthreads();
+        const bool last = s == K - 1;
+        const long long nnext = last ? nfinal : ncs[s + 1];
+        for (long long n = plo[s] + threadIdx.x; n < phi[s]; n += blockDim.x) {
+            const bool inside = n >= 0 && n < nnext;
+            if (!periodic && !inside) {
+                if (!last) dst[n - plo[s]] = (T)0;
+                continue;
+            }
+            const long long m = n + shift;
+            const long long i = m >> 1;
+            const int ph = (int)(m & 1);
+            const T* av = src + (i - alo);
+            const T* dv = dbuf + (i - dlo);
+            T acc = 0;
+            for (int k = 0; k <= h; ++k) acc = av[-k] * f[2 * k + ph] + dv[-k] * f[F + 2 * k + ph] + acc;
+            if (!last)
+                dst[n - plo[s]] = acc;
+            else if (inside)
+                out[row * nfinal + n] = acc;
+        }
+        __syncthreads();
+        alo = plo[s];
+    }
+}
+
 #define DWT_M(NAME, T, MODE, G)                                                                                   \
     extern "C" __global__ void NAME(const T* x, long long n, long long no, int s0, const T* filt, int F, T* ca,   \
                                     T* cd) {                                                                      \
@@ -347,5 +585,22 @@ __device__ __forceinline__ void idwt_fused_body(const T* __restrict__ ca, long l
                                     const long long* nouts, const long long* doff, const T* coeffs, int shift,    \
                                     int periodic, const T* filt, int F, int cap, T* out) {                        \
         idwt_fused_body<T>(ca, na, levels, ncs, nouts, doff, coeffs, shift, periodic, filt, F, cap, out);         \
+    }
+#define DWT_TILE(NAME, T)                                                                                        \
+    extern "C" __global__ void NAME(const T* x, int K, const long long* lens, const long long* doff, T* out,      \
+                                    T* ca_out, int s0, const T* filt, int F, int tk, int span0) {                 \
+        dwt_tile_body<T>(x, K, lens, doff, out, ca_out, s0, filt, F, tk, span0);                                  \
+    }
+#define DWT_EDGES(NAME, T, MODE)                                                                                  \
+    extern "C" __global__ void NAME(const T* x, int K, const long long* lens, const long long* wins,              \
+                                    const long long* doff, T* out, T* ca_out, int s0, const T* filt, int F,       \
+                                    int span) {                                                                   \
+        dwt_edges_body<T, MODE>(x, K, lens, wins, doff, out, ca_out, s0, filt, F, span);                          \
+    }
+#define IDWT_TILE(NAME, T)                                                                                        \
+    extern "C" __global__ void NAME(const T* ca, long long na, int K, const long long* ncs,                       \
+                                    const long long* nouts, const long long* doff, const T* coeffs, int shift,    \
+                                    int periodic, const T* filt, int F, int S, int span, T* out) {                \
+        idwt_tile_body<T>(ca, na, K, ncs, nouts, doff, coeffs, shift, periodic, filt, F, S, span, out);           \
     }
 // The host appends the instantiation it needs, e.g. `DWT_M(kernel, float, 8, 2)`.

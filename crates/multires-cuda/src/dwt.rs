@@ -142,6 +142,22 @@ pub struct GpuDwt<T: GpuReal> {
 const BLOCK: usize = 256;
 /// Rows per launch (the grid's y dimension).
 const MAX_ROWS: usize = 65535;
+/// Levels one tiled pass keeps in shared memory: after 4, the approximation
+/// is 1/16 of the input and the next pass reads it mostly from L2.
+const TILE_LEVELS: usize = 4;
+/// Input samples per tile of a tiled wavedec pass (without the halo), and
+/// output samples per tile of a tiled waverec pass: 4096, or
+/// MULTIRES_DWT_TILE (a power of two from 512 to 32768; for tuning).
+fn tile_span() -> usize {
+    static SPAN: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *SPAN.get_or_init(|| {
+        std::env::var("MULTIRES_DWT_TILE")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|v| v.is_power_of_two() && (512..=32768).contains(v))
+            .unwrap_or(4096)
+    })
+}
 
 impl<T: GpuReal> GpuDwt<T> {
     pub fn new(
@@ -321,12 +337,11 @@ impl<T: GpuReal> GpuDwt<T> {
         }
         let mut lens = vec![n];
         lens.extend(&layout.detail_lens);
-        // Large levels one launch each; the rest fused (auto only).
-        let fuse_from = if self.variant == GpuDwtVariant::Auto {
-            (0..level).find(|&lv| lens[lv] <= self.cap).unwrap_or(level)
-        } else {
-            level
-        };
+        if self.variant == GpuDwtVariant::Auto {
+            return self.wavedec_auto(x, layout, &lens, coeffs, work);
+        }
+        // The seed's variants: one launch (or two, no-wrap) per level.
+        let fuse_from = level;
         // Ping-pong approximations of the global levels (not the last one).
         let need = if fuse_from > 0 { rows * lens[1] } else { 0 };
         work.ensure(&self.gpu, need)?;
@@ -360,44 +375,71 @@ impl<T: GpuReal> GpuDwt<T> {
             src_is_x = false;
             cur = nxt;
         }
-        if fuse_from < level {
-            let sub: Vec<i64> = lens[fuse_from..].iter().map(|&l| l as i64).collect();
-            let doff: Vec<i64> = (fuse_from..level)
-                .map(|lv| layout.detail_offset(lv + 1) as i64)
-                .collect();
-            let keys: [&[i64]; 2] = [&sub, &doff];
-            let consts = work.constants(&self.gpu, &keys)?;
-            let (d_lens, d_doff) = (&consts[0], &consts[1]);
-            let DwtWork { a, b, .. } = &mut *work;
-            let (pa, pb) = pair(a, b)?;
-            let src = if src_is_x {
-                x.slice(0..rows * lens[fuse_from])
-            } else if cur == 0 {
-                pa.slice(0..rows * lens[fuse_from])
-            } else {
-                pb.slice(0..rows * lens[fuse_from])
-            };
-            let inst = format!("DWT_FUSED(kernel, {}, {})", T::CUDA, mode_code(self.mode));
-            let smem = 2 * self.cap * std::mem::size_of::<T>();
-            let func = self.gpu.function(Kernel::Dwt, &inst, smem)?;
-            let (levels_i, aoff, s0, f_i, cap_i) = (
-                (level - fuse_from) as i32,
-                layout.approx_offset() as i64,
-                self.s0(),
-                self.f as i32,
-                self.cap as i32,
-            );
-            let cfg = LaunchConfig {
-                grid_dim: (rows as u32, 1, 1),
-                block_dim: (BLOCK as u32, 1, 1),
-                shared_mem_bytes: smem as u32,
-            };
-            {
-                let mut b = self.gpu.stream.launch_builder(&func);
-                b.arg(&src)
+        Ok(())
+    }
+
+
+    /// auto: levels longer than `cap` in tiled passes of up to TILE_LEVELS
+    /// levels (DWT_TILE, then DWT_EDGES for the ends of the rows), the rest in
+    /// one block per row (DWT_FUSED); only details and each pass's last
+    /// approximation go back to device memory.
+    fn wavedec_auto(
+        &self,
+        x: &CudaSlice<T>,
+        layout: &DwtLayout,
+        lens: &[usize],
+        coeffs: &mut CudaSlice<T>,
+        work: &mut DwtWork<T>,
+    ) -> Result<(), CudaError> {
+        let rows = layout.rows;
+        let level = layout.levels();
+        if rows > MAX_ROWS {
+            return Err(CudaError::Unsupported(format!(
+                "{rows} rows in one launch; the GPU DWT takes up to {MAX_ROWS} rows at a time"
+            )));
+        }
+        work.ensure(&self.gpu, rows * lens.get(1).copied().unwrap_or(1))?;
+        let elem = std::mem::size_of::<T>();
+        let (s0, f_i) = (self.s0(), self.f as i32);
+        let f = self.f as i64;
+        let mode = mode_code(self.mode);
+        // Where the current approximation is: None = x, Some(i) = scratch i.
+        let mut src: Option<usize> = None;
+        let mut lv = 0;
+        while lv < level {
+            if lens[lv] <= self.cap {
+                // The remaining levels in one block per row.
+                let sub: Vec<i64> = lens[lv..].iter().map(|&l| l as i64).collect();
+                let doff: Vec<i64> = (lv..level)
+                    .map(|l| layout.detail_offset(l + 1) as i64)
+                    .collect();
+                let inst = format!("DWT_FUSED(kernel, {}, {mode})", T::CUDA);
+                let smem = 2 * self.cap * elem;
+                let func = self.gpu.function(Kernel::Dwt, &inst, smem)?;
+                let keys: [&[i64]; 2] = [&sub, &doff];
+                let consts = work.constants(&self.gpu, &keys)?;
+                let DwtWork { a, b, .. } = &mut *work;
+                let (pa, pb) = pair(a, b)?;
+                let xin = match src {
+                    None => x.slice(0..rows * lens[lv]),
+                    Some(0) => pa.slice(0..rows * lens[lv]),
+                    Some(_) => pb.slice(0..rows * lens[lv]),
+                };
+                let (levels_i, aoff, cap_i) = (
+                    (level - lv) as i32,
+                    layout.approx_offset() as i64,
+                    self.cap as i32,
+                );
+                let cfg = LaunchConfig {
+                    grid_dim: (rows as u32, 1, 1),
+                    block_dim: (BLOCK as u32, 1, 1),
+                    shared_mem_bytes: smem as u32,
+                };
+                let mut bld = self.gpu.stream.launch_builder(&func);
+                bld.arg(&xin)
                     .arg(&levels_i)
-                    .arg(d_lens)
-                    .arg(d_doff)
+                    .arg(&consts[0])
+                    .arg(&consts[1])
                     .arg(&aoff)
                     .arg(&s0)
                     .arg(&self.dec)
@@ -405,11 +447,98 @@ impl<T: GpuReal> GpuDwt<T> {
                     .arg(&cap_i)
                     .arg(&*coeffs);
                 // SAFETY: matches DWT_FUSED; every level fits `cap` and its block in coeffs.
-                unsafe { b.launch(cfg) }.during(|| format!("launching {inst}"))?;
+                unsafe { bld.launch(cfg) }.during(|| format!("launching {inst}"))?;
+                drop(bld);
+                drop(xin);
+                work.keep(&keys, consts);
+                return Ok(());
             }
-            drop(src);
-            // The small arrays stay with the work buffers (alive past the launch).
+            let k = (level - lv).min(TILE_LEVELS);
+            let last = lv + k == level;
+            let nk = lens[lv + k];
+            let nxt = if src == Some(0) { 1 } else { 0 };
+            let sub: Vec<i64> = lens[lv..=lv + k].iter().map(|&l| l as i64).collect();
+            let doff: Vec<i64> = (lv..lv + k)
+                .map(|l| layout.detail_offset(l + 1) as i64)
+                .collect();
+            let wins = edge_windows(&sub, f, s0 as i64);
+            let keys: [&[i64]; 3] = [&sub, &doff, &wins];
+            let consts = work.constants(&self.gpu, &keys)?;
+            let DwtWork { a, b, .. } = &mut *work;
+            let (pa, pb) = pair(a, b)?;
+            let (pa, pb) = (&*pa, &*pb);
+            let xin = match src {
+                None => x.slice(0..rows * lens[lv]),
+                Some(0) => pa.slice(0..rows * lens[lv]),
+                Some(_) => pb.slice(0..rows * lens[lv]),
+            };
+            let ca_out = if last {
+                coeffs.slice(layout.approx_offset()..layout.approx_offset() + rows * nk)
+            } else if nxt == 0 {
+                pa.slice(0..rows * nk)
+            } else {
+                pb.slice(0..rows * nk)
+            };
+            // The tiles: level-lv span of tile_span() samples (plus the halo).
+            let tk = (tile_span() >> k).max(1);
+            let span = |l: usize| (tk << (k - l)) + ((1usize << (k - l)) - 1) * (self.f - 2) + 2;
+            let (span0, span1) = (span(0), span(1.min(k)));
+            let smem = (span0 + span1) * elem;
+            let inst = format!("DWT_TILE(kernel, {})", T::CUDA);
+            let func = self.gpu.function(Kernel::Dwt, &inst, smem)?;
+            let (k_i, tk_i, span0_i) = (k as i32, tk as i32, span0 as i32);
+            let cfg = LaunchConfig {
+                grid_dim: (nk.div_ceil(tk) as u32, rows as u32, 1),
+                block_dim: (BLOCK as u32, 1, 1),
+                shared_mem_bytes: smem as u32,
+            };
+            let mut bld = self.gpu.stream.launch_builder(&func);
+            bld.arg(&xin)
+                .arg(&k_i)
+                .arg(&consts[0])
+                .arg(&consts[1])
+                .arg(&*coeffs)
+                .arg(&ca_out)
+                .arg(&s0)
+                .arg(&self.dec)
+                .arg(&f_i)
+                .arg(&tk_i)
+                .arg(&span0_i);
+            // SAFETY: matches DWT_TILE; each block's ranges fit span0 + span1.
+            unsafe { bld.launch(cfg) }.during(|| format!("launching {inst}"))?;
+            drop(bld);
+            let wmax = (0..=k)
+                .map(|l| (wins[l] + wins[k + 1 + l]) as usize)
+                .max()
+                .unwrap_or(1);
+            let smem = 2 * wmax * elem;
+            let inst = format!("DWT_EDGES(kernel, {}, {mode})", T::CUDA);
+            let func = self.gpu.function(Kernel::Dwt, &inst, smem)?;
+            let wmax_i = wmax as i32;
+            let cfg = LaunchConfig {
+                grid_dim: (rows as u32, 1, 1),
+                block_dim: (BLOCK as u32, 1, 1),
+                shared_mem_bytes: smem as u32,
+            };
+            let mut bld = self.gpu.stream.launch_builder(&func);
+            bld.arg(&xin)
+                .arg(&k_i)
+                .arg(&consts[0])
+                .arg(&consts[2])
+                .arg(&consts[1])
+                .arg(&*coeffs)
+                .arg(&ca_out)
+                .arg(&s0)
+                .arg(&self.dec)
+                .arg(&f_i)
+                .arg(&wmax_i);
+            // SAFETY: matches DWT_EDGES; every level's two windows fit wmax.
+            unsafe { bld.launch(cfg) }.during(|| format!("launching {inst}"))?;
+            drop(bld);
+            drop((xin, ca_out));
             work.keep(&keys, consts);
+            src = Some(nxt);
+            lv += k;
         }
         Ok(())
     }
@@ -497,7 +626,83 @@ impl<T: GpuReal> GpuDwt<T> {
             a_in_coeffs = false;
             cur = 0;
         }
-        for s in fused..level {
+        if rows > MAX_ROWS {
+            return Err(CudaError::Unsupported(format!(
+                "{rows} rows in one launch; the GPU DWT takes up to {MAX_ROWS} rows at a time"
+            )));
+        }
+        let mut s = fused;
+        while s < level && self.variant == GpuDwtVariant::Auto {
+            // Tiled passes of up to TILE_LEVELS steps; for periodization only
+            // over steps whose output is the next step's whole input (the
+            // tile's virtual indices are then periodic at every step).
+            let mut k = 1;
+            while k < TILE_LEVELS
+                && s + k < level
+                && (self.mode != Mode::Periodization
+                    || nouts[s + k - 1] == layout.detail_lens[level - 1 - (s + k)])
+            {
+                k += 1;
+            }
+            let last = s + k == level;
+            let ncs: Vec<i64> = (s..s + k)
+                .map(|t| layout.detail_lens[level - 1 - t] as i64)
+                .collect();
+            let no: Vec<i64> = nouts[s..s + k].iter().map(|&v| v as i64).collect();
+            let doff: Vec<i64> = (s..s + k)
+                .map(|t| layout.detail_offset(level - t) as i64)
+                .collect();
+            let keys: [&[i64]; 3] = [&ncs, &no, &doff];
+            let consts = work.constants(&self.gpu, &keys)?;
+            let elem = std::mem::size_of::<T>();
+            // The largest range a step reads: the last step's input.
+            let span = tile_span() / 2 + self.f / 2 + 4;
+            let smem = 3 * span * elem;
+            let inst = format!("IDWT_TILE(kernel, {})", T::CUDA);
+            let func = self.gpu.function(Kernel::Dwt, &inst, smem)?;
+            let nfinal = nouts[s + k - 1];
+            let DwtWork { a: wa, b: wb, .. } = &mut *work;
+            let (pa, pb) = pair(wa, wb)?;
+            let (pa, pb) = (&*pa, &*pb);
+            let (src_buf, dst_buf) = if cur == 0 { (pa, pb) } else { (pb, pa) };
+            let a = if a_in_coeffs {
+                coeffs.slice(layout.approx_offset()..layout.approx_offset() + rows * a_len)
+            } else {
+                src_buf.slice(0..rows * a_len)
+            };
+            let dst: &CudaSlice<T> = if last { &*out } else { dst_buf };
+            let (na, k_i, tile_i, span_i) = (a_len as i64, k as i32, tile_span() as i32, span as i32);
+            let cfg = LaunchConfig {
+                grid_dim: (nfinal.div_ceil(tile_span()) as u32, rows as u32, 1),
+                block_dim: (BLOCK as u32, 1, 1),
+                shared_mem_bytes: smem as u32,
+            };
+            let mut bld = self.gpu.stream.launch_builder(&func);
+            bld.arg(&a)
+                .arg(&na)
+                .arg(&k_i)
+                .arg(&consts[0])
+                .arg(&consts[1])
+                .arg(&consts[2])
+                .arg(coeffs)
+                .arg(&shift)
+                .arg(&periodic)
+                .arg(&self.rec)
+                .arg(&f_i)
+                .arg(&tile_i)
+                .arg(&span_i)
+                .arg(dst);
+            // SAFETY: matches IDWT_TILE; every step's range fits `span`.
+            unsafe { bld.launch(cfg) }.during(|| format!("launching {inst}"))?;
+            drop(bld);
+            drop(a);
+            work.keep(&keys, consts);
+            a_len = nfinal;
+            a_in_coeffs = false;
+            cur = 1 - cur;
+            s += k;
+        }
+        for s in s..level {
             let k = level - s;
             let nc = layout.detail_lens[k - 1];
             let nout = nouts[s];
@@ -602,6 +807,42 @@ fn pair<'a, T>(
         (Some(a), Some(b)) => Ok((a, b)),
         _ => Err(CudaError::Unsupported("DWT scratch missing".into())),
     }
+}
+
+/// The edge pass's windows for K tiled levels of lengths `lens` (K + 1):
+/// first and last samples kept per level ([wl_0..wl_K, wr_0..wr_K]). They
+/// cover the outputs DWT_TILE cannot compute (the inputs leave the row),
+/// every input those windows need, and the extension's reads (F samples
+/// from each end).
+fn edge_windows(lens: &[i64], f: i64, s0: i64) -> Vec<i64> {
+    let k = lens.len() - 1;
+    // What a tile with the whole row in reach computes: as in DWT_TILE.
+    let (mut el, mut er) = (vec![0i64; k + 1], vec![0i64; k + 1]);
+    let (mut vlo, mut vhi) = (0i64, lens[0]);
+    for l in 1..=k {
+        vlo = (vlo - s0 + f - 1 + 1).div_euclid(2);
+        vhi = (vhi - 1 - s0).div_euclid(2) + 1;
+        let n = lens[l];
+        if vhi <= vlo {
+            el[l] = n;
+        } else {
+            el[l] = vlo.clamp(0, n);
+            er[l] = (n - vhi).clamp(0, n);
+        }
+    }
+    let (mut wl, mut wr) = (vec![0i64; k + 1], vec![0i64; k + 1]);
+    wl[k] = el[k];
+    wr[k] = er[k];
+    for l in (1..=k).rev() {
+        wl[l - 1] = (2 * wl[l] + s0).max(f + 1).max(el[l - 1]);
+        wr[l - 1] = (lens[l - 1] - 2 * (lens[l] - wr[l]) - s0 + f).max(f + 1).max(er[l - 1]);
+    }
+    for l in 0..=k {
+        wl[l] = wl[l].min(lens[l]);
+        wr[l] = wr[l].min(lens[l] - wl[l]);
+    }
+    wl.extend(wr);
+    wl
 }
 
 /// Output length of each waverec step, coarsest first; errors like the

@@ -615,7 +615,13 @@ fn dwt_on_the_gpu_matches_the_cpu() {
         assert_eq!(got.len(), want.len(), "{what}: arrays");
         // Relative to the array, or to the signal where the array is (near) zero
         // (a constant extension's details, say).
-        let scale: f64 = x.iter().map(|v| v.f64().powi(2)).sum::<f64>() / rows as f64;
+        // In float32, also relative to the whole transform's norm: a detail array whose
+        // large inputs cancel (smooth extension's ramps under many vanishing moments)
+        // keeps the rounding of those inputs, not of its own size.
+        let mut scale: f64 = x.iter().map(|v| v.f64().powi(2)).sum::<f64>() / rows as f64;
+        if std::mem::size_of::<T>() == 4 {
+            scale = scale.max(want.iter().flat_map(|a| a.iter()).map(|v| v * v).sum::<f64>());
+        }
         let rel = |g: &[T], w: &[f64]| -> f64 {
             let num: f64 = g.iter().zip(w).map(|(a, b)| (a.f64() - b).powi(2)).sum();
             let den: f64 = w.iter().map(|b| b.powi(2)).sum::<f64>().max(scale).max(1e-300);
@@ -645,7 +651,9 @@ fn dwt_on_the_gpu_matches_the_cpu() {
     for name in wavelets {
         let w = DiscreteWavelet::from_name(name).unwrap();
         for mode in Mode::ALL {
-            for &(rows, n) in &[(3usize, 1usize), (2, 7), (3, 100), (2, 1001), (1, 70001)] {
+            // 70001 and 300007: one and two tiled passes in auto (with an
+            // odd length at every level for periodization's cuts).
+            for &(rows, n) in &[(3usize, 1usize), (2, 7), (3, 100), (2, 1001), (1, 70001), (2, 300007), (1, 1 << 19)] {
                 if n < 2 && matches!(mode, Mode::Reflect | Mode::Antireflect) {
                     continue;
                 }
@@ -656,9 +664,15 @@ fn dwt_on_the_gpu_matches_the_cpu() {
                         if n > 10000 && level != max.max(1) {
                             continue;
                         }
+                        if n > 100000 && variant != GpuDwtVariant::Auto {
+                            continue;
+                        }
                         seed += 1;
                         check::<f64>(&gpu, &w, mode, variant, rows, n, level, 1e-12, seed);
-                        check::<f32>(&gpu, &w, mode, variant, rows, n, level, 1e-5, seed);
+                        // Each level rounds its input again and the errors add:
+                        // float32's bound grows with depth.
+                        let tol32 = 1e-5 * level.max(1) as f64;
+                        check::<f32>(&gpu, &w, mode, variant, rows, n, level, tol32, seed);
                     }
                 }
             }
