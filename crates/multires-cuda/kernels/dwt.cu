@@ -357,11 +357,11 @@ __device__ __forceinline__ void batched_load(T* dst, long long cnt, const G& src
 // No extension here: outputs whose inputs leave the row are left to the
 // edge pass (DWT_EDGES), which writes them after this kernel.
 // lens: K + 1 lengths (the input's first); doff: the cD_l blocks in out.
-template <typename T>
+template <typename T, int F>
 __device__ __forceinline__ void dwt_tile_body(const T* __restrict__ x, int K, const long long* __restrict__ lens,
                                               const long long* __restrict__ doff, T* __restrict__ out,
-                                              T* __restrict__ ca_out, int s0, const T* __restrict__ filt, int F,
-                                              int tk, int span0) {
+                                              T* __restrict__ ca_out, int s0, const T* __restrict__ filt, int tk,
+                                              int span0) {
     __shared__ T f[2 * MAX_TAPS];
     extern __shared__ __align__(16) unsigned char dwt_smem[];
     T* const buf0 = (T*)dwt_smem;
@@ -400,21 +400,27 @@ __device__ __forceinline__ void dwt_tile_body(const T* __restrict__ x, int K, co
         const long long nvlo = max(lo[l], (vlo - s0 + F - 1 + 1) >> 1);
         const long long nvhi = min(hi[l], ((vhi - 1 - s0) >> 1) + 1);
         const long long olo = (b * tk) << (K - l), ohi = min(((b + 1) * tk) << (K - l), n[l]);
-        T* cd = out + doff[l - 1] + row * n[l];
-        for (long long o = nvlo + threadIdx.x; o < nvhi; o += blockDim.x) {
-            const T* w = src + (2 * o + s0 - F + 1 - lo[l - 1]);
+        T* cd = out + doff[l - 1] + row * n[l] + nvlo;
+        T* cak = ca_out + row * n[K] + nvlo;
+        // Tile-local indices in 32 bits: j = o - nvlo.
+        const int cnt = (int)(nvhi - nvlo), jlo = (int)(olo - nvlo), jhi = (int)(ohi - nvlo);
+        const T* w0 = src + (2 * nvlo + s0 - F + 1 - lo[l - 1]);
+        T* d0 = dst + (nvlo - lo[l]);
+        for (int j = threadIdx.x; j < cnt; j += blockDim.x) {
+            const T* w = w0 + 2 * j;
             T a = 0, d = 0;
-            for (int j = 0; j < F; ++j) {
-                const T v = w[j];
-                a = v * f[j] + a;
-                d = v * f[F + j] + d;
+#pragma unroll
+            for (int t = 0; t < F; ++t) {
+                const T v = w[t];
+                a = v * f[t] + a;
+                d = v * f[F + t] + d;
             }
-            const bool own = o >= olo && o < ohi;
+            const bool own = j >= jlo && j < jhi;
             if (l < K)
-                dst[o - lo[l]] = a;
+                d0[j] = a;
             else if (own)
-                ca_out[row * n[K] + o] = a;
-            if (own) cd[o] = d;
+                cak[j] = a;
+            if (own) cd[j] = d;
         }
         __syncthreads();
         vlo = nvlo;
@@ -478,12 +484,12 @@ __device__ __forceinline__ void dwt_edges_body(const T* __restrict__ x, int K, c
 // host guarantees that no step cuts its output).
 // ncs, nouts, doff: per step, coarsest first (cD's length, the step's output
 // length, the cD block in coeffs); ca: the coarsest approximation (na per row).
-template <typename T>
+template <typename T, int F>
 __device__ __forceinline__ void idwt_tile_body(const T* __restrict__ ca, long long na, int K,
                                                const long long* __restrict__ ncs, const long long* __restrict__ nouts,
                                                const long long* __restrict__ doff, const T* __restrict__ coeffs,
-                                               int shift, int periodic, const T* __restrict__ filt, int F, int S,
-                                               int span, T* __restrict__ out) {
+                                               int shift, int periodic, const T* __restrict__ filt, int S, int span,
+                                               T* __restrict__ out) {
     __shared__ T f[2 * MAX_TAPS];
     extern __shared__ __align__(16) unsigned char dwt_smem[];
     T* const buf0 = (T*)dwt_smem;
@@ -496,7 +502,7 @@ __device__ __forceinline__ void idwt_tile_body(const T* __restrict__ ca, long lo
     const long long nfinal = nouts[K - 1];
     plo[K - 1] = b * S;
     phi[K - 1] = min((b + 1) * S, nfinal);
-    const int h = F / 2 - 1;
+    constexpr int h = F / 2 - 1;
     for (int s = K - 1; s > 0; --s) {
         plo[s - 1] = ((plo[s] + shift) >> 1) - h;
         phi[s - 1] = ((phi[s] - 1 + shift) >> 1) + 1;
@@ -534,23 +540,29 @@ __device__ __forceinline__ void idwt_tile_body(const T* __restrict__ ca, long lo
         __syncthreads();
         const bool last = s == K - 1;
         const long long nnext = last ? nfinal : ncs[s + 1];
-        for (long long n = plo[s] + threadIdx.x; n < phi[s]; n += blockDim.x) {
-            const bool inside = n >= 0 && n < nnext;
+        // Tile-local indices in 32 bits: j = n - plo[s]; n + shift - 2 alo >= 0.
+        const int cnt = (int)(phi[s] - plo[s]);
+        const int ilo = (int)(-plo[s]), ihi = (int)(nnext - plo[s]);
+        const int base = (int)(plo[s] + shift - 2 * alo);
+        T* orow = out + row * nfinal + plo[s];
+        for (int j = threadIdx.x; j < cnt; j += blockDim.x) {
+            const bool inside = j >= ilo && j < ihi;
             if (!periodic && !inside) {
-                if (!last) dst[n - plo[s]] = (T)0;
+                if (!last) dst[j] = (T)0;
                 continue;
             }
-            const long long m = n + shift;
-            const long long i = m >> 1;
-            const int ph = (int)(m & 1);
-            const T* av = src + (i - alo);
-            const T* dv = dbuf + (i - dlo);
+            const int m = base + j;
+            const int i = m >> 1;
+            const int ph = m & 1;
+            const T* av = src + i;
+            const T* dv = dbuf + i;
             T acc = 0;
+#pragma unroll
             for (int k = 0; k <= h; ++k) acc = av[-k] * f[2 * k + ph] + dv[-k] * f[F + 2 * k + ph] + acc;
             if (!last)
-                dst[n - plo[s]] = acc;
+                dst[j] = acc;
             else if (inside)
-                out[row * nfinal + n] = acc;
+                orow[j] = acc;
         }
         __syncthreads();
         alo = plo[s];
@@ -586,10 +598,10 @@ __device__ __forceinline__ void idwt_tile_body(const T* __restrict__ ca, long lo
                                     int periodic, const T* filt, int F, int cap, T* out) {                        \
         idwt_fused_body<T>(ca, na, levels, ncs, nouts, doff, coeffs, shift, periodic, filt, F, cap, out);         \
     }
-#define DWT_TILE(NAME, T)                                                                                        \
+#define DWT_TILE(NAME, T, F)                                                                                     \
     extern "C" __global__ void NAME(const T* x, int K, const long long* lens, const long long* doff, T* out,      \
-                                    T* ca_out, int s0, const T* filt, int F, int tk, int span0) {                 \
-        dwt_tile_body<T>(x, K, lens, doff, out, ca_out, s0, filt, F, tk, span0);                                  \
+                                    T* ca_out, int s0, const T* filt, int tk, int span0) {                        \
+        dwt_tile_body<T, F>(x, K, lens, doff, out, ca_out, s0, filt, tk, span0);                                  \
     }
 #define DWT_EDGES(NAME, T, MODE)                                                                                  \
     extern "C" __global__ void NAME(const T* x, int K, const long long* lens, const long long* wins,              \
@@ -597,10 +609,10 @@ __device__ __forceinline__ void idwt_tile_body(const T* __restrict__ ca, long lo
                                     int span) {                                                                   \
         dwt_edges_body<T, MODE>(x, K, lens, wins, doff, out, ca_out, s0, filt, F, span);                          \
     }
-#define IDWT_TILE(NAME, T)                                                                                        \
+#define IDWT_TILE(NAME, T, F)                                                                                    \
     extern "C" __global__ void NAME(const T* ca, long long na, int K, const long long* ncs,                       \
                                     const long long* nouts, const long long* doff, const T* coeffs, int shift,    \
-                                    int periodic, const T* filt, int F, int S, int span, T* out) {                \
-        idwt_tile_body<T>(ca, na, K, ncs, nouts, doff, coeffs, shift, periodic, filt, F, S, span, out);           \
+                                    int periodic, const T* filt, int S, int span, T* out) {                       \
+        idwt_tile_body<T, F>(ca, na, K, ncs, nouts, doff, coeffs, shift, periodic, filt, S, span, out);           \
     }
 // The host appends the instantiation it needs, e.g. `DWT_M(kernel, float, 8, 2)`.

@@ -146,8 +146,21 @@ const MAX_ROWS: usize = 65535;
 /// is 1/16 of the input and the next pass reads it mostly from L2.
 const TILE_LEVELS: usize = 4;
 /// Input samples per tile of a tiled wavedec pass (without the halo), and
-/// output samples per tile of a tiled waverec pass: 4096, or
+/// output samples per tile of a tiled waverec pass: 8192, or
 /// MULTIRES_DWT_TILE (a power of two from 512 to 32768; for tuning).
+/// Threads per block of the tiled kernels: 256, or MULTIRES_DWT_THREADS
+/// (128 to 1024, a multiple of 32; for tuning).
+fn tile_threads() -> usize {
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *N.get_or_init(|| {
+        std::env::var("MULTIRES_DWT_THREADS")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|v| v % 32 == 0 && (128..=1024).contains(v))
+            .unwrap_or(256)
+    })
+}
+
 fn tile_span() -> usize {
     static SPAN: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *SPAN.get_or_init(|| {
@@ -155,7 +168,7 @@ fn tile_span() -> usize {
             .ok()
             .and_then(|v| v.parse::<usize>().ok())
             .filter(|v| v.is_power_of_two() && (512..=32768).contains(v))
-            .unwrap_or(4096)
+            .unwrap_or(8192)
     })
 }
 
@@ -484,12 +497,12 @@ impl<T: GpuReal> GpuDwt<T> {
             let span = |l: usize| (tk << (k - l)) + ((1usize << (k - l)) - 1) * (self.f - 2) + 2;
             let (span0, span1) = (span(0), span(1.min(k)));
             let smem = (span0 + span1) * elem;
-            let inst = format!("DWT_TILE(kernel, {})", T::CUDA);
+            let inst = format!("DWT_TILE(kernel, {}, {})", T::CUDA, self.f);
             let func = self.gpu.function(Kernel::Dwt, &inst, smem)?;
             let (k_i, tk_i, span0_i) = (k as i32, tk as i32, span0 as i32);
             let cfg = LaunchConfig {
                 grid_dim: (nk.div_ceil(tk) as u32, rows as u32, 1),
-                block_dim: (BLOCK as u32, 1, 1),
+                block_dim: (tile_threads() as u32, 1, 1),
                 shared_mem_bytes: smem as u32,
             };
             let mut bld = self.gpu.stream.launch_builder(&func);
@@ -501,7 +514,6 @@ impl<T: GpuReal> GpuDwt<T> {
                 .arg(&ca_out)
                 .arg(&s0)
                 .arg(&self.dec)
-                .arg(&f_i)
                 .arg(&tk_i)
                 .arg(&span0_i);
             // SAFETY: matches DWT_TILE; each block's ranges fit span0 + span1.
@@ -658,7 +670,7 @@ impl<T: GpuReal> GpuDwt<T> {
             // The largest range a step reads: the last step's input.
             let span = tile_span() / 2 + self.f / 2 + 4;
             let smem = 3 * span * elem;
-            let inst = format!("IDWT_TILE(kernel, {})", T::CUDA);
+            let inst = format!("IDWT_TILE(kernel, {}, {})", T::CUDA, self.f);
             let func = self.gpu.function(Kernel::Dwt, &inst, smem)?;
             let nfinal = nouts[s + k - 1];
             let DwtWork { a: wa, b: wb, .. } = &mut *work;
@@ -674,7 +686,7 @@ impl<T: GpuReal> GpuDwt<T> {
             let (na, k_i, tile_i, span_i) = (a_len as i64, k as i32, tile_span() as i32, span as i32);
             let cfg = LaunchConfig {
                 grid_dim: (nfinal.div_ceil(tile_span()) as u32, rows as u32, 1),
-                block_dim: (BLOCK as u32, 1, 1),
+                block_dim: (tile_threads() as u32, 1, 1),
                 shared_mem_bytes: smem as u32,
             };
             let mut bld = self.gpu.stream.launch_builder(&func);
@@ -688,7 +700,6 @@ impl<T: GpuReal> GpuDwt<T> {
                 .arg(&shift)
                 .arg(&periodic)
                 .arg(&self.rec)
-                .arg(&f_i)
                 .arg(&tile_i)
                 .arg(&span_i)
                 .arg(dst);
