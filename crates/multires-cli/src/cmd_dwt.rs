@@ -159,8 +159,10 @@ fn gpu_variant(o: &TransformOpts) -> Result<multires_cuda::dwt::GpuDwtVariant> {
         (Algorithm::Matrix, Granularity::Four) => V::M4Wrap,
         (Algorithm::MatrixNoWrap, Granularity::Four) => V::M4NoWrap,
         (Algorithm::MatrixNoWrap, _) => V::M2NoWrap,
+        (Algorithm::Lattice, _) => V::L2Wrap,
+        (Algorithm::LatticeNoWrap, _) => V::L2NoWrap,
         (other, _) => bail!(
-            "--algorithm {other} is not on the GPU yet (auto, matrix and matrix-nowrap are); use --device cpu"
+            "--algorithm {other} is not on the GPU (auto, matrix, matrix-nowrap, lattice and lattice-nowrap are); use --device cpu"
         ),
     })
 }

@@ -328,6 +328,106 @@ __device__ __forceinline__ void idwt_fused_body(const T* __restrict__ ca, long l
 }
 
 
+// The seed's lattice (l2_ww, l2_nw): one thread per (cA, cD) pair runs the
+// factorized polyphase matrix E(z) = G_S Λ ... G_1 Λ M_0 over the S + 1
+// sample pairs (x[2m + s0], x[2m + s0 - 1]), m = o - S .. o, that output o
+// depends on; S(S+1)/2 butterflies a pair, against F multiply-adds of the
+// matrix form (the seed found it slower on GPUs; the bench measures it).
+// coef: M_0 (4 values), then (u, v) per stage: (a, b) -> (u a - v b, v a + u b)
+// (u = 1, v = tan for a tangent stage; u = cot, v = 1 for a cotangent one).
+// NW: x is the extended row (DWT_EXTEND's, n its length) and the host
+// passes s0 = F - 1, where the sample 2m + s0 of the row lies in it.
+template <typename T, int MODE, int S, bool NW>
+__device__ __forceinline__ void lat_fwd_body(const T* __restrict__ x, long long n, long long no, int s0,
+                                             const T* __restrict__ coef, T* __restrict__ ca, T* __restrict__ cd) {
+    const long long row = blockIdx.y;
+    const long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (o >= no) return;
+    const T* xr = x + row * n;
+    const T m00 = coef[0], m01 = coef[1], m10 = coef[2], m11 = coef[3];
+    T p0[S + 1], p1[S + 1];
+#pragma unroll
+    for (int i = 0; i <= S; ++i) {
+        const long long m = o - S + i;
+        T v0, v1;
+        if (NW) {
+            v0 = xr[2 * m + s0];
+            v1 = xr[2 * m + s0 - 1];
+        } else {
+            v0 = ext_at<T, MODE>(xr, n, 2 * m + s0);
+            v1 = ext_at<T, MODE>(xr, n, 2 * m + s0 - 1);
+        }
+        p0[i] = m00 * v0 + m01 * v1;
+        p1[i] = m10 * v0 + m11 * v1;
+    }
+#pragma unroll
+    for (int st = 0; st < S; ++st) {
+        const T u = coef[4 + 2 * st], v = coef[5 + 2 * st];
+#pragma unroll
+        for (int i = S; i > st; --i) {
+            const T a = p0[i], b = p1[i - 1];
+            p0[i] = u * a - v * b;
+            p1[i] = v * a + u * b;
+        }
+    }
+    ca[row * no + o] = p0[S];
+    cd[row * no + o] = p1[S];
+}
+
+// Synthesis by the lattice of R(z): thread i makes the pair (y_2i, y_2i+1)
+// from the coefficient pairs (a_q, d_q), q = i - S .. i (zero outside
+// [0, nc), wrapped for periodization), and stores out[n] = y[n + shift].
+template <typename T, int S>
+__device__ __forceinline__ void lat_inv_body(const T* __restrict__ a, const T* __restrict__ d, long long nc,
+                                             long long a_stride, long long nout, int shift, int periodic,
+                                             long long i0, long long count, const T* __restrict__ coef,
+                                             T* __restrict__ out) {
+    const long long row = blockIdx.y;
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count) return;
+    const long long i = i0 + t;
+    const T* ar = a + row * a_stride;
+    const T* dr = d + row * nc;
+    const T m00 = coef[0], m01 = coef[1], m10 = coef[2], m11 = coef[3];
+    T p0[S + 1], p1[S + 1];
+#pragma unroll
+    for (int k = 0; k <= S; ++k) {
+        long long q = i - S + k;
+        T v0 = 0, v1 = 0;
+        if (periodic) {
+            q %= nc;
+            if (q < 0) q += nc;
+            v0 = ar[q];
+            v1 = dr[q];
+        } else if (q >= 0 && q < nc) {
+            v0 = ar[q];
+            v1 = dr[q];
+        }
+        p0[k] = m00 * v0 + m01 * v1;
+        p1[k] = m10 * v0 + m11 * v1;
+    }
+#pragma unroll
+    for (int st = 0; st < S; ++st) {
+        const T u = coef[4 + 2 * st], v = coef[5 + 2 * st];
+#pragma unroll
+        for (int k = S; k > st; --k) {
+            const T x0 = p0[k], x1 = p1[k - 1];
+            p0[k] = u * x0 - v * x1;
+            p1[k] = v * x0 + u * x1;
+        }
+    }
+    T* orow = out + row * nout;
+#pragma unroll
+    for (int ph = 0; ph < 2; ++ph) {
+        long long nn = 2 * i + ph - shift;
+        if (periodic) {
+            nn %= 2 * nc;
+            if (nn < 0) nn += 2 * nc;
+        }
+        if (nn >= 0 && nn < nout) orow[nn] = ph ? p1[S] : p0[S];
+    }
+}
+
 #define MAX_FUSE 6
 
 // dst[i] = src(i) for i < cnt, LOAD_BATCH independent global loads in
@@ -614,5 +714,15 @@ __device__ __forceinline__ void idwt_tile_body(const T* __restrict__ ca, long lo
                                     const long long* nouts, const long long* doff, const T* coeffs, int shift,    \
                                     int periodic, const T* filt, int S, int span, T* out) {                       \
         idwt_tile_body<T, F>(ca, na, K, ncs, nouts, doff, coeffs, shift, periodic, filt, S, span, out);           \
+    }
+#define LAT(NAME, T, MODE, S, NW)                                                                                 \
+    extern "C" __global__ void NAME(const T* x, long long n, long long no, int s0, const T* coef, T* ca, T* cd) { \
+        lat_fwd_body<T, MODE, S, NW>(x, n, no, s0, coef, ca, cd);                                                 \
+    }
+#define ILAT(NAME, T, S)                                                                                          \
+    extern "C" __global__ void NAME(const T* a, const T* d, long long nc, long long a_stride, long long nout,      \
+                                    int shift, int periodic, long long i0, long long count, const T* coef,        \
+                                    T* out) {                                                                     \
+        lat_inv_body<T, S>(a, d, nc, a_stride, nout, shift, periodic, i0, count, coef, out);                      \
     }
 // The host appends the instantiation it needs, e.g. `DWT_M(kernel, float, 8, 2)`.

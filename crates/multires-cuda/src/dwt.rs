@@ -36,17 +36,27 @@ pub enum GpuDwtVariant {
     M2NoWrap,
     /// gpu_dwt_m4_nw.
     M4NoWrap,
+    /// gpu_dwt_l2_ww: the lattice, one thread per pair, edges by index arithmetic
+    /// (orthogonal wavelets only).
+    L2Wrap,
+    /// gpu_dwt_l2_nw: the lattice over the row extended on the device.
+    L2NoWrap,
 }
 
 impl GpuDwtVariant {
-    pub const ALL: [GpuDwtVariant; 6] = [
+    pub const ALL: [GpuDwtVariant; 8] = [
         GpuDwtVariant::Auto,
         GpuDwtVariant::M1Wrap,
         GpuDwtVariant::M2Wrap,
         GpuDwtVariant::M4Wrap,
         GpuDwtVariant::M2NoWrap,
         GpuDwtVariant::M4NoWrap,
+        GpuDwtVariant::L2Wrap,
+        GpuDwtVariant::L2NoWrap,
     ];
+    pub fn is_lattice(self) -> bool {
+        matches!(self, GpuDwtVariant::L2Wrap | GpuDwtVariant::L2NoWrap)
+    }
     pub fn name(self) -> &'static str {
         match self {
             GpuDwtVariant::Auto => "auto",
@@ -55,6 +65,8 @@ impl GpuDwtVariant {
             GpuDwtVariant::M4Wrap => "m4_ww",
             GpuDwtVariant::M2NoWrap => "m2_nw",
             GpuDwtVariant::M4NoWrap => "m4_nw",
+            GpuDwtVariant::L2Wrap => "l2_ww",
+            GpuDwtVariant::L2NoWrap => "l2_nw",
         }
     }
 }
@@ -74,7 +86,7 @@ impl FromStr for GpuDwtVariant {
             .find(|v| v.name() == s)
             .ok_or_else(|| {
                 CudaError::Unsupported(format!(
-                    "unknown GPU DWT variant '{s}'; expected one of auto, m1_ww, m2_ww, m4_ww, m2_nw, m4_nw"
+                    "unknown GPU DWT variant '{s}'; expected one of auto, m1_ww, m2_ww, m4_ww, m2_nw, m4_nw, l2_ww, l2_nw"
                 ))
             })
     }
@@ -137,6 +149,22 @@ pub struct GpuDwt<T: GpuReal> {
     rec: CudaSlice<T>,
     /// Elements per row a fused level may hold (two buffers in shared memory).
     cap: usize,
+    /// The lattice variants: stage counts and coefficients of E(z) and R(z)
+    /// (M_0, then (u, v) per stage; see dwt.cu).
+    lattice: Option<[(usize, CudaSlice<T>); 2]>,
+}
+
+/// A factorized lattice as the kernels read it.
+fn lattice_coefficients(l: &multires::dwt::lattice::Lattice) -> (usize, Vec<f64>) {
+    use multires::dwt::lattice::Butterfly;
+    let mut c = vec![l.m0[0][0], l.m0[0][1], l.m0[1][0], l.m0[1][1]];
+    for st in &l.stages {
+        match *st {
+            Butterfly::Tangent(t) => c.extend([1.0, t]),
+            Butterfly::Cotangent(k) => c.extend([k, 1.0]),
+        }
+    }
+    (l.stages.len(), c)
 }
 
 const BLOCK: usize = 256;
@@ -199,6 +227,26 @@ impl<T: GpuReal> GpuDwt<T> {
             .chain(wavelet.rec_hi.iter())
             .map(|&v| T::of(v))
             .collect();
+        let lattice = if variant.is_lattice() {
+            use multires::dwt::{lattice::Lattice, polyphase};
+            if !wavelet.orthogonal {
+                return Err(multires::dwt::DwtError::NotAvailable(format!(
+                    "the lattice needs an orthogonal wavelet and {} is biorthogonal; use the matrix variants (auto, m2_ww, ...)",
+                    wavelet.name
+                ))
+                .into());
+            }
+            let e = Lattice::factorize(&polyphase::analysis(&wavelet.dec_lo, &wavelet.dec_hi), wavelet.name)?;
+            let r = Lattice::factorize(&polyphase::synthesis(&wavelet.rec_lo, &wavelet.rec_hi), wavelet.name)?;
+            let up = |l: &Lattice| -> Result<(usize, CudaSlice<T>), CudaError> {
+                let (stages, c) = lattice_coefficients(l);
+                let c: Vec<T> = c.iter().map(|&v| T::of(v)).collect();
+                Ok((stages, upload(&gpu, &c)?))
+            };
+            Some([up(&e)?, up(&r)?])
+        } else {
+            None
+        };
         let elem = std::mem::size_of::<T>();
         let cap = (96 * 1024 / (2 * elem)).min(gpu.info.smem_per_block_optin.saturating_sub(4096) / (2 * elem));
         Ok(GpuDwt {
@@ -210,7 +258,15 @@ impl<T: GpuReal> GpuDwt<T> {
             variant,
             f,
             cap,
+            lattice,
         })
+    }
+
+    fn lattice_analysis(&self) -> Result<(usize, &CudaSlice<T>), CudaError> {
+        match &self.lattice {
+            Some([(stages, c), _]) => Ok((*stages, c)),
+            None => Err(CudaError::Unsupported("no lattice factorization".into())),
+        }
     }
 
     fn s0(&self) -> i32 {
@@ -280,8 +336,18 @@ impl<T: GpuReal> GpuDwt<T> {
                 unsafe { b.launch(self.grid(items, rows)?) }
                     .during(|| format!("launching {inst}"))?;
             }
-            GpuDwtVariant::M2NoWrap | GpuDwtVariant::M4NoWrap => {
-                let g = if self.variant == GpuDwtVariant::M2NoWrap { 2 } else { 4 };
+            GpuDwtVariant::L2Wrap => {
+                let (stages, coef) = self.lattice_analysis()?;
+                let inst = format!("LAT(kernel, {}, {mode}, {stages}, false)", T::CUDA);
+                let func = self.gpu.function(Kernel::Dwt, &inst, 0)?;
+                let s0 = self.s0();
+                let mut b = stream.launch_builder(&func);
+                b.arg(x).arg(&n_i).arg(&no_i).arg(&s0).arg(coef).arg(ca).arg(cd);
+                // SAFETY: matches LAT; rows x n inputs, rows x no outputs.
+                unsafe { b.launch(self.grid(no, rows)?) }.during(|| format!("launching {inst}"))?;
+            }
+            GpuDwtVariant::M2NoWrap | GpuDwtVariant::M4NoWrap | GpuDwtVariant::L2NoWrap => {
+                let g = if self.variant == GpuDwtVariant::M4NoWrap { 4 } else { 2 };
                 // The extended row: 2 no + F - 2 samples from first(0).
                 let ne = 2 * no + self.f - 2;
                 if scratch.as_ref().is_none_or(|s| s.len() < rows * ne) {
@@ -304,6 +370,18 @@ impl<T: GpuReal> GpuDwt<T> {
                 // SAFETY: matches DWT_EXTEND; xe holds rows x ne values.
                 unsafe { b.launch(self.grid(ne, rows)?) }
                     .during(|| format!("launching {inst}"))?;
+                if self.variant == GpuDwtVariant::L2NoWrap {
+                    let (stages, coef) = self.lattice_analysis()?;
+                    let inst = format!("LAT(kernel, {}, {mode}, {stages}, true)", T::CUDA);
+                    let func = self.gpu.function(Kernel::Dwt, &inst, 0)?;
+                    // Sample 2m + s0 of the row lies at 2m + F - 1 of the extended row.
+                    let s0e = self.f as i32 - 1;
+                    let mut b = stream.launch_builder(&func);
+                    b.arg(&*xe).arg(&ne_i).arg(&no_i).arg(&s0e).arg(coef).arg(ca).arg(cd);
+                    // SAFETY: matches LAT; rows x ne extended inputs, rows x no outputs.
+                    unsafe { b.launch(self.grid(no, rows)?) }.during(|| format!("launching {inst}"))?;
+                    return Ok(());
+                }
                 let inst = format!("DWT_NW(kernel, {}, {g})", T::CUDA);
                 let func = self.gpu.function(Kernel::Dwt, &inst, 0)?;
                 let mut b = stream.launch_builder(&func);
@@ -727,10 +805,41 @@ impl<T: GpuReal> GpuDwt<T> {
             } else {
                 src_buf.slice(0..rows * a_len)
             };
-            let inst = format!("IDWT(kernel, {}, 2)", T::CUDA);
-            let func = self.gpu.function(Kernel::Dwt, &inst, 0)?;
             let (nc_i, astride, nout_i) = (nc as i64, a_len as i64, nout as i64);
             let dst: &CudaSlice<T> = if last { &*out } else { &*dst_buf };
+            if let Some([_, (stages, coef)]) = &self.lattice {
+                // Pairs i whose outputs 2i + {0, 1} - shift land in [0, nout).
+                let (i0, count) = if periodic != 0 {
+                    (0i64, nc as i64)
+                } else {
+                    let lo = (shift as i64).div_euclid(2);
+                    (lo, (nout as i64 - 1 + shift as i64).div_euclid(2) + 1 - lo)
+                };
+                let inst = format!("ILAT(kernel, {}, {stages})", T::CUDA);
+                let func = self.gpu.function(Kernel::Dwt, &inst, 0)?;
+                let mut b = self.gpu.stream.launch_builder(&func);
+                b.arg(&a)
+                    .arg(&d)
+                    .arg(&nc_i)
+                    .arg(&astride)
+                    .arg(&nout_i)
+                    .arg(&shift)
+                    .arg(&periodic)
+                    .arg(&i0)
+                    .arg(&count)
+                    .arg(coef)
+                    .arg(dst);
+                // SAFETY: matches ILAT; a has rows x a_len, d rows x nc, dst rows x nout.
+                unsafe { b.launch(self.grid(count.max(0) as usize, rows)?) }
+                    .during(|| format!("launching {inst}"))?;
+                drop(b);
+                a_len = nout;
+                a_in_coeffs = false;
+                cur = 1 - cur;
+                continue;
+            }
+            let inst = format!("IDWT(kernel, {}, 2)", T::CUDA);
+            let func = self.gpu.function(Kernel::Dwt, &inst, 0)?;
             let mut b = self.gpu.stream.launch_builder(&func);
             b.arg(&a)
                 .arg(&d)
