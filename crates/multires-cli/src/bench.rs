@@ -104,9 +104,10 @@ pub fn bench(a: BenchArgs) -> Result<()> {
                 .unwrap_or_else(|| vec!["db4".into(), "haar".into()]);
             return crate::bench_cuda::dwt(&a, 1 << 26, 8, &names);
         }
-        "dwt2-16k" if on_gpu => bail!(
-            "dwt2-16k on the GPU: the 2-D GPU DWT is not built yet; use --device cpu"
-        ),
+        "dwt2-16k" if on_gpu => {
+            let names = a.dwt_wavelets.clone().unwrap_or_else(|| vec!["haar".into()]);
+            return crate::bench_cuda::dwt2(&a, 16384, 6, &names);
+        }
         "dwt-64m" => return bench_dwt(&a, &[1 << 26], 8, &["db4", "haar"], threads),
         "dwt2-16k" => return bench_dwt(&a, &[16384, 16384], 6, &["haar"], threads),
         other => bail!(

@@ -297,3 +297,62 @@ pub fn dwt(a: &BenchArgs, n: usize, levels: usize, names: &[String]) -> Result<(
     }
     Ok(())
 }
+
+/// dwt2-16k on the GPU: wavedecn over the last two axes (pywt.wavedec2) of a
+/// side x side float32 image, the fused 2-D level; waverecn by axis passes.
+pub fn dwt2(a: &BenchArgs, side: usize, levels: usize, names: &[String]) -> Result<()> {
+    use multires::dwt::{DiscreteWavelet, Mode};
+    use multires_cuda::dwt::{GpuDwt, GpuDwtVariant};
+    use multires_cuda::dwtn::DevArray;
+    let gpu = multires_cuda::gpu()?;
+    let n = side * side;
+    let x: Vec<f32> = multires::signal::noise(n, 11)
+        .into_iter()
+        .map(|v| v as f32)
+        .collect();
+    let mode = a.dwt_mode.unwrap_or(Mode::Periodization);
+    let xa = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[side, side]), x)?;
+    let xd = DevArray::upload(&gpu, &xa)?;
+    let axes = [0usize, 1];
+    for name in names {
+        let w = DiscreteWavelet::from_name(name)?;
+        let plan = GpuDwt::<f32>::new(gpu.clone(), &w, mode, GpuDwtVariant::Auto)?;
+        let (ap, det) = plan.wavedecn_on_device(&xd, &axes, levels)?;
+        let y = plan.waverecn_on_device(&ap, &det, &axes)?;
+        gpu.synchronize()?;
+        drop(y);
+        let (mut td, mut tr) = (Vec::new(), Vec::new());
+        for _ in 0..a.repeat.max(3) {
+            let mut keep = None;
+            td.push(gpu.time_ms(|| {
+                keep = Some(plan.wavedecn_on_device(&xd, &axes, levels)?);
+                Ok(())
+            })? as f64);
+            drop(keep);
+            let mut keep = None;
+            tr.push(gpu.time_ms(|| {
+                keep = Some(plan.waverecn_on_device(&ap, &det, &axes)?);
+                Ok(())
+            })? as f64);
+            drop(keep);
+        }
+        // Accuracy: the round trip on the device, against the input.
+        let y = plan.waverecn_on_device(&ap, &det, &axes)?.download(&gpu)?;
+        let num: f64 = y.iter().zip(xa.iter()).map(|(p, q)| ((p - q) as f64).powi(2)).sum();
+        let den: f64 = xa.iter().map(|q| (*q as f64).powi(2)).sum();
+        let coeff_bytes: usize = ap.len() + det.iter().flat_map(|d| d.values()).map(|v| v.len()).sum::<usize>();
+        let bytes = (n + coeff_bytes) * 4;
+        let (md, mr) = (median(td), median(tr));
+        println!(
+            "{} | cuda | {} | {name} | f32 | {side}x{side} | {levels} levels | {mode} | wavedec2 (fused 2-D levels) {:.3} ms ({:.0} GB/s) | waverec2 (axis passes) {:.3} ms | floor {:.3} ms | round-trip error {:.1e}",
+            a.config,
+            gpu.info.name,
+            md,
+            bytes as f64 / (md / 1e3) / 1e9,
+            mr,
+            floor_ms(&gpu, bytes),
+            (num / den).sqrt()
+        );
+    }
+    Ok(())
+}

@@ -3,7 +3,7 @@
 //! for n-D, arr_0 and d{i}_{key}).
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use multires::backend::{self, Device};
+use multires::backend::Device;
 use multires::dwt::{
     self, Algorithm, DiscreteWavelet, Granularity, Mode, NdCoefficients, Transform,
 };
@@ -120,14 +120,6 @@ pub struct WaverecnArgs {
     pub axes: Option<Vec<isize>>,
 }
 
-fn check_device(device: Device) -> Result<()> {
-    let (_, note) = backend::select(device)?;
-    if let Some(n) = note {
-        eprintln!("{n}");
-    }
-    Ok(())
-}
-
 /// The GPU for wavedec/waverec: asked for (an error naming why when there
 /// is none), or found by auto (which says where the job runs).
 fn dwt_gpu(device: Device) -> Result<Option<std::sync::Arc<multires_cuda::Gpu>>> {
@@ -165,6 +157,17 @@ fn gpu_variant(o: &TransformOpts) -> Result<multires_cuda::dwt::GpuDwtVariant> {
             "--algorithm {other} is not on the GPU (auto, matrix, matrix-nowrap, lattice and lattice-nowrap are); use --device cpu"
         ),
     })
+}
+
+/// The n-D GPU transform has one algorithm (matrix, coalesced axis passes,
+/// the 2-D level fused); other choices are refused rather than ignored.
+fn nd_variant(o: &TransformOpts) -> Result<multires_cuda::dwt::GpuDwtVariant> {
+    match o.algorithm {
+        Algorithm::Auto | Algorithm::Matrix => Ok(multires_cuda::dwt::GpuDwtVariant::Auto),
+        other => bail!(
+            "--algorithm {other}: the n-D transform on the GPU runs the matrix form only; use --algorithm auto or --device cpu"
+        ),
+    }
 }
 
 /// Moves `axis` last: (the array as rows x n, the permutation, n).
@@ -444,15 +447,16 @@ fn all_axes(axes: &Option<Vec<isize>>, ndim: usize) -> Vec<isize> {
 }
 
 pub fn wavedecn(a: WavedecnArgs) -> Result<()> {
-    check_device(a.t.device)?;
+    let gpu = dwt_gpu(a.t.device)?;
     let x = io::read_real_array(&a.input, &ReadOptions::default())?;
     check_finite(&x.values, a.allow_nonfinite, &a.input)?;
     let f32_ = f32_wanted(a.t.precision, x.was_f32);
     let axes = all_axes(&a.axes, x.values.ndim());
-    fn go<T: Real + ndarray_npy::WritableElement>(
+    fn go<T: Real + ndarray_npy::WritableElement + multires_cuda::GpuReal>(
         a: &WavedecnArgs,
         x: &ArrayD<f64>,
         axes: &[isize],
+        gpu: Option<std::sync::Arc<multires_cuda::Gpu>>,
     ) -> Result<usize> {
         let t = transform::<T>(&a.t)?;
         let lens: Vec<usize> = axes
@@ -460,7 +464,13 @@ pub fn wavedecn(a: WavedecnArgs) -> Result<()> {
             .map(|&ax| dwt::nd::axis_index(ax, x.ndim()).map(|i| x.shape()[i]))
             .collect::<Result<_, _>>()?;
         warn_level(a.level, &lens, t.filter_len());
-        let c = dwt::wavedecn(cast::<T>(x).view(), &t, a.level, axes)?;
+        let c = match gpu {
+            None => dwt::wavedecn(cast::<T>(x).view(), &t, a.level, axes)?,
+            Some(gpu) => {
+                let plan = multires_cuda::dwt::GpuDwt::<T>::new(gpu, &t.wavelet, a.t.mode, nd_variant(&a.t)?)?;
+                multires_cuda::dwtn::wavedecn(&plan, &cast::<T>(x), a.level, axes)?
+            }
+        };
         let mut named = vec![("arr_0".to_string(), c.approx.view())];
         for (i, d) in c.details.iter().enumerate() {
             for (k, v) in d {
@@ -471,9 +481,9 @@ pub fn wavedecn(a: WavedecnArgs) -> Result<()> {
         Ok(c.details.len())
     }
     let levels = if f32_ {
-        go::<f32>(&a, &x.values, &axes)?
+        go::<f32>(&a, &x.values, &axes, gpu)?
     } else {
-        go::<f64>(&a, &x.values, &axes)?
+        go::<f64>(&a, &x.values, &axes, gpu)?
     };
     eprintln!(
         "wavedecn: {:?} over axes {axes:?}, {levels} levels, wavelet {}, mode {} -> {}",
@@ -486,7 +496,7 @@ pub fn wavedecn(a: WavedecnArgs) -> Result<()> {
 }
 
 pub fn waverecn(a: WaverecnArgs) -> Result<()> {
-    check_device(a.t.device)?;
+    let gpu = dwt_gpu(a.t.device)?;
     let (arrays, any_f32) = io::read_npz(&a.input)?;
     let mut approx = None;
     let mut details: BTreeMap<usize, BTreeMap<String, ArrayD<f64>>> = BTreeMap::new();
@@ -545,11 +555,12 @@ pub fn waverecn(a: WaverecnArgs) -> Result<()> {
         }
     }
     let f32_ = f32_wanted(a.t.precision, any_f32);
-    fn go<T: Real + ndarray_npy::WritableElement>(
+    fn go<T: Real + ndarray_npy::WritableElement + multires_cuda::GpuReal>(
         a: &WaverecnArgs,
         approx: &ArrayD<f64>,
         details: &BTreeMap<usize, BTreeMap<String, ArrayD<f64>>>,
         axes: &[isize],
+        gpu: Option<std::sync::Arc<multires_cuda::Gpu>>,
     ) -> Result<Vec<usize>> {
         let t = transform::<T>(&a.t)?;
         let c = NdCoefficients {
@@ -559,14 +570,20 @@ pub fn waverecn(a: WaverecnArgs) -> Result<()> {
                 .map(|d| d.iter().map(|(k, v)| (k.clone(), cast::<T>(v))).collect())
                 .collect(),
         };
-        let r = dwt::waverecn(&c, &t, axes)?;
+        let r = match gpu {
+            None => dwt::waverecn(&c, &t, axes)?,
+            Some(gpu) => {
+                let plan = multires_cuda::dwt::GpuDwt::<T>::new(gpu, &t.wavelet, a.t.mode, nd_variant(&a.t)?)?;
+                multires_cuda::dwtn::waverecn(&plan, &c, axes)?
+            }
+        };
         io::write_npy(&a.output, &r)?;
         Ok(r.shape().to_vec())
     }
     let shape = if f32_ {
-        go::<f32>(&a, &approx, &details, &axes)?
+        go::<f32>(&a, &approx, &details, &axes, gpu)?
     } else {
-        go::<f64>(&a, &approx, &details, &axes)?
+        go::<f64>(&a, &approx, &details, &axes, gpu)?
     };
     eprintln!(
         "waverecn: {n} levels over axes {axes:?} -> {} {shape:?}",

@@ -430,6 +430,7 @@ __device__ __forceinline__ void lat_inv_body(const T* __restrict__ a, const T* _
 
 #define MAX_FUSE 6
 
+
 // dst[i] = src(i) for i < cnt, LOAD_BATCH independent global loads in
 // flight per thread (a plain loop keeps one, and a tile then waits on
 // DRAM latency sample by sample).
@@ -669,6 +670,174 @@ __device__ __forceinline__ void idwt_tile_body(const T* __restrict__ ca, long lo
     }
 }
 
+
+// n-D: an array seen as (outer, n, inner) around the transformed axis.
+// DWT_AX: one thread per (output pair, column); threads of a warp take
+// consecutive columns (the innermost index), so every load and store is
+// coalesced whatever the axis. Block (32, 8): x over inner, y over outputs.
+template <typename T, int MODE>
+__device__ __forceinline__ void dwt_ax_body(const T* __restrict__ x, long long n, long long no, long long inner,
+                                            int s0, const T* __restrict__ filt, int F, T* __restrict__ ca,
+                                            T* __restrict__ cd) {
+    __shared__ T f[2 * MAX_TAPS];
+    for (int i = threadIdx.y * blockDim.x + threadIdx.x; i < 2 * F; i += blockDim.x * blockDim.y) f[i] = filt[i];
+    __syncthreads();
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long outer = blockIdx.z;
+    if (i >= inner) return;
+    const T* xc = x + outer * n * inner + i;
+    for (long long o = (long long)blockIdx.y * blockDim.y + threadIdx.y; o < no; o += (long long)gridDim.y * blockDim.y) {
+        const long long first = 2 * o + s0 - F + 1;
+        T a = 0, d = 0;
+        if (first >= 0 && first + F <= n) {
+            for (int j = 0; j < F; ++j) {
+                const T v = xc[(first + j) * inner];
+                a = v * f[j] + a;
+                d = v * f[F + j] + d;
+            }
+        } else {
+            auto g = [xc, inner](long long t) { return xc[t * inner]; };
+            for (int j = 0; j < F; ++j) {
+                const T v = ext_get<T, MODE>(g, n, first + j);
+                a = v * f[j] + a;
+                d = v * f[F + j] + d;
+            }
+        }
+        ca[(outer * no + o) * inner + i] = a;
+        cd[(outer * no + o) * inner + i] = d;
+    }
+}
+
+// IDWT_AX: the synthesis along an axis, (a, d) of nc coefficients there.
+template <typename T>
+__device__ __forceinline__ void idwt_ax_body(const T* __restrict__ a, const T* __restrict__ d, long long nc,
+                                             long long inner, long long nout, int shift, int periodic,
+                                             const T* __restrict__ filt, int F, T* __restrict__ out) {
+    __shared__ T f[2 * MAX_TAPS];
+    for (int i = threadIdx.y * blockDim.x + threadIdx.x; i < 2 * F; i += blockDim.x * blockDim.y) f[i] = filt[i];
+    __syncthreads();
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long outer = blockIdx.z;
+    if (i >= inner) return;
+    const T* ac = a + outer * nc * inner + i;
+    const T* dc = d + outer * nc * inner + i;
+    for (long long n = (long long)blockIdx.y * blockDim.y + threadIdx.y; n < nout; n += (long long)gridDim.y * blockDim.y) {
+        long long m = n + shift;
+        if (periodic && m >= 2 * nc) m %= 2 * nc;
+        const long long c = m >> 1;
+        const int ph = (int)(m & 1);
+        T acc = 0;
+        for (int k = 0; k < F / 2; ++k) {
+            long long q = c - k;
+            if (periodic) {
+                q %= nc;
+                if (q < 0) q += nc;
+            } else if (q < 0 || q >= nc) {
+                continue;
+            }
+            acc = ac[q * inner] * f[2 * k + ph] + dc[q * inner] * f[F + 2 * k + ph] + acc;
+        }
+        out[(outer * nout + n) * inner + i] = acc;
+    }
+}
+
+// y = x cut to w of its s entries along an axis (waverecn's trim of an
+// approximation one longer than its details).
+template <typename T>
+__device__ __forceinline__ void crop_body(const T* __restrict__ x, long long total, long long s, long long inner,
+                                          long long w, T* __restrict__ y) {
+    const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= total) return;
+    const long long i = k % inner, t = (k / inner) % w, o = k / (inner * w);
+    y[k] = x[(o * s + t) * inner + i];
+}
+
+// One 2-D level over the last two axes (dwt2), fused: a block loads the
+// input tile of 32 x 32 outputs per sub-band (with the halo and, at the
+// edges, the extension along both axes, which commute), filters the rows
+// into shared memory, then the columns, and writes the four sub-bands
+// (keys: first letter axis 0, second axis 1).
+#define D2T 32
+template <typename T, int MODE, int F>
+__device__ __forceinline__ void dwt2_tile_body(const T* __restrict__ x, long long n0, long long n1, long long no0,
+                                               long long no1, int s0, const T* __restrict__ filt,
+                                               T* __restrict__ aa, T* __restrict__ ad, T* __restrict__ da,
+                                               T* __restrict__ dd) {
+    constexpr int R = 2 * D2T + F - 2;
+    constexpr int C = R + 1;  // padded row
+    __shared__ T f[2 * F];
+    extern __shared__ __align__(16) unsigned char dwt_smem[];
+    T* X = (T*)dwt_smem;       // R x C
+    T* L = X + R * C;          // R x D2T (rows filtered: approx along axis 1)
+    T* H = L + R * D2T;        // R x D2T (detail along axis 1)
+    const int tid = threadIdx.x;
+    for (int i = tid; i < 2 * F; i += blockDim.x) f[i] = filt[i];
+    const long long outer = blockIdx.z;
+    const long long oy0 = (long long)blockIdx.y * D2T, ox0 = (long long)blockIdx.x * D2T;
+    const long long r0 = 2 * oy0 + s0 - F + 1, c0 = 2 * ox0 + s0 - F + 1;
+    const T* xo = x + outer * n0 * n1;
+    const bool interior = r0 >= 0 && r0 + R <= n0 && c0 >= 0 && c0 + R <= n1;
+    // Loads: LOAD_BATCH in flight per thread, consecutive threads on one row.
+    for (int base = tid; base < R * R; base += LOAD_BATCH * blockDim.x) {
+        T v[LOAD_BATCH];
+#pragma unroll
+        for (int u = 0; u < LOAD_BATCH; ++u) {
+            const int k = base + u * blockDim.x;
+            v[u] = 0;
+            if (k < R * R) {
+                const long long gr = r0 + k / R, gc = c0 + k % R;
+                if (interior) {
+                    v[u] = xo[gr * n1 + gc];
+                } else {
+                    auto col = [xo, n1, gc](long long r) {
+                        return ext_at<T, MODE>(xo + r * n1, n1, gc);
+                    };
+                    v[u] = ext_get<T, MODE>(col, n0, gr);
+                }
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < LOAD_BATCH; ++u) {
+            const int k = base + u * blockDim.x;
+            if (k < R * R) X[(k / R) * C + k % R] = v[u];
+        }
+    }
+    __syncthreads();
+    for (int k = tid; k < R * D2T; k += blockDim.x) {
+        const int r = k / D2T, ox = k % D2T;
+        const T* w = X + r * C + 2 * ox;
+        T a = 0, d = 0;
+#pragma unroll
+        for (int j = 0; j < F; ++j) {
+            a = w[j] * f[j] + a;
+            d = w[j] * f[F + j] + d;
+        }
+        L[k] = a;
+        H[k] = d;
+    }
+    __syncthreads();
+    for (int k = tid; k < D2T * D2T; k += blockDim.x) {
+        const int oy = k / D2T, ox = k % D2T;
+        const long long gy = oy0 + oy, gx = ox0 + ox;
+        T s_aa = 0, s_da = 0, s_ad = 0, s_dd = 0;
+#pragma unroll
+        for (int j = 0; j < F; ++j) {
+            const T l = L[(2 * oy + j) * D2T + ox], h = H[(2 * oy + j) * D2T + ox];
+            s_aa = l * f[j] + s_aa;
+            s_da = l * f[F + j] + s_da;
+            s_ad = h * f[j] + s_ad;
+            s_dd = h * f[F + j] + s_dd;
+        }
+        if (gy < no0 && gx < no1) {
+            const long long o = (outer * no0 + gy) * no1 + gx;
+            aa[o] = s_aa;
+            ad[o] = s_ad;
+            da[o] = s_da;
+            dd[o] = s_dd;
+        }
+    }
+}
+
 #define DWT_M(NAME, T, MODE, G)                                                                                   \
     extern "C" __global__ void NAME(const T* x, long long n, long long no, int s0, const T* filt, int F, T* ca,   \
                                     T* cd) {                                                                      \
@@ -724,5 +893,24 @@ __device__ __forceinline__ void idwt_tile_body(const T* __restrict__ ca, long lo
                                     int shift, int periodic, long long i0, long long count, const T* coef,        \
                                     T* out) {                                                                     \
         lat_inv_body<T, S>(a, d, nc, a_stride, nout, shift, periodic, i0, count, coef, out);                      \
+    }
+#define DWT_AX(NAME, T, MODE)                                                                                     \
+    extern "C" __global__ void NAME(const T* x, long long n, long long no, long long inner, int s0, const T* filt, \
+                                    int F, T* ca, T* cd) {                                                        \
+        dwt_ax_body<T, MODE>(x, n, no, inner, s0, filt, F, ca, cd);                                               \
+    }
+#define IDWT_AX(NAME, T)                                                                                          \
+    extern "C" __global__ void NAME(const T* a, const T* d, long long nc, long long inner, long long nout,         \
+                                    int shift, int periodic, const T* filt, int F, T* out) {                      \
+        idwt_ax_body<T>(a, d, nc, inner, nout, shift, periodic, filt, F, out);                                    \
+    }
+#define CROP(NAME, T)                                                                                             \
+    extern "C" __global__ void NAME(const T* x, long long total, long long s, long long inner, long long w, T* y) { \
+        crop_body<T>(x, total, s, inner, w, y);                                                                   \
+    }
+#define DWT2_TILE(NAME, T, MODE, F)                                                                               \
+    extern "C" __global__ void NAME(const T* x, long long n0, long long n1, long long no0, long long no1, int s0,  \
+                                    const T* filt, T* aa, T* ad, T* da, T* dd) {                                  \
+        dwt2_tile_body<T, MODE, F>(x, n0, n1, no0, no1, s0, filt, aa, ad, da, dd);                                \
     }
 // The host appends the instantiation it needs, e.g. `DWT_M(kernel, float, 8, 2)`.

@@ -262,6 +262,16 @@ impl<T: GpuReal> GpuDwt<T> {
         })
     }
 
+    pub(crate) fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+    pub(crate) fn dec(&self) -> &CudaSlice<T> {
+        &self.dec
+    }
+    pub(crate) fn rec(&self) -> &CudaSlice<T> {
+        &self.rec
+    }
+
     fn lattice_analysis(&self) -> Result<(usize, &CudaSlice<T>), CudaError> {
         match &self.lattice {
             Some([(stages, c), _]) => Ok((*stages, c)),

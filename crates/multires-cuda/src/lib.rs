@@ -8,6 +8,7 @@ mod cufft_ols;
 pub mod cwt;
 pub mod device;
 pub mod dwt;
+pub mod dwtn;
 mod error;
 pub mod fir;
 mod kernels;

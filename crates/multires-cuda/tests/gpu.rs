@@ -694,3 +694,94 @@ fn dwt_on_the_gpu_matches_the_cpu() {
     let bad = vec![vec![0.0; 10], vec![0.0; 3]];
     assert!(multires_cuda::dwt::waverec(&plan, &bad, 1).is_err());
 }
+
+/// wavedecn / waverecn on the GPU against the CPU's float64 result: the fused
+/// 2-D level (last two axes, several tiles and every edge), the axis passes
+/// (other axes, 3-D), every mode, a sample of every family.
+#[test]
+fn dwtn_on_the_gpu_matches_the_cpu() {
+    use multires::dwt::{self, Algorithm as DwtAlgorithm, DiscreteWavelet, Granularity, Mode, NdCoefficients, Transform};
+    use multires_cuda::dwt::{GpuDwt, GpuDwtVariant};
+    let Some(gpu) = gpu_or_skip("dwtn_on_the_gpu_matches_the_cpu") else {
+        return;
+    };
+    fn rel<T: multires_cuda::GpuReal>(g: &ndarray::ArrayD<T>, w: &ndarray::ArrayD<f64>, scale: f64) -> f64 {
+        assert_eq!(g.shape(), w.shape());
+        let num: f64 = g.iter().zip(w.iter()).map(|(a, b)| (a.f64() - b).powi(2)).sum();
+        let den: f64 = w.iter().map(|b| b * b).sum::<f64>().max(scale).max(1e-300);
+        (num / den).sqrt()
+    }
+    #[allow(clippy::too_many_arguments)]
+    fn check<T: multires_cuda::GpuReal + ndarray::NdFloat>(
+        gpu: &Arc<Gpu>,
+        w: &DiscreteWavelet,
+        mode: Mode,
+        shape: &[usize],
+        axes: &[isize],
+        level: Option<usize>,
+        tol: f64,
+        seed: u64,
+    ) {
+        let what = format!("{} {mode} shape {shape:?} axes {axes:?} level {level:?} {}", w.name, std::any::type_name::<T>());
+        let n: usize = shape.iter().product();
+        let x: Vec<T> = multires::signal::noise(n, seed).iter().map(|&v| T::of(v)).collect();
+        let xa = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), x).unwrap();
+        let x64 = xa.mapv(|v| v.f64());
+        let t = Transform::<f64>::new(w, mode, DwtAlgorithm::Auto, Granularity::Two).unwrap();
+        let want = dwt::wavedecn(x64.view(), &t, level, axes).unwrap();
+        let plan = GpuDwt::<T>::new(gpu.clone(), w, mode, GpuDwtVariant::Auto).unwrap();
+        let got = multires_cuda::dwtn::wavedecn(&plan, &xa, level, axes).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let energy: f64 = want.approx.iter().chain(want.details.iter().flat_map(|d| d.values().flat_map(|a| a.iter()))).map(|v| v * v).sum();
+        let scale = if std::mem::size_of::<T>() == 4 { energy } else { x64.iter().map(|v| v * v).sum::<f64>() / n as f64 };
+        let e = rel(&got.approx, &want.approx, scale);
+        assert!(e <= tol, "{what}: approximation relative error {e:e}");
+        assert_eq!(got.details.len(), want.details.len(), "{what}: levels");
+        for (i, (g, wd)) in got.details.iter().zip(&want.details).enumerate() {
+            assert_eq!(g.keys().collect::<Vec<_>>(), wd.keys().collect::<Vec<_>>(), "{what}: keys of level {i}");
+            for (k, wa) in wd {
+                let e = rel(&g[k], wa, scale);
+                assert!(e <= tol, "{what}: level {i} '{k}' relative error {e:e}");
+            }
+        }
+        // waverecn of the CPU's coefficients.
+        let want_rec = dwt::waverecn(&want, &t, axes).unwrap();
+        let c_t = NdCoefficients {
+            approx: want.approx.mapv(T::of),
+            details: want.details.iter().map(|d| d.iter().map(|(k, v)| (k.clone(), v.mapv(T::of))).collect()).collect(),
+        };
+        let rec = multires_cuda::dwtn::waverecn(&plan, &c_t, axes).unwrap_or_else(|e| panic!("{what} waverecn: {e}"));
+        let x_energy: f64 = want_rec.iter().map(|v| v * v).sum::<f64>().max(1e-300);
+        let e = rel(&rec, &want_rec, 0.0) / (energy / x_energy).sqrt().max(1.0);
+        assert!(e <= tol, "{what}: waverecn relative error {e:e}");
+    }
+    let mut seed = 500;
+    for name in ["haar", "db4", "sym5", "coif3", "bior4.4", "rbio3.1"] {
+        let w = DiscreteWavelet::from_name(name).unwrap();
+        for mode in Mode::ALL {
+            for (shape, axes, level) in [
+                (vec![7usize, 9], vec![-2isize, -1], None),
+                (vec![70, 101], vec![-2, -1], Some(2)),
+                (vec![2, 33, 64], vec![1, 2], None),
+                (vec![5, 12, 7], vec![0, 2], Some(1)),
+                (vec![6, 5, 9], vec![0, 1, 2], Some(2)),
+                (vec![1, 40], vec![0, 1], Some(1)),
+            ] {
+                if matches!(mode, Mode::Reflect | Mode::Antireflect) && shape.iter().any(|&s| s < 2) {
+                    continue;
+                }
+                seed += 1;
+                let l = level.map(|l: usize| l.min(shape.iter().map(|&s| dwt::max_level(s, w.filter_len())).min().unwrap_or(0).max(1)));
+                check::<f64>(&gpu, &w, mode, &shape, &axes, l, 1e-12, seed);
+                let tol32 = 1e-5 * l.unwrap_or(3).max(1) as f64;
+                check::<f32>(&gpu, &w, mode, &shape, &axes, l, tol32, seed);
+            }
+        }
+    }
+    // Bad input: a detail of the wrong shape is an error, not a panic.
+    let w = DiscreteWavelet::from_name("db2").unwrap();
+    let plan = GpuDwt::<f64>::new(gpu.clone(), &w, Mode::Symmetric, GpuDwtVariant::Auto).unwrap();
+    let x = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[8, 8]), multires::signal::noise(64, 3)).unwrap();
+    let mut c = multires_cuda::dwtn::wavedecn(&plan, &x, Some(1), &[0, 1]).unwrap();
+    c.details[0].insert("dd".into(), ndarray::ArrayD::zeros(ndarray::IxDyn(&[2, 2])));
+    assert!(multires_cuda::dwtn::waverecn(&plan, &c, &[0, 1]).is_err());
+}

@@ -63,7 +63,7 @@ pub fn wavedec<T: Real>(
 /// shrinking, so a bigger number is a mistake (and would run for ever).
 pub const MAX_LEVELS: usize = 255;
 
-pub(crate) fn check_level(level: usize) -> Result<(), DwtError> {
+pub fn check_level(level: usize) -> Result<(), DwtError> {
     if level > MAX_LEVELS {
         return Err(DwtError::BadLevel {
             level,
