@@ -228,7 +228,10 @@ pub fn dwt(a: &BenchArgs, n: usize, levels: usize, names: &[String]) -> Result<(
             let plan = match GpuDwt::<f32>::new(gpu.clone(), &w, mode, variant) {
                 Ok(p) => p,
                 Err(e) if variant.is_lattice() => {
-                    println!("{} | cuda | {name} | {variant} | not available: {e}", a.config);
+                    println!(
+                        "{} | cuda | {name} | {variant} | not available: {e}",
+                        a.config
+                    );
                     continue;
                 }
                 Err(e) => return Err(e.into()),
@@ -239,8 +242,14 @@ pub fn dwt(a: &BenchArgs, n: usize, levels: usize, names: &[String]) -> Result<(
             gpu.synchronize()?;
             let (mut td, mut tr) = (Vec::new(), Vec::new());
             for _ in 0..a.repeat.max(3) {
-                td.push(gpu.time_ms(|| plan.wavedec_on_device(&xd, &layout, &mut coeffs, &mut work))? as f64);
-                tr.push(gpu.time_ms(|| plan.waverec_on_device(&coeffs, &layout, &mut out, &mut work))? as f64);
+                td.push(
+                    gpu.time_ms(|| plan.wavedec_on_device(&xd, &layout, &mut coeffs, &mut work))?
+                        as f64,
+                );
+                tr.push(
+                    gpu.time_ms(|| plan.waverec_on_device(&coeffs, &layout, &mut out, &mut work))?
+                        as f64,
+                );
             }
             // With transfers (pageable host memory): signal up, coefficients down; and back.
             let t = Instant::now();
@@ -255,7 +264,11 @@ pub fn dwt(a: &BenchArgs, n: usize, levels: usize, names: &[String]) -> Result<(
             gpu.stream.memcpy_dtoh(&out, &mut host_y)?;
             gpu.synchronize()?;
             let total_rec = t.elapsed().as_secs_f64() * 1e3;
-            let num: f64 = host_y.iter().zip(&x).map(|(a, b)| ((a - b) as f64).powi(2)).sum();
+            let num: f64 = host_y
+                .iter()
+                .zip(&x)
+                .map(|(a, b)| ((a - b) as f64).powi(2))
+                .sum();
             let den: f64 = x.iter().map(|b| (*b as f64).powi(2)).sum();
             let (md, mr) = (median(td), median(tr));
             println!(
@@ -292,7 +305,10 @@ pub fn dwt(a: &BenchArgs, n: usize, levels: usize, names: &[String]) -> Result<(
                     den += (*q as f64).powi(2);
                 }
             }
-            println!("  {name}: relative L2 difference of the coefficients from the CPU's: {:.2e}", (num / den.max(1e-300)).sqrt());
+            println!(
+                "  {name}: relative L2 difference of the coefficients from the CPU's: {:.2e}",
+                (num / den.max(1e-300)).sqrt()
+            );
         }
     }
     Ok(())
@@ -338,9 +354,18 @@ pub fn dwt2(a: &BenchArgs, side: usize, levels: usize, names: &[String]) -> Resu
         }
         // Accuracy: the round trip on the device, against the input.
         let y = plan.waverecn_on_device(&ap, &det, &axes)?.download(&gpu)?;
-        let num: f64 = y.iter().zip(xa.iter()).map(|(p, q)| ((p - q) as f64).powi(2)).sum();
+        let num: f64 = y
+            .iter()
+            .zip(xa.iter())
+            .map(|(p, q)| ((p - q) as f64).powi(2))
+            .sum();
         let den: f64 = xa.iter().map(|q| (*q as f64).powi(2)).sum();
-        let coeff_bytes: usize = ap.len() + det.iter().flat_map(|d| d.values()).map(|v| v.len()).sum::<usize>();
+        let coeff_bytes: usize = ap.len()
+            + det
+                .iter()
+                .flat_map(|d| d.values())
+                .map(|v| v.len())
+                .sum::<usize>();
         let bytes = (n + coeff_bytes) * 4;
         let (md, mr) = (median(td), median(tr));
         println!(

@@ -181,7 +181,12 @@ fn axis_last<T: Clone>(x: &ArrayD<T>, ax: usize) -> (Vec<T>, Vec<usize>, usize) 
 }
 
 /// Undoes `axis_last` for a block of rows x len.
-fn axis_back<T: Clone>(v: Vec<T>, outer: &[usize], len: usize, perm: &[usize]) -> Result<ArrayD<T>> {
+fn axis_back<T: Clone>(
+    v: Vec<T>,
+    outer: &[usize],
+    len: usize,
+    perm: &[usize],
+) -> Result<ArrayD<T>> {
     let mut shape = outer.to_vec();
     shape.push(len);
     let a = ArrayD::from_shape_vec(ndarray::IxDyn(&shape), v)?;
@@ -268,14 +273,18 @@ pub fn wavedec(a: WavedecArgs) -> Result<()> {
                     return Err(dwt::DwtError::EmptySignal.into());
                 }
                 let (rows_x, perm, n) = axis_last(&cast::<T>(x), ax);
-                let level = a
-                    .level
-                    .unwrap_or_else(|| dwt::max_level(n, t.filter_len()));
+                let level = a.level.unwrap_or_else(|| dwt::max_level(n, t.filter_len()));
                 if level > dwt::multilevel::MAX_LEVELS {
-                    bail!("level {level}: at most {} levels are accepted", dwt::multilevel::MAX_LEVELS);
+                    bail!(
+                        "level {level}: at most {} levels are accepted",
+                        dwt::multilevel::MAX_LEVELS
+                    );
                 }
                 t.check_len(n)?;
-                let outer: Vec<usize> = perm[..perm.len() - 1].iter().map(|&i| x.shape()[i]).collect();
+                let outer: Vec<usize> = perm[..perm.len() - 1]
+                    .iter()
+                    .map(|&i| x.shape()[i])
+                    .collect();
                 let rows = outer.iter().product::<usize>();
                 let plan = multires_cuda::dwt::GpuDwt::<T>::new(
                     gpu,
@@ -467,7 +476,12 @@ pub fn wavedecn(a: WavedecnArgs) -> Result<()> {
         let c = match gpu {
             None => dwt::wavedecn(cast::<T>(x).view(), &t, a.level, axes)?,
             Some(gpu) => {
-                let plan = multires_cuda::dwt::GpuDwt::<T>::new(gpu, &t.wavelet, a.t.mode, nd_variant(&a.t)?)?;
+                let plan = multires_cuda::dwt::GpuDwt::<T>::new(
+                    gpu,
+                    &t.wavelet,
+                    a.t.mode,
+                    nd_variant(&a.t)?,
+                )?;
                 multires_cuda::dwtn::wavedecn(&plan, &cast::<T>(x), a.level, axes)?
             }
         };
@@ -573,7 +587,12 @@ pub fn waverecn(a: WaverecnArgs) -> Result<()> {
         let r = match gpu {
             None => dwt::waverecn(&c, &t, axes)?,
             Some(gpu) => {
-                let plan = multires_cuda::dwt::GpuDwt::<T>::new(gpu, &t.wavelet, a.t.mode, nd_variant(&a.t)?)?;
+                let plan = multires_cuda::dwt::GpuDwt::<T>::new(
+                    gpu,
+                    &t.wavelet,
+                    a.t.mode,
+                    nd_variant(&a.t)?,
+                )?;
                 multires_cuda::dwtn::waverecn(&plan, &c, axes)?
             }
         };

@@ -362,6 +362,28 @@ fn dwt_bad_input_gives_clear_errors_and_no_output() {
         ),
         "CUDA",
     );
+    if std::env::var_os("MULTIRES_REQUIRE_GPU").is_none() && multires_has_no_gpu() {
+        fails_with(
+            &multires(
+                d,
+                &[
+                    "wavedecn",
+                    "x.npy",
+                    "-o",
+                    "n.npz",
+                    "--wavelet",
+                    "db2",
+                    "--device",
+                    "cuda",
+                ],
+            ),
+            "--device cuda",
+        );
+        assert!(
+            !d.join("n.npz").exists(),
+            "partial output n.npz left behind"
+        );
+    }
     for f in ["c.npz", "r.npy"] {
         // c.npz exists from the --allow-nonfinite run only; r.npy never.
         if f == "r.npy" {
@@ -376,4 +398,10 @@ fn dwt_bad_input_gives_clear_errors_and_no_output() {
     ] {
         assert!(text.contains(name), "wavelets lacks {name}");
     }
+}
+
+/// CI and the development machine have no GPU; where one is, the CUDA error
+/// cases above do not apply.
+fn multires_has_no_gpu() -> bool {
+    !std::path::Path::new("/dev/nvidia0").exists()
 }

@@ -236,8 +236,14 @@ impl<T: GpuReal> GpuDwt<T> {
                 ))
                 .into());
             }
-            let e = Lattice::factorize(&polyphase::analysis(&wavelet.dec_lo, &wavelet.dec_hi), wavelet.name)?;
-            let r = Lattice::factorize(&polyphase::synthesis(&wavelet.rec_lo, &wavelet.rec_hi), wavelet.name)?;
+            let e = Lattice::factorize(
+                &polyphase::analysis(&wavelet.dec_lo, &wavelet.dec_hi),
+                wavelet.name,
+            )?;
+            let r = Lattice::factorize(
+                &polyphase::synthesis(&wavelet.rec_lo, &wavelet.rec_hi),
+                wavelet.name,
+            )?;
             let up = |l: &Lattice| -> Result<(usize, CudaSlice<T>), CudaError> {
                 let (stages, c) = lattice_coefficients(l);
                 let c: Vec<T> = c.iter().map(|&v| T::of(v)).collect();
@@ -248,7 +254,8 @@ impl<T: GpuReal> GpuDwt<T> {
             None
         };
         let elem = std::mem::size_of::<T>();
-        let cap = (96 * 1024 / (2 * elem)).min(gpu.info.smem_per_block_optin.saturating_sub(4096) / (2 * elem));
+        let cap = (96 * 1024 / (2 * elem))
+            .min(gpu.info.smem_per_block_optin.saturating_sub(4096) / (2 * elem));
         Ok(GpuDwt {
             dec: upload(&gpu, &dec)?,
             rec: upload(&gpu, &rec)?,
@@ -352,12 +359,22 @@ impl<T: GpuReal> GpuDwt<T> {
                 let func = self.gpu.function(Kernel::Dwt, &inst, 0)?;
                 let s0 = self.s0();
                 let mut b = stream.launch_builder(&func);
-                b.arg(x).arg(&n_i).arg(&no_i).arg(&s0).arg(coef).arg(ca).arg(cd);
+                b.arg(x)
+                    .arg(&n_i)
+                    .arg(&no_i)
+                    .arg(&s0)
+                    .arg(coef)
+                    .arg(ca)
+                    .arg(cd);
                 // SAFETY: matches LAT; rows x n inputs, rows x no outputs.
                 unsafe { b.launch(self.grid(no, rows)?) }.during(|| format!("launching {inst}"))?;
             }
             GpuDwtVariant::M2NoWrap | GpuDwtVariant::M4NoWrap | GpuDwtVariant::L2NoWrap => {
-                let g = if self.variant == GpuDwtVariant::M4NoWrap { 4 } else { 2 };
+                let g = if self.variant == GpuDwtVariant::M4NoWrap {
+                    4
+                } else {
+                    2
+                };
                 // The extended row: 2 no + F - 2 samples from first(0).
                 let ne = 2 * no + self.f - 2;
                 if scratch.as_ref().is_none_or(|s| s.len() < rows * ne) {
@@ -378,8 +395,7 @@ impl<T: GpuReal> GpuDwt<T> {
                 let mut b = stream.launch_builder(&func);
                 b.arg(x).arg(&n_i).arg(&ne_i).arg(&first).arg(&*xe);
                 // SAFETY: matches DWT_EXTEND; xe holds rows x ne values.
-                unsafe { b.launch(self.grid(ne, rows)?) }
-                    .during(|| format!("launching {inst}"))?;
+                unsafe { b.launch(self.grid(ne, rows)?) }.during(|| format!("launching {inst}"))?;
                 if self.variant == GpuDwtVariant::L2NoWrap {
                     let (stages, coef) = self.lattice_analysis()?;
                     let inst = format!("LAT(kernel, {}, {mode}, {stages}, true)", T::CUDA);
@@ -387,9 +403,16 @@ impl<T: GpuReal> GpuDwt<T> {
                     // Sample 2m + s0 of the row lies at 2m + F - 1 of the extended row.
                     let s0e = self.f as i32 - 1;
                     let mut b = stream.launch_builder(&func);
-                    b.arg(&*xe).arg(&ne_i).arg(&no_i).arg(&s0e).arg(coef).arg(ca).arg(cd);
+                    b.arg(&*xe)
+                        .arg(&ne_i)
+                        .arg(&no_i)
+                        .arg(&s0e)
+                        .arg(coef)
+                        .arg(ca)
+                        .arg(cd);
                     // SAFETY: matches LAT; rows x ne extended inputs, rows x no outputs.
-                    unsafe { b.launch(self.grid(no, rows)?) }.during(|| format!("launching {inst}"))?;
+                    unsafe { b.launch(self.grid(no, rows)?) }
+                        .during(|| format!("launching {inst}"))?;
                     return Ok(());
                 }
                 let inst = format!("DWT_NW(kernel, {}, {g})", T::CUDA);
@@ -426,7 +449,9 @@ impl<T: GpuReal> GpuDwt<T> {
             return Err(CudaError::Unsupported("an empty batch".into()));
         }
         if coeffs.len() < layout.total() {
-            return Err(CudaError::Unsupported("coefficient buffer too small".into()));
+            return Err(CudaError::Unsupported(
+                "coefficient buffer too small".into(),
+            ));
         }
         if level == 0 {
             let mut dst = coeffs.slice_mut(0..rows * n);
@@ -451,7 +476,10 @@ impl<T: GpuReal> GpuDwt<T> {
         for lv in 0..fuse_from {
             let no = lens[lv + 1];
             let last = lv + 1 == level;
-            let (d0, d1) = (layout.detail_offset(lv + 1), layout.detail_offset(lv + 1) + rows * no);
+            let (d0, d1) = (
+                layout.detail_offset(lv + 1),
+                layout.detail_offset(lv + 1) + rows * no,
+            );
             let nxt = 1 - cur;
             // Split borrows: the source, the destination approximation and the details.
             let DwtWork { a, b, extended, .. } = &mut *work;
@@ -478,7 +506,6 @@ impl<T: GpuReal> GpuDwt<T> {
         }
         Ok(())
     }
-
 
     /// auto: levels longer than `cap` in tiled passes of up to TILE_LEVELS
     /// levels (DWT_TILE, then DWT_EDGES for the ends of the rows), the rest in
@@ -550,7 +577,6 @@ impl<T: GpuReal> GpuDwt<T> {
                 // SAFETY: matches DWT_FUSED; every level fits `cap` and its block in coeffs.
                 unsafe { bld.launch(cfg) }.during(|| format!("launching {inst}"))?;
                 drop(bld);
-                drop(xin);
                 work.keep(&keys, consts);
                 return Ok(());
             }
@@ -635,7 +661,6 @@ impl<T: GpuReal> GpuDwt<T> {
             // SAFETY: matches DWT_EDGES; every level's two windows fit wmax.
             unsafe { bld.launch(cfg) }.during(|| format!("launching {inst}"))?;
             drop(bld);
-            drop((xin, ca_out));
             work.keep(&keys, consts);
             src = Some(nxt);
             lv += k;
@@ -771,7 +796,8 @@ impl<T: GpuReal> GpuDwt<T> {
                 src_buf.slice(0..rows * a_len)
             };
             let dst: &CudaSlice<T> = if last { &*out } else { dst_buf };
-            let (na, k_i, tile_i, span_i) = (a_len as i64, k as i32, tile_span() as i32, span as i32);
+            let (na, k_i, tile_i, span_i) =
+                (a_len as i64, k as i32, tile_span() as i32, span as i32);
             let cfg = LaunchConfig {
                 grid_dim: (nfinal.div_ceil(tile_span()) as u32, rows as u32, 1),
                 block_dim: (tile_threads() as u32, 1, 1),
@@ -794,13 +820,13 @@ impl<T: GpuReal> GpuDwt<T> {
             // SAFETY: matches IDWT_TILE; every step's range fits `span`.
             unsafe { bld.launch(cfg) }.during(|| format!("launching {inst}"))?;
             drop(bld);
-            drop(a);
             work.keep(&keys, consts);
             a_len = nfinal;
             a_in_coeffs = false;
             cur = 1 - cur;
             s += k;
         }
+        #[allow(clippy::needless_range_loop)]
         for s in s..level {
             let k = level - s;
             let nc = layout.detail_lens[k - 1];
@@ -965,7 +991,9 @@ fn edge_windows(lens: &[i64], f: i64, s0: i64) -> Vec<i64> {
     wr[k] = er[k];
     for l in (1..=k).rev() {
         wl[l - 1] = (2 * wl[l] + s0).max(f + 1).max(el[l - 1]);
-        wr[l - 1] = (lens[l - 1] - 2 * (lens[l] - wr[l]) - s0 + f).max(f + 1).max(er[l - 1]);
+        wr[l - 1] = (lens[l - 1] - 2 * (lens[l] - wr[l]) - s0 + f)
+            .max(f + 1)
+            .max(er[l - 1]);
     }
     for l in 0..=k {
         wl[l] = wl[l].min(lens[l]);
@@ -1008,10 +1036,21 @@ pub fn wavedec<T: GpuReal>(
         return Err(multires::dwt::DwtError::EmptySignal.into());
     }
     let n = x.len() / rows;
-    if rows > MAX_ROWS {
+    // Rows per batch: the launch limit, and what fits in device memory
+    // (input, coefficients and two scratch approximations, with margin).
+    let per_row = (3 * n + 2 * plan.f * level.max(1)) * std::mem::size_of::<T>();
+    let fit = (plan.gpu.free_mem()? * 4 / 5) / per_row.max(1);
+    if fit == 0 {
+        return Err(CudaError::OutOfMemory {
+            need: per_row as u128,
+            free: plan.gpu.free_mem()? as u128,
+        });
+    }
+    let batch = MAX_ROWS.min(fit);
+    if rows > batch {
         // Batches of rows, each array's blocks one after the other.
         let mut out: Vec<Vec<T>> = Vec::new();
-        for chunk in x.chunks(MAX_ROWS * n) {
+        for chunk in x.chunks(batch * n) {
             let part = wavedec(plan, chunk, chunk.len() / n, level)?;
             if out.is_empty() {
                 out = part;
@@ -1023,7 +1062,10 @@ pub fn wavedec<T: GpuReal>(
     }
     let layout = DwtLayout::wavedec(rows, n, plan.f, plan.mode, level);
     let gpu = &plan.gpu;
-    check_free(gpu, ((x.len() + layout.total()) * std::mem::size_of::<T>()) as u128)?;
+    check_free(
+        gpu,
+        ((x.len() + layout.total()) * std::mem::size_of::<T>()) as u128,
+    )?;
     let xd = upload(gpu, x)?;
     let mut coeffs = gpu
         .stream
@@ -1055,12 +1097,22 @@ pub fn waverec<T: GpuReal>(
         return Err(CudaError::Unsupported("no coefficients".into()));
     }
     let lens: Vec<usize> = coeffs.iter().map(|c| c.len() / rows).collect();
-    if rows > MAX_ROWS {
+    let per_row = (3 * lens.iter().sum::<usize>() + 2 * lens.last().copied().unwrap_or(1))
+        * std::mem::size_of::<T>();
+    let fit = (plan.gpu.free_mem()? * 4 / 5) / per_row.max(1);
+    if fit == 0 {
+        return Err(CudaError::OutOfMemory {
+            need: per_row as u128,
+            free: plan.gpu.free_mem()? as u128,
+        });
+    }
+    let batch = MAX_ROWS.min(fit);
+    if rows > batch {
         let mut out = Vec::new();
         let mut len = 0;
         let mut r0 = 0;
         while r0 < rows {
-            let r = MAX_ROWS.min(rows - r0);
+            let r = batch.min(rows - r0);
             let part: Vec<Vec<T>> = coeffs
                 .iter()
                 .zip(&lens)
@@ -1089,7 +1141,10 @@ pub fn waverec<T: GpuReal>(
     }
     let o = layout.approx_offset();
     flat[o..o + coeffs[0].len()].copy_from_slice(&coeffs[0]);
-    check_free(gpu, ((flat.len() + rows * final_len) * std::mem::size_of::<T>()) as u128)?;
+    check_free(
+        gpu,
+        ((flat.len() + rows * final_len) * std::mem::size_of::<T>()) as u128,
+    )?;
     let cd = upload(gpu, &flat)?;
     let mut out = gpu
         .stream

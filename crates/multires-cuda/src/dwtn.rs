@@ -13,7 +13,9 @@ use crate::error::{Context, CudaError};
 use crate::kernels::Kernel;
 use crate::GpuReal;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
-use multires::dwt::{coeff_len, max_level, rec_len, synthesis_shift, DwtError, Mode, NdCoefficients};
+use multires::dwt::{
+    coeff_len, max_level, rec_len, synthesis_shift, DwtError, Mode, NdCoefficients,
+};
 use ndarray::ArrayD;
 use std::collections::BTreeMap;
 
@@ -83,7 +85,11 @@ impl<T: GpuReal> GpuDwt<T> {
     }
 
     /// (cA, cD) of `x` along `axis`.
-    pub fn dwt_axis(&self, x: &DevArray<T>, axis: usize) -> Result<(DevArray<T>, DevArray<T>), CudaError> {
+    pub fn dwt_axis(
+        &self,
+        x: &DevArray<T>,
+        axis: usize,
+    ) -> Result<(DevArray<T>, DevArray<T>), CudaError> {
         let gpu = self.gpu();
         let f = self.wavelet.filter_len();
         let (outer, n, inner) = split(&x.shape, axis);
@@ -137,7 +143,12 @@ impl<T: GpuReal> GpuDwt<T> {
     }
 
     /// The synthesis of (a, d) along `axis` (equal shapes).
-    pub fn idwt_axis(&self, a: &DevArray<T>, d: &DevArray<T>, axis: usize) -> Result<DevArray<T>, CudaError> {
+    pub fn idwt_axis(
+        &self,
+        a: &DevArray<T>,
+        d: &DevArray<T>,
+        axis: usize,
+    ) -> Result<DevArray<T>, CudaError> {
         if a.shape != d.shape {
             return Err(DwtError::CoefficientMismatch(format!(
                 "approximation shape {:?} and detail shape {:?} differ",
@@ -207,7 +218,12 @@ impl<T: GpuReal> GpuDwt<T> {
             let func = gpu.function(Kernel::Dwt, &inst, 0)?;
             let (t_i, s_i, in_i, w_i) = (total as i64, s as i64, inner as i64, w as i64);
             let mut b = gpu.stream.launch_builder(&func);
-            b.arg(&src.data).arg(&t_i).arg(&s_i).arg(&in_i).arg(&w_i).arg(&y);
+            b.arg(&src.data)
+                .arg(&t_i)
+                .arg(&s_i)
+                .arg(&in_i)
+                .arg(&w_i)
+                .arg(&y);
             let cfg = LaunchConfig::for_num_elems(total.max(1) as u32);
             // SAFETY: matches CROP; y holds total values.
             unsafe { b.launch(cfg) }.during(|| format!("launching {inst}"))?;
@@ -240,16 +256,30 @@ impl<T: GpuReal> GpuDwt<T> {
         let bands = [(); 4].map(|_| alloc::<T>(gpu, total));
         let [aa, ad, da, dd] = bands;
         let (aa, ad, da, dd) = (aa?, ad?, da?, dd?);
-        let inst = format!("DWT2_TILE(kernel, {}, {}, {f})", T::CUDA, mode_code(self.mode));
+        let inst = format!(
+            "DWT2_TILE(kernel, {}, {}, {f})",
+            T::CUDA,
+            mode_code(self.mode)
+        );
         let func = gpu.function(Kernel::Dwt, &inst, smem)?;
-        let (n0_i, n1_i, no0_i, no1_i, s0) = (n0 as i64, n1 as i64, no0 as i64, no1 as i64, self.s0_nd());
+        let (n0_i, n1_i, no0_i, no1_i, s0) =
+            (n0 as i64, n1 as i64, no0 as i64, no1 as i64, self.s0_nd());
         for o0 in (0..outer).step_by(MAX_GRID_Z) {
             let rows = (outer - o0).min(MAX_GRID_Z);
             let xs = x.data.slice(o0 * n0 * n1..(o0 + rows) * n0 * n1);
             let (lo, hi) = (o0 * no0 * no1, (o0 + rows) * no0 * no1);
-            let (saa, sad, sda, sdd) = (aa.slice(lo..hi), ad.slice(lo..hi), da.slice(lo..hi), dd.slice(lo..hi));
+            let (saa, sad, sda, sdd) = (
+                aa.slice(lo..hi),
+                ad.slice(lo..hi),
+                da.slice(lo..hi),
+                dd.slice(lo..hi),
+            );
             let cfg = LaunchConfig {
-                grid_dim: (no1.div_ceil(32) as u32, no0.div_ceil(32) as u32, rows as u32),
+                grid_dim: (
+                    no1.div_ceil(32) as u32,
+                    no0.div_ceil(32) as u32,
+                    rows as u32,
+                ),
                 block_dim: (256, 1, 1),
                 shared_mem_bytes: smem as u32,
             };
@@ -276,7 +306,11 @@ impl<T: GpuReal> GpuDwt<T> {
     }
 
     /// `pywt.dwtn` on the device: every key over `axes` (indices, no repeats).
-    pub fn dwtn_on_device(&self, x: &DevArray<T>, axes: &[usize]) -> Result<BTreeMap<String, DevArray<T>>, CudaError> {
+    pub fn dwtn_on_device(
+        &self,
+        x: &DevArray<T>,
+        axes: &[usize],
+    ) -> Result<BTreeMap<String, DevArray<T>>, CudaError> {
         let nd = x.shape.len();
         if axes.len() == 2 && nd >= 2 && axes[0] == nd - 2 && axes[1] == nd - 1 {
             if let Some([aa, ad, da, dd]) = self.dwt2_fused(x)? {
@@ -306,7 +340,11 @@ impl<T: GpuReal> GpuDwt<T> {
     }
 
     /// `pywt.idwtn` on the device, every key of `level` with one shape.
-    pub fn idwtn_on_device(&self, level: &BTreeMap<String, &DevArray<T>>, axes: &[usize]) -> Result<DevArray<T>, CudaError> {
+    pub fn idwtn_on_device(
+        &self,
+        level: &BTreeMap<String, &DevArray<T>>,
+        axes: &[usize],
+    ) -> Result<DevArray<T>, CudaError> {
         let mut owned: BTreeMap<String, DevArray<T>> = BTreeMap::new();
         for (k, &axis) in axes.iter().enumerate().rev() {
             let mut next = BTreeMap::new();
@@ -314,7 +352,10 @@ impl<T: GpuReal> GpuDwt<T> {
                 let (ka, kd) = (format!("{key}a"), format!("{key}d"));
                 let get = |k: &String| owned.get(k).or_else(|| level.get(k).copied());
                 let (Some(a), Some(d)) = (get(&ka), get(&kd)) else {
-                    return Err(DwtError::CoefficientMismatch(format!("coefficient '{ka}' or '{kd}' is missing")).into());
+                    return Err(DwtError::CoefficientMismatch(format!(
+                        "coefficient '{ka}' or '{kd}' is missing"
+                    ))
+                    .into());
                 };
                 next.insert(key, self.idwt_axis(a, d, axis)?);
             }
@@ -337,7 +378,11 @@ impl<T: GpuReal> GpuDwt<T> {
         let mut a: Option<DevArray<T>> = None;
         for (lvl, d) in details.iter().enumerate() {
             let Some(first) = d.values().next() else {
-                return Err(DwtError::CoefficientMismatch(format!("detail level {} is empty", lvl + 1)).into());
+                return Err(DwtError::CoefficientMismatch(format!(
+                    "detail level {} is empty",
+                    lvl + 1
+                ))
+                .into());
             };
             let want = first.shape.clone();
             if let Some((k, v)) = d.iter().find(|(_, v)| v.shape != want) {
@@ -350,7 +395,12 @@ impl<T: GpuReal> GpuDwt<T> {
                 .into());
             }
             let cur = a.as_ref().unwrap_or(approx);
-            let fits = cur.shape.len() == want.len() && cur.shape.iter().zip(&want).all(|(&s, &w)| s == w || s == w + 1);
+            let fits = cur.shape.len() == want.len()
+                && cur
+                    .shape
+                    .iter()
+                    .zip(&want)
+                    .all(|(&s, &w)| s == w || s == w + 1);
             if !fits {
                 return Err(DwtError::CoefficientMismatch(format!(
                     "level {}: approximation shape {:?} does not fit detail shape {:?}",
@@ -361,7 +411,8 @@ impl<T: GpuReal> GpuDwt<T> {
                 .into());
             }
             let cut = self.crop(cur, &want)?;
-            let mut level: BTreeMap<String, &DevArray<T>> = d.iter().map(|(k, v)| (k.clone(), v)).collect();
+            let mut level: BTreeMap<String, &DevArray<T>> =
+                d.iter().map(|(k, v)| (k.clone(), v)).collect();
             level.insert(all_a.clone(), cut.as_ref().unwrap_or(cur));
             let next = self.idwtn_on_device(&level, axes)?;
             drop(level);
@@ -373,7 +424,10 @@ impl<T: GpuReal> GpuDwt<T> {
                 let mut copy = alloc::<T>(self.gpu(), approx.len())?;
                 self.gpu()
                     .stream
-                    .memcpy_dtod(&approx.data.slice(0..approx.len()), &mut copy.slice_mut(0..approx.len()))
+                    .memcpy_dtod(
+                        &approx.data.slice(0..approx.len()),
+                        &mut copy.slice_mut(0..approx.len()),
+                    )
                     .during(|| "copying the approximation".into())?;
                 Ok(DevArray {
                     data: copy,
@@ -445,7 +499,12 @@ pub fn wavedecn<T: GpuReal>(
         return Err(DwtError::EmptySignal.into());
     }
     let f = plan.wavelet.filter_len();
-    let level = level.unwrap_or_else(|| ax.iter().map(|&a| max_level(x.shape()[a], f)).min().unwrap_or(0));
+    let level = level.unwrap_or_else(|| {
+        ax.iter()
+            .map(|&a| max_level(x.shape()[a], f))
+            .min()
+            .unwrap_or(0)
+    });
     multires::dwt::multilevel::check_level(level)?;
     let gpu = plan.gpu();
     let xd = DevArray::upload(gpu, x)?;
@@ -465,7 +524,11 @@ pub fn wavedecn<T: GpuReal>(
 
 /// `pywt.waverecn` on the GPU (the approximation cut to each level's
 /// details, as PyWavelets does).
-pub fn waverecn<T: GpuReal>(plan: &GpuDwt<T>, c: &NdCoefficients<T>, axes: &[isize]) -> Result<ArrayD<T>, CudaError> {
+pub fn waverecn<T: GpuReal>(
+    plan: &GpuDwt<T>,
+    c: &NdCoefficients<T>,
+    axes: &[isize],
+) -> Result<ArrayD<T>, CudaError> {
     let ax = check_axes(axes, c.approx.ndim())?;
     let gpu = plan.gpu();
     let approx = DevArray::upload(gpu, &c.approx)?;
@@ -478,5 +541,6 @@ pub fn waverecn<T: GpuReal>(plan: &GpuDwt<T>, c: &NdCoefficients<T>, axes: &[isi
                 .collect::<Result<BTreeMap<_, _>, CudaError>>()
         })
         .collect::<Result<Vec<_>, _>>()?;
-    plan.waverecn_on_device(&approx, &details, &ax)?.download(gpu)
+    plan.waverecn_on_device(&approx, &details, &ax)?
+        .download(gpu)
 }
