@@ -17,21 +17,8 @@ import subprocess
 
 import torch
 
-
-def timed(fn, repeat=20):
-    fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(repeat):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b))
-    ts.sort()
-    return ts[len(ts) // 2]
+# The same CUDA-event timing as the CWT/FIR peers (this folder is on sys.path).
+from gpu_peers import timed
 
 
 def main():
