@@ -92,7 +92,7 @@ impl FromStr for GpuDwtVariant {
     }
 }
 
-fn mode_code(mode: Mode) -> i32 {
+pub(crate) fn mode_code(mode: Mode) -> i32 {
     Mode::ALL.iter().position(|&m| m == mode).unwrap_or(0) as i32
 }
 
@@ -286,7 +286,8 @@ impl<T: GpuReal> GpuDwt<T> {
         }
     }
 
-    fn s0(&self) -> i32 {
+    /// s0 of first(o) = 2o + s0 - (F - 1): F/2 for periodization, else 1.
+    pub(crate) fn s0(&self) -> i32 {
         if self.mode == Mode::Periodization {
             (self.f / 2) as i32
         } else {

@@ -8,7 +8,7 @@
 
 use crate::cwt::check_free;
 use crate::device::Gpu;
-use crate::dwt::GpuDwt;
+use crate::dwt::{mode_code, GpuDwt};
 use crate::error::{Context, CudaError};
 use crate::kernels::Kernel;
 use crate::GpuReal;
@@ -40,6 +40,20 @@ impl<T: GpuReal> DevArray<T> {
             shape: a.shape().to_vec(),
         })
     }
+    /// A copy on the device (wavedecn and waverecn at level 0).
+    pub fn duplicate(&self, gpu: &Gpu) -> Result<Self, CudaError> {
+        let mut data = alloc::<T>(gpu, self.len())?;
+        gpu.stream
+            .memcpy_dtod(
+                &self.data.slice(0..self.len()),
+                &mut data.slice_mut(0..self.len()),
+            )
+            .during(|| "copying an array on the device".into())?;
+        Ok(DevArray {
+            data,
+            shape: self.shape.clone(),
+        })
+    }
     pub fn download(&self, gpu: &Gpu) -> Result<ArrayD<T>, CudaError> {
         let mut host = vec![T::of(0.0); self.len()];
         if !host.is_empty() {
@@ -69,21 +83,9 @@ fn split(shape: &[usize], axis: usize) -> (usize, usize, usize) {
     )
 }
 
-fn mode_code(mode: Mode) -> i32 {
-    Mode::ALL.iter().position(|&m| m == mode).unwrap_or(0) as i32
-}
-
 const MAX_GRID_Z: usize = 65535;
 
 impl<T: GpuReal> GpuDwt<T> {
-    fn s0_nd(&self) -> i32 {
-        if self.mode == Mode::Periodization {
-            (self.wavelet.filter_len() / 2) as i32
-        } else {
-            1
-        }
-    }
-
     /// (cA, cD) of `x` along `axis`.
     pub fn dwt_axis(
         &self,
@@ -101,7 +103,7 @@ impl<T: GpuReal> GpuDwt<T> {
         let cd = alloc::<T>(gpu, total)?;
         let inst = format!("DWT_AX(kernel, {}, {})", T::CUDA, mode_code(self.mode));
         let func = gpu.function(Kernel::Dwt, &inst, 0)?;
-        let (n_i, no_i, f_i, s0) = (n as i64, no as i64, f as i32, self.s0_nd());
+        let (n_i, no_i, f_i, s0) = (n as i64, no as i64, f as i32, self.s0());
         // x: 32 columns a block (fewer when the axis is innermost), y: outputs.
         let bx = inner.min(32);
         let by = 256 / bx;
@@ -263,7 +265,7 @@ impl<T: GpuReal> GpuDwt<T> {
         );
         let func = gpu.function(Kernel::Dwt, &inst, smem)?;
         let (n0_i, n1_i, no0_i, no1_i, s0) =
-            (n0 as i64, n1 as i64, no0 as i64, no1 as i64, self.s0_nd());
+            (n0 as i64, n1 as i64, no0 as i64, no1 as i64, self.s0());
         for o0 in (0..outer).step_by(MAX_GRID_Z) {
             let rows = (outer - o0).min(MAX_GRID_Z);
             let xs = x.data.slice(o0 * n0 * n1..(o0 + rows) * n0 * n1);
@@ -395,45 +397,16 @@ impl<T: GpuReal> GpuDwt<T> {
                 .into());
             }
             let cur = a.as_ref().unwrap_or(approx);
-            let fits = cur.shape.len() == want.len()
-                && cur
-                    .shape
-                    .iter()
-                    .zip(&want)
-                    .all(|(&s, &w)| s == w || s == w + 1);
-            if !fits {
-                return Err(DwtError::CoefficientMismatch(format!(
-                    "level {}: approximation shape {:?} does not fit detail shape {:?}",
-                    lvl + 1,
-                    cur.shape,
-                    want
-                ))
-                .into());
-            }
+            multires::dwt::nd::check_approx_fits(lvl + 1, &cur.shape, &want)?;
             let cut = self.crop(cur, &want)?;
             let mut level: BTreeMap<String, &DevArray<T>> =
                 d.iter().map(|(k, v)| (k.clone(), v)).collect();
             level.insert(all_a.clone(), cut.as_ref().unwrap_or(cur));
-            let next = self.idwtn_on_device(&level, axes)?;
-            drop(level);
-            a = Some(next);
+            a = Some(self.idwtn_on_device(&level, axes)?);
         }
         match a {
             Some(a) => Ok(a),
-            None => {
-                let mut copy = alloc::<T>(self.gpu(), approx.len())?;
-                self.gpu()
-                    .stream
-                    .memcpy_dtod(
-                        &approx.data.slice(0..approx.len()),
-                        &mut copy.slice_mut(0..approx.len()),
-                    )
-                    .during(|| "copying the approximation".into())?;
-                Ok(DevArray {
-                    data: copy,
-                    shape: approx.shape.clone(),
-                })
-            }
+            None => approx.duplicate(self.gpu()),
         }
     }
 
@@ -454,36 +427,13 @@ impl<T: GpuReal> GpuDwt<T> {
             details.push(c);
         }
         details.reverse();
+        // Level 0: the input itself.
         let a = match a {
             Some(a) => a,
-            None => {
-                // Level 0: the input itself.
-                let copy = alloc::<T>(self.gpu(), x.len())?;
-                let mut copy = copy;
-                self.gpu()
-                    .stream
-                    .memcpy_dtod(&x.data.slice(0..x.len()), &mut copy.slice_mut(0..x.len()))
-                    .during(|| "copying the input".into())?;
-                DevArray {
-                    data: copy,
-                    shape: x.shape.clone(),
-                }
-            }
+            None => x.duplicate(self.gpu())?,
         };
         Ok((a, details))
     }
-}
-
-fn check_axes(axes: &[isize], ndim: usize) -> Result<Vec<usize>, CudaError> {
-    let mut out: Vec<usize> = Vec::new();
-    for &a in axes {
-        let i = multires::dwt::nd::axis_index(a, ndim)?;
-        if out.contains(&i) {
-            return Err(DwtError::RepeatedAxis(i).into());
-        }
-        out.push(i);
-    }
-    Ok(out)
 }
 
 /// `pywt.wavedecn` of a host array on the GPU; `level` None is the largest
@@ -494,7 +444,7 @@ pub fn wavedecn<T: GpuReal>(
     level: Option<usize>,
     axes: &[isize],
 ) -> Result<NdCoefficients<T>, CudaError> {
-    let ax = check_axes(axes, x.ndim())?;
+    let ax = multires::dwt::nd::check_axes(axes, x.ndim())?;
     if x.is_empty() {
         return Err(DwtError::EmptySignal.into());
     }
@@ -529,7 +479,7 @@ pub fn waverecn<T: GpuReal>(
     c: &NdCoefficients<T>,
     axes: &[isize],
 ) -> Result<ArrayD<T>, CudaError> {
-    let ax = check_axes(axes, c.approx.ndim())?;
+    let ax = multires::dwt::nd::check_axes(axes, c.approx.ndim())?;
     let gpu = plan.gpu();
     let approx = DevArray::upload(gpu, &c.approx)?;
     let details = c

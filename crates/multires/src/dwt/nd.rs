@@ -276,7 +276,8 @@ pub struct NdCoefficients<T> {
     pub details: Vec<BTreeMap<DetailKey, ArrayD<T>>>,
 }
 
-fn check_axes(axes: &[isize], ndim: usize) -> Result<Vec<usize>, DwtError> {
+/// The axes as indices, each once (negative ones count from the end).
+pub fn check_axes(axes: &[isize], ndim: usize) -> Result<Vec<usize>, DwtError> {
     let mut out: Vec<usize> = Vec::new();
     for &a in axes {
         let i = axis_index(a, ndim)?;
@@ -408,28 +409,8 @@ pub fn waverecn<T: Real>(
             )));
         };
         let want = first.shape().to_vec();
-        if a.ndim() != want.len() {
-            return Err(DwtError::CoefficientMismatch(format!(
-                "level {}: approximation has {} dimensions, details {}",
-                lvl + 1,
-                a.ndim(),
-                want.len()
-            )));
-        }
+        check_approx_fits(lvl + 1, a.shape(), &want)?;
         if a.shape() != want.as_slice() {
-            let fits = a
-                .shape()
-                .iter()
-                .zip(&want)
-                .all(|(&s, &w)| s == w || s == w + 1);
-            if !fits {
-                return Err(DwtError::CoefficientMismatch(format!(
-                    "level {}: approximation shape {:?} does not fit detail shape {:?}",
-                    lvl + 1,
-                    a.shape(),
-                    want
-                )));
-            }
             let mut v = a.view();
             for (k, &w) in want.iter().enumerate() {
                 v.slice_axis_inplace(Axis(k), ndarray::Slice::from(0..w));
@@ -441,6 +422,24 @@ pub fn waverecn<T: Real>(
         a = idwtn(&full, t, axes)?;
     }
     Ok(a)
+}
+
+/// waverecn's rule for level `level`: the approximation has the details'
+/// dimensions and, along each, their length or one more (odd lengths).
+pub fn check_approx_fits(level: usize, approx: &[usize], want: &[usize]) -> Result<(), DwtError> {
+    if approx.len() != want.len() {
+        return Err(DwtError::CoefficientMismatch(format!(
+            "level {level}: approximation has {} dimensions, details {}",
+            approx.len(),
+            want.len()
+        )));
+    }
+    if !approx.iter().zip(want).all(|(&s, &w)| s == w || s == w + 1) {
+        return Err(DwtError::CoefficientMismatch(format!(
+            "level {level}: approximation shape {approx:?} does not fit detail shape {want:?}"
+        )));
+    }
+    Ok(())
 }
 
 /// `pywt.dwt2`: (cA, (cH, cV, cD)) over the last two axes (or `axes`).
