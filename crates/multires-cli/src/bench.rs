@@ -48,6 +48,11 @@ pub struct BenchArgs {
     /// (two streams, pinned buffers; what runs when the output does not fit).
     #[arg(long, value_name = "COLUMNS")]
     pub gpu_window: Option<usize>,
+    /// GPU DWT: also time wavedec and waverec of the same samples as rows,
+    /// streamed in batches under this device memory limit (two streams,
+    /// pinned buffers; what runs when the input does not fit).
+    #[arg(long, value_name = "SIZE", value_parser = crate::cmd_dwt::parse_mem_size)]
+    pub gpu_mem_limit: Option<usize>,
 }
 
 pub(crate) fn median(mut v: Vec<f64>) -> f64 {

@@ -39,9 +39,10 @@ pub struct TransformOpts {
     /// Working precision (default: that of the input file).
     #[arg(long, value_enum)]
     pub precision: Option<PrecisionArg>,
-    /// auto, cpu or cuda. wavedec and waverec run on the GPU (auto: when there
-    /// is one; the seed's variants by --algorithm matrix|matrix-nowrap and
-    /// --granularity); wavedecn and waverecn run on the CPU.
+    /// auto, cpu or cuda (auto: the GPU when there is one). On the GPU,
+    /// wavedec and waverec run the seed's variants by --algorithm
+    /// matrix|matrix-nowrap|lattice|lattice-nowrap and --granularity;
+    /// wavedecn and waverecn run the matrix form.
     #[arg(long, default_value = "auto")]
     pub device: Device,
 }
@@ -64,6 +65,11 @@ pub struct WavedecArgs {
     /// Read the input as raw little-endian samples of this type.
     #[arg(long, value_name = "f32|f64")]
     pub raw: Option<RawType>,
+    /// Device memory the GPU may use, e.g. 512MiB or 2GB (default: 4/5 of
+    /// what is free). Larger inputs stream through in batches of rows on two
+    /// streams, copies overlapping kernels; the results are the same.
+    #[arg(long, value_name = "SIZE", value_parser = parse_mem_size)]
+    pub gpu_mem_limit: Option<usize>,
     /// Let NaN/Inf samples propagate instead of refusing them.
     #[arg(long)]
     pub allow_nonfinite: bool,
@@ -84,6 +90,11 @@ pub struct WaverecArgs {
     /// Axis the coefficients were computed along.
     #[arg(long, default_value_t = -1, allow_hyphen_values = true)]
     pub axis: isize,
+    /// Device memory the GPU may use, e.g. 512MiB or 2GB (default: 4/5 of
+    /// what is free). Larger inputs stream through in batches of rows on two
+    /// streams, copies overlapping kernels; the results are the same.
+    #[arg(long, value_name = "SIZE", value_parser = parse_mem_size)]
+    pub gpu_mem_limit: Option<usize>,
 }
 
 #[derive(Args)]
@@ -118,6 +129,18 @@ pub struct WaverecnArgs {
     /// Axes that were transformed, comma-separated (default: all).
     #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
     pub axes: Option<Vec<isize>>,
+}
+
+/// A byte count as people write it: 512MiB, 2GB, 1.5GiB, 1048576.
+pub fn parse_mem_size(s: &str) -> Result<usize, String> {
+    let v = parse_size::parse_size(s)
+        .map_err(|e| format!("{e}: give a size such as 512MiB, 2GB or a number of bytes"))?;
+    match usize::try_from(v) {
+        Ok(0) | Err(_) => Err(format!(
+            "{s}: give a size above zero that this machine can address, such as 512MiB"
+        )),
+        Ok(v) => Ok(v),
+    }
 }
 
 /// The GPU for wavedec/waverec: asked for (an error naming why when there
@@ -286,12 +309,13 @@ pub fn wavedec(a: WavedecArgs) -> Result<()> {
                     .map(|&i| x.shape()[i])
                     .collect();
                 let rows = outer.iter().product::<usize>();
-                let plan = multires_cuda::dwt::GpuDwt::<T>::new(
+                let mut plan = multires_cuda::dwt::GpuDwt::<T>::new(
                     gpu,
                     &t.wavelet,
                     a.t.mode,
                     gpu_variant(&a.t)?,
                 )?;
+                plan.mem_limit = a.gpu_mem_limit;
                 let blocks = multires_cuda::dwt::wavedec(&plan, &rows_x, rows, level)?;
                 blocks
                     .into_iter()
@@ -424,12 +448,13 @@ pub fn waverec(a: WaverecArgs) -> Result<()> {
                 if rows == 0 {
                     return Err(dwt::DwtError::EmptySignal.into());
                 }
-                let plan = multires_cuda::dwt::GpuDwt::<T>::new(
+                let mut plan = multires_cuda::dwt::GpuDwt::<T>::new(
                     gpu,
                     &t.wavelet,
                     a.t.mode,
                     gpu_variant(&a.t)?,
                 )?;
+                plan.mem_limit = a.gpu_mem_limit;
                 let (y, len) = multires_cuda::dwt::waverec(&plan, &blocks, rows)?;
                 axis_back(y, &outer, len, &perm)?
             }

@@ -362,6 +362,17 @@ fn dwt_bad_input_gives_clear_errors_and_no_output() {
         ),
         "CUDA",
     );
+    // A memory limit that is not a size is refused with an example of one.
+    for bad in ["banana", "0", "-5MiB"] {
+        let arg = format!("--gpu-mem-limit={bad}");
+        fails_with(
+            &multires(
+                d,
+                &["wavedec", "x.npy", "-o", "m.npz", "--wavelet", "db2", &arg],
+            ),
+            "512MiB",
+        );
+    }
     if std::env::var_os("MULTIRES_REQUIRE_GPU").is_none() && multires_has_no_gpu() {
         fails_with(
             &multires(

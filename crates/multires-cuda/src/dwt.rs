@@ -14,7 +14,7 @@ use crate::device::Gpu;
 use crate::error::{Context, CudaError};
 use crate::kernels::Kernel;
 use crate::GpuReal;
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg};
 use multires::dwt::{coeff_len, rec_len, synthesis_shift, DiscreteWavelet, Mode};
 use std::fmt;
 use std::str::FromStr;
@@ -139,9 +139,22 @@ impl DwtLayout {
 /// One wavelet and mode planned on a GPU: the filters on the device.
 pub struct GpuDwt<T: GpuReal> {
     gpu: Arc<Gpu>,
+    /// Where this plan's kernels and scratch go: the GPU's stream, or one of
+    /// the streamed batches' two (`with_stream`).
+    stream: Arc<CudaStream>,
     pub wavelet: DiscreteWavelet,
     pub mode: Mode,
     pub variant: GpuDwtVariant,
+    /// Device memory `wavedec` and `waverec` may use (bytes); None: 4/5 of
+    /// what is free. Inputs above it stream through in batches of rows.
+    pub mem_limit: Option<usize>,
+    /// Inputs above this many bytes (and of 4 rows or more) go through the
+    /// streamed pipeline even when they fit: pinned copies overlapped with
+    /// kernels beat pageable copies (32 MiB; usize::MAX keeps them in core).
+    pub stream_above: usize,
+    /// The streamed path's slots, kept for the next call of the same batch
+    /// shape (allocating pinned memory costs more than the copies).
+    slots: std::sync::Mutex<Vec<Slot<T>>>,
     f: usize,
     /// Reversed dec_lo then reversed dec_hi.
     dec: CudaSlice<T>,
@@ -259,6 +272,10 @@ impl<T: GpuReal> GpuDwt<T> {
         Ok(GpuDwt {
             dec: upload(&gpu, &dec)?,
             rec: upload(&gpu, &rec)?,
+            stream: gpu.stream.clone(),
+            mem_limit: None,
+            stream_above: 32 << 20,
+            slots: std::sync::Mutex::new(Vec::new()),
             gpu,
             wavelet: wavelet.clone(),
             mode,
@@ -322,7 +339,7 @@ impl<T: GpuReal> GpuDwt<T> {
         let no = coeff_len(n, self.f, self.mode);
         let (n_i, no_i, f_i) = (n as i64, no as i64, self.f as i32);
         let mode = mode_code(self.mode);
-        let stream = &self.gpu.stream;
+        let stream = &self.stream;
         match self.variant {
             GpuDwtVariant::Auto
             | GpuDwtVariant::M1Wrap
@@ -457,7 +474,6 @@ impl<T: GpuReal> GpuDwt<T> {
         if level == 0 {
             let mut dst = coeffs.slice_mut(0..rows * n);
             return self
-                .gpu
                 .stream
                 .memcpy_dtod(x, &mut dst)
                 .during(|| "copying the level-0 approximation".into());
@@ -471,7 +487,7 @@ impl<T: GpuReal> GpuDwt<T> {
         let fuse_from = level;
         // Ping-pong approximations of the global levels (not the last one).
         let need = if fuse_from > 0 { rows * lens[1] } else { 0 };
-        work.ensure(&self.gpu, need)?;
+        work.ensure(&self.stream, &self.gpu, need)?;
         let mut src_is_x = true;
         let mut cur = 0usize; // which ping-pong buffer holds the current approximation
         for lv in 0..fuse_from {
@@ -527,7 +543,11 @@ impl<T: GpuReal> GpuDwt<T> {
                 "{rows} rows in one launch; the GPU DWT takes up to {MAX_ROWS} rows at a time"
             )));
         }
-        work.ensure(&self.gpu, rows * lens.get(1).copied().unwrap_or(1))?;
+        work.ensure(
+            &self.stream,
+            &self.gpu,
+            rows * lens.get(1).copied().unwrap_or(1),
+        )?;
         let elem = std::mem::size_of::<T>();
         let (s0, f_i) = (self.s0(), self.f as i32);
         let f = self.f as i64;
@@ -546,7 +566,7 @@ impl<T: GpuReal> GpuDwt<T> {
                 let smem = 2 * self.cap * elem;
                 let func = self.gpu.function(Kernel::Dwt, &inst, smem)?;
                 let keys: [&[i64]; 2] = [&sub, &doff];
-                let consts = work.constants(&self.gpu, &keys)?;
+                let consts = work.constants(&self.stream, &keys)?;
                 let DwtWork { a, b, .. } = &mut *work;
                 let (pa, pb) = pair(a, b)?;
                 let xin = match src {
@@ -564,7 +584,7 @@ impl<T: GpuReal> GpuDwt<T> {
                     block_dim: (BLOCK as u32, 1, 1),
                     shared_mem_bytes: smem as u32,
                 };
-                let mut bld = self.gpu.stream.launch_builder(&func);
+                let mut bld = self.stream.launch_builder(&func);
                 bld.arg(&xin)
                     .arg(&levels_i)
                     .arg(&consts[0])
@@ -591,7 +611,7 @@ impl<T: GpuReal> GpuDwt<T> {
                 .collect();
             let wins = edge_windows(&sub, f, s0 as i64);
             let keys: [&[i64]; 3] = [&sub, &doff, &wins];
-            let consts = work.constants(&self.gpu, &keys)?;
+            let consts = work.constants(&self.stream, &keys)?;
             let DwtWork { a, b, .. } = &mut *work;
             let (pa, pb) = pair(a, b)?;
             let (pa, pb) = (&*pa, &*pb);
@@ -620,7 +640,7 @@ impl<T: GpuReal> GpuDwt<T> {
                 block_dim: (tile_threads() as u32, 1, 1),
                 shared_mem_bytes: smem as u32,
             };
-            let mut bld = self.gpu.stream.launch_builder(&func);
+            let mut bld = self.stream.launch_builder(&func);
             bld.arg(&xin)
                 .arg(&k_i)
                 .arg(&consts[0])
@@ -647,7 +667,7 @@ impl<T: GpuReal> GpuDwt<T> {
                 block_dim: (BLOCK as u32, 1, 1),
                 shared_mem_bytes: smem as u32,
             };
-            let mut bld = self.gpu.stream.launch_builder(&func);
+            let mut bld = self.stream.launch_builder(&func);
             bld.arg(&xin)
                 .arg(&k_i)
                 .arg(&consts[0])
@@ -688,7 +708,6 @@ impl<T: GpuReal> GpuDwt<T> {
         if level == 0 {
             let mut dst = out.slice_mut(0..rows * final_len);
             return self
-                .gpu
                 .stream
                 .memcpy_dtod(&coeffs.slice(0..rows * final_len), &mut dst)
                 .during(|| "copying the approximation".into());
@@ -702,7 +721,11 @@ impl<T: GpuReal> GpuDwt<T> {
         } else {
             0
         };
-        work.ensure(&self.gpu, rows * nouts.iter().copied().max().unwrap_or(0))?;
+        work.ensure(
+            &self.stream,
+            &self.gpu,
+            rows * nouts.iter().copied().max().unwrap_or(0),
+        )?;
         let mut a_len = layout.approx_len;
         let mut cur = 0usize;
         let mut a_in_coeffs = true;
@@ -715,7 +738,7 @@ impl<T: GpuReal> GpuDwt<T> {
                 .map(|s| layout.detail_offset(level - s) as i64)
                 .collect();
             let keys: [&[i64]; 3] = [&ncs, &no, &doff];
-            let consts = work.constants(&self.gpu, &keys)?;
+            let consts = work.constants(&self.stream, &keys)?;
             let last = fused == level;
             let inst = format!("IDWT_FUSED(kernel, {})", T::CUDA);
             let smem = 2 * self.cap * std::mem::size_of::<T>();
@@ -731,7 +754,7 @@ impl<T: GpuReal> GpuDwt<T> {
             let (pa, _) = pair(a, b)?;
             let (d_ncs, d_no, d_doff) = (&consts[0], &consts[1], &consts[2]);
             let dst: &CudaSlice<T> = if last { &*out } else { &*pa };
-            let mut b = self.gpu.stream.launch_builder(&func);
+            let mut b = self.stream.launch_builder(&func);
             b.arg(&ca)
                 .arg(&na)
                 .arg(&levels_i)
@@ -779,7 +802,7 @@ impl<T: GpuReal> GpuDwt<T> {
                 .map(|t| layout.detail_offset(level - t) as i64)
                 .collect();
             let keys: [&[i64]; 3] = [&ncs, &no, &doff];
-            let consts = work.constants(&self.gpu, &keys)?;
+            let consts = work.constants(&self.stream, &keys)?;
             let elem = std::mem::size_of::<T>();
             // The largest range a step reads: the last step's input.
             let span = tile_span() / 2 + self.f / 2 + 4;
@@ -804,7 +827,7 @@ impl<T: GpuReal> GpuDwt<T> {
                 block_dim: (tile_threads() as u32, 1, 1),
                 shared_mem_bytes: smem as u32,
             };
-            let mut bld = self.gpu.stream.launch_builder(&func);
+            let mut bld = self.stream.launch_builder(&func);
             bld.arg(&a)
                 .arg(&na)
                 .arg(&k_i)
@@ -854,7 +877,7 @@ impl<T: GpuReal> GpuDwt<T> {
                 };
                 let inst = format!("ILAT(kernel, {}, {stages})", T::CUDA);
                 let func = self.gpu.function(Kernel::Dwt, &inst, 0)?;
-                let mut b = self.gpu.stream.launch_builder(&func);
+                let mut b = self.stream.launch_builder(&func);
                 b.arg(&a)
                     .arg(&d)
                     .arg(&nc_i)
@@ -877,7 +900,7 @@ impl<T: GpuReal> GpuDwt<T> {
             }
             let inst = format!("IDWT(kernel, {}, 2)", T::CUDA);
             let func = self.gpu.function(Kernel::Dwt, &inst, 0)?;
-            let mut b = self.gpu.stream.launch_builder(&func);
+            let mut b = self.stream.launch_builder(&func);
             b.arg(&a)
                 .arg(&d)
                 .arg(&nc_i)
@@ -922,12 +945,18 @@ impl<T: GpuReal> Default for DwtWork<T> {
 
 impl<T: GpuReal> DwtWork<T> {
     /// Device copies of `vs`, uploaded on first use and kept.
-    fn constants(&mut self, gpu: &Gpu, vs: &[&[i64]]) -> Result<Vec<CudaSlice<i64>>, CudaError> {
+    fn constants(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        vs: &[&[i64]],
+    ) -> Result<Vec<CudaSlice<i64>>, CudaError> {
         let mut out = Vec::with_capacity(vs.len());
         for v in vs {
             let d = match self.consts.remove(*v) {
                 Some(d) => d,
-                None => upload(gpu, v)?,
+                None => stream
+                    .clone_htod(*v)
+                    .during(|| "copying the fused levels' lengths".into())?,
             };
             out.push(d);
         }
@@ -939,13 +968,13 @@ impl<T: GpuReal> DwtWork<T> {
         }
     }
 
-    fn ensure(&mut self, gpu: &Gpu, n: usize) -> Result<(), CudaError> {
+    fn ensure(&mut self, stream: &Arc<CudaStream>, gpu: &Gpu, n: usize) -> Result<(), CudaError> {
         let n = n.max(1);
         for s in [&mut self.a, &mut self.b] {
             if s.as_ref().is_none_or(|v| v.len() < n) {
                 check_free(gpu, (n * std::mem::size_of::<T>()) as u128)?;
                 *s = Some(
-                    gpu.stream
+                    stream
                         .alloc_zeros::<T>(n)
                         .during(|| "allocating DWT scratch".into())?,
                 );
@@ -1025,6 +1054,64 @@ pub fn rec_lengths(layout: &DwtLayout, f: usize, mode: Mode) -> Result<Vec<usize
     Ok(out)
 }
 
+/// The same plan with its kernels and scratch on `stream` (the streamed
+/// batches run two side by side).
+impl<T: GpuReal> GpuDwt<T> {
+    pub fn with_stream(&self, stream: Arc<CudaStream>) -> Result<Self, CudaError> {
+        let mut p = GpuDwt::new(self.gpu.clone(), &self.wavelet, self.mode, self.variant)?;
+        // The filters were copied on the GPU's stream; `stream` does not wait for it.
+        self.gpu.synchronize()?;
+        p.stream = stream;
+        Ok(p)
+    }
+
+    /// Bytes this plan may use: its limit, within 4/5 of what is free.
+    fn budget(&self) -> Result<usize, CudaError> {
+        let free = self.gpu.free_mem()? * 4 / 5;
+        Ok(self.mem_limit.map_or(free, |m| m.min(free)))
+    }
+
+    /// Rows per batch of the streamed path for `per_row` device bytes and
+    /// `in_row` input bytes a row, or None to run in core: inputs that fit
+    /// and are small. Batches hold about STREAM_BATCH_BYTES of input (two in
+    /// flight within the budget), balanced so the last is not a sliver.
+    fn batch_rows(
+        &self,
+        rows: usize,
+        per_row: usize,
+        in_row: usize,
+    ) -> Result<Option<usize>, CudaError> {
+        let budget = self.budget()?;
+        let fit = budget / per_row.max(1);
+        let large = rows >= 4 && rows.saturating_mul(in_row) > self.stream_above;
+        if rows <= fit.min(MAX_ROWS) && !large {
+            return Ok(None);
+        }
+        let fit = (fit / 2).min(MAX_ROWS);
+        if fit == 0 {
+            let need = 2 * per_row as u128;
+            return Err(match self.mem_limit {
+                Some(limit) if limit == budget => CudaError::MemoryLimit {
+                    need,
+                    limit: limit as u128,
+                },
+                _ => CudaError::OutOfMemory {
+                    need,
+                    free: budget as u128,
+                },
+            });
+        }
+        let cap = fit.min((STREAM_BATCH_BYTES / in_row.max(1)).max(1));
+        let batches = rows.div_ceil(cap);
+        Ok(Some(rows.div_ceil(batches)))
+    }
+}
+
+/// Input bytes per batch of the streamed path: large enough that a batch's
+/// kernels fill the GPU, small enough that pinned buffers stay cheap and the
+/// pipeline's fill and drain are short.
+const STREAM_BATCH_BYTES: usize = 8 << 20;
+
 /// pywt.wavedec of `rows` signals of `n` samples (row-major in `x`) on the
 /// GPU: [cA_L, cD_L, ..., cD_1], each rows x its length, row-major.
 pub fn wavedec<T: GpuReal>(
@@ -1037,29 +1124,10 @@ pub fn wavedec<T: GpuReal>(
         return Err(multires::dwt::DwtError::EmptySignal.into());
     }
     let n = x.len() / rows;
-    // Rows per batch: the launch limit, and what fits in device memory
-    // (input, coefficients and two scratch approximations, with margin).
+    // Device bytes per row: input, coefficients, two scratch approximations.
     let per_row = (3 * n + 2 * plan.f * level.max(1)) * std::mem::size_of::<T>();
-    let fit = (plan.gpu.free_mem()? * 4 / 5) / per_row.max(1);
-    if fit == 0 {
-        return Err(CudaError::OutOfMemory {
-            need: per_row as u128,
-            free: plan.gpu.free_mem()? as u128,
-        });
-    }
-    let batch = MAX_ROWS.min(fit);
-    if rows > batch {
-        // Batches of rows, each array's blocks one after the other.
-        let mut out: Vec<Vec<T>> = Vec::new();
-        for chunk in x.chunks(batch * n) {
-            let part = wavedec(plan, chunk, chunk.len() / n, level)?;
-            if out.is_empty() {
-                out = part;
-            } else {
-                out.iter_mut().zip(part).for_each(|(o, p)| o.extend(p));
-            }
-        }
-        return Ok(out);
+    if let Some(batch) = plan.batch_rows(rows, per_row, n * std::mem::size_of::<T>())? {
+        return wavedec_streamed(plan, x, rows, level, batch);
     }
     let layout = DwtLayout::wavedec(rows, n, plan.f, plan.mode, level);
     let gpu = &plan.gpu;
@@ -1087,6 +1155,214 @@ pub fn wavedec<T: GpuReal>(
     Ok(out)
 }
 
+/// One of the two batches in flight of a streamed run: its stream (in its
+/// plan), device buffers and pinned host buffers.
+struct Slot<T: GpuReal> {
+    plan: GpuDwt<T>,
+    work: DwtWork<T>,
+    dev_in: CudaSlice<T>,
+    dev_out: CudaSlice<T>,
+    pin_in: PinnedHostSlice<T>,
+    pin_out: PinnedHostSlice<T>,
+    /// (first row, rows) of the batch whose results wait in pin_out.
+    pending: Option<(usize, usize)>,
+}
+
+impl<T: GpuReal> Slot<T> {
+    fn new(plan: &GpuDwt<T>, len_in: usize, len_out: usize) -> Result<Self, CudaError> {
+        let gpu = &plan.gpu;
+        let stream = gpu.ctx.new_stream().during(|| "creating a stream".into())?;
+        let plan = plan.with_stream(stream.clone())?;
+        let dev = |n: usize| {
+            stream
+                .alloc_zeros::<T>(n.max(1))
+                .during(|| format!("allocating a batch of {n} values"))
+        };
+        // SAFETY: the pinned inputs are written before each copy up and the
+        // outputs read only after the stream that fills them is synchronized.
+        let pin = |n: usize| {
+            unsafe { gpu.ctx.alloc_pinned::<T>(n.max(1)) }
+                .during(|| format!("allocating {n} values of pinned host memory"))
+        };
+        Ok(Slot {
+            dev_in: dev(len_in)?,
+            dev_out: dev(len_out)?,
+            pin_in: pin(len_in)?,
+            pin_out: pin(len_out)?,
+            plan,
+            work: DwtWork::default(),
+            pending: None,
+        })
+    }
+
+    /// Waits for the batch in flight and hands its results to `take`.
+    fn finish(&mut self, mut take: impl FnMut(&[T], usize, usize)) -> Result<(), CudaError> {
+        self.plan
+            .stream
+            .synchronize()
+            .during(|| "waiting for a batch of rows".into())?;
+        if let Some((r0, r)) = self.pending.take() {
+            let host = self
+                .pin_out
+                .as_slice()
+                .during(|| "reading a batch's results".into())?;
+            take(host, r0, r);
+        }
+        Ok(())
+    }
+
+    /// Copies the filled pinned input up, runs `compute` and copies the
+    /// result down, all queued on the slot's stream.
+    fn launch(
+        &mut self,
+        r0: usize,
+        r: usize,
+        compute: impl FnOnce(
+            &GpuDwt<T>,
+            &CudaSlice<T>,
+            &mut CudaSlice<T>,
+            &mut DwtWork<T>,
+        ) -> Result<(), CudaError>,
+    ) -> Result<(), CudaError> {
+        let stream = self.plan.stream.clone();
+        stream
+            .memcpy_htod(&self.pin_in, &mut self.dev_in)
+            .during(|| "copying a batch of rows to the GPU".into())?;
+        compute(&self.plan, &self.dev_in, &mut self.dev_out, &mut self.work)?;
+        stream
+            .memcpy_dtoh(&self.dev_out, &mut self.pin_out)
+            .during(|| "copying a batch's results to the host".into())?;
+        self.pending = Some((r0, r));
+        Ok(())
+    }
+}
+
+impl<T: GpuReal> GpuDwt<T> {
+    /// The kept slots when they have this shape, else new ones; idle either
+    /// way (a run that failed midway leaves nothing pending).
+    fn slots_for(
+        &self,
+        batches: usize,
+        len_in: usize,
+        len_out: usize,
+    ) -> Result<std::sync::MutexGuard<'_, Vec<Slot<T>>>, CudaError> {
+        let mut slots = self
+            .slots
+            .lock()
+            .map_err(|_| CudaError::Unsupported("an earlier streamed run panicked".into()))?;
+        let want = 2.min(batches);
+        let fits =
+            |s: &Slot<T>| s.pin_in.len() == len_in.max(1) && s.pin_out.len() == len_out.max(1);
+        if slots.len() < want || !slots.iter().all(fits) {
+            slots.clear();
+            for _ in 0..want {
+                slots.push(Slot::new(self, len_in, len_out)?);
+            }
+        }
+        for s in slots.iter_mut() {
+            s.plan
+                .stream
+                .synchronize()
+                .during(|| "waiting for an earlier batch".into())?;
+            s.pending = None;
+        }
+        Ok(slots)
+    }
+}
+
+/// `dst.copy_from_slice(src)` on every core (the pinned staging copies are
+/// otherwise slower than the bus).
+fn par_copy<T: GpuReal>(dst: &mut [T], src: &[T]) {
+    use rayon::prelude::*;
+    const PIECE: usize = 1 << 16;
+    dst.par_chunks_mut(PIECE)
+        .zip(src.par_chunks(PIECE))
+        .for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+/// Runs `batches` through two slots: batch i's copies and kernels are
+/// queued on one stream while the other's run, and each slot's previous
+/// results are handed to `take` before its pinned buffers are refilled.
+fn stream_batches<T: GpuReal>(
+    slots: &mut [Slot<T>],
+    rows: usize,
+    batch: usize,
+    mut fill: impl FnMut(&mut [T], usize, usize),
+    mut take: impl FnMut(&[T], usize, usize),
+    compute: impl Fn(
+        &GpuDwt<T>,
+        &CudaSlice<T>,
+        &mut CudaSlice<T>,
+        &mut DwtWork<T>,
+    ) -> Result<(), CudaError>,
+) -> Result<(), CudaError> {
+    let mut r0 = 0;
+    let mut i = 0;
+    while r0 < rows {
+        let r = batch.min(rows - r0);
+        let n_slots = slots.len();
+        let slot = &mut slots[i % n_slots];
+        slot.finish(&mut take)?;
+        let buf = slot
+            .pin_in
+            .as_mut_slice()
+            .during(|| "filling a batch's input".into())?;
+        fill(buf, r0, r);
+        slot.launch(r0, r, &compute)?;
+        r0 += r;
+        i += 1;
+    }
+    for slot in slots.iter_mut() {
+        slot.finish(&mut take)?;
+    }
+    Ok(())
+}
+
+/// wavedec of inputs larger than the budget: batches of `batch` rows
+/// through two slots (pinned buffers, two streams), so the copies of one
+/// batch overlap the kernels of the other. Rows are independent, so every
+/// coefficient is bit-identical to the in-core run. A short last batch
+/// runs at full height over stale rows whose results are dropped.
+fn wavedec_streamed<T: GpuReal>(
+    plan: &GpuDwt<T>,
+    x: &[T],
+    rows: usize,
+    level: usize,
+    batch: usize,
+) -> Result<Vec<Vec<T>>, CudaError> {
+    let n = x.len() / rows;
+    let lb = DwtLayout::wavedec(batch, n, plan.f, plan.mode, level);
+    let full = DwtLayout::wavedec(rows, n, plan.f, plan.mode, level);
+    // Output blocks as returned: cA_L, cD_L, ..., cD_1 (offset in a batch, length per row).
+    let mut blocks = vec![(lb.approx_offset(), lb.approx_len)];
+    for k in (1..=level).rev() {
+        blocks.push((lb.detail_offset(k), lb.detail_lens[k - 1]));
+    }
+    let mut out: Vec<Vec<T>> = blocks
+        .iter()
+        .map(|&(_, l)| multires::memory::touched_vec::<T>(rows * l))
+        .collect();
+    debug_assert_eq!(
+        out.iter().map(Vec::len).sum::<usize>(),
+        full.total(),
+        "the blocks cover the layout"
+    );
+    let mut slots = plan.slots_for(rows.div_ceil(batch), batch * n, lb.total())?;
+    stream_batches(
+        &mut slots,
+        rows,
+        batch,
+        |buf, r0, r| par_copy(&mut buf[..r * n], &x[r0 * n..(r0 + r) * n]),
+        |host, r0, r| {
+            for (o, &(off, l)) in out.iter_mut().zip(&blocks) {
+                par_copy(&mut o[r0 * l..(r0 + r) * l], &host[off..off + r * l]);
+            }
+        },
+        |p, xd, cd, work| p.wavedec_on_device(xd, &lb, cd, work),
+    )?;
+    Ok(out)
+}
+
 /// pywt.waverec on the GPU of [cA_L, cD_L, ..., cD_1] given as rows x
 /// length blocks (`lens[i]` per row): rows x the reconstructed length.
 pub fn waverec<T: GpuReal>(
@@ -1098,33 +1374,11 @@ pub fn waverec<T: GpuReal>(
         return Err(CudaError::Unsupported("no coefficients".into()));
     }
     let lens: Vec<usize> = coeffs.iter().map(|c| c.len() / rows).collect();
-    let per_row = (3 * lens.iter().sum::<usize>() + 2 * lens.last().copied().unwrap_or(1))
-        * std::mem::size_of::<T>();
-    let fit = (plan.gpu.free_mem()? * 4 / 5) / per_row.max(1);
-    if fit == 0 {
-        return Err(CudaError::OutOfMemory {
-            need: per_row as u128,
-            free: plan.gpu.free_mem()? as u128,
-        });
-    }
-    let batch = MAX_ROWS.min(fit);
-    if rows > batch {
-        let mut out = Vec::new();
-        let mut len = 0;
-        let mut r0 = 0;
-        while r0 < rows {
-            let r = batch.min(rows - r0);
-            let part: Vec<Vec<T>> = coeffs
-                .iter()
-                .zip(&lens)
-                .map(|(c, &l)| c[r0 * l..(r0 + r) * l].to_vec())
-                .collect();
-            let (y, l) = waverec(plan, &part, r)?;
-            out.extend(y);
-            len = l;
-            r0 += r;
-        }
-        return Ok((out, len));
+    if let Some((i, c)) = coeffs.iter().enumerate().find(|(_, c)| c.len() % rows != 0) {
+        return Err(CudaError::Unsupported(format!(
+            "coefficient block {i} holds {} values, not a multiple of {rows} rows",
+            c.len()
+        )));
     }
     let layout = DwtLayout {
         rows,
@@ -1133,6 +1387,14 @@ pub fn waverec<T: GpuReal>(
     };
     let nouts = rec_lengths(&layout, plan.f, plan.mode)?;
     let final_len = nouts.last().copied().unwrap_or(layout.approx_len);
+    // Device bytes per row: coefficients, reconstruction, two scratch rows.
+    let per_row =
+        (lens.iter().sum::<usize>() + 3 * final_len.max(lens[0])) * std::mem::size_of::<T>();
+    let in_row = lens.iter().sum::<usize>() * std::mem::size_of::<T>();
+    if let Some(batch) = plan.batch_rows(rows, per_row, in_row)? {
+        let y = waverec_streamed(plan, coeffs, &lens, rows, final_len, batch)?;
+        return Ok((y, final_len));
+    }
     let gpu = &plan.gpu;
     let mut flat = vec![T::of(0.0); layout.total()];
     for k in 1..=layout.levels() {
@@ -1159,4 +1421,46 @@ pub fn waverec<T: GpuReal>(
         .during(|| "copying the reconstruction to the host".into())?;
     gpu.synchronize()?;
     Ok((host, final_len))
+}
+
+/// waverec of inputs larger than the budget, streamed like `wavedec_streamed`.
+fn waverec_streamed<T: GpuReal>(
+    plan: &GpuDwt<T>,
+    coeffs: &[Vec<T>],
+    lens: &[usize],
+    rows: usize,
+    final_len: usize,
+    batch: usize,
+) -> Result<Vec<T>, CudaError> {
+    let lb = DwtLayout {
+        rows: batch,
+        detail_lens: lens[1..].iter().rev().copied().collect(),
+        approx_len: lens[0],
+    };
+    let level = lb.levels();
+    // Where each input block goes in a batch's layout.
+    let mut offsets = vec![lb.approx_offset()];
+    for k in (1..=level).rev() {
+        offsets.push(lb.detail_offset(k));
+    }
+    let mut out = multires::memory::touched_vec::<T>(rows * final_len);
+    let mut slots = plan.slots_for(rows.div_ceil(batch), lb.total(), batch * final_len)?;
+    stream_batches(
+        &mut slots,
+        rows,
+        batch,
+        |buf, r0, r| {
+            for ((c, &l), &off) in coeffs.iter().zip(lens).zip(&offsets) {
+                par_copy(&mut buf[off..off + r * l], &c[r0 * l..(r0 + r) * l]);
+            }
+        },
+        |host, r0, r| {
+            par_copy(
+                &mut out[r0 * final_len..(r0 + r) * final_len],
+                &host[..r * final_len],
+            )
+        },
+        |p, cd, y, work| p.waverec_on_device(cd, &lb, y, work),
+    )?;
+    Ok(out)
 }

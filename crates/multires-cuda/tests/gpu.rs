@@ -896,3 +896,76 @@ fn dwtn_on_the_gpu_matches_the_cpu() {
     c.details[0].insert("dd".into(), ndarray::ArrayD::zeros(ndarray::IxDyn(&[2, 2])));
     assert!(multires_cuda::dwtn::waverecn(&plan, &c, &[0, 1]).is_err());
 }
+
+/// Inputs above the memory limit stream through in batches of rows on two
+/// streams; every value must equal the in-core run's, bit for bit, for
+/// wavedec and waverec, in both precisions, with a short last batch.
+#[test]
+fn streamed_batches_equal_the_in_core_run() {
+    use multires::dwt::{DiscreteWavelet, Mode};
+    use multires_cuda::dwt::{GpuDwt, GpuDwtVariant};
+    let Some(gpu) = gpu_or_skip("streamed_batches_equal_the_in_core_run") else {
+        return;
+    };
+    fn check<T: multires_cuda::GpuReal>(
+        gpu: &Arc<Gpu>,
+        name: &str,
+        mode: Mode,
+        variant: GpuDwtVariant,
+        rows: usize,
+        n: usize,
+        level: usize,
+    ) {
+        let what = format!(
+            "{name} {mode} {variant} rows {rows} n {n} level {level} {}",
+            std::any::type_name::<T>()
+        );
+        let w = DiscreteWavelet::from_name(name).unwrap();
+        let x: Vec<T> = multires::signal::noise(rows * n, 7)
+            .iter()
+            .map(|&v| T::of(v))
+            .collect();
+        let mut plan = GpuDwt::<T>::new(gpu.clone(), &w, mode, variant).unwrap();
+        let whole = multires_cuda::dwt::wavedec(&plan, &x, rows, level).unwrap();
+        let (back, len) = multires_cuda::dwt::waverec(&plan, &whole, rows).unwrap();
+        // About 7 rows of input per batch: 2 slots of ~3.5 rows each, so
+        // rows / 3 batches or more, the last one short.
+        let elem = std::mem::size_of::<T>();
+        plan.mem_limit = Some(7 * 3 * n * elem + 64);
+        let streamed = multires_cuda::dwt::wavedec(&plan, &x, rows, level)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(streamed.len(), whole.len(), "{what}: arrays");
+        for (i, (s, w)) in streamed.iter().zip(&whole).enumerate() {
+            assert!(
+                s.iter()
+                    .zip(w)
+                    .all(|(a, b)| a.f64().to_bits() == b.f64().to_bits()),
+                "{what}: wavedec array {i} differs from the in-core run"
+            );
+        }
+        let (sback, slen) = multires_cuda::dwt::waverec(&plan, &whole, rows)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(slen, len, "{what}: waverec length");
+        assert!(
+            sback
+                .iter()
+                .zip(&back)
+                .all(|(a, b)| a.f64().to_bits() == b.f64().to_bits()),
+            "{what}: waverec differs from the in-core run"
+        );
+        // A limit below two rows' worth is refused with the sizes, not run.
+        plan.mem_limit = Some(n * elem);
+        let e = multires_cuda::dwt::wavedec(&plan, &x, rows, level).unwrap_err();
+        assert!(e.to_string().contains("memory"), "{what}: {e}");
+    }
+    for (name, mode, variant) in [
+        ("db4", Mode::Symmetric, GpuDwtVariant::Auto),
+        ("haar", Mode::Periodization, GpuDwtVariant::Auto),
+        ("sym5", Mode::Smooth, GpuDwtVariant::M4Wrap),
+        ("db3", Mode::Zero, GpuDwtVariant::L2NoWrap),
+        ("bior3.5", Mode::Periodic, GpuDwtVariant::M2NoWrap),
+    ] {
+        check::<f32>(&gpu, name, mode, variant, 61, 3001, 4);
+        check::<f64>(&gpu, name, mode, variant, 37, 20_011, 6);
+    }
+}

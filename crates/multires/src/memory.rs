@@ -46,3 +46,28 @@ pub fn zeroed_vec<T: bytemuck::Zeroable + Clone>(n: usize) -> Vec<T> {
     }
     v
 }
+
+/// A zeroed vector whose pages are faulted in on every core now, for
+/// outputs filled piecewise from one thread (the GPU's streamed batches):
+/// there, first-touch faults would run one piece at a time and cost more
+/// than the copies (256 MB: 7 ms here against about 40 ms in the copies).
+pub fn touched_vec<T: bytemuck::Zeroable + Clone + Send>(n: usize) -> Vec<T> {
+    use rayon::prelude::*;
+    let mut v = zeroed_vec::<T>(n);
+    let page = (4096 / std::mem::size_of::<T>().max(1)).max(1);
+    v.par_chunks_mut(page)
+        .for_each(|c| c[0] = bytemuck::Zeroable::zeroed());
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn touched_vec_is_zeroed_at_any_length() {
+        for n in [0, 1, 1023, 1024, 1025, 3 << 20] {
+            let v = super::touched_vec::<f32>(n);
+            assert_eq!(v.len(), n);
+            assert!(v.iter().all(|&x| x == 0.0), "n = {n}");
+        }
+    }
+}
