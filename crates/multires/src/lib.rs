@@ -26,6 +26,7 @@ macro_rules! named_enum {
 
 pub mod backend;
 pub mod boundary;
+pub mod codec;
 pub mod cwt;
 pub mod dwt;
 pub mod fir;

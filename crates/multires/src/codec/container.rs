@@ -1,0 +1,299 @@
+//! The .mrz container: a versioned header, independently decodable bricks,
+//! and an index with a checksum per brick. All integers little-endian.
+//!
+//! ```text
+//! header  "MRZ" 0x1a | version u16 | dtype u8 | ndim u8 | transform u8 |
+//!         bound kind u8 | bound f64 | absolute bound f64 | dims 3 x u64 |
+//!         brick 3 x u32 | value min f64 | value max f64 | bricks u64 |
+//!         index offset u64 | crc32 of the above u32
+//! bricks  payloads, one after the other
+//! index   per brick: offset u64 | length u64 | crc32 u32; then crc32 of the index
+//! ```
+
+use super::{BrickGrid, CodecError, DType, ErrorBound, Lifting};
+use std::io::{Read, Seek, SeekFrom};
+
+pub const MAGIC: [u8; 4] = *b"MRZ\x1a";
+pub const VERSION: u16 = 1;
+pub const HEADER_LEN: usize = 4 + 2 + 4 + 8 + 8 + 24 + 12 + 16 + 8 + 8 + 4;
+const ENTRY_LEN: usize = 20;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MrzHeader {
+    pub dtype: DType,
+    pub ndim: usize,
+    pub dims: [usize; 3],
+    pub transform: Lifting,
+    pub bound: ErrorBound,
+    pub abs_bound: f64,
+    pub brick: [usize; 3],
+    pub value_range: (f64, f64),
+}
+
+impl MrzHeader {
+    pub fn shape(&self) -> Vec<usize> {
+        self.dims[3 - self.ndim..].to_vec()
+    }
+    pub fn grid(&self) -> BrickGrid {
+        BrickGrid {
+            dims: self.dims,
+            brick: self.brick,
+        }
+    }
+    pub fn raw_bytes(&self) -> usize {
+        self.dims.iter().product::<usize>() * self.dtype.size()
+    }
+}
+
+/// The whole file for `payloads` (one per brick of the header's grid).
+pub fn write(h: &MrzHeader, payloads: &[&[u8]]) -> Vec<u8> {
+    let total: usize = payloads.iter().map(|p| p.len()).sum();
+    let mut out = Vec::with_capacity(HEADER_LEN + total + payloads.len() * ENTRY_LEN + 4);
+    let index_offset = (HEADER_LEN + total) as u64;
+    out.extend_from_slice(&MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    let (bk, bv) = h.bound.code();
+    out.push(match h.dtype {
+        DType::F32 => 0,
+        DType::F64 => 1,
+    });
+    out.push(h.ndim as u8);
+    out.push(h.transform.code());
+    out.push(bk);
+    out.extend_from_slice(&bv.to_le_bytes());
+    out.extend_from_slice(&h.abs_bound.to_le_bytes());
+    for d in h.dims {
+        out.extend_from_slice(&(d as u64).to_le_bytes());
+    }
+    for b in h.brick {
+        out.extend_from_slice(&(b as u32).to_le_bytes());
+    }
+    out.extend_from_slice(&h.value_range.0.to_le_bytes());
+    out.extend_from_slice(&h.value_range.1.to_le_bytes());
+    out.extend_from_slice(&(payloads.len() as u64).to_le_bytes());
+    out.extend_from_slice(&index_offset.to_le_bytes());
+    let crc = crc32fast::hash(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    debug_assert_eq!(out.len(), HEADER_LEN);
+    let mut index = Vec::with_capacity(payloads.len() * ENTRY_LEN + 4);
+    for p in payloads {
+        index.extend_from_slice(&(out.len() as u64).to_le_bytes());
+        index.extend_from_slice(&(p.len() as u64).to_le_bytes());
+        index.extend_from_slice(&crc32fast::hash(p).to_le_bytes());
+        out.extend_from_slice(p);
+    }
+    let crc = crc32fast::hash(&index);
+    out.extend_from_slice(&index);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+struct Cursor<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+impl Cursor<'_> {
+    fn take<const N: usize>(&mut self) -> [u8; N] {
+        let mut a = [0u8; N];
+        a.copy_from_slice(&self.b[self.pos..self.pos + N]);
+        self.pos += N;
+        a
+    }
+    fn u8(&mut self) -> u8 {
+        self.take::<1>()[0]
+    }
+    fn u32(&mut self) -> u32 {
+        u32::from_le_bytes(self.take())
+    }
+    fn u64(&mut self) -> u64 {
+        u64::from_le_bytes(self.take())
+    }
+    fn f64(&mut self) -> f64 {
+        f64::from_le_bytes(self.take())
+    }
+}
+
+/// An open .mrz: header and index read and checked; bricks read on demand.
+pub struct MrzReader {
+    path: String,
+    file: Box<dyn ReadSeek>,
+    header: MrzHeader,
+    index: Vec<(u64, u64, u32)>,
+    file_len: u64,
+}
+
+pub trait ReadSeek: Read + Seek + Send {}
+impl<T: Read + Seek + Send> ReadSeek for T {}
+
+impl MrzReader {
+    pub fn open(path: &std::path::Path) -> Result<Self, CodecError> {
+        let name = path.display().to_string();
+        let file = std::fs::File::open(path).map_err(|source| CodecError::Io {
+            path: name.clone(),
+            source,
+        })?;
+        Self::from_reader(Box::new(std::io::BufReader::new(file)), &name)
+    }
+
+    /// Reads and checks the header and index of `file` (`name` for errors).
+    pub fn from_reader(mut file: Box<dyn ReadSeek>, name: &str) -> Result<Self, CodecError> {
+        let io = |source: std::io::Error| CodecError::Io {
+            path: name.to_string(),
+            source,
+        };
+        let corrupt = |what: String| CodecError::Corrupt {
+            path: name.to_string(),
+            what,
+        };
+        let file_len = file.seek(SeekFrom::End(0)).map_err(io)?;
+        file.seek(SeekFrom::Start(0)).map_err(io)?;
+        let mut head = vec![0u8; HEADER_LEN.min(file_len as usize)];
+        file.read_exact(&mut head).map_err(io)?;
+        if head.len() < 6 || head[..4] != MAGIC {
+            return Err(CodecError::NotMrz {
+                path: name.to_string(),
+                what: "it does not start with the MRZ magic".into(),
+            });
+        }
+        let version = u16::from_le_bytes([head[4], head[5]]);
+        if version != VERSION {
+            return Err(CodecError::NotMrz {
+                path: name.to_string(),
+                what: format!("format version {version}; this build reads version {VERSION}"),
+            });
+        }
+        if head.len() < HEADER_LEN {
+            return Err(corrupt(format!(
+                "truncated: {file_len} bytes, shorter than the {HEADER_LEN}-byte header"
+            )));
+        }
+        let crc = u32::from_le_bytes(head[HEADER_LEN - 4..].try_into().unwrap_or_default());
+        if crc32fast::hash(&head[..HEADER_LEN - 4]) != crc {
+            return Err(corrupt("the header's checksum does not match".into()));
+        }
+        let mut c = Cursor { b: &head, pos: 6 };
+        let dtype = match c.u8() {
+            0 => DType::F32,
+            1 => DType::F64,
+            d => return Err(corrupt(format!("unknown value type {d}"))),
+        };
+        let ndim = c.u8() as usize;
+        let tcode = c.u8();
+        let transform = Lifting::from_code(tcode)
+            .ok_or_else(|| corrupt(format!("unknown transform {tcode}")))?;
+        let (bk, bv) = (c.u8(), c.f64());
+        let bound = ErrorBound::from_code(bk, bv)
+            .ok_or_else(|| corrupt(format!("unknown bound kind {bk}")))?;
+        let abs_bound = c.f64();
+        let dims = [c.u64(), c.u64(), c.u64()];
+        let brick = [c.u32(), c.u32(), c.u32()].map(|b| b as usize);
+        let value_range = (c.f64(), c.f64());
+        let n_bricks = c.u64();
+        let index_offset = c.u64();
+        if !(ndim == 2 || ndim == 3) || dims.contains(&0) || brick.contains(&0) {
+            return Err(corrupt(format!(
+                "shape {dims:?} / brick {brick:?} of a {ndim}-D field"
+            )));
+        }
+        let dims = dims.map(|d| d as usize);
+        let count = dims
+            .iter()
+            .try_fold(1u128, |a, &d| a.checked_mul(d as u128));
+        if count.is_none_or(|c| c > (1u128 << 48)) || (ndim == 2 && dims[0] != 1) {
+            return Err(corrupt(format!("implausible shape {dims:?}")));
+        }
+        let header = MrzHeader {
+            dtype,
+            ndim,
+            dims,
+            transform,
+            bound,
+            abs_bound,
+            brick: [0, 1, 2].map(|a| brick[a].min(dims[a])),
+            value_range,
+        };
+        let grid = header.grid();
+        if grid.len() as u64 != n_bricks {
+            return Err(corrupt(format!(
+                "{n_bricks} bricks listed, the shape and brick size make {}",
+                grid.len()
+            )));
+        }
+        let index_len = n_bricks
+            .checked_mul(ENTRY_LEN as u64)
+            .and_then(|l| l.checked_add(4))
+            .filter(|&l| index_offset.checked_add(l) == Some(file_len))
+            .ok_or_else(|| {
+                corrupt(format!(
+                    "truncated or padded: {file_len} bytes, the index of {n_bricks} bricks at {index_offset} does not end the file"
+                ))
+            })?;
+        file.seek(SeekFrom::Start(index_offset)).map_err(io)?;
+        let mut idx = vec![0u8; index_len as usize];
+        file.read_exact(&mut idx).map_err(io)?;
+        let (body, tail) = idx.split_at(idx.len() - 4);
+        if crc32fast::hash(body) != u32::from_le_bytes(tail.try_into().unwrap_or_default()) {
+            return Err(corrupt("the brick index's checksum does not match".into()));
+        }
+        let mut c = Cursor { b: body, pos: 0 };
+        let mut index = Vec::with_capacity(n_bricks as usize);
+        for k in 0..n_bricks as usize {
+            let (o, l, crc) = (c.u64(), c.u64(), c.u32());
+            if o < HEADER_LEN as u64 || o.checked_add(l).is_none_or(|e| e > index_offset) {
+                return Err(corrupt(format!(
+                    "brick {k} ({}) lies outside the data ({o} + {l} bytes)",
+                    grid.describe(k)
+                )));
+            }
+            index.push((o, l, crc));
+        }
+        Ok(MrzReader {
+            path: name.to_string(),
+            file,
+            header,
+            index,
+            file_len,
+        })
+    }
+
+    pub fn header(&self) -> &MrzHeader {
+        &self.header
+    }
+    pub fn grid(&self) -> BrickGrid {
+        self.header.grid()
+    }
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+    pub fn file_len(&self) -> u64 {
+        self.file_len
+    }
+    /// Bytes of each brick's payload.
+    pub fn brick_sizes(&self) -> Vec<u64> {
+        self.index.iter().map(|e| e.1).collect()
+    }
+
+    /// Brick `k`'s payload, its checksum verified.
+    pub fn read_brick(&mut self, k: usize) -> Result<Vec<u8>, CodecError> {
+        let grid = self.grid();
+        let err = |what: String| CodecError::CorruptBrick {
+            path: self.path.clone(),
+            brick: k,
+            place: grid.describe(k),
+            what,
+        };
+        let &(o, l, crc) = self
+            .index
+            .get(k)
+            .ok_or_else(|| err(format!("no such brick; the file has {}", self.index.len())))?;
+        let mut p = vec![0u8; l as usize];
+        self.file
+            .seek(SeekFrom::Start(o))
+            .and_then(|_| self.file.read_exact(&mut p))
+            .map_err(|e| err(format!("cannot be read ({e})")))?;
+        if crc32fast::hash(&p) != crc {
+            return Err(err("checksum mismatch: the brick is corrupt".into()));
+        }
+        Ok(p)
+    }
+}

@@ -1,0 +1,127 @@
+//! Morton (Z-order) indexing (seed, Listing 1): coefficients that are
+//! close in space, and the same place in neighbouring subbands, are close
+//! in the stream, which the entropy coder rewards.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Spreads the low 21 bits of `v` two zeros apart (3-D keys).
+fn expand3(v: u64) -> u64 {
+    let mut x = v & 0x1f_ffff;
+    x = (x | (x << 32)) & 0x001f_0000_0000_ffff;
+    x = (x | (x << 16)) & 0x001f_0000_ff00_00ff;
+    x = (x | (x << 8)) & 0x100f_00f0_0f00_f00f;
+    x = (x | (x << 4)) & 0x10c3_0c30_c30c_30c3;
+    x = (x | (x << 2)) & 0x1249_2492_4924_9249;
+    x
+}
+
+/// Spreads the low 32 bits of `v` one zero apart (the seed's expand_bits).
+fn expand2(v: u64) -> u64 {
+    let mut x = v & 0xffff_ffff;
+    x = (x | (x << 16)) & 0x0000_ffff_0000_ffff;
+    x = (x | (x << 8)) & 0x00ff_00ff_00ff_00ff;
+    x = (x | (x << 4)) & 0x0f0f_0f0f_0f0f_0f0f;
+    x = (x | (x << 2)) & 0x3333_3333_3333_3333;
+    x = (x | (x << 1)) & 0x5555_5555_5555_5555;
+    x
+}
+
+/// The Morton key of (z, y, x); 2-D (z = 0 throughout) uses the seed's
+/// 2-D interleave y1 x1 y2 x2 ...
+pub fn key(z: usize, y: usize, x: usize, three_d: bool) -> u64 {
+    if three_d {
+        expand3(x as u64) | (expand3(y as u64) << 1) | (expand3(z as u64) << 2)
+    } else {
+        expand2(x as u64) | (expand2(y as u64) << 1)
+    }
+}
+
+/// The row-major indices of a [z, y, x] brick in Morton order, computed
+/// once per brick shape (key-value sort, as the seed's radix sort).
+pub fn order(dims: [usize; 3]) -> Arc<Vec<u32>> {
+    static CACHE: OnceLock<Mutex<HashMap<[usize; 3], Arc<Vec<u32>>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(v) = cache.lock().ok().and_then(|c| c.get(&dims).cloned()) {
+        return v;
+    }
+    let three_d = dims[0] > 1;
+    let mut pairs: Vec<(u64, u32)> = Vec::with_capacity(dims.iter().product());
+    for z in 0..dims[0] {
+        for y in 0..dims[1] {
+            for x in 0..dims[2] {
+                let i = (z * dims[1] + y) * dims[2] + x;
+                pairs.push((key(z, y, x, three_d), i as u32));
+            }
+        }
+    }
+    pairs.sort_unstable_by_key(|p| p.0);
+    let v = Arc::new(pairs.into_iter().map(|p| p.1).collect::<Vec<u32>>());
+    if let Ok(mut c) = cache.lock() {
+        c.insert(dims, v.clone());
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_table_1_4x4_morton_order() {
+        // Table 1 of the seed: the Morton index of each cell of a 4 x 4 array.
+        let table = [[0, 1, 4, 5], [2, 3, 6, 7], [8, 9, 12, 13], [10, 11, 14, 15]];
+        for (y, row) in table.iter().enumerate() {
+            for (x, &k) in row.iter().enumerate() {
+                assert_eq!(key(0, y, x, false), k, "({y}, {x})");
+            }
+        }
+        let o = order([1, 4, 4]);
+        // Visiting in Morton order gives row-major cells 0, 1, 4, 5, 2, 3, ...
+        assert_eq!(&o[..6], &[0, 1, 4, 5, 2, 3]);
+    }
+
+    #[test]
+    fn order_is_a_permutation_for_awkward_3d_shapes() {
+        for dims in [[3, 5, 7], [1, 1, 1], [2, 9, 4], [16, 16, 16]] {
+            let o = order(dims);
+            let mut seen = vec![false; dims.iter().product()];
+            for &i in o.iter() {
+                assert!(!seen[i as usize]);
+                seen[i as usize] = true;
+            }
+            assert!(seen.iter().all(|&s| s), "{dims:?}");
+        }
+        // 3-D keys interleave x, y, z bits.
+        assert_eq!(key(1, 0, 0, true), 4);
+        assert_eq!(key(0, 1, 1, true), 3);
+        assert_eq!(key(1, 1, 1, true), 7);
+        assert_eq!(key(0, 0, 2, true), 8);
+    }
+}
+
+/// Inverse of `expand2`: every other bit, packed.
+fn compact2(v: u64) -> u64 {
+    let mut x = v & 0x5555_5555_5555_5555;
+    x = (x | (x >> 1)) & 0x3333_3333_3333_3333;
+    x = (x | (x >> 2)) & 0x0f0f_0f0f_0f0f_0f0f;
+    x = (x | (x >> 4)) & 0x00ff_00ff_00ff_00ff;
+    x = (x | (x >> 8)) & 0x0000_ffff_0000_ffff;
+    x = (x | (x >> 16)) & 0x0000_0000_ffff_ffff;
+    x
+}
+
+/// (y, x) of a 2-D Morton key.
+pub fn decode2(k: u64) -> (usize, usize) {
+    (compact2(k >> 1) as usize, compact2(k) as usize)
+}
+
+#[cfg(test)]
+mod decode_tests {
+    #[test]
+    fn decode2_inverts_key() {
+        for (y, x) in [(0, 0), (3, 1), (1023, 77), (65535, 1), (123_456, 654_321)] {
+            assert_eq!(super::decode2(super::key(0, y, x, false)), (y, x));
+        }
+    }
+}

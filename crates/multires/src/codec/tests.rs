@@ -1,0 +1,198 @@
+use super::*;
+
+fn field(shape: &[usize], seed: u64, dtype: DType) -> Volume {
+    // A smooth part, a noisy part and a jump: every kind of brick.
+    let n: usize = shape.iter().product();
+    let noise = crate::signal::noise(n, seed);
+    let nx = *shape.last().unwrap_or(&1);
+    let data = (0..n)
+        .map(|i| {
+            let (x, r) = ((i % nx) as f64, (i / nx) as f64);
+            let v = 3.0 * (x / 9.0).sin() * (r / 13.0).cos()
+                + 0.05 * noise[i]
+                + if x > nx as f64 * 0.7 { 2.0 } else { 0.0 };
+            dtype.round(v)
+        })
+        .collect();
+    Volume::new(shape, data, dtype).unwrap()
+}
+
+fn quiet(_: usize) {}
+
+fn max_err(a: &Volume, b: &Volume) -> f64 {
+    a.data
+        .iter()
+        .zip(&b.data)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
+}
+
+fn reader(bytes: Vec<u8>) -> Result<MrzReader, CodecError> {
+    MrzReader::from_reader(Box::new(std::io::Cursor::new(bytes)), "test.mrz")
+}
+
+#[test]
+fn the_bound_holds_on_every_value_for_every_mode_and_transform() {
+    for (shape, brick) in [
+        (vec![45usize, 70], Some([1, 32, 32])),
+        (vec![19, 23, 30], Some([8, 16, 16])),
+        (vec![64, 64], None),
+    ] {
+        for dtype in [DType::F32, DType::F64] {
+            let v = field(&shape, 5, dtype);
+            let (lo, hi) = v.range();
+            for t in Lifting::ALL {
+                for bound in [
+                    ErrorBound::Abs(1e-2),
+                    ErrorBound::Rel(1e-4),
+                    ErrorBound::Psnr(60.0),
+                    ErrorBound::Abs(0.0),
+                ] {
+                    let mut o = CodecOptions::new(t, bound);
+                    o.brick = brick;
+                    let (bytes, stats) = compress(&v, &o, &quiet).unwrap();
+                    let what = format!("{shape:?} {dtype:?} {t} {bound}");
+                    let mut r = reader(bytes).unwrap();
+                    let back = decompress(&mut r, None, &quiet).unwrap();
+                    assert_eq!(back.shape(), shape, "{what}");
+                    let e = bound.absolute(hi - lo);
+                    let m = max_err(&v, &back);
+                    assert!(m <= e, "{what}: max error {m} over the bound {e}");
+                    assert!(stats.max_error <= e, "{what}");
+                    if let ErrorBound::Psnr(db) = bound {
+                        assert!(stats.psnr >= db, "{what}: psnr {}", stats.psnr);
+                    }
+                    if e > 0.0 {
+                        assert!(stats.ratio > 1.0, "{what}: ratio {}", stats.ratio);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn looser_bounds_compress_more() {
+    let v = field(&[96, 96], 1, DType::F32);
+    let mut last = 0.0;
+    for e in [1e-5, 1e-4, 1e-3, 1e-2] {
+        let (_, s) = compress(
+            &v,
+            &CodecOptions::new(Lifting::Cdf97, ErrorBound::Rel(e)),
+            &quiet,
+        )
+        .unwrap();
+        assert!(s.ratio > last, "rel {e}: ratio {} after {last}", s.ratio);
+        last = s.ratio;
+    }
+}
+
+#[test]
+fn region_decode_equals_the_crop_of_a_full_decode() {
+    let v = field(&[21, 40, 37], 2, DType::F64);
+    let mut o = CodecOptions::new(Lifting::Cdf53, ErrorBound::Abs(1e-3));
+    o.brick = Some([8, 16, 16]);
+    let (bytes, _) = compress(&v, &o, &quiet).unwrap();
+    let mut r = reader(bytes).unwrap();
+    let full = decompress(&mut r, None, &quiet).unwrap();
+    for spec in [
+        "3:17,15:33,0:37",
+        "0:1,0:1,36:37",
+        ":,20:,:5",
+        "8:16,16:32,16:32",
+    ] {
+        let reg = parse_region(spec, &[21, 40, 37]).unwrap();
+        let part = decompress(&mut r, Some(reg), &quiet).unwrap();
+        let d = reg.map(|(a, b)| b - a);
+        assert_eq!(part.dims, d, "{spec}");
+        for z in 0..d[0] {
+            for y in 0..d[1] {
+                for x in 0..d[2] {
+                    let a = part.data[(z * d[1] + y) * d[2] + x];
+                    let b = full.data[((z + reg[0].0) * 40 + y + reg[1].0) * 37 + x + reg[2].0];
+                    assert_eq!(a.to_bits(), b.to_bits(), "{spec} at {z},{y},{x}");
+                }
+            }
+        }
+    }
+    for bad in [
+        "1:2,3:4",
+        "5:3,0:1,0:1",
+        "0:99,0:1,0:1",
+        "a:b,0:1,0:1",
+        "0:1;0:1,0:1",
+    ] {
+        assert!(parse_region(bad, &[21, 40, 37]).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn corrupt_and_truncated_files_are_errors_naming_the_brick() {
+    let v = field(&[40, 50], 3, DType::F32);
+    let mut o = CodecOptions::new(Lifting::Haar, ErrorBound::Abs(1e-3));
+    o.brick = Some([1, 16, 16]);
+    let (bytes, _) = compress(&v, &o, &quiet).unwrap();
+    // A flipped byte inside brick 5's payload: that brick, by name.
+    let r = reader(bytes.clone()).unwrap();
+    let sizes = r.brick_sizes();
+    let start = super::container::HEADER_LEN as u64 + sizes[..5].iter().sum::<u64>();
+    let mut bad = bytes.clone();
+    bad[start as usize + 3] ^= 0x40;
+    let mut r = reader(bad).unwrap();
+    let e = decompress(&mut r, None, &quiet).unwrap_err().to_string();
+    assert!(e.contains("brick 5") && e.contains("checksum"), "{e}");
+    // A region that avoids brick 5 still decodes.
+    let reg = parse_region("32:40,0:16", &[40, 50]).unwrap();
+    assert!(decompress(&mut r, Some(reg), &quiet).is_ok());
+    // Truncation anywhere: an error, never a panic.
+    for cut in [0, 3, 10, 97, 98, 200, bytes.len() / 2, bytes.len() - 1] {
+        assert!(reader(bytes[..cut].to_vec()).is_err(), "cut at {cut}");
+    }
+    // Every single-byte flip: an error or the exact same values.
+    let good = decompress(&mut reader(bytes.clone()).unwrap(), None, &quiet).unwrap();
+    for i in (0..bytes.len()).step_by(7) {
+        let mut b = bytes.clone();
+        b[i] ^= 0x01;
+        if let Ok(mut r) = reader(b) {
+            if let Ok(out) = decompress(&mut r, None, &quiet) {
+                assert_eq!(out.data, good.data, "flip at {i} gave wrong data");
+            }
+        }
+    }
+    // Not an mrz at all.
+    let e = reader(b"P5 not a field".to_vec())
+        .err()
+        .map(|e| e.to_string());
+    assert!(e.is_some_and(|e| e.contains("not a .mrz")));
+}
+
+#[test]
+fn bad_inputs_are_errors() {
+    let mut v = field(&[8, 8], 1, DType::F64);
+    v.data[9] = f64::NAN;
+    let e = compress(
+        &v,
+        &CodecOptions::new(Lifting::Haar, ErrorBound::Abs(1.0)),
+        &quiet,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("value 9"), "{e}");
+    assert!(Volume::new(&[4], vec![0.0; 4], DType::F32).is_err());
+    assert!(Volume::new(&[2, 3], vec![0.0; 5], DType::F32).is_err());
+    assert!(Volume::new(&[0, 3], vec![], DType::F32).is_err());
+    for s in ["abs", "abs:-1", "rel:x", "psnr:0", "foo:1", "abs:inf"] {
+        assert!(s.parse::<ErrorBound>().is_err(), "{s}");
+    }
+    assert_eq!("rel:1e-3".parse::<ErrorBound>(), Ok(ErrorBound::Rel(1e-3)));
+    // A constant field compresses and comes back exactly.
+    let c = Volume::new(&[5, 6, 7], vec![2.5; 210], DType::F32).unwrap();
+    let (b, _) = compress(
+        &c,
+        &CodecOptions::new(Lifting::Cdf97, ErrorBound::Rel(1e-3)),
+        &quiet,
+    )
+    .unwrap();
+    let back = decompress(&mut reader(b).unwrap(), None, &quiet).unwrap();
+    assert_eq!(back.data, c.data);
+}
