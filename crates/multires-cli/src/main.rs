@@ -3,6 +3,7 @@
 
 mod bench;
 mod bench_cuda;
+mod cmd_codec;
 mod cmd_cwt;
 mod cmd_dwt;
 mod cmd_fir;
@@ -20,7 +21,7 @@ use std::process::ExitCode;
     long_about = "Multiresolution (wavelet) analysis on CPUs and NVIDIA GPUs.\n\n\
 Continuous wavelet transforms (scalograms) computed as the exact discrete sum of DESIGN.md, \
 FIR filter banks, and more. Start with `multires demo`.",
-    after_help = "Examples:\n  multires demo\n  multires cwt signal.wav -o W.npy --wavelet cmor1.5-1.0 --freqs 20:2000:128 --plot W.png\n  multires fir x.npy --filters bank.npy -o y.npy --mode same --post power\n  multires wavedec x.npy -o c.npz --wavelet db4 --level 8 --mode periodization\n  multires wavedecn img.npy -o c.npz --wavelet haar --level 6 --mode periodization\n  multires wavelets"
+    after_help = "Examples:\n  multires demo\n  multires cwt signal.wav -o W.npy --wavelet cmor1.5-1.0 --freqs 20:2000:128 --plot W.png\n  multires fir x.npy --filters bank.npy -o y.npy --mode same --post power\n  multires wavedec x.npy -o c.npz --wavelet db4 --level 8 --mode periodization\n  multires wavedecn img.npy -o c.npz --wavelet haar --level 6 --mode periodization\n  multires wavelets\n  multires compress field.npy -o field.mrz --error-bound rel:1e-3\n  multires decompress field.mrz -o part.npy --region 0:64,0:64,0:64"
 )]
 struct Cli {
     /// Worker threads (default: all cores).
@@ -50,6 +51,14 @@ enum Command {
     Waverecn(Box<cmd_dwt::WaverecnArgs>),
     /// List the wavelets multires knows (continuous and discrete).
     Wavelets,
+    /// Compress a 2-D/3-D field into an .mrz, every value within the error bound.
+    Compress(Box<cmd_codec::CompressArgs>),
+    /// Decode an .mrz (or a region of it) to .npy or .png.
+    Decompress(cmd_codec::DecompressArgs),
+    /// Describe an .mrz: shape, bound, ratio, bricks.
+    Info(cmd_codec::InfoArgs),
+    /// Write a seeded synthetic field (smooth, or k^-5/3 turbulence) as .npy.
+    MakeField(cmd_codec::MakeFieldArgs),
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -71,6 +80,10 @@ fn run(cli: Cli) -> Result<()> {
         Command::Waverec(a) => cmd_dwt::waverec(*a),
         Command::Wavedecn(a) => cmd_dwt::wavedecn(*a),
         Command::Waverecn(a) => cmd_dwt::waverecn(*a),
+        Command::Compress(a) => cmd_codec::compress(*a),
+        Command::Decompress(a) => cmd_codec::decompress(a),
+        Command::Info(a) => cmd_codec::info(a),
+        Command::MakeField(a) => cmd_codec::make_field(a),
         Command::Wavelets => {
             println!("continuous wavelets (for `multires cwt --wavelet NAME`):");
             for (name, what) in multires::wavelets::CONTINUOUS_FAMILIES {

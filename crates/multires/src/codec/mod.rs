@@ -12,6 +12,7 @@
 //! wins (rate-distortion).
 
 pub mod container;
+pub mod fields;
 pub mod lifting;
 pub mod morton;
 pub mod seed;

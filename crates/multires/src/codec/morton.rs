@@ -40,7 +40,8 @@ pub fn key(z: usize, y: usize, x: usize, three_d: bool) -> u64 {
 /// The row-major indices of a [z, y, x] brick in Morton order, computed
 /// once per brick shape (key-value sort, as the seed's radix sort).
 pub fn order(dims: [usize; 3]) -> Arc<Vec<u32>> {
-    static CACHE: OnceLock<Mutex<HashMap<[usize; 3], Arc<Vec<u32>>>>> = OnceLock::new();
+    type Orders = Mutex<HashMap<[usize; 3], Arc<Vec<u32>>>>;
+    static CACHE: OnceLock<Orders> = OnceLock::new();
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
     if let Some(v) = cache.lock().ok().and_then(|c| c.get(&dims).cloned()) {
         return v;

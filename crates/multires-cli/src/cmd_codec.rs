@@ -1,0 +1,460 @@
+//! `multires compress`, `decompress`, `info` and `make-field`: the
+//! error-bounded wavelet codec and its .mrz container.
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use multires::backend::Device;
+use multires::codec::{
+    self, fields::FieldKind, CodecOptions, DType, ErrorBound, Lifting, MrzReader, Volume,
+};
+use multires::io::{self, RawType, ReadOptions};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct CompressArgs {
+    /// Input field: .npy (2-D or 3-D, float32/float64 or integers), .pgm/.png
+    /// (grey image), or raw little-endian samples with --raw and --shape.
+    pub input: PathBuf,
+    /// Output .mrz (required unless --seed-thresholds runs the seed's experiment).
+    #[arg(short, long, required_unless_present = "seed_thresholds")]
+    pub output: Option<PathBuf>,
+    /// Largest error allowed on every value: abs:E, rel:E (of the value range) or psnr:DB.
+    #[arg(long, default_value = "rel:1e-3")]
+    pub error_bound: ErrorBound,
+    /// Lifting transform: haar (the seed's), cdf53 or cdf97 (JPEG 2000's, best for smooth data).
+    #[arg(long, default_value = "cdf97")]
+    pub transform: Lifting,
+    /// Brick extent (each brick decodes on its own): one number for every axis,
+    /// or one per axis (Z,Y,X or Y,X). Default 64 (3-D), 256 (2-D).
+    #[arg(long, value_delimiter = ',')]
+    pub brick: Option<Vec<usize>>,
+    /// auto, cpu or cuda. The codec runs on the CPU in this build; cuda is refused.
+    #[arg(long, default_value = "auto")]
+    pub device: Device,
+    /// GPUs to spread bricks over (all or a count); with --device cuda only.
+    #[arg(long, value_name = "all|N")]
+    pub gpus: Option<String>,
+    /// Device memory to use (e.g. 512MiB); with --device cuda only.
+    #[arg(long, value_name = "SIZE", value_parser = crate::cmd_dwt::parse_mem_size)]
+    pub gpu_mem_limit: Option<usize>,
+    /// Read the input as raw little-endian samples of this type (needs --shape).
+    #[arg(long, value_name = "f32|f64", requires = "shape")]
+    pub raw: Option<RawType>,
+    /// Shape of a raw input, e.g. 256,256,256.
+    #[arg(long, value_delimiter = ',')]
+    pub shape: Option<Vec<usize>>,
+    /// zstd level of the coefficient streams (1-19; higher: smaller, slower).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(i32).range(1..=19))]
+    pub zstd_level: i32,
+    /// 2-D input: write the original, the decoded field and the error side by side (PNG).
+    #[arg(long, value_name = "PNG")]
+    pub plot: Option<PathBuf>,
+    /// The seed's experiment instead: Haar, details below T (finest level),
+    /// T/2, T/4 ... zeroed, survivors packed by Morton key; prints ratio and
+    /// times per size. Grey images (0-255).
+    #[arg(long, value_name = "T")]
+    pub seed_thresholds: Option<f64>,
+    /// Square sizes the image is resampled to for the seed's table, e.g. 1024,2048,4096.
+    #[arg(long, value_delimiter = ',', requires = "seed_thresholds")]
+    pub seed_sizes: Option<Vec<usize>>,
+}
+
+#[derive(Args)]
+pub struct DecompressArgs {
+    /// Input .mrz.
+    pub input: PathBuf,
+    /// Output: .npy (the stored precision) or .png (2-D, grey over the stored value range).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Decode only this box: z0:z1,y0:y1,x0:x1 (3-D) or y0:y1,x0:x1 (2-D); an
+    /// empty bound means the axis's end. Only the bricks it meets are read.
+    #[arg(long)]
+    pub region: Option<String>,
+}
+
+#[derive(Args)]
+pub struct InfoArgs {
+    /// Input .mrz.
+    pub input: PathBuf,
+}
+
+#[derive(Args)]
+pub struct MakeFieldArgs {
+    /// smooth or turbulent (k^-5/3 spectrum, random phases).
+    #[arg(long)]
+    pub kind: FieldKind,
+    /// Points per axis.
+    #[arg(long, default_value_t = 256)]
+    pub size: usize,
+    /// A 2-D field (size x size) instead of 3-D.
+    #[arg(long = "2d")]
+    pub two_d: bool,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output .npy (float32).
+    #[arg(short, long)]
+    pub output: PathBuf,
+}
+
+fn is_image(p: &Path) -> bool {
+    p.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| ["pgm", "png", "pnm"].contains(&e.to_ascii_lowercase().as_str()))
+}
+
+/// The input as a codec volume.
+fn read_volume(a: &CompressArgs) -> Result<Volume> {
+    let p = &a.input;
+    if is_image(p) && a.raw.is_none() {
+        let img = image::open(p)
+            .with_context(|| format!("cannot read the image {}", p.display()))?
+            .into_luma8();
+        let (w, h) = img.dimensions();
+        let data = img.pixels().map(|px| px.0[0] as f64).collect();
+        return Ok(Volume::new(&[h as usize, w as usize], data, DType::F32)?);
+    }
+    let r = io::read_real_array(
+        p,
+        &ReadOptions {
+            raw: a.raw,
+            channel: 0,
+        },
+    )?;
+    let dtype = if r.was_f32 { DType::F32 } else { DType::F64 };
+    let shape = match (&a.shape, a.raw) {
+        (Some(s), Some(_)) => s.clone(),
+        (Some(_), None) => {
+            bail!("--shape is for raw inputs (with --raw f32|f64); an .npy carries its shape")
+        }
+        (None, _) => r.values.shape().to_vec(),
+    };
+    let n: usize = shape.iter().product();
+    if n != r.values.len() {
+        bail!(
+            "--shape {shape:?} holds {n} values but {} has {}",
+            p.display(),
+            r.values.len()
+        );
+    }
+    let data: Vec<f64> = r.values.iter().copied().collect();
+    Volume::new(&shape, data, dtype).with_context(|| format!("{}", p.display()))
+}
+
+fn check_device(a: &CompressArgs) -> Result<()> {
+    match a.device {
+        Device::Cuda => bail!(
+            "--device cuda: the codec runs on the CPU in this build (the GPU codec is not written yet); use --device cpu or auto"
+        ),
+        Device::Auto | Device::Cpu => {
+            if a.gpus.is_some() || a.gpu_mem_limit.is_some() {
+                bail!("--gpus and --gpu-mem-limit apply to --device cuda, which the codec does not have yet");
+            }
+            Ok(())
+        }
+    }
+}
+
+pub fn compress(a: CompressArgs) -> Result<()> {
+    check_device(&a)?;
+    let v = read_volume(&a)?;
+    if let Some(t) = a.seed_thresholds {
+        return seed_table(&a, &v, t);
+    }
+    let out = a.output.as_ref().context("--output is required")?;
+    let mut opts = CodecOptions::new(a.transform, a.error_bound);
+    opts.zstd_level = a.zstd_level;
+    if let Some(b) = &a.brick {
+        let nd = v.ndim;
+        opts.brick = Some(match (b.len(), nd) {
+            (1, 3) => [b[0]; 3],
+            (1, 2) => [1, b[0], b[0]],
+            (3, 3) => [b[0], b[1], b[2]],
+            (2, 2) => [1, b[0], b[1]],
+            _ => bail!("--brick {b:?}: give one extent, or one per axis of the {nd}-D input"),
+        });
+    }
+    let grid_len = {
+        let br = opts.brick.unwrap_or_else(|| codec::default_brick(v.dims));
+        let br = [0, 1, 2].map(|i| br[i].max(1).min(v.dims[i]));
+        codec::BrickGrid {
+            dims: v.dims,
+            brick: br,
+        }
+        .len()
+    };
+    let bar = crate::progress::Bar::new(grid_len as u64, "compress");
+    let t = Instant::now();
+    let (bytes, s) = codec::compress(&v, &opts, &|d| bar.update(d, grid_len))?;
+    let secs = t.elapsed().as_secs_f64();
+    bar.finish();
+    io::write_atomic(out, |w| w.write_all(&bytes).map_err(|e| e.to_string()))?;
+    let raw = v.data.len() * v.dtype.size();
+    println!(
+        "compress: {:?} {} -> {} ({} bytes), {} {}, bound {} (absolute {:.3e}): ratio {:.2}, max error {:.3e}, PSNR {:.1} dB, {} outliers stored, {:.2} s ({:.0} MB/s)",
+        v.shape(),
+        v.dtype.name(),
+        out.display(),
+        s.bytes,
+        opts.transform,
+        if grid_len == 1 { "1 brick".to_string() } else { format!("{grid_len} bricks") },
+        a.error_bound,
+        s.abs_bound,
+        s.ratio,
+        s.max_error,
+        s.psnr,
+        s.outliers,
+        secs,
+        raw as f64 / secs / 1e6
+    );
+    if let Some(p) = &a.plot {
+        let mut r = MrzReader::from_reader(
+            Box::new(std::io::Cursor::new(bytes)),
+            &out.display().to_string(),
+        )?;
+        let back = codec::decompress(&mut r, None, &|_| {})?;
+        plot_before_after(p, &v, &back.data, s.abs_bound)?;
+        println!("plot: {}", p.display());
+    }
+    Ok(())
+}
+
+/// The seed's table: per size, values, survivors, ratio, forward and inverse times.
+fn seed_table(a: &CompressArgs, v: &Volume, t: f64) -> Result<()> {
+    if v.ndim != 2 {
+        bail!(
+            "--seed-thresholds runs the seed's 2-D experiment; {} is {}-D",
+            a.input.display(),
+            v.ndim
+        );
+    }
+    let (h, w) = (v.dims[1], v.dims[2]);
+    let sizes: Vec<Option<usize>> = match &a.seed_sizes {
+        Some(s) => s.iter().map(|&n| Some(n)).collect(),
+        None => vec![None],
+    };
+    println!("The seed's experiment: Haar, thresholds {t} (finest level), {}, {} ...; survivors packed by Morton key", t / 2.0, t / 4.0);
+    println!();
+    println!("| dimensions | memory (float32) | forward (s) | inverse (s) | survivors | compression | PSNR (dB) |");
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    let mut first = None;
+    for n in sizes {
+        let (ny, nx, img) = match n {
+            None => (h, w, v.data.clone()),
+            Some(0) => bail!("--seed-sizes: sizes must be at least 1"),
+            Some(n) => {
+                let src = image::GrayImage::from_raw(
+                    w as u32,
+                    h as u32,
+                    v.data.iter().map(|&x| x.clamp(0.0, 255.0) as u8).collect(),
+                )
+                .context("the image does not fit in memory")?;
+                let r = image::imageops::resize(
+                    &src,
+                    n as u32,
+                    n as u32,
+                    image::imageops::FilterType::Triangle,
+                );
+                (n, n, r.pixels().map(|p| p.0[0] as f64).collect())
+            }
+        };
+        let run = codec::seed::run(&img, ny, nx, t);
+        println!(
+            "| {ny} x {nx} | {:.1} MB | {:.3} | {:.3} | {} | {:.2}x | {:.1} |",
+            (ny * nx * 4) as f64 / (1 << 20) as f64,
+            run.forward_s,
+            run.inverse_s,
+            run.survivors,
+            run.ratio,
+            run.psnr
+        );
+        if first.is_none() {
+            first = Some((ny, nx, img, run));
+        }
+    }
+    if let (Some(p), Some((ny, nx, img, run))) = (&a.plot, first) {
+        let vol = Volume::new(&[ny, nx], img, DType::F32)?;
+        plot_before_after(p, &vol, &run.rebuilt, run.max_error.max(1e-12))?;
+        println!("\nplot: {} (first size)", p.display());
+    }
+    Ok(())
+}
+
+/// Original, decoded and |error| side by side (the seed's Figure 1): grey
+/// over the original's range; the error from black (0) to white (the bound).
+fn plot_before_after(path: &Path, v: &Volume, back: &[f64], bound: f64) -> Result<()> {
+    if v.ndim != 2 {
+        bail!("--plot draws 2-D fields; this one is {}-D", v.ndim);
+    }
+    let (h, w) = (v.dims[1], v.dims[2]);
+    let (lo, hi) = v.range();
+    let span = (hi - lo).max(1e-300);
+    let gap = 8;
+    let width = 3 * w + 2 * gap;
+    if width > 60_000 || h > 60_000 {
+        bail!("--plot: the field ({h} x {w}) is too large to draw");
+    }
+    let mut img = image::RgbImage::from_pixel(width as u32, h as u32, image::Rgb([255, 255, 255]));
+    let grey = |x: f64| ((x - lo) / span * 255.0).clamp(0.0, 255.0) as u8;
+    for y in 0..h {
+        for x in 0..w {
+            let i = y * w + x;
+            let a = grey(v.data[i]);
+            let b = grey(back[i]);
+            let e =
+                ((v.data[i] - back[i]).abs() / bound.max(1e-300) * 255.0).clamp(0.0, 255.0) as u8;
+            img.put_pixel(x as u32, y as u32, image::Rgb([a, a, a]));
+            img.put_pixel((w + gap + x) as u32, y as u32, image::Rgb([b, b, b]));
+            img.put_pixel(
+                (2 * (w + gap) + x) as u32,
+                y as u32,
+                image::Rgb([e, e / 2, 0]),
+            );
+        }
+    }
+    let mut buf = Vec::new();
+    img.write_to(&mut std::io::Cursor::new(&mut buf), image::ImageFormat::Png)
+        .context("encoding the plot")?;
+    io::write_atomic(path, |wr| wr.write_all(&buf).map_err(|e| e.to_string()))?;
+    Ok(())
+}
+
+pub fn decompress(a: DecompressArgs) -> Result<()> {
+    let mut r = MrzReader::open(&a.input)?;
+    let h = r.header().clone();
+    let region = match &a.region {
+        Some(s) => Some(codec::parse_region(s, &h.shape()).map_err(anyhow::Error::msg)?),
+        None => None,
+    };
+    let ext = a
+        .output
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase());
+    if !matches!(ext.as_deref(), Some("npy") | Some("png")) {
+        bail!("{}: write .npy or .png", a.output.display());
+    }
+    let n = r.grid().len();
+    let bar = crate::progress::Bar::new(n as u64, "decompress");
+    let t = Instant::now();
+    let v = codec::decompress(&mut r, region, &|d| bar.update(d, n))?;
+    bar.finish();
+    let secs = t.elapsed().as_secs_f64();
+    let shape = v.shape();
+    if ext.as_deref() == Some("png") {
+        if v.ndim != 2 {
+            bail!(
+                "{}: PNG holds 2-D fields; this is {}-D (write .npy)",
+                a.output.display(),
+                v.ndim
+            );
+        }
+        let (lo, hi) = h.value_range;
+        let span = (hi - lo).max(1e-300);
+        let img = image::GrayImage::from_raw(
+            shape[1] as u32,
+            shape[0] as u32,
+            v.data
+                .iter()
+                .map(|&x| ((x - lo) / span * 255.0).round().clamp(0.0, 255.0) as u8)
+                .collect(),
+        )
+        .context("the image does not fit in memory")?;
+        let mut buf = Vec::new();
+        img.write_to(&mut std::io::Cursor::new(&mut buf), image::ImageFormat::Png)
+            .context("encoding the PNG")?;
+        io::write_atomic(&a.output, |w| w.write_all(&buf).map_err(|e| e.to_string()))?;
+    } else {
+        match v.dtype {
+            DType::F32 => {
+                let d: Vec<f32> = v.data.iter().map(|&x| x as f32).collect();
+                io::write_npy(
+                    &a.output,
+                    &ndarray::ArrayD::from_shape_vec(shape.clone(), d)?,
+                )?
+            }
+            DType::F64 => io::write_npy(
+                &a.output,
+                &ndarray::ArrayD::from_shape_vec(shape.clone(), v.data)?,
+            )?,
+        }
+    }
+    println!(
+        "decompress: {} -> {} {:?} {} in {:.2} s",
+        a.input.display(),
+        a.output.display(),
+        shape,
+        h.dtype.name(),
+        secs
+    );
+    Ok(())
+}
+
+pub fn info(a: InfoArgs) -> Result<()> {
+    let r = MrzReader::open(&a.input)?;
+    let h = r.header();
+    let sizes = r.brick_sizes();
+    let grid = r.grid();
+    let (mn, mx) = sizes
+        .iter()
+        .fold((u64::MAX, 0), |(a, b), &s| (a.min(s), b.max(s)));
+    println!(
+        "file:       {} ({} bytes, .mrz version {})",
+        a.input.display(),
+        r.file_len(),
+        codec::container::VERSION
+    );
+    println!("field:      {:?} {}", h.shape(), h.dtype.name());
+    println!(
+        "values:     {:.6e} to {:.6e}",
+        h.value_range.0, h.value_range.1
+    );
+    println!(
+        "transform:  {} lifting, up to {} levels per brick",
+        h.transform,
+        codec::MAX_LEVELS
+    );
+    println!(
+        "bound:      {} (every value within {:.3e})",
+        h.bound, h.abs_bound
+    );
+    println!(
+        "ratio:      {:.2} ({} bytes raw)",
+        h.raw_bytes() as f64 / r.file_len() as f64,
+        h.raw_bytes()
+    );
+    println!(
+        "bricks:     {} of {:?} ({:?} on the grid), {} to {} bytes each",
+        grid.len(),
+        &h.brick[3 - h.ndim..],
+        &grid.counts()[3 - h.ndim..],
+        mn,
+        mx
+    );
+    Ok(())
+}
+
+pub fn make_field(a: MakeFieldArgs) -> Result<()> {
+    if a.size < 2 || a.size > 2048 {
+        bail!("--size {}: give 2 to 2048 points per axis", a.size);
+    }
+    let t = Instant::now();
+    let v = codec::fields::make(a.kind, a.size, !a.two_d, a.seed);
+    let shape = if a.two_d {
+        vec![a.size; 2]
+    } else {
+        vec![a.size; 3]
+    };
+    io::write_npy(
+        &a.output,
+        &ndarray::ArrayD::from_shape_vec(shape.clone(), v)?,
+    )?;
+    println!(
+        "make-field: {:?} {:?} float32 (seed {}) -> {} in {:.2} s",
+        a.kind,
+        shape,
+        a.seed,
+        a.output.display(),
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
