@@ -6,8 +6,10 @@
 //! scaled to unit gain), its coefficients quantized with one uniform step,
 //! written in Morton order and entropy coded (zigzag varints, zstd). The
 //! brick is then decoded exactly as `decompress` will, and every value off
-//! by more than the bound is stored verbatim (outlier correction, as in
-//! SPERR), so the bound holds on every value by construction. The step is
+//! by more than the bound gets a correction (a whole number of steps of
+//! twice the bound, or its exact value where rounding defeats that;
+//! outlier correction, as in SPERR), so the bound holds on every value by
+//! construction. The step is
 //! chosen per brick among a few multiples of the bound, smallest output
 //! wins (rate-distortion).
 
@@ -347,6 +349,25 @@ fn reconstruct(ints: &[i64], q: f64, t: Lifting, dims: [usize; 3], dtype: DType)
     c
 }
 
+/// The steps of 2e that bring `got` within `e` of `want` after rounding to
+/// the stored type, if any (None: the exact value must be stored).
+fn correction(want: f64, got: f64, e: f64, dtype: DType) -> Option<i64> {
+    if !(e > 0.0 && got.is_finite()) {
+        return None;
+    }
+    let k = ((want - got) / (2.0 * e)).round();
+    if k == 0.0 || k.abs() > 1e15 {
+        return None;
+    }
+    let k = k as i64;
+    ((want - apply(got, k, e, dtype)).abs() <= e).then_some(k)
+}
+
+/// `got` moved by k steps of 2e, as the decoder computes it.
+fn apply(got: f64, k: i64, e: f64, dtype: DType) -> f64 {
+    dtype.round(got + k as f64 * 2.0 * e)
+}
+
 /// Encodes one brick (row-major values of extent `dims`) under the
 /// absolute bound `e`: the smallest of the candidate steps' outputs.
 /// Returns the payload and (max error, squared error sum, outliers).
@@ -390,14 +411,25 @@ pub(crate) fn encode_brick(
                 sse += d * d;
             }
         }
+        // Outliers: a correction of k steps of 2E (within E once applied),
+        // or, where rounding to the stored type defeats that, k = 0 and the
+        // exact value.
         put_varint(&mut body, outl.len() as u64);
         let mut prev = 0usize;
         for &k in &outl {
             put_varint(&mut body, (k - prev) as u64);
             prev = k;
-            match dtype {
-                DType::F32 => body.extend_from_slice(&(x[k] as f32).to_le_bytes()),
-                DType::F64 => body.extend_from_slice(&x[k].to_le_bytes()),
+            let fixed = correction(x[k], y[k], e, dtype);
+            put_varint(&mut body, zigzag(fixed.unwrap_or(0)));
+            if let Some(s) = fixed {
+                let d = (x[k] - apply(y[k], s, e, dtype)).abs();
+                maxe = maxe.max(d);
+                sse += d * d;
+            } else {
+                match dtype {
+                    DType::F32 => body.extend_from_slice(&(x[k] as f32).to_le_bytes()),
+                    DType::F64 => body.extend_from_slice(&x[k].to_le_bytes()),
+                }
             }
         }
         let packed = zstd::bulk::compress(&body, zstd_level)
@@ -420,6 +452,7 @@ pub(crate) fn decode_brick(
     dims: [usize; 3],
     t: Lifting,
     dtype: DType,
+    e: f64,
 ) -> Result<Vec<f64>, String> {
     let n: usize = dims.iter().product();
     if payload.len() < 16 {
@@ -466,6 +499,11 @@ pub(crate) fn decode_brick(
             .checked_add(d)
             .filter(|&k| k < n)
             .ok_or_else(|| format!("outlier {j} points outside the brick"))?;
+        let steps = unzigzag(get_varint(&body, &mut pos).ok_or("the outlier list ends early")?);
+        if steps != 0 {
+            y[k] = apply(y[k], steps, e, dtype);
+            continue;
+        }
         let sz = dtype.size();
         let raw = body
             .get(pos..pos + sz)
@@ -627,7 +665,7 @@ pub fn decompress(
         .into_par_iter()
         .map(|(k, p)| {
             let (_, ext) = grid.bounds(k);
-            let y = decode_brick(&p, ext, h.transform, h.dtype).map_err(|what| {
+            let y = decode_brick(&p, ext, h.transform, h.dtype, h.abs_bound).map_err(|what| {
                 CodecError::CorruptBrick {
                     path: path.clone(),
                     brick: k,

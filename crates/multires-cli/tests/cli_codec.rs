@@ -1,0 +1,273 @@
+//! The codec from the command line: compress / decompress / info /
+//! make-field, the bound on every value, regions, the seed's table on a
+//! real image, and clear errors that leave no output behind.
+mod common;
+use common::{fails_with, multires, ok};
+use ndarray::ArrayD;
+use ndarray_npy::{read_npy, write_npy};
+
+fn rocket() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/rocket.pgm")
+}
+
+#[test]
+fn compress_decompress_info_and_regions() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(&multires(
+        d,
+        &[
+            "make-field",
+            "--kind",
+            "turbulent",
+            "--size",
+            "40",
+            "-o",
+            "t.npy",
+        ],
+    ));
+    let x: ArrayD<f32> = read_npy(d.join("t.npy")).unwrap();
+    assert_eq!(x.shape(), &[40, 40, 40]);
+    let (lo, hi) = x
+        .iter()
+        .fold((f32::MAX, f32::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+    for (bound, tr) in [
+        ("rel:1e-3", "cdf97"),
+        ("abs:0.05", "haar"),
+        ("psnr:70", "cdf53"),
+    ] {
+        ok(&multires(
+            d,
+            &[
+                "compress",
+                "t.npy",
+                "-o",
+                "t.mrz",
+                "--error-bound",
+                bound,
+                "--transform",
+                tr,
+                "--brick",
+                "16",
+            ],
+        ));
+        ok(&multires(d, &["decompress", "t.mrz", "-o", "back.npy"]));
+        let y: ArrayD<f32> = read_npy(d.join("back.npy")).unwrap();
+        assert_eq!(y.shape(), x.shape());
+        let e = match bound {
+            "rel:1e-3" => 1e-3 * (hi - lo) as f64,
+            "abs:0.05" => 0.05,
+            _ => (hi - lo) as f64 * 10f64.powf(-70.0 / 20.0),
+        };
+        let m = x
+            .iter()
+            .zip(y.iter())
+            .map(|(a, b)| (a - b).abs() as f64)
+            .fold(0.0, f64::max);
+        assert!(m <= e, "{bound} {tr}: max error {m} over {e}");
+        let info = multires(d, &["info", "t.mrz"]);
+        ok(&info);
+        let text = String::from_utf8_lossy(&info.stdout);
+        assert!(text.contains("[40, 40, 40] float32"), "{text}");
+        assert!(
+            text.contains(tr) && text.contains("bricks:     27"),
+            "{text}"
+        );
+    }
+    // A region equals the crop of the full decode.
+    ok(&multires(
+        d,
+        &[
+            "decompress",
+            "t.mrz",
+            "-o",
+            "part.npy",
+            "--region",
+            "5:21,0:40,30:",
+        ],
+    ));
+    let full: ArrayD<f32> = read_npy(d.join("back.npy")).unwrap();
+    let part: ArrayD<f32> = read_npy(d.join("part.npy")).unwrap();
+    assert_eq!(part.shape(), &[16, 40, 10]);
+    for z in 0..16 {
+        for y in 0..40 {
+            for x in 0..10 {
+                assert_eq!(part[[z, y, x]], full[[z + 5, y, x + 30]]);
+            }
+        }
+    }
+}
+
+#[test]
+fn float64_and_raw_inputs_and_images() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let x = ArrayD::from_shape_fn(vec![33, 50], |i| {
+        ((i[0] * 50 + i[1]) as f64 * 0.37).sin() * 1e3
+    });
+    write_npy(d.join("x.npy"), &x).unwrap();
+    ok(&multires(
+        d,
+        &[
+            "compress",
+            "x.npy",
+            "-o",
+            "x.mrz",
+            "--error-bound",
+            "abs:1e-6",
+        ],
+    ));
+    ok(&multires(d, &["decompress", "x.mrz", "-o", "y.npy"]));
+    let y: ArrayD<f64> = read_npy(d.join("y.npy")).unwrap();
+    let m = x
+        .iter()
+        .zip(y.iter())
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(m <= 1e-6, "{m}");
+    // Raw float32 with --shape.
+    let raw: Vec<u8> = (0..6 * 7 * 8)
+        .flat_map(|i| (i as f32 * 0.5).to_le_bytes())
+        .collect();
+    std::fs::write(d.join("v.raw"), raw).unwrap();
+    ok(&multires(
+        d,
+        &[
+            "compress",
+            "v.raw",
+            "--raw",
+            "f32",
+            "--shape",
+            "6,7,8",
+            "-o",
+            "v.mrz",
+            "--error-bound",
+            "abs:0.01",
+        ],
+    ));
+    fails_with(
+        &multires(
+            d,
+            &[
+                "compress", "v.raw", "--raw", "f32", "--shape", "6,7,9", "-o", "w.mrz",
+            ],
+        ),
+        "--shape",
+    );
+    assert!(!d.join("w.mrz").exists());
+    // A real image: compress with a plot, decode to PNG.
+    let img = rocket();
+    let img = img.to_str().unwrap();
+    ok(&multires(
+        d,
+        &[
+            "compress",
+            img,
+            "-o",
+            "r.mrz",
+            "--error-bound",
+            "abs:2",
+            "--plot",
+            "r.png",
+        ],
+    ));
+    ok(&multires(d, &["decompress", "r.mrz", "-o", "r_back.png"]));
+    let back = image::open(d.join("r_back.png")).unwrap().into_luma8();
+    assert_eq!(back.dimensions(), (640, 427));
+    let plot = image::open(d.join("r.png")).unwrap();
+    assert_eq!(plot.height(), 427);
+    // The seed's experiment prints its table.
+    let o = multires(
+        d,
+        &[
+            "compress",
+            img,
+            "--seed-thresholds",
+            "100",
+            "--seed-sizes",
+            "256,512",
+        ],
+    );
+    ok(&o);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("| 256 x 256 |") && text.contains("| 512 x 512 |"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_inputs_give_clear_errors_and_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let x = ArrayD::from_shape_fn(vec![8, 8], |i| (i[0] + i[1]) as f32);
+    write_npy(d.join("x.npy"), &x).unwrap();
+    let one = ArrayD::from_shape_fn(vec![8], |i| i[0] as f32);
+    write_npy(d.join("one.npy"), &one).unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["compress", "x.npy", "-o", "o.mrz", "--error-bound", "abs"],
+            "abs:E",
+        ),
+        (
+            &[
+                "compress",
+                "x.npy",
+                "-o",
+                "o.mrz",
+                "--error-bound",
+                "abs:-1",
+            ],
+            "not negative",
+        ),
+        (
+            &["compress", "x.npy", "-o", "o.mrz", "--transform", "db4"],
+            "cdf97",
+        ),
+        (&["compress", "one.npy", "-o", "o.mrz"], "2-D or 3-D"),
+        (&["compress", "missing.npy", "-o", "o.mrz"], "missing.npy"),
+        (
+            &["compress", "x.npy", "-o", "o.mrz", "--device", "cuda"],
+            "--device cuda",
+        ),
+        (
+            &["compress", "x.npy", "-o", "o.mrz", "--brick", "4,4,4"],
+            "--brick",
+        ),
+        (&["decompress", "x.npy", "-o", "o.npy"], "not a .mrz"),
+        (&["info", "nothing.mrz"], "nothing.mrz"),
+    ];
+    for (args, needle) in cases {
+        fails_with(&multires(d, args), needle);
+        assert!(
+            !d.join("o.mrz").exists() && !d.join("o.npy").exists(),
+            "{args:?} left output"
+        );
+    }
+    // A corrupt brick is named; a truncated file is refused.
+    ok(&multires(
+        d,
+        &["compress", "x.npy", "-o", "x.mrz", "--brick", "4"],
+    ));
+    let mut b = std::fs::read(d.join("x.mrz")).unwrap();
+    b[120] ^= 0xff;
+    std::fs::write(d.join("bad.mrz"), &b).unwrap();
+    fails_with(
+        &multires(d, &["decompress", "bad.mrz", "-o", "o.npy"]),
+        "brick 0",
+    );
+    let b = std::fs::read(d.join("x.mrz")).unwrap();
+    std::fs::write(d.join("cut.mrz"), &b[..b.len() - 9]).unwrap();
+    fails_with(
+        &multires(d, &["decompress", "cut.mrz", "-o", "o.npy"]),
+        "truncated",
+    );
+    fails_with(
+        &multires(
+            d,
+            &["decompress", "x.mrz", "-o", "o.npy", "--region", "0:9,0:4"],
+        ),
+        "within 0:8",
+    );
+    assert!(!d.join("o.npy").exists());
+}

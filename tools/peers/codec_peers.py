@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""The codec against ZFP (zfpy) and SZ3 (pysz) on the same fields, one core each.
+
+Makes the codec-3d fields with `multires make-field` (seeded), then for each
+field and relative bound (of the value range) runs:
+- ZFP, fixed-accuracy mode, tolerance = the absolute bound;
+- SZ3, absolute-bound mode;
+- multires compress --error-bound abs:E (each --transform given).
+It checks every decoded value against the bound and prints ratio, PSNR, max
+error and compress / decompress throughput (MB/s of float32 input).
+
+    python3 tools/peers/codec_peers.py --multires target/release/multires [--size 256] [--transforms cdf97,cdf53,haar]
+
+Installs zfpy and pysz with pip when they are missing.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def need(mod, pkg):
+    try:
+        return __import__(mod)
+    except ImportError:
+        subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", pkg])
+        return __import__(mod)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--multires", required=True)
+    p.add_argument("--size", type=int, default=256)
+    p.add_argument("--bounds", default="1e-2,1e-3,1e-4")
+    p.add_argument("--transforms", default="cdf97")
+    p.add_argument("--seed", type=int, default=1)
+    args = p.parse_args()
+    np = need("numpy", "numpy")
+    zfpy = need("zfpy", "zfpy")
+    pysz = need("pysz", "pysz")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    tmp = tempfile.mkdtemp()
+    print(f"# fields {args.size}^3 float32, seed {args.seed}; multires runs with --threads 1; bound = rel x (max - min)")
+    print("| field | rel bound | codec | ratio | PSNR (dB) | max error / bound | compress MB/s | decompress MB/s |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for kind in ["turbulent", "smooth"]:
+        f = os.path.join(tmp, f"{kind}.npy")
+        subprocess.check_call([args.multires, "make-field", "--kind", kind, "--size", str(args.size),
+                               "--seed", str(args.seed), "-o", f], stdout=subprocess.DEVNULL)
+        x = np.load(f)
+        mb = x.nbytes / 1e6
+        rng = float(x.max() - x.min())
+
+        def report(name, rel, nbytes, y, tc, td):
+            err = np.abs(y.astype(np.float64) - x.astype(np.float64))
+            e = rel * rng
+            mse = float((err ** 2).mean())
+            psnr = 20 * np.log10(rng / np.sqrt(mse)) if mse > 0 else float("inf")
+            flag = "" if err.max() <= e else " **bound broken**"
+            print(f"| {kind} | {rel:g} | {name} | {x.nbytes / nbytes:.2f} | {psnr:.1f} | {err.max() / e:.3f}{flag} | {mb / tc:.0f} | {mb / td:.0f} |")
+            sys.stdout.flush()
+
+        for rel in [float(b) for b in args.bounds.split(",")]:
+            e = rel * rng
+            t = time.perf_counter()
+            c = zfpy.compress_numpy(x, tolerance=e)
+            tc = time.perf_counter() - t
+            t = time.perf_counter()
+            y = zfpy.decompress_numpy(c)
+            td = time.perf_counter() - t
+            report("ZFP", rel, len(c), y, tc, td)
+
+            cfg = pysz.szConfig()
+            cfg.errorBoundMode = pysz.szErrorBoundMode.ABS
+            cfg.absErrorBound = e
+            t = time.perf_counter()
+            c, _ = pysz.sz.compress(x, cfg)
+            tc = time.perf_counter() - t
+            t = time.perf_counter()
+            y, _ = pysz.sz.decompress(c, np.float32, x.shape)
+            td = time.perf_counter() - t
+            report("SZ3", rel, c.nbytes, y, tc, td)
+
+            for tr in args.transforms.split(","):
+                out = os.path.join(tmp, "f.mrz")
+                back = os.path.join(tmp, "back.npy")
+                t = time.perf_counter()
+                subprocess.check_call([args.multires, "--threads", "1", "compress", f, "-o", out,
+                                       "--error-bound", f"abs:{e!r}", "--transform", tr],
+                                      stdout=subprocess.DEVNULL)
+                tc = time.perf_counter() - t
+                t = time.perf_counter()
+                subprocess.check_call([args.multires, "--threads", "1", "decompress", out, "-o", back],
+                                      stdout=subprocess.DEVNULL)
+                td = time.perf_counter() - t
+                report(f"multires {tr}", rel, os.path.getsize(out), np.load(back), tc, td)
+
+
+if __name__ == "__main__":
+    main()
