@@ -36,6 +36,14 @@ fn with_temp_file(
         .tempfile_in(dir)
         .map_err(|e| err(format!("cannot create a file in '{}': {e}", dir.display())))?;
     fill(tmp.as_file()).map_err(err)?;
+    // Temporary files are private (0600); an output gets the usual 0644.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .map_err(|e| err(e.to_string()))?;
+    }
     tmp.persist(path).map_err(|e| err(e.error.to_string()))?;
     Ok(())
 }
