@@ -25,7 +25,7 @@ pub struct CompressArgs {
     #[arg(long, default_value = "cdf97")]
     pub transform: Lifting,
     /// Brick extent (each brick decodes on its own): one number for every axis,
-    /// or one per axis (Z,Y,X or Y,X). Default 64 (3-D), 256 (2-D).
+    /// or one per axis (Z,Y,X or Y,X). Default 128 (3-D), 256 (2-D).
     #[arg(long, value_delimiter = ',')]
     pub brick: Option<Vec<usize>>,
     /// auto, cpu or cuda. The codec runs on the CPU in this build; cuda is refused.

@@ -214,7 +214,7 @@ impl Volume {
 pub struct CodecOptions {
     pub transform: Lifting,
     pub bound: ErrorBound,
-    /// Brick extent [z, y, x] (default: 64^3 for 3-D, 256^2 for 2-D).
+    /// Brick extent [z, y, x] (default: 128^3 for 3-D, 256^2 for 2-D).
     pub brick: Option<[usize; 3]>,
     /// zstd level of the coefficient streams.
     pub zstd_level: i32,
@@ -286,10 +286,13 @@ impl BrickGrid {
     }
 }
 
-/// Default brick: 64^3 (3-D), 256^2 (2-D), clipped to the field.
+/// Default brick: 128^3 (3-D), 256^2 (2-D), clipped to the field. Each
+/// brick's faces are extended symmetrically, which costs detail
+/// coefficients along them: on smooth 3-D fields 128^3 bricks code to half
+/// the bytes of 64^3 ones; 2-D images gain nothing past 256^2.
 pub fn default_brick(dims: [usize; 3]) -> [usize; 3] {
     if dims[0] > 1 {
-        [64, 64, 64]
+        [128, 128, 128]
     } else {
         [1, 256, 256]
     }
