@@ -1,7 +1,8 @@
 //! Any bytes given to the .mrz reader and decoder: an error or a field,
 //! never a panic, a hang or an allocation the file cannot justify.
 //!
-//!     cargo +nightly fuzz run decode_mrz -- -max_total_time=600
+//!     cd fuzz && mkdir -p corpus/decode_mrz
+//!     cargo +nightly fuzz run decode_mrz corpus/decode_mrz seeds -- -max_total_time=600
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use multires::codec::{decompress, parse_region, MrzReader};
