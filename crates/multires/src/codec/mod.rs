@@ -387,65 +387,72 @@ pub(crate) fn encode_brick(
     lifting::forward(t, true, &mut c, dims, levels);
     let order = morton::order(dims);
     let peak = x.iter().fold(0f64, |m, v| m.max(v.abs()));
-    let mut best: Option<(Vec<u8>, f64, f64, usize)> = None;
-    for f in STEP_FACTORS {
-        // A zero bound still needs a step; the outliers then carry the values.
-        let q = if e > 0.0 {
-            f * e
-        } else {
-            (peak * 1e-6).max(f64::MIN_POSITIVE)
-        };
-        let ints: Vec<i64> = order
-            .iter()
-            .map(|&k| (c[k as usize] / q).round() as i64)
-            .collect();
-        let y = reconstruct(&ints, q, t, dims, dtype);
-        let mut body = Vec::with_capacity(ints.len());
-        for &i in &ints {
-            put_varint(&mut body, zigzag(i));
-        }
-        let (mut maxe, mut sse, mut outl) = (0f64, 0f64, Vec::new());
-        for (k, (&a, &b)) in x.iter().zip(&y).enumerate() {
-            let d = (a - b).abs();
-            if d.is_nan() || d > e {
-                outl.push(k);
+    // The candidate steps run side by side (a field may have fewer bricks
+    // than the machine has cores); the smallest output wins, the first on
+    // ties, so the choice does not depend on scheduling.
+    let tries: Vec<(Vec<u8>, f64, f64, usize)> = STEP_FACTORS
+        .par_iter()
+        .map(|&f| -> Result<_, CodecError> {
+            // A zero bound still needs a step; the outliers then carry the values.
+            let q = if e > 0.0 {
+                f * e
             } else {
-                maxe = maxe.max(d);
-                sse += d * d;
+                (peak * 1e-6).max(f64::MIN_POSITIVE)
+            };
+            let ints: Vec<i64> = order
+                .iter()
+                .map(|&k| (c[k as usize] / q).round() as i64)
+                .collect();
+            let y = reconstruct(&ints, q, t, dims, dtype);
+            let mut body = Vec::with_capacity(ints.len());
+            for &i in &ints {
+                put_varint(&mut body, zigzag(i));
             }
-        }
-        // Outliers: a correction of k steps of 2E (within E once applied),
-        // or, where rounding to the stored type defeats that, k = 0 and the
-        // exact value.
-        put_varint(&mut body, outl.len() as u64);
-        let mut prev = 0usize;
-        for &k in &outl {
-            put_varint(&mut body, (k - prev) as u64);
-            prev = k;
-            let fixed = correction(x[k], y[k], e, dtype);
-            put_varint(&mut body, zigzag(fixed.unwrap_or(0)));
-            if let Some(s) = fixed {
-                let d = (x[k] - apply(y[k], s, e, dtype)).abs();
-                maxe = maxe.max(d);
-                sse += d * d;
-            } else {
-                match dtype {
-                    DType::F32 => body.extend_from_slice(&(x[k] as f32).to_le_bytes()),
-                    DType::F64 => body.extend_from_slice(&x[k].to_le_bytes()),
+            let (mut maxe, mut sse, mut outl) = (0f64, 0f64, Vec::new());
+            for (k, (&a, &b)) in x.iter().zip(&y).enumerate() {
+                let d = (a - b).abs();
+                if d.is_nan() || d > e {
+                    outl.push(k);
+                } else {
+                    maxe = maxe.max(d);
+                    sse += d * d;
                 }
             }
-        }
-        let packed = zstd::bulk::compress(&body, zstd_level)
-            .map_err(|e| CodecError::Invalid(format!("zstd could not compress a brick: {e}")))?;
-        let mut out = Vec::with_capacity(packed.len() + 16);
-        out.extend_from_slice(&q.to_le_bytes());
-        out.extend_from_slice(&(body.len() as u64).to_le_bytes());
-        out.extend_from_slice(&packed);
-        if best.as_ref().is_none_or(|b| out.len() < b.0.len()) {
-            best = Some((out, maxe, sse, outl.len()));
-        }
-    }
-    best.ok_or_else(|| CodecError::Invalid("no quantization step was tried".into()))
+            // Outliers: a correction of k steps of 2E (within E once applied),
+            // or, where rounding to the stored type defeats that, k = 0 and the
+            // exact value.
+            put_varint(&mut body, outl.len() as u64);
+            let mut prev = 0usize;
+            for &k in &outl {
+                put_varint(&mut body, (k - prev) as u64);
+                prev = k;
+                let fixed = correction(x[k], y[k], e, dtype);
+                put_varint(&mut body, zigzag(fixed.unwrap_or(0)));
+                if let Some(s) = fixed {
+                    let d = (x[k] - apply(y[k], s, e, dtype)).abs();
+                    maxe = maxe.max(d);
+                    sse += d * d;
+                } else {
+                    match dtype {
+                        DType::F32 => body.extend_from_slice(&(x[k] as f32).to_le_bytes()),
+                        DType::F64 => body.extend_from_slice(&x[k].to_le_bytes()),
+                    }
+                }
+            }
+            let packed = zstd::bulk::compress(&body, zstd_level).map_err(|e| {
+                CodecError::Invalid(format!("zstd could not compress a brick: {e}"))
+            })?;
+            let mut out = Vec::with_capacity(packed.len() + 16);
+            out.extend_from_slice(&q.to_le_bytes());
+            out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+            out.extend_from_slice(&packed);
+            Ok((out, maxe, sse, outl.len()))
+        })
+        .collect::<Result<_, _>>()?;
+    tries
+        .into_iter()
+        .reduce(|a, b| if b.0.len() < a.0.len() { b } else { a })
+        .ok_or_else(|| CodecError::Invalid("no quantization step was tried".into()))
 }
 
 /// Decodes a brick's payload; errors say what is wrong (the container adds

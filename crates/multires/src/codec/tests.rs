@@ -196,3 +196,17 @@ fn bad_inputs_are_errors() {
     let back = decompress(&mut reader(b).unwrap(), None, &quiet).unwrap();
     assert_eq!(back.data, c.data);
 }
+
+#[test]
+fn output_bytes_do_not_depend_on_the_thread_count() {
+    let v = field(&[20, 33, 40], 8, DType::F32);
+    let mut o = CodecOptions::new(Lifting::Cdf97, ErrorBound::Rel(1e-3));
+    o.brick = Some([8, 16, 16]);
+    let many = compress(&v, &o, &quiet).unwrap().0;
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap()
+        .install(|| compress(&v, &o, &quiet).unwrap().0);
+    assert_eq!(many, one);
+}
