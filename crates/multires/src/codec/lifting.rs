@@ -237,14 +237,14 @@ fn approx_len(n: usize, level: usize) -> usize {
 /// the [z, y, x] sub-box `ext` of a brick of dimensions `dims` (row-major):
 /// x lines one at a time in place; y and z lines as rows of the box's x
 /// extent, gathered into `rows`.
-fn along_axis(
+fn along_axis<F: FnMut(&mut [f64], usize, &mut [f64])>(
     data: &mut [f64],
     dims: [usize; 3],
     ext: [usize; 3],
     axis: usize,
     rows: &mut Vec<f64>,
     scratch: &mut Vec<f64>,
-    f: &mut dyn FnMut(&mut [f64], usize, &mut [f64]),
+    f: &mut F,
 ) {
     let n = ext[axis];
     if n < 2 {
