@@ -134,6 +134,24 @@ impl DwtLayout {
     pub fn total(&self) -> usize {
         self.approx_offset() + self.approx_len * self.rows
     }
+    /// The layout of coefficient blocks given in pywt.wavedec's order,
+    /// [cA_L, cD_L, ..., cD_1], `lens[i]` per row.
+    pub fn from_blocks(rows: usize, lens: &[usize]) -> Self {
+        DwtLayout {
+            rows,
+            detail_lens: lens[1..].iter().rev().copied().collect(),
+            approx_len: lens[0],
+        }
+    }
+    /// (offset, length per row) of each block in pywt.wavedec's order,
+    /// [cA_L, cD_L, ..., cD_1]: where the host's arrays sit in the layout.
+    pub fn blocks(&self) -> Vec<(usize, usize)> {
+        let mut b = vec![(self.approx_offset(), self.approx_len)];
+        for k in (1..=self.levels()).rev() {
+            b.push((self.detail_offset(k), self.detail_lens[k - 1]));
+        }
+        b
+    }
 }
 
 /// One wavelet and mode planned on a GPU: the filters on the device.
@@ -1147,12 +1165,11 @@ pub fn wavedec<T: GpuReal>(
         .memcpy_dtoh(&coeffs.slice(0..layout.total()), &mut host)
         .during(|| "copying the coefficients to the host".into())?;
     gpu.synchronize()?;
-    let mut out = vec![host[layout.approx_offset()..].to_vec()];
-    for k in (1..=level).rev() {
-        let o = layout.detail_offset(k);
-        out.push(host[o..o + rows * layout.detail_lens[k - 1]].to_vec());
-    }
-    Ok(out)
+    Ok(layout
+        .blocks()
+        .into_iter()
+        .map(|(o, l)| host[o..o + rows * l].to_vec())
+        .collect())
 }
 
 /// One of the two batches in flight of a streamed run: its stream (in its
@@ -1332,21 +1349,11 @@ fn wavedec_streamed<T: GpuReal>(
 ) -> Result<Vec<Vec<T>>, CudaError> {
     let n = x.len() / rows;
     let lb = DwtLayout::wavedec(batch, n, plan.f, plan.mode, level);
-    let full = DwtLayout::wavedec(rows, n, plan.f, plan.mode, level);
-    // Output blocks as returned: cA_L, cD_L, ..., cD_1 (offset in a batch, length per row).
-    let mut blocks = vec![(lb.approx_offset(), lb.approx_len)];
-    for k in (1..=level).rev() {
-        blocks.push((lb.detail_offset(k), lb.detail_lens[k - 1]));
-    }
+    let blocks = lb.blocks();
     let mut out: Vec<Vec<T>> = blocks
         .iter()
         .map(|&(_, l)| multires::memory::touched_vec::<T>(rows * l))
         .collect();
-    debug_assert_eq!(
-        out.iter().map(Vec::len).sum::<usize>(),
-        full.total(),
-        "the blocks cover the layout"
-    );
     let mut slots = plan.slots_for(rows.div_ceil(batch), batch * n, lb.total())?;
     stream_batches(
         &mut slots,
@@ -1380,11 +1387,7 @@ pub fn waverec<T: GpuReal>(
             c.len()
         )));
     }
-    let layout = DwtLayout {
-        rows,
-        detail_lens: lens[1..].iter().rev().copied().collect(),
-        approx_len: lens[0],
-    };
+    let layout = DwtLayout::from_blocks(rows, &lens);
     let nouts = rec_lengths(&layout, plan.f, plan.mode)?;
     let final_len = nouts.last().copied().unwrap_or(layout.approx_len);
     // Device bytes per row: coefficients, reconstruction, two scratch rows.
@@ -1392,18 +1395,14 @@ pub fn waverec<T: GpuReal>(
         (lens.iter().sum::<usize>() + 3 * final_len.max(lens[0])) * std::mem::size_of::<T>();
     let in_row = lens.iter().sum::<usize>() * std::mem::size_of::<T>();
     if let Some(batch) = plan.batch_rows(rows, per_row, in_row)? {
-        let y = waverec_streamed(plan, coeffs, &lens, rows, final_len, batch)?;
+        let y = waverec_streamed(plan, coeffs, &layout, final_len, batch)?;
         return Ok((y, final_len));
     }
     let gpu = &plan.gpu;
     let mut flat = vec![T::of(0.0); layout.total()];
-    for k in 1..=layout.levels() {
-        let o = layout.detail_offset(k);
-        let c = &coeffs[layout.levels() + 1 - k];
+    for (c, (o, _)) in coeffs.iter().zip(layout.blocks()) {
         flat[o..o + c.len()].copy_from_slice(c);
     }
-    let o = layout.approx_offset();
-    flat[o..o + coeffs[0].len()].copy_from_slice(&coeffs[0]);
     check_free(
         gpu,
         ((flat.len() + rows * final_len) * std::mem::size_of::<T>()) as u128,
@@ -1427,22 +1426,17 @@ pub fn waverec<T: GpuReal>(
 fn waverec_streamed<T: GpuReal>(
     plan: &GpuDwt<T>,
     coeffs: &[Vec<T>],
-    lens: &[usize],
-    rows: usize,
+    layout: &DwtLayout,
     final_len: usize,
     batch: usize,
 ) -> Result<Vec<T>, CudaError> {
+    let rows = layout.rows;
     let lb = DwtLayout {
         rows: batch,
-        detail_lens: lens[1..].iter().rev().copied().collect(),
-        approx_len: lens[0],
+        ..layout.clone()
     };
-    let level = lb.levels();
     // Where each input block goes in a batch's layout.
-    let mut offsets = vec![lb.approx_offset()];
-    for k in (1..=level).rev() {
-        offsets.push(lb.detail_offset(k));
-    }
+    let blocks = lb.blocks();
     let mut out = multires::memory::touched_vec::<T>(rows * final_len);
     let mut slots = plan.slots_for(rows.div_ceil(batch), lb.total(), batch * final_len)?;
     stream_batches(
@@ -1450,7 +1444,7 @@ fn waverec_streamed<T: GpuReal>(
         rows,
         batch,
         |buf, r0, r| {
-            for ((c, &l), &off) in coeffs.iter().zip(lens).zip(&offsets) {
+            for (c, &(off, l)) in coeffs.iter().zip(&blocks) {
                 par_copy(&mut buf[off..off + r * l], &c[r0 * l..(r0 + r) * l]);
             }
         },
