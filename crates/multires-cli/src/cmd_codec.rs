@@ -173,15 +173,7 @@ pub fn compress(a: CompressArgs) -> Result<()> {
             _ => bail!("--brick {b:?}: give one extent, or one per axis of the {nd}-D input"),
         });
     }
-    let grid_len = {
-        let br = opts.brick.unwrap_or_else(|| codec::default_brick(v.dims));
-        let br = [0, 1, 2].map(|i| br[i].max(1).min(v.dims[i]));
-        codec::BrickGrid {
-            dims: v.dims,
-            brick: br,
-        }
-        .len()
-    };
+    let grid_len = opts.grid(v.dims)?.len();
     let bar = crate::progress::Bar::new(grid_len as u64, "compress");
     let t = Instant::now();
     let (bytes, s) = codec::compress(&v, &opts, &|d| bar.update(d, grid_len))?;
@@ -311,10 +303,13 @@ fn plot_before_after(path: &Path, v: &Volume, back: &[f64], bound: f64) -> Resul
             );
         }
     }
-    let mut buf = Vec::new();
-    img.write_to(&mut std::io::Cursor::new(&mut buf), image::ImageFormat::Png)
-        .context("encoding the plot")?;
-    io::write_atomic(path, |wr| wr.write_all(&buf).map_err(|e| e.to_string()))?;
+    io::write_png(
+        path,
+        &img,
+        img.width(),
+        img.height(),
+        image::ColorType::Rgb8,
+    )?;
     Ok(())
 }
 
@@ -350,19 +345,18 @@ pub fn decompress(a: DecompressArgs) -> Result<()> {
         }
         let (lo, hi) = h.value_range;
         let span = (hi - lo).max(1e-300);
-        let img = image::GrayImage::from_raw(
+        let grey: Vec<u8> = v
+            .data
+            .iter()
+            .map(|&x| ((x - lo) / span * 255.0).round().clamp(0.0, 255.0) as u8)
+            .collect();
+        io::write_png(
+            &a.output,
+            &grey,
             shape[1] as u32,
             shape[0] as u32,
-            v.data
-                .iter()
-                .map(|&x| ((x - lo) / span * 255.0).round().clamp(0.0, 255.0) as u8)
-                .collect(),
-        )
-        .context("the image does not fit in memory")?;
-        let mut buf = Vec::new();
-        img.write_to(&mut std::io::Cursor::new(&mut buf), image::ImageFormat::Png)
-            .context("encoding the PNG")?;
-        io::write_atomic(&a.output, |w| w.write_all(&buf).map_err(|e| e.to_string()))?;
+            image::ColorType::L8,
+        )?;
     } else {
         match v.dtype {
             DType::F32 => {

@@ -226,30 +226,13 @@ pub fn scalogram_png(out: &CwtOutput, path: &Path, opts: &PlotOptions) -> Result
 }
 
 fn write_png(path: &Path, rgb: &[u8], w: u32, h: u32) -> Result<(), PlotError> {
-    let werr = |why: String| PlotError::Write {
-        path: path.display().to_string(),
-        why,
-    };
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let tmp = tempfile::Builder::new()
-        .prefix(".multires-")
-        .suffix(".png")
-        .tempfile_in(dir)
-        .map_err(|e| werr(e.to_string()))?;
-    image::save_buffer_with_format(
-        tmp.path(),
-        rgb,
-        w,
-        h,
-        image::ColorType::Rgb8,
-        image::ImageFormat::Png,
-    )
-    .map_err(|e| werr(e.to_string()))?;
-    tmp.persist(path).map_err(|e| werr(e.error.to_string()))?;
-    Ok(())
+    crate::io::write_png(path, rgb, w, h, image::ColorType::Rgb8).map_err(|e| match e {
+        crate::io::IoError::Write { path, why } => PlotError::Write { path, why },
+        other => PlotError::Write {
+            path: path.display().to_string(),
+            why: other.to_string(),
+        },
+    })
 }
 
 /// A multilevel DWT at a glance: one row per coefficient array (the

@@ -126,29 +126,19 @@ fn fft_axis(a: &mut [Complex64], dims: [usize; 3], axis: usize, fft: &dyn rustff
     } else {
         dims[1] * dims[2]
     };
-    let outer = a.len() / (n * stride);
-    // Each (outer, inner) pair is one line; work on a copy per plane.
-    let planes: Vec<Vec<Complex64>> = (0..outer)
-        .into_par_iter()
-        .map(|o| {
-            let base = o * n * stride;
-            let mut plane = a[base..base + n * stride].to_vec();
-            let mut line = vec![Complex64::new(0.0, 0.0); n];
-            for i in 0..stride {
-                for k in 0..n {
-                    line[k] = plane[k * stride + i];
-                }
-                fft.process(&mut line);
-                for k in 0..n {
-                    plane[k * stride + i] = line[k];
-                }
+    // Each n x stride plane holds `stride` whole lines, one per column.
+    a.par_chunks_mut(n * stride).for_each(|plane| {
+        let mut line = vec![Complex64::new(0.0, 0.0); n];
+        for i in 0..stride {
+            for k in 0..n {
+                line[k] = plane[k * stride + i];
             }
-            plane
-        })
-        .collect();
-    for (o, p) in planes.into_iter().enumerate() {
-        a[o * n * stride..(o + 1) * n * stride].copy_from_slice(&p);
-    }
+            fft.process(&mut line);
+            for k in 0..n {
+                plane[k * stride + i] = line[k];
+            }
+        }
+    });
 }
 
 #[cfg(test)]

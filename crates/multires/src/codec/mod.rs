@@ -229,6 +229,21 @@ impl CodecOptions {
             zstd_level: 3,
         }
     }
+
+    /// The bricks a field of `dims` is cut into: the asked (or default)
+    /// extent, clipped to the field.
+    pub fn grid(&self, dims: [usize; 3]) -> Result<BrickGrid, CodecError> {
+        let brick = self.brick.unwrap_or_else(|| default_brick(dims));
+        if brick.contains(&0) {
+            return Err(CodecError::Invalid(format!(
+                "brick {brick:?}: every extent must be at least 1"
+            )));
+        }
+        Ok(BrickGrid {
+            dims,
+            brick: [0, 1, 2].map(|a| brick[a].min(dims[a])),
+        })
+    }
 }
 
 /// What a compression did, for the CLI and the benchmarks.
@@ -240,6 +255,17 @@ pub struct CodecStats {
     pub outliers: usize,
     pub bytes: usize,
     pub ratio: f64,
+}
+
+/// Peak signal-to-noise ratio (dB) of `n` values spanning `range` with
+/// squared errors summing to `sse`; infinite when exact.
+pub fn psnr(range: f64, sse: f64, n: usize) -> f64 {
+    let rmse = (sse / n.max(1) as f64).sqrt();
+    if rmse > 0.0 {
+        20.0 * (range / rmse).log10()
+    } else {
+        f64::INFINITY
+    }
 }
 
 /// Levels a brick is lifted (at most).
@@ -554,17 +580,7 @@ pub fn compress(
             hi - lo
         )));
     }
-    let brick = opts.brick.unwrap_or_else(|| default_brick(v.dims));
-    if brick.contains(&0) {
-        return Err(CodecError::Invalid(format!(
-            "brick {brick:?}: every extent must be at least 1"
-        )));
-    }
-    let brick = [0, 1, 2].map(|a| brick[a].min(v.dims[a]));
-    let grid = BrickGrid {
-        dims: v.dims,
-        brick,
-    };
+    let grid = opts.grid(v.dims)?;
     let done = std::sync::atomic::AtomicUsize::new(0);
     let coded: Vec<(Vec<u8>, f64, f64, usize)> = (0..grid.len())
         .into_par_iter()
@@ -583,23 +599,17 @@ pub fn compress(
         transform: opts.transform,
         bound: opts.bound,
         abs_bound: e,
-        brick,
+        brick: grid.brick,
         value_range: (lo, hi),
     };
     let payloads: Vec<&[u8]> = coded.iter().map(|c| c.0.as_slice()).collect();
     let bytes = container::write(&header, &payloads);
-    let n = v.data.len() as f64;
     let sse: f64 = coded.iter().map(|c| c.2).sum();
     let max_error = coded.iter().map(|c| c.1).fold(0.0, f64::max);
-    let rmse = (sse / n).sqrt();
     let stats = CodecStats {
         abs_bound: e,
         max_error,
-        psnr: if rmse > 0.0 {
-            20.0 * ((hi - lo) / rmse).log10()
-        } else {
-            f64::INFINITY
-        },
+        psnr: psnr(hi - lo, sse, v.data.len()),
         outliers: coded.iter().map(|c| c.3).sum(),
         bytes: bytes.len(),
         ratio: (v.data.len() * v.dtype.size()) as f64 / bytes.len() as f64,

@@ -54,7 +54,6 @@ pub fn run(img: &[f64], ny: usize, nx: usize, t: f64) -> SeedRun {
         maxe = maxe.max((a - b).abs());
         sse += (a - b).powi(2);
     }
-    let rmse = (sse / img.len() as f64).sqrt();
     SeedRun {
         values: img.len(),
         survivors: pairs.len(),
@@ -63,11 +62,7 @@ pub fn run(img: &[f64], ny: usize, nx: usize, t: f64) -> SeedRun {
         inverse_s,
         rebuilt: d,
         max_error: maxe,
-        psnr: if rmse > 0.0 {
-            20.0 * (255.0 / rmse).log10()
-        } else {
-            f64::INFINITY
-        },
+        psnr: super::psnr(255.0, sse, img.len()),
     }
 }
 

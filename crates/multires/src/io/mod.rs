@@ -9,7 +9,7 @@ mod write;
 pub use read::{
     read_matrix, read_npz, read_real_array, read_signal, Matrix, RawType, ReadOptions, RealArray,
 };
-pub use write::{write_atomic, write_npy, write_npz, NpyArray};
+pub use write::{write_atomic, write_npy, write_npz, write_png, NpyArray};
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

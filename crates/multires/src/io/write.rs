@@ -59,6 +59,22 @@ impl<A: WritableElement, S: Data<Elem = A>, D: Dimension> NpyArray for ArrayBase
     }
 }
 
+/// Writes an 8-bit image (grey or RGB rows, `color` saying which) as PNG, atomically.
+pub fn write_png(
+    path: &Path,
+    pixels: &[u8],
+    w: u32,
+    h: u32,
+    color: image::ColorType,
+) -> Result<(), IoError> {
+    use image::ImageEncoder;
+    write_atomic(path, |out| {
+        image::codecs::png::PngEncoder::new(out)
+            .write_image(pixels, w, h, color)
+            .map_err(|e| e.to_string())
+    })
+}
+
 pub fn write_npy(path: &Path, array: &dyn NpyArray) -> Result<(), IoError> {
     write_atomic(path, |w| array.write_to(w))
 }
