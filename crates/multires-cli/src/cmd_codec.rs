@@ -28,13 +28,14 @@ pub struct CompressArgs {
     /// or one per axis (Z,Y,X or Y,X). Default 128 (3-D), 256 (2-D).
     #[arg(long, value_delimiter = ',')]
     pub brick: Option<Vec<usize>>,
-    /// auto, cpu or cuda. The codec runs on the CPU in this build; cuda is refused.
+    /// auto (the GPU when there is one), cpu or cuda. Both give the same bytes.
     #[arg(long, default_value = "auto")]
     pub device: Device,
-    /// GPUs to spread bricks over (all or a count); with --device cuda only.
+    /// GPUs to spread bricks over: all (default) or a count.
     #[arg(long, value_name = "all|N")]
     pub gpus: Option<String>,
-    /// Device memory to use (e.g. 512MiB); with --device cuda only.
+    /// Device memory per GPU (e.g. 512MiB): smaller batches of bricks stream
+    /// through it, with the same output.
     #[arg(long, value_name = "SIZE", value_parser = crate::cmd_dwt::parse_mem_size)]
     pub gpu_mem_limit: Option<usize>,
     /// Read the input as raw little-endian samples of this type (needs --shape).
@@ -43,9 +44,6 @@ pub struct CompressArgs {
     /// Shape of a raw input, e.g. 256,256,256.
     #[arg(long, value_delimiter = ',')]
     pub shape: Option<Vec<usize>>,
-    /// zstd level of the coefficient streams (1-19; higher: smaller, slower).
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(i32).range(1..=19))]
-    pub zstd_level: i32,
     /// 2-D input: write the original, the decoded field and the error side by side (PNG).
     #[arg(long, value_name = "PNG")]
     pub plot: Option<PathBuf>,
@@ -140,29 +138,46 @@ fn read_volume(a: &CompressArgs) -> Result<Volume> {
     Volume::new(&shape, data, dtype).with_context(|| format!("{}", p.display()))
 }
 
-fn check_device(a: &CompressArgs) -> Result<()> {
-    match a.device {
-        Device::Cuda => bail!(
-            "--device cuda: the codec runs on the CPU in this build (the GPU codec is not written yet); use --device cpu or auto"
-        ),
-        Device::Auto | Device::Cpu => {
-            if a.gpus.is_some() || a.gpu_mem_limit.is_some() {
-                bail!("--gpus and --gpu-mem-limit apply to --device cuda, which the codec does not have yet");
-            }
-            Ok(())
+/// The GPUs the codec runs on (None: the CPU), from --device and --gpus.
+fn codec_gpus(a: &CompressArgs) -> Result<Option<Vec<std::sync::Arc<multires_cuda::Gpu>>>> {
+    let gpu_flags = a.gpus.is_some() || a.gpu_mem_limit.is_some();
+    if a.seed_thresholds.is_some() {
+        if a.device == Device::Cuda || gpu_flags {
+            bail!("--seed-thresholds runs the seed's experiment on the CPU; drop --device cuda, --gpus and --gpu-mem-limit");
         }
+        return Ok(None);
     }
+    if a.device == Device::Cpu && gpu_flags {
+        bail!("--gpus and --gpu-mem-limit apply to the GPU; drop them or use --device cuda");
+    }
+    let Some(_) = crate::cmd_dwt::dwt_gpu(a.device)? else {
+        if gpu_flags {
+            eprintln!("note: no GPU, so --gpus and --gpu-mem-limit do nothing");
+        }
+        return Ok(None);
+    };
+    let count = multires_cuda::device_count();
+    let want = match a.gpus.as_deref().map(str::trim) {
+        None | Some("all") => count,
+        Some(s) => match s.parse::<usize>() {
+            Ok(n) if (1..=count).contains(&n) => n,
+            _ => bail!("--gpus {s}: give all, or a count from 1 to {count} (the GPUs this machine has)"),
+        },
+    };
+    let gpus = (0..want)
+        .map(|i| multires_cuda::gpu_at(i).with_context(|| format!("opening GPU {i}")))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Some(gpus))
 }
 
 pub fn compress(a: CompressArgs) -> Result<()> {
-    check_device(&a)?;
+    let gpus = codec_gpus(&a)?;
     let v = read_volume(&a)?;
     if let Some(t) = a.seed_thresholds {
         return seed_table(&a, &v, t);
     }
     let out = a.output.as_ref().context("--output is required")?;
     let mut opts = CodecOptions::new(a.transform, a.error_bound);
-    opts.zstd_level = a.zstd_level;
     if let Some(b) = &a.brick {
         let nd = v.ndim;
         opts.brick = Some(match (b.len(), nd) {
@@ -176,7 +191,19 @@ pub fn compress(a: CompressArgs) -> Result<()> {
     let grid_len = opts.grid(v.dims)?.len();
     let bar = crate::progress::Bar::new(grid_len as u64, "compress");
     let t = Instant::now();
-    let (bytes, s) = codec::compress(&v, &opts, &|d| bar.update(d, grid_len))?;
+    let (bytes, s, run) = match &gpus {
+        None => {
+            let (b, s) = codec::compress(&v, &opts, &|d| bar.update(d, grid_len))?;
+            (b, s, None)
+        }
+        Some(g) => {
+            let (b, s, r) = multires_cuda::codec::compress(&v, &opts, g, a.gpu_mem_limit, &|d| {
+                bar.update(d, grid_len)
+            })
+            .context("compressing on the GPU")?;
+            (b, s, Some(r))
+        }
+    };
     let secs = t.elapsed().as_secs_f64();
     bar.finish();
     io::write_atomic(out, |w| w.write_all(&bytes).map_err(|e| e.to_string()))?;
@@ -198,6 +225,18 @@ pub fn compress(a: CompressArgs) -> Result<()> {
         secs,
         raw as f64 / secs / 1e6
     );
+    if let Some(r) = run {
+        println!(
+            "device: {} GPU(s) ({}), {} batch(es) of up to {} bricks; slot time gathering {:.3} s, copying up {:.3} s, coding {:.3} s",
+            r.gpus,
+            gpus.as_ref().and_then(|g| g.first()).map_or(String::new(), |g| g.info.name.clone()),
+            r.batches,
+            r.max_bricks_per_batch,
+            r.gather_s,
+            r.upload_s,
+            r.code_s
+        );
+    }
     if let Some(p) = &a.plot {
         let mut r = MrzReader::from_reader(
             Box::new(std::io::Cursor::new(bytes)),

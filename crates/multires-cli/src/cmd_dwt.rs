@@ -145,7 +145,7 @@ pub fn parse_mem_size(s: &str) -> Result<usize, String> {
 
 /// The GPU for wavedec/waverec: asked for (an error naming why when there
 /// is none), or found by auto (which says where the job runs).
-fn dwt_gpu(device: Device) -> Result<Option<std::sync::Arc<multires_cuda::Gpu>>> {
+pub(crate) fn dwt_gpu(device: Device) -> Result<Option<std::sync::Arc<multires_cuda::Gpu>>> {
     match device {
         Device::Cpu => Ok(None),
         Device::Cuda => Ok(Some(

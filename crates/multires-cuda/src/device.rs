@@ -52,11 +52,43 @@ static SHARED: OnceLock<Result<Arc<Gpu>, String>> = OnceLock::new();
 /// device or NVRTC gets a typed error, never a panic: cudarc panics when a
 /// library is missing, so presence is checked before cudarc is touched.
 pub fn gpu() -> Result<Arc<Gpu>, CudaError> {
-    let r = SHARED.get_or_init(|| Gpu::probe().map(Arc::new).map_err(|e| e.to_string()));
+    let r = SHARED.get_or_init(|| Gpu::probe(0).map(Arc::new).map_err(|e| e.to_string()));
     match r {
         Ok(g) => Ok(g.clone()),
         Err(msg) => Err(CudaError::Unavailable(msg.clone())),
     }
+}
+
+/// How many GPUs the driver sees (0 when there is no usable GPU).
+pub fn device_count() -> usize {
+    if gpu().is_err() {
+        return 0;
+    }
+    CudaContext::device_count().map_or(0, |c| c.max(0) as usize)
+}
+
+/// GPU `ordinal` (0 is `gpu()`), probed once, for work spread over GPUs.
+pub fn gpu_at(ordinal: usize) -> Result<Arc<Gpu>, CudaError> {
+    if ordinal == 0 {
+        return gpu();
+    }
+    static OTHERS: OnceLock<Mutex<HashMap<usize, Arc<Gpu>>>> = OnceLock::new();
+    let count = device_count();
+    if ordinal >= count {
+        return Err(CudaError::NoDevice(format!(
+            "GPU {ordinal} was asked for; the driver sees {count}"
+        )));
+    }
+    let mut m = OTHERS
+        .get_or_init(|| Mutex::new(HashMap::new()))
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some(g) = m.get(&ordinal) {
+        return Ok(g.clone());
+    }
+    let g = Arc::new(Gpu::probe(ordinal)?);
+    m.insert(ordinal, g.clone());
+    Ok(g)
 }
 
 /// Whether a usable GPU is present (for `--device auto` and test skips).
@@ -65,7 +97,7 @@ pub fn available() -> Result<(), String> {
 }
 
 impl Gpu {
-    fn probe() -> Result<Gpu, CudaError> {
+    fn probe(ordinal: usize) -> Result<Gpu, CudaError> {
         // SAFETY: these only try to dlopen the libraries.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err(CudaError::NoDriver);
@@ -78,7 +110,7 @@ impl Gpu {
         if count < 1 {
             return Err(CudaError::NoDevice("the driver sees no device".into()));
         }
-        let ctx = CudaContext::new(0).during(|| "opening device 0".into())?;
+        let ctx = CudaContext::new(ordinal).during(|| format!("opening device {ordinal}"))?;
         // One stream orders all work; cudarc's per-buffer events are not needed.
         // SAFETY: called before any buffer exists.
         unsafe { ctx.disable_event_tracking() };

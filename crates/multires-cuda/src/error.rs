@@ -33,7 +33,7 @@ pub enum CudaError {
     Unavailable(String),
     #[error("the GPU has {free} bytes free but this job needs {need} on the device (outputs larger than the GPU go through in windows; this part must fit): use --device cpu, fewer scales or a larger --hop")]
     OutOfMemory { need: u128, free: u128 },
-    #[error("a device memory limit of {limit} bytes (--gpu-mem-limit) is below the {need} bytes two batches of rows need on the device: raise it")]
+    #[error("a device memory limit of {limit} bytes (--gpu-mem-limit) is below the {need} bytes that two batches (of rows, or of bricks) need on the device: raise it")]
     MemoryLimit { need: u128, limit: u128 },
     #[error(transparent)]
     Cwt(#[from] multires::CwtError),

@@ -24,6 +24,9 @@ pub enum Kernel {
     CwtMasks,
     /// Seed dwt-matrix-lattice 4.2: the GPU DWT variants (dwt.cu).
     Dwt,
+    /// The error-bounded codec (codec.cu), compiled without FMA contraction
+    /// so that its doubles equal the CPU's.
+    Codec,
 }
 
 impl Kernel {
@@ -34,6 +37,7 @@ impl Kernel {
             Kernel::OlsCufft => "ols_cufft.cu",
             Kernel::CwtMasks => "cwt_masks.cu",
             Kernel::Dwt => "dwt.cu",
+            Kernel::Codec => "codec.cu",
         }
     }
     fn source(self) -> &'static str {
@@ -43,6 +47,7 @@ impl Kernel {
             Kernel::OlsCufft => include_str!("../kernels/ols_cufft.cu"),
             Kernel::CwtMasks => include_str!("../kernels/cwt_masks.cu"),
             Kernel::Dwt => include_str!("../kernels/dwt.cu"),
+            Kernel::Codec => include_str!("../kernels/codec.cu"),
         }
     }
 }
@@ -93,10 +98,13 @@ pub fn compile(
     (major, minor): (i32, i32),
 ) -> Result<CudaFunction, CudaError> {
     let src = format!("{COMMON}\n{}\n{instance}\n", kernel.source());
-    let options = vec![
+    let mut options = vec![
         format!("--gpu-architecture=compute_{major}{minor}"),
         "-std=c++17".to_string(),
     ];
+    if kernel == Kernel::Codec {
+        options.push("--fmad=false".to_string());
+    }
     let key = {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         (&src, &options, env!("CARGO_PKG_VERSION")).hash(&mut h);

@@ -5,6 +5,7 @@
 //! every entry point answers a typed error instead.
 
 mod cufft_ols;
+pub mod codec;
 pub mod cwt;
 pub mod device;
 pub mod dwt;
@@ -16,7 +17,7 @@ mod masks;
 pub mod spectra;
 
 pub use cwt::{cwt_chunked, CudaCwt, GpuRecipe, GpuScale};
-pub use device::{available, gpu, Gpu, GpuInfo};
+pub use device::{available, device_count, gpu, gpu_at, Gpu, GpuInfo};
 pub use error::CudaError;
 pub use fir::{fir_windowed, CudaFir};
 

@@ -969,3 +969,91 @@ fn streamed_batches_equal_the_in_core_run() {
         check::<f64>(&gpu, name, mode, variant, 37, 20_011, 6);
     }
 }
+
+/// The codec's output on the GPU, byte for byte the CPU's: every transform,
+/// bound kind (zero included), dtype, 2-D and 3-D, bricks of several
+/// shapes; then streamed in small batches, and spread over every GPU (each
+/// given twice, so four or more slots share the bricks): the same bytes.
+#[test]
+fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
+    use multires::codec::fields::{make, FieldKind};
+    use multires::codec::{compress, CodecOptions, DType, ErrorBound, Lifting, Volume};
+    let Some(gpu) = gpu_or_skip("codec_on_the_gpu_is_byte_identical_to_the_cpu") else {
+        return;
+    };
+    let turb: Vec<f64> = make(FieldKind::Turbulent, 48, true, 3)
+        .into_iter()
+        .map(f64::from)
+        .collect();
+    // 40 x 48 x 44 with 16^3 bricks: interior and edge bricks of 8 shapes.
+    let mut cut = Vec::new();
+    for z in 0..40 {
+        for y in 0..48 {
+            cut.extend_from_slice(&turb[(z * 48 + y) * 48..(z * 48 + y) * 48 + 44]);
+        }
+    }
+    let smooth2: Vec<f64> = make(FieldKind::Smooth, 100, false, 5)
+        .into_iter()
+        .map(f64::from)
+        .collect();
+    let noise: Vec<f64> = (0..37 * 53)
+        .map(|i| ((i as f64 * 0.7).sin() * 1e3).fract())
+        .collect();
+    let cases: Vec<(Volume, [usize; 3])> = vec![
+        (Volume::new(&[40, 48, 44], cut.clone(), DType::F32).unwrap(), [16, 16, 16]),
+        (Volume::new(&[100, 100], smooth2.clone(), DType::F32).unwrap(), [1, 64, 64]),
+        (Volume::new(&[37, 53], noise.clone(), DType::F64).unwrap(), [1, 32, 32]),
+    ];
+    let bounds = [
+        ErrorBound::Rel(1e-2),
+        ErrorBound::Rel(1e-4),
+        ErrorBound::Abs(0.0),
+        ErrorBound::Psnr(60.0),
+    ];
+    let mut checked = 0;
+    for (v, brick) in &cases {
+        for t in Lifting::ALL {
+            for bound in bounds {
+                let mut o = CodecOptions::new(t, bound);
+                o.brick = Some(*brick);
+                let (cpu, _) = compress(v, &o, &|_| {}).unwrap();
+                let (dev, stats, _) =
+                    multires_cuda::codec::compress(v, &o, &[gpu.clone()], None, &|_| {})
+                        .unwrap();
+                assert!(
+                    cpu == dev,
+                    "{t} {bound} {:?}: GPU {} bytes, CPU {} bytes, first difference at {:?}",
+                    v.dims,
+                    dev.len(),
+                    cpu.len(),
+                    cpu.iter().zip(&dev).position(|(a, b)| a != b)
+                );
+                assert!(stats.max_error <= stats.abs_bound, "{t} {bound}");
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 36);
+    // Streamed: a limit that lets one brick per batch; and several GPUs.
+    let v = &cases[0].0;
+    let mut o = CodecOptions::new(Lifting::Cdf97, ErrorBound::Rel(1e-3));
+    o.brick = Some([16, 16, 16]);
+    let (cpu, _) = compress(v, &o, &|_| {}).unwrap();
+    let (streamed, _, run) =
+        multires_cuda::codec::compress(v, &o, &[gpu.clone()], Some(3 << 20), &|_| {}).unwrap();
+    assert_eq!(run.max_bricks_per_batch, 1);
+    assert!(run.batches >= 36, "{run:?}");
+    assert!(streamed == cpu, "streamed bytes differ");
+    let mut all = Vec::new();
+    for i in 0..multires_cuda::device_count() {
+        let g = multires_cuda::gpu_at(i).unwrap();
+        all.push(g.clone());
+        all.push(g);
+    }
+    let (multi, _, run) =
+        multires_cuda::codec::compress(v, &o, &all, Some(3 << 20), &|_| {}).unwrap();
+    assert!(multi == cpu, "bytes on {} slots differ", run.gpus * 2);
+    // A limit below one brick's working set is a clear error.
+    let err = multires_cuda::codec::compress(v, &o, &[gpu], Some(1000), &|_| {}).unwrap_err();
+    assert!(err.to_string().contains("limit"), "{err}");
+}

@@ -14,7 +14,8 @@ use super::{BrickGrid, CodecError, DType, ErrorBound, Lifting};
 use std::io::{Read, Seek, SeekFrom};
 
 pub const MAGIC: [u8; 4] = *b"MRZ\x1a";
-pub const VERSION: u16 = 1;
+/// 2: Rice-coded bricks (1, zstd, was never released).
+pub const VERSION: u16 = 2;
 pub const HEADER_LEN: usize = 4 + 2 + 4 + 8 + 8 + 24 + 12 + 16 + 8 + 8 + 4;
 const ENTRY_LEN: usize = 20;
 

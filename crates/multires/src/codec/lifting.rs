@@ -61,6 +61,16 @@ const B97: f64 = -0.052_980_118_572_961;
 const G97: f64 = 0.882_911_075_530_934;
 const D97: f64 = 0.443_506_852_043_971;
 
+/// The lifting weights in forward order (predict, update, predict,
+/// update): CDF 5/3 uses the first two, Haar none (it is d -= e, e += d/2).
+pub fn weights(t: Lifting) -> [f64; 4] {
+    match t {
+        Lifting::Haar => [0.0; 4],
+        Lifting::Cdf53 => [-0.5, 0.25, 0.0, 0.0],
+        Lifting::Cdf97 => [A97, B97, G97, D97],
+    }
+}
+
 /// Predict step d[i] += w (e[i] + e[i+1]) on rows of m values (a line is
 /// rows of one), e mirrored past its end.
 fn predict(e: &[f64], d: &mut [f64], m: usize, w: f64) {
@@ -92,7 +102,7 @@ fn update(e: &mut [f64], d: &[f64], m: usize, w: f64) {
 
 /// Gains that bring the low band to sqrt 2 at DC and the high band to
 /// sqrt 2 at Nyquist (unit gain per sample pair), from the lifting itself.
-fn gains(t: Lifting) -> (f64, f64) {
+pub fn gains(t: Lifting) -> (f64, f64) {
     static G: std::sync::OnceLock<[(f64, f64); 3]> = std::sync::OnceLock::new();
     let all = G.get_or_init(|| {
         Lifting::ALL.map(|t| {
@@ -225,7 +235,7 @@ pub fn levels_for(dims: [usize; 3], cap: usize) -> usize {
 }
 
 /// The approximation's extent after `level` levels of an axis of length n.
-fn approx_len(n: usize, level: usize) -> usize {
+pub fn approx_len(n: usize, level: usize) -> usize {
     let mut n = n;
     for _ in 0..level {
         n = n.div_ceil(2);

@@ -4,7 +4,8 @@
 //! The volume is cut into bricks, each coded on its own so that a region
 //! decodes without the rest. A brick is lifted (Haar, CDF 5/3 or 9/7,
 //! scaled to unit gain), its coefficients quantized with one uniform step,
-//! written in Morton order and entropy coded (zigzag varints, zstd). The
+//! written in Morton order and entropy coded (block-adaptive Rice codes
+//! behind a significance map, `rice`, which the GPU writes alike). The
 //! brick is then decoded exactly as `decompress` will, and every value off
 //! by more than the bound gets a correction (a whole number of steps of
 //! twice the bound, or its exact value where rounding defeats that;
@@ -17,6 +18,7 @@ pub mod container;
 pub mod fields;
 pub mod lifting;
 pub mod morton;
+pub mod rice;
 pub mod seed;
 
 pub use container::{MrzHeader, MrzReader};
@@ -216,8 +218,6 @@ pub struct CodecOptions {
     pub bound: ErrorBound,
     /// Brick extent [z, y, x] (default: 128^3 for 3-D, 256^2 for 2-D).
     pub brick: Option<[usize; 3]>,
-    /// zstd level of the coefficient streams.
-    pub zstd_level: i32,
 }
 
 impl CodecOptions {
@@ -226,7 +226,6 @@ impl CodecOptions {
             transform,
             bound,
             brick: None,
-            zstd_level: 3,
         }
     }
 
@@ -271,7 +270,20 @@ pub fn psnr(range: f64, sse: f64, n: usize) -> f64 {
 /// Levels a brick is lifted (at most).
 pub const MAX_LEVELS: usize = 6;
 /// Quantization steps tried per brick, as multiples of the bound.
-const STEP_FACTORS: [f64; 3] = [1.2, 1.8, 2.6];
+pub const STEP_FACTORS: [f64; 3] = [1.2, 1.8, 2.6];
+
+/// The quantization steps tried on a brick whose largest magnitude is
+/// `peak`: multiples of the bound; a zero bound still needs a step (the
+/// outliers then carry the values).
+pub fn steps(e: f64, peak: f64) -> [f64; 3] {
+    STEP_FACTORS.map(|f| {
+        if e > 0.0 {
+            f * e
+        } else {
+            (peak * 1e-6).max(f64::MIN_POSITIVE)
+        }
+    })
+}
 
 /// The bricks of a volume: extents of the grid and each brick's box.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -324,7 +336,8 @@ pub fn default_brick(dims: [usize; 3]) -> [usize; 3] {
     }
 }
 
-fn gather(v: &Volume, start: [usize; 3], ext: [usize; 3]) -> Vec<f64> {
+/// Brick values, row-major, copied out of the volume.
+pub fn gather(v: &Volume, start: [usize; 3], ext: [usize; 3]) -> Vec<f64> {
     let mut out = Vec::with_capacity(ext.iter().product());
     for z in 0..ext[0] {
         for y in 0..ext[1] {
@@ -335,38 +348,17 @@ fn gather(v: &Volume, start: [usize; 3], ext: [usize; 3]) -> Vec<f64> {
     out
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn get_varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let b = *buf.get(*pos)?;
-        *pos += 1;
-        v |= ((b & 0x7f) as u64) << shift;
-        if b < 0x80 {
-            return Some(v);
-        }
-    }
-    None
-}
-
-fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-fn unzigzag(v: u64) -> i64 {
-    ((v >> 1) as i64) ^ -((v & 1) as i64)
+/// A coefficient's quantized value: round half away from zero, clamped to
+/// +-2^30 (what the clamp spoils becomes an outlier). The GPU kernel
+/// computes the same.
+pub(crate) fn quantize(c: f64, q: f64) -> i32 {
+    (c / q).round().clamp(-rice::MAX_INT, rice::MAX_INT) as i32
 }
 
 /// The brick's values as decoded from quantized coefficients (Morton
 /// order) with step `q`: the one reconstruction both the encoder's check
 /// and the decoder use.
-fn reconstruct(ints: &[i64], q: f64, t: Lifting, dims: [usize; 3], dtype: DType) -> Vec<f64> {
+fn reconstruct(ints: &[i32], q: f64, t: Lifting, dims: [usize; 3], dtype: DType) -> Vec<f64> {
     let levels = lifting::levels_for(dims, MAX_LEVELS);
     let order = morton::order(dims);
     let mut c = vec![0.0; ints.len()];
@@ -380,20 +372,20 @@ fn reconstruct(ints: &[i64], q: f64, t: Lifting, dims: [usize; 3], dtype: DType)
 
 /// The steps of 2e that bring `got` within `e` of `want` after rounding to
 /// the stored type, if any (None: the exact value must be stored).
-fn correction(want: f64, got: f64, e: f64, dtype: DType) -> Option<i64> {
+fn correction(want: f64, got: f64, e: f64, dtype: DType) -> Option<i32> {
     if !(e > 0.0 && got.is_finite()) {
         return None;
     }
     let k = ((want - got) / (2.0 * e)).round();
-    if k == 0.0 || k.abs() > 1e15 {
+    if k == 0.0 || k.abs() > i32::MAX as f64 {
         return None;
     }
-    let k = k as i64;
+    let k = k as i32;
     ((want - apply(got, k, e, dtype)).abs() <= e).then_some(k)
 }
 
 /// `got` moved by k steps of 2e, as the decoder computes it.
-fn apply(got: f64, k: i64, e: f64, dtype: DType) -> f64 {
+fn apply(got: f64, k: i32, e: f64, dtype: DType) -> f64 {
     dtype.round(got + k as f64 * 2.0 * e)
 }
 
@@ -406,7 +398,6 @@ pub(crate) fn encode_brick(
     t: Lifting,
     dtype: DType,
     e: f64,
-    zstd_level: i32,
 ) -> Result<(Vec<u8>, f64, f64, usize), CodecError> {
     let levels = lifting::levels_for(dims, MAX_LEVELS);
     let mut c = x.to_vec();
@@ -416,63 +407,63 @@ pub(crate) fn encode_brick(
     // The candidate steps run side by side (a field may have fewer bricks
     // than the machine has cores); the smallest output wins, the first on
     // ties, so the choice does not depend on scheduling.
-    let tries: Vec<(Vec<u8>, f64, f64, usize)> = STEP_FACTORS
+    let tries: Vec<(Vec<u8>, f64, f64, usize)> = steps(e, peak)
         .par_iter()
-        .map(|&f| -> Result<_, CodecError> {
-            // A zero bound still needs a step; the outliers then carry the values.
-            let q = if e > 0.0 {
-                f * e
-            } else {
-                (peak * 1e-6).max(f64::MIN_POSITIVE)
-            };
-            let ints: Vec<i64> = order
+        .map(|&q| -> Result<_, CodecError> {
+            let ints: Vec<i32> = order
                 .iter()
-                .map(|&k| (c[k as usize] / q).round() as i64)
+                .map(|&k| quantize(c[k as usize], q))
                 .collect();
             let y = reconstruct(&ints, q, t, dims, dtype);
-            let mut body = Vec::with_capacity(ints.len());
-            for &i in &ints {
-                put_varint(&mut body, zigzag(i));
-            }
-            let (mut maxe, mut sse, mut outl) = (0f64, 0f64, Vec::new());
+            let (mut maxe, mut sse) = (0f64, 0f64);
+            let (mut idx, mut steps, mut raw) = (Vec::new(), Vec::new(), Vec::new());
             for (k, (&a, &b)) in x.iter().zip(&y).enumerate() {
                 let d = (a - b).abs();
-                if d.is_nan() || d > e {
-                    outl.push(k);
+                if !(d <= e) {
+                    // A correction of whole steps of 2E (within E once
+                    // applied), or, where rounding to the stored type defeats
+                    // that, 0 and the exact value.
+                    idx.push(k as u32);
+                    let fixed = correction(a, b, e, dtype);
+                    steps.push(fixed.unwrap_or(0));
+                    let v = match fixed {
+                        Some(s) => apply(b, s, e, dtype),
+                        None => {
+                            raw.push(a);
+                            a
+                        }
+                    };
+                    let d = (a - v).abs();
+                    maxe = maxe.max(d);
+                    sse += d * d;
                 } else {
                     maxe = maxe.max(d);
                     sse += d * d;
                 }
             }
-            // Outliers: a correction of k steps of 2E (within E once applied),
-            // or, where rounding to the stored type defeats that, k = 0 and the
-            // exact value.
-            put_varint(&mut body, outl.len() as u64);
-            let mut prev = 0usize;
-            for &k in &outl {
-                put_varint(&mut body, (k - prev) as u64);
-                prev = k;
-                let fixed = correction(x[k], y[k], e, dtype);
-                put_varint(&mut body, zigzag(fixed.unwrap_or(0)));
-                if let Some(s) = fixed {
-                    let d = (x[k] - apply(y[k], s, e, dtype)).abs();
-                    maxe = maxe.max(d);
-                    sse += d * d;
-                } else {
-                    match dtype {
-                        DType::F32 => body.extend_from_slice(&(x[k] as f32).to_le_bytes()),
-                        DType::F64 => body.extend_from_slice(&x[k].to_le_bytes()),
-                    }
-                }
-            }
-            let packed = zstd::bulk::compress(&body, zstd_level).map_err(|e| {
-                CodecError::Invalid(format!("zstd could not compress a brick: {e}"))
-            })?;
-            let mut out = Vec::with_capacity(packed.len() + 16);
+            let zz: Vec<u32> = ints.iter().map(|&i| rice::zigzag(i)).collect();
+            let words = rice::encode(&zz);
+            let mut out = Vec::with_capacity(
+                16 + 4 * words.len() + 8 * idx.len() + raw.len() * dtype.size(),
+            );
             out.extend_from_slice(&q.to_le_bytes());
-            out.extend_from_slice(&(body.len() as u64).to_le_bytes());
-            out.extend_from_slice(&packed);
-            Ok((out, maxe, sse, outl.len()))
+            words
+                .iter()
+                .for_each(|w| out.extend_from_slice(&w.to_le_bytes()));
+            out.extend_from_slice(&(idx.len() as u32).to_le_bytes());
+            out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
+            idx.iter()
+                .for_each(|w| out.extend_from_slice(&w.to_le_bytes()));
+            steps
+                .iter()
+                .for_each(|w| out.extend_from_slice(&w.to_le_bytes()));
+            for &v in &raw {
+                match dtype {
+                    DType::F32 => out.extend_from_slice(&(v as f32).to_le_bytes()),
+                    DType::F64 => out.extend_from_slice(&v.to_le_bytes()),
+                }
+            }
+            Ok((out, maxe, sse, idx.len()))
         })
         .collect::<Result<_, _>>()?;
     tries
@@ -491,80 +482,74 @@ pub(crate) fn decode_brick(
     e: f64,
 ) -> Result<Vec<f64>, String> {
     let n: usize = dims.iter().product();
-    if payload.len() < 16 {
+    if payload.len() < 8 || payload.len() % 4 != 0 {
         return Err(format!(
-            "{} bytes, shorter than a brick header",
+            "{} bytes, not a brick (a step and whole words)",
             payload.len()
         ));
     }
     let q = f64::from_le_bytes(payload[0..8].try_into().map_err(|_| "header")?);
-    let body_len = u64::from_le_bytes(payload[8..16].try_into().map_err(|_| "header")?);
     if !(q.is_finite() && q > 0.0) {
         return Err(format!("quantization step {q} is not a positive number"));
     }
-    // At most 10 bytes a varint; outliers add 10 + 8 bytes each.
-    let cap = n.saturating_mul(28).saturating_add(16);
-    if body_len as usize > cap {
-        return Err(format!(
-            "claims {body_len} bytes of coefficients for {n} values"
-        ));
-    }
-    let body = zstd::bulk::decompress(&payload[16..], body_len as usize)
-        .map_err(|e| format!("the coefficient stream does not decompress ({e})"))?;
-    if body.len() != body_len as usize {
-        return Err(format!(
-            "the coefficient stream holds {} bytes, not {body_len}",
-            body.len()
-        ));
-    }
-    let mut pos = 0;
-    let mut ints = Vec::with_capacity(n);
-    for _ in 0..n {
-        let v = get_varint(&body, &mut pos).ok_or("the coefficient stream ends early")?;
-        ints.push(unzigzag(v));
-    }
+    let words: Vec<u32> = payload[8..]
+        .chunks_exact(4)
+        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+        .collect();
+    let (zz, used) = rice::decode(&words, n)?;
+    let ints: Vec<i32> = zz.into_iter().map(rice::unzigzag).collect();
     let mut y = reconstruct(&ints, q, t, dims, dtype);
-    let count = get_varint(&body, &mut pos).ok_or("the outlier count is missing")? as usize;
-    if count > n {
-        return Err(format!("{count} outliers in {n} values"));
+    let rest = &payload[8 + 4 * used..];
+    let word = |i: usize| -> Result<u32, String> {
+        rest.get(4 * i..4 * i + 4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+            .ok_or_else(|| "the outlier list ends early".to_string())
+    };
+    let (count, nraw) = (word(0)? as usize, word(1)? as usize);
+    if count > n || nraw > count {
+        return Err(format!(
+            "{count} outliers ({nraw} stored exactly) in {n} values"
+        ));
     }
-    let mut k = 0usize;
+    let sz = dtype.size();
+    let expect = 8 + 8 * count + sz * nraw;
+    if rest.len() != expect {
+        return Err(format!(
+            "{} bytes of outliers, {expect} expected for {count} ({nraw} exact)",
+            rest.len()
+        ));
+    }
+    let raws = &rest[8 + 8 * count..];
+    let (mut prev, mut r) = (None, 0usize);
     for j in 0..count {
-        let d = get_varint(&body, &mut pos).ok_or("the outlier list ends early")? as usize;
-        k = k
-            .checked_add(d)
-            .filter(|&k| k < n)
-            .ok_or_else(|| format!("outlier {j} points outside the brick"))?;
-        let steps = unzigzag(get_varint(&body, &mut pos).ok_or("the outlier list ends early")?);
+        let k = word(2 + j)? as usize;
+        if k >= n || prev.is_some_and(|p| k <= p) {
+            return Err(format!("outlier {j} points outside the brick or out of order"));
+        }
+        prev = Some(k);
+        let steps = word(2 + count + j)? as i32;
         if steps != 0 {
             y[k] = apply(y[k], steps, e, dtype);
             continue;
         }
-        let sz = dtype.size();
-        let raw = body
-            .get(pos..pos + sz)
-            .ok_or("the outlier list ends early")?;
-        pos += sz;
+        let v = raws
+            .get(r * sz..(r + 1) * sz)
+            .ok_or("more exact outliers than stored values")?;
+        r += 1;
         y[k] = match dtype {
-            DType::F32 => f32::from_le_bytes(raw.try_into().map_err(|_| "outlier")?) as f64,
-            DType::F64 => f64::from_le_bytes(raw.try_into().map_err(|_| "outlier")?),
+            DType::F32 => f32::from_le_bytes([v[0], v[1], v[2], v[3]]) as f64,
+            DType::F64 => f64::from_le_bytes(v.try_into().map_err(|_| "outlier")?),
         };
     }
-    if pos != body.len() {
-        return Err(format!(
-            "{} bytes left over after the outliers",
-            body.len() - pos
-        ));
+    if r != nraw {
+        return Err(format!("{nraw} exact outliers stored, {r} used"));
     }
     Ok(y)
 }
 
-/// Compresses `v` into the bytes of a .mrz file.
-pub fn compress(
-    v: &Volume,
-    opts: &CodecOptions,
-    progress: &(dyn Fn(usize) + Sync),
-) -> Result<(Vec<u8>, CodecStats), CodecError> {
+/// What every compression of `v` starts from: the value range, the
+/// absolute bound and the bricks (errors for non-finite values or bounds).
+pub fn plan(v: &Volume, opts: &CodecOptions) -> Result<((f64, f64), f64, BrickGrid), CodecError> {
     if let Some(i) = v.data.iter().position(|x| !x.is_finite()) {
         return Err(CodecError::NonFinite {
             index: i,
@@ -580,18 +565,23 @@ pub fn compress(
             hi - lo
         )));
     }
-    let grid = opts.grid(v.dims)?;
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    let coded: Vec<(Vec<u8>, f64, f64, usize)> = (0..grid.len())
-        .into_par_iter()
-        .map(|k| {
-            let (s, ext) = grid.bounds(k);
-            let x = gather(v, s, ext);
-            let r = encode_brick(&x, ext, opts.transform, v.dtype, e, opts.zstd_level);
-            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
-            r
-        })
-        .collect::<Result<_, _>>()?;
+    Ok(((lo, hi), e, opts.grid(v.dims)?))
+}
+
+/// A coded brick: payload, largest error, squared error sum, outliers.
+pub type CodedBrick = (Vec<u8>, f64, f64, usize);
+
+/// The .mrz bytes and the statistics from the coded bricks (in grid
+/// order), whichever device coded them.
+pub fn assemble(
+    v: &Volume,
+    opts: &CodecOptions,
+    range: (f64, f64),
+    e: f64,
+    grid: BrickGrid,
+    coded: &[CodedBrick],
+) -> (Vec<u8>, CodecStats) {
+    let (lo, hi) = range;
     let header = MrzHeader {
         dtype: v.dtype,
         ndim: v.ndim,
@@ -614,7 +604,28 @@ pub fn compress(
         bytes: bytes.len(),
         ratio: (v.data.len() * v.dtype.size()) as f64 / bytes.len() as f64,
     };
-    Ok((bytes, stats))
+    (bytes, stats)
+}
+
+/// Compresses `v` into the bytes of a .mrz file.
+pub fn compress(
+    v: &Volume,
+    opts: &CodecOptions,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<(Vec<u8>, CodecStats), CodecError> {
+    let (range, e, grid) = plan(v, opts)?;
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let coded: Vec<CodedBrick> = (0..grid.len())
+        .into_par_iter()
+        .map(|k| {
+            let (s, ext) = grid.bounds(k);
+            let x = gather(v, s, ext);
+            let r = encode_brick(&x, ext, opts.transform, v.dtype, e);
+            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
+            r
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(assemble(v, opts, range, e, grid, &coded))
 }
 
 /// A [start, end) range per axis [z, y, x] of a region to decode.

@@ -1,0 +1,444 @@
+// The error-bounded codec on the device (multires::codec): lifting,
+// quantization in Morton order, the encoder's own decode and outlier
+// check, and the Rice coder's sizes and bits. Compiled with --fmad=false
+// and written operation for operation as the CPU code, so every double is
+// the same and the output is byte-identical. A launch covers a batch of
+// bricks of one shape (blockIdx.y or .z is the brick).
+
+#define INT_NONE (-2147483647 - 1)
+#define MAX_INT_Q 1073741824.0
+
+// One lifting level along `axis` of the box e0 x e1 x e2 of bricks
+// d0 x d1 x d2: tiles of `lt` lines in shared memory, deinterleaved (even
+// samples, then odd), the steps of multires::codec::lifting, and back.
+template <bool INV>
+__device__ void lift_body(double* data, long long bstride, int d0, int d1, int d2, int e0, int e1,
+                          int e2, int axis, int lt, int t, double w0, double w1, double w2,
+                          double w3, double gl, double gh) {
+    extern __shared__ double tile[];
+    double* x = data + (long long)blockIdx.y * bstride;
+    int n = axis == 2 ? e2 : (axis == 1 ? e1 : e0);
+    if (n < 2) return;
+    long long nlines = axis == 2 ? (long long)e0 * e1 : (axis == 1 ? (long long)e0 * e2 : (long long)e1 * e2);
+    long long l0 = (long long)blockIdx.x * lt;
+    if (l0 >= nlines) return;
+    int P = n + 1, ne = (n + 1) / 2, nd = n / 2;
+    long long ss = axis == 2 ? 1 : (axis == 1 ? (long long)d2 : (long long)d1 * d2);
+    int total = lt * n;
+    for (int idx = threadIdx.x; idx < total; idx += blockDim.x) {
+        int line, s;
+        if (axis == 2) { line = idx / n; s = idx % n; } else { line = idx % lt; s = idx / lt; }
+        long long l = l0 + line;
+        if (l >= nlines) continue;
+        long long b = axis == 2 ? ((l / e1) * d1 + (l % e1)) * (long long)d2
+                   : (axis == 1 ? (l / e2) * (long long)d1 * d2 + (l % e2) : (l / e2) * (long long)d2 + (l % e2));
+        int p = INV ? s : ((s & 1) ? ne + (s >> 1) : (s >> 1));
+        tile[line * P + p] = x[b + s * ss];
+    }
+    __syncthreads();
+#define FOR(cnt)                                                              \
+    for (int idx = threadIdx.x; idx < lt * (cnt); idx += blockDim.x) {        \
+        int line = idx / (cnt), i = idx % (cnt);                              \
+        double* e = tile + line * P;                                          \
+        double* d = e + ne;
+#define END \
+    }       \
+    __syncthreads();
+#define PREDICT(w) FOR(nd) int j = min(i + 1, ne - 1); d[i] = d[i] + (w) * (e[i] + e[j]); END
+#define UPDATE(w) FOR(ne) int a = min(max(i - 1, 0), nd - 1); int b = min(i, nd - 1); e[i] = e[i] + (w) * (d[a] + d[b]); END
+    if (!INV) {
+        if (t == 0) {
+            FOR(nd) d[i] = d[i] - e[i]; END
+            FOR(nd) e[i] = e[i] + 0.5 * d[i]; END
+        } else if (t == 1) {
+            PREDICT(w0) UPDATE(w1)
+        } else {
+            PREDICT(w0) UPDATE(w1) PREDICT(w2) UPDATE(w3)
+        }
+        FOR(n) e[i] = i < ne ? e[i] * gl : e[i] * gh; END
+    } else {
+        FOR(n) e[i] = i < ne ? e[i] / gl : e[i] / gh; END
+        if (t == 0) {
+            FOR(nd) e[i] = e[i] - 0.5 * d[i]; END
+            FOR(nd) d[i] = d[i] + e[i]; END
+        } else if (t == 1) {
+            UPDATE(-w1) PREDICT(-w0)
+        } else {
+            UPDATE(-w3) PREDICT(-w2) UPDATE(-w1) PREDICT(-w0)
+        }
+    }
+#undef FOR
+#undef END
+#undef PREDICT
+#undef UPDATE
+    for (int idx = threadIdx.x; idx < total; idx += blockDim.x) {
+        int line, s;
+        if (axis == 2) { line = idx / n; s = idx % n; } else { line = idx % lt; s = idx / lt; }
+        long long l = l0 + line;
+        if (l >= nlines) continue;
+        long long b = axis == 2 ? ((l / e1) * d1 + (l % e1)) * (long long)d2
+                   : (axis == 1 ? (l / e2) * (long long)d1 * d2 + (l % e2) : (l / e2) * (long long)d2 + (l % e2));
+        int p = INV ? ((s & 1) ? ne + (s >> 1) : (s >> 1)) : s;
+        x[b + s * ss] = tile[line * P + p];
+    }
+}
+
+#define LIFT(name, INV)                                                                          \
+    extern "C" __global__ void name(double* data, long long bstride, int d0, int d1, int d2,      \
+                                    int e0, int e1, int e2, int axis, int lt, int t, double w0,  \
+                                    double w1, double w2, double w3, double gl, double gh) {     \
+        lift_body<INV>(data, bstride, d0, d1, d2, e0, e1, e2, axis, lt, t, w0, w1, w2, w3, gl,   \
+                       gh);                                                                      \
+    }
+
+// Bricks as stored (float or double) to the doubles the codec works in.
+#define TO_F64(name, T)                                                                 \
+    extern "C" __global__ void name(const T* in, double* out, long long count) {        \
+        for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;  \
+             i += (long long)gridDim.x * blockDim.x)                                    \
+            out[i] = (double)in[i];                                                     \
+    }
+
+// Quantized coefficients in Morton order (multires::codec::quantize);
+// q[b] is brick b's step. ints is [brick][n].
+#define QUANT(name)                                                                           \
+    extern "C" __global__ void name(const double* c, const unsigned* order, const double* q,  \
+                                    int* ints, long long n) {                                 \
+        long long b = blockIdx.y;                                                             \
+        double s = q[b];                                                                      \
+        for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;            \
+             j += (long long)gridDim.x * blockDim.x) {                                        \
+            double r = round(c[b * n + order[j]] / s);                                        \
+            r = fmin(fmax(r, -MAX_INT_Q), MAX_INT_Q);                                         \
+            ints[b * n + j] = (int)r;                                                         \
+        }                                                                                     \
+    }
+
+#define DEQUANT(name)                                                                        \
+    extern "C" __global__ void name(const int* ints, const unsigned* order, const double* q, \
+                                    double* y, long long n) {                                \
+        long long b = blockIdx.y;                                                            \
+        double s = q[b];                                                                     \
+        for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;           \
+             j += (long long)gridDim.x * blockDim.x)                                         \
+            y[b * n + order[j]] = (double)ints[b * n + j] * s;                               \
+    }
+
+__device__ __forceinline__ double to_dtype(double v, int f32) {
+    return f32 ? (double)__double2float_rn(v) : v;
+}
+
+// multires::codec::correction: whole steps of 2e, 0 when the exact value
+// must be stored.
+__device__ __forceinline__ int correction(double want, double got, double e, int f32) {
+    if (!(e > 0.0 && isfinite(got))) return 0;
+    double k = round((want - got) / (2.0 * e));
+    if (k == 0.0 || fabs(k) > 2147483647.0) return 0;
+    int ki = (int)k;
+    double fixed = to_dtype(got + ((double)ki * 2.0) * e, f32);
+    return fabs(want - fixed) <= e ? ki : 0;
+}
+
+// The encoder's check of its own decode: corr[k] = INT_NONE where the value
+// holds the bound, else its correction. Per brick: outlier and exact
+// counts, the largest error and the squared error sum after correction.
+#define CHECK(name)                                                                              \
+    extern "C" __global__ void name(const double* x, const double* y, int* corr, long long n,     \
+                                    double e, int f32, unsigned long long* counts,                \
+                                    unsigned long long* maxe, double* sse) {                       \
+        long long b = blockIdx.y;                                                                \
+        unsigned long long no = 0, nr = 0;                                                       \
+        double m = 0.0, s2 = 0.0;                                                                \
+        for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n;               \
+             k += (long long)gridDim.x * blockDim.x) {                                           \
+            double a = x[b * n + k];                                                             \
+            double v = to_dtype(y[b * n + k], f32);                                              \
+            double d = fabs(a - v);                                                              \
+            int c = INT_NONE;                                                                    \
+            if (!(d <= e)) {                                                                     \
+                c = correction(a, v, e, f32);                                                    \
+                no++;                                                                            \
+                if (c == 0) {                                                                    \
+                    nr++;                                                                        \
+                    d = fabs(a - to_dtype(a, f32));                                              \
+                } else {                                                                         \
+                    d = fabs(a - to_dtype(v + ((double)c * 2.0) * e, f32));                      \
+                }                                                                                \
+            }                                                                                    \
+            corr[b * n + k] = c;                                                                 \
+            m = fmax(m, d);                                                                      \
+            s2 += d * d;                                                                         \
+        }                                                                                        \
+        for (int o = 16; o > 0; o >>= 1) {                                                       \
+            no += __shfl_down_sync(0xffffffffu, no, o);                                          \
+            nr += __shfl_down_sync(0xffffffffu, nr, o);                                          \
+            m = fmax(m, __shfl_down_sync(0xffffffffu, m, o));                                    \
+            s2 += __shfl_down_sync(0xffffffffu, s2, o);                                          \
+        }                                                                                        \
+        if ((threadIdx.x & 31) == 0) {                                                           \
+            if (no) atomicAdd(&counts[2 * b], no);                                               \
+            if (nr) atomicAdd(&counts[2 * b + 1], nr);                                           \
+            atomicMax(&maxe[b], (unsigned long long)__double_as_longlong(m));                    \
+            atomicAdd(&sse[b], s2);                                                              \
+        }                                                                                        \
+    }
+
+__device__ __forceinline__ unsigned zigzag(int i) { return ((unsigned)i << 1) ^ (unsigned)(i >> 31); }
+
+// A warp's block of 32 values (lane = position): Rice parameter or SPARSE
+// (multires::codec::rice::block_mode), and its sizes in bits.
+struct BlockCode {
+    unsigned mode, nz, kbits, cbits, low, unary;
+};
+
+__device__ BlockCode block_code(unsigned v) {
+    BlockCode r;
+    unsigned ball = __ballot_sync(0xffffffffu, v != 0);
+    r.nz = __popc(ball);
+    if (r.nz == 0) {
+        r.mode = 0; r.kbits = 0; r.cbits = 0; r.low = 0; r.unary = 0;
+        return r;
+    }
+    auto wsum = [](unsigned long long a) {
+        for (int o = 16; o > 0; o >>= 1) a += __shfl_xor_sync(0xffffffffu, a, o);
+        return a;
+    };
+    unsigned k = 0;
+    unsigned long long s = wsum(v);
+    unsigned long long total = s;
+    while (k < 31) {
+        unsigned long long s1 = wsum(v >> (k + 1));
+        if (32ull + s1 < s) { k++; s = s1; } else break;
+    }
+    unsigned long long rice = 32ull * (k + 1) + s;
+    unsigned long long sparse = 5ull + 6ull * r.nz + total - r.nz;
+    r.kbits = 5;
+    if (r.nz <= 8 && sparse < rice) {
+        r.mode = 31; r.cbits = 5; r.low = 5 * r.nz; r.unary = (unsigned)total;
+    } else {
+        r.mode = k; r.cbits = 0; r.low = 32 * k; r.unary = (unsigned)(32ull + s);
+    }
+    return r;
+}
+
+// Per Morton block of 32 (one warp each): nonzero flag, mode and section
+// sizes in bits; with sums != null (the sizing pass) per-brick totals
+// only. trial[b] picks brick b's quantization among the tried ones.
+#define BSTATS(name)                                                                                \
+    extern "C" __global__ void name(const int* ints, const int* trial, long long tstride, long long n, \
+                                    long long nb, unsigned char* nzf, unsigned* mode,               \
+                                    unsigned* sizes, unsigned long long* sums) {                    \
+        long long b = blockIdx.y;                                                                   \
+        const int* in = ints + (trial ? trial[b] : 0) * tstride + b * n;                            \
+        int lane = threadIdx.x & 31;                                                                \
+        unsigned long long acc[4] = {0, 0, 0, 0};                                                   \
+        for (long long blk = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5; blk < nb;    \
+             blk += ((long long)gridDim.x * blockDim.x) >> 5) {                                     \
+            long long j = blk * 32 + lane;                                                          \
+            unsigned v = j < n ? zigzag(in[j]) : 0u;                                                \
+            BlockCode c = block_code(v);                                                            \
+            if (lane == 0) {                                                                        \
+                nzf[b * nb + blk] = c.nz != 0;                                                      \
+                if (sums) {                                                                         \
+                    acc[0] += c.kbits; acc[1] += c.cbits; acc[2] += c.low; acc[3] += c.unary;       \
+                } else {                                                                            \
+                    mode[b * nb + blk] = c.mode;                                                    \
+                    sizes[(b * 4 + 0) * nb + blk] = c.kbits;                                        \
+                    sizes[(b * 4 + 1) * nb + blk] = c.cbits;                                        \
+                    sizes[(b * 4 + 2) * nb + blk] = c.low;                                          \
+                    sizes[(b * 4 + 3) * nb + blk] = c.unary;                                        \
+                }                                                                                   \
+            }                                                                                       \
+        }                                                                                           \
+        if (sums && lane == 0)                                                                      \
+            for (int i = 0; i < 4; i++)                                                             \
+                if (acc[i]) atomicAdd(&sums[b * 4 + i], acc[i]);                                    \
+    }
+
+// Exclusive scan in place of rows of `len` u32 (one thread block of 1024
+// per row; grid.y rows); each row's total goes to totals[row].
+#define SCAN(name)                                                                              \
+    extern "C" __global__ void name(unsigned* data, long long len, unsigned long long* totals) { \
+        __shared__ unsigned long long part[1024];                                               \
+        unsigned* row = data + blockIdx.y * len;                                                \
+        long long per = (len + 1023) / 1024;                                                    \
+        long long lo = threadIdx.x * per, hi = min(lo + per, len);                              \
+        unsigned long long s = 0;                                                               \
+        for (long long i = lo; i < hi; i++) s += row[i];                                        \
+        part[threadIdx.x] = s;                                                                  \
+        __syncthreads();                                                                        \
+        for (int o = 1; o < 1024; o <<= 1) {                                                    \
+            unsigned long long v = threadIdx.x >= o ? part[threadIdx.x - o] : 0;                \
+            __syncthreads();                                                                    \
+            part[threadIdx.x] += v;                                                             \
+            __syncthreads();                                                                    \
+        }                                                                                       \
+        unsigned long long run = part[threadIdx.x] - s;                                         \
+        for (long long i = lo; i < hi; i++) {                                                   \
+            unsigned v = row[i];                                                                \
+            row[i] = (unsigned)run;                                                             \
+            run += v;                                                                           \
+        }                                                                                       \
+        if (threadIdx.x == 1023) totals[blockIdx.y] = part[1023];                               \
+    }
+
+// The significance map of each brick (multires::codec::rice): levels in
+// shared memory, the count of stored words to map_words[b]; with out !=
+// null, the stored words themselves at out + ofs[b] (a byte offset).
+#define MAP(name)                                                                                  \
+    extern "C" __global__ void name(const unsigned char* nzf, long long nb, int levels,            \
+                                    unsigned* map_words, unsigned char* out,                       \
+                                    const unsigned long long* ofs) {                               \
+        extern __shared__ unsigned lv[];                                                           \
+        long long b = blockIdx.x;                                                                  \
+        long long w0 = (nb + 31) / 32;                                                             \
+        for (long long w = threadIdx.x; w < w0; w += blockDim.x) {                                 \
+            unsigned m = 0;                                                                        \
+            for (int i = 0; i < 32; i++) {                                                         \
+                long long blk = w * 32 + i;                                                        \
+                if (blk < nb && nzf[b * nb + blk]) m |= 1u << i;                                   \
+            }                                                                                      \
+            lv[w] = m;                                                                             \
+        }                                                                                          \
+        __syncthreads();                                                                           \
+        /* level j's words start at start[j]; level j+1 has a bit per word of j */                 \
+        long long start[8], words[8];                                                              \
+        start[0] = 0; words[0] = w0;                                                               \
+        for (int j = 1; j < levels; j++) {                                                         \
+            start[j] = start[j - 1] + words[j - 1];                                                \
+            words[j] = (words[j - 1] + 31) / 32;                                                   \
+            for (long long w = threadIdx.x; w < words[j]; w += blockDim.x) {                       \
+                unsigned m = 0;                                                                    \
+                for (int i = 0; i < 32; i++) {                                                     \
+                    long long c = w * 32 + i;                                                      \
+                    if (c < words[j - 1] && lv[start[j - 1] + c]) m |= 1u << i;                    \
+                }                                                                                  \
+                lv[start[j] + w] = m;                                                              \
+            }                                                                                      \
+            __syncthreads();                                                                       \
+        }                                                                                          \
+        if (threadIdx.x == 0) {                                                                    \
+            unsigned cnt = 1;                                                                      \
+            unsigned* o = out ? (unsigned*)(out + ofs[b]) : 0;                                     \
+            if (o) o[0] = lv[start[levels - 1]];                                                   \
+            for (int j = levels - 2; j >= 0; j--)                                                  \
+                for (long long w = 0; w < words[j]; w++) {                                         \
+                    unsigned m = lv[start[j] + w];                                                 \
+                    if (m) {                                                                       \
+                        if (o) o[cnt] = m;                                                         \
+                        cnt++;                                                                     \
+                    }                                                                              \
+                }                                                                                  \
+            map_words[b] = cnt;                                                                    \
+        }                                                                                          \
+    }
+
+__device__ __forceinline__ void put_bits(unsigned* w, unsigned long long bit, unsigned v, unsigned nbits) {
+    if (nbits == 0) return;
+    if (nbits < 32) v &= (1u << nbits) - 1;
+    unsigned long long word = bit >> 5;
+    unsigned o = bit & 31;
+    atomicOr(&w[word], v << o);
+    if (o + nbits > 32) atomicOr(&w[word + 1], v >> (32 - o));
+}
+
+// The Rice sections of each brick: one warp per block of 32, at the offsets
+// the scans gave (in bits, from each section's start; sec[b*4 + i] is the
+// byte offset of brick b's k, count, low and unary sections in out).
+#define WRITE(name)                                                                                 \
+    extern "C" __global__ void name(const int* ints, const int* trial, long long tstride, long long n, \
+                                    long long nb, const unsigned* mode, const unsigned* ofs,         \
+                                    const unsigned long long* sec, unsigned char* out) {              \
+        long long b = blockIdx.y;                                                                   \
+        const int* in = ints + trial[b] * tstride + b * n;                                          \
+        int lane = threadIdx.x & 31;                                                                \
+        unsigned* ks = (unsigned*)(out + sec[b * 4 + 0]);                                           \
+        unsigned* cs = (unsigned*)(out + sec[b * 4 + 1]);                                           \
+        unsigned* lw = (unsigned*)(out + sec[b * 4 + 2]);                                           \
+        unsigned* uw = (unsigned*)(out + sec[b * 4 + 3]);                                           \
+        for (long long blk = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5; blk < nb;    \
+             blk += ((long long)gridDim.x * blockDim.x) >> 5) {                                     \
+            long long j = blk * 32 + lane;                                                          \
+            unsigned v = j < n ? zigzag(in[j]) : 0u;                                                \
+            unsigned ball = __ballot_sync(0xffffffffu, v != 0);                                     \
+            if (!ball) continue;                                                                    \
+            unsigned k = mode[b * nb + blk];                                                        \
+            const unsigned* o = ofs + b * 4 * nb + blk;                                             \
+            unsigned ko = o[0], co = o[nb], lo = o[2 * nb], uo = o[3 * nb];                         \
+            unsigned below = __popc(ball & ((1u << lane) - 1));                                     \
+            unsigned len;                                                                           \
+            if (k == 31) {                                                                          \
+                if (lane == 0) { put_bits(ks, ko, 31, 5); put_bits(cs, co, __popc(ball) - 1, 5); }  \
+                if (v) put_bits(lw, lo + 5ull * below, lane, 5);                                    \
+                len = v;                                                                            \
+            } else {                                                                                \
+                if (lane == 0) put_bits(ks, ko, k, 5);                                              \
+                put_bits(lw, lo + (unsigned long long)lane * k, v, k);                              \
+                len = (v >> k) + 1;                                                                 \
+            }                                                                                       \
+            unsigned pre = len;                                                                     \
+            for (int d = 1; d < 32; d <<= 1) {                                                      \
+                unsigned t = __shfl_up_sync(0xffffffffu, pre, d);                                   \
+                if (lane >= d) pre += t;                                                            \
+            }                                                                                       \
+            if (len) put_bits(uw, uo + (unsigned long long)pre - 1, 1, 1);                          \
+        }                                                                                           \
+    }
+
+// Outlier counts per row-major block of 32 of the chosen trial (for the
+// scans): cnt[(b*2)*nb + blk] outliers, cnt[(b*2+1)*nb + blk] exact ones.
+#define OCOUNT(name)                                                                                \
+    extern "C" __global__ void name(const int* corr, const int* trial, long long tstride, long long n, \
+                                    long long nb, unsigned* cnt) {                                   \
+        long long b = blockIdx.y;                                                                   \
+        const int* c = corr + trial[b] * tstride + b * n;                                           \
+        int lane = threadIdx.x & 31;                                                                \
+        for (long long blk = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5; blk < nb;    \
+             blk += ((long long)gridDim.x * blockDim.x) >> 5) {                                     \
+            long long j = blk * 32 + lane;                                                          \
+            int v = j < n ? c[j] : INT_NONE;                                                        \
+            unsigned bo = __ballot_sync(0xffffffffu, v != INT_NONE);                                \
+            unsigned br = __ballot_sync(0xffffffffu, v == 0);                                       \
+            if (lane == 0) {                                                                        \
+                cnt[(b * 2) * nb + blk] = __popc(bo);                                               \
+                cnt[(b * 2 + 1) * nb + blk] = __popc(br);                                           \
+            }                                                                                       \
+        }                                                                                           \
+    }
+
+// The outlier lists: indices, corrections, exact values (as stored), at
+// the scanned offsets; osec[b*3 + i] are the byte offsets of the three.
+#define OWRITE(name)                                                                                 \
+    extern "C" __global__ void name(const double* x, const int* corr, const int* trial, long long tstride, \
+                                    long long n, long long nb, const unsigned* cnt,                   \
+                                    const unsigned long long* osec, int f32, unsigned char* out) {     \
+        long long b = blockIdx.y;                                                                    \
+        const int* c = corr + trial[b] * tstride + b * n;                                            \
+        int lane = threadIdx.x & 31;                                                                 \
+        unsigned* idx = (unsigned*)(out + osec[b * 3]);                                              \
+        int* cw = (int*)(out + osec[b * 3 + 1]);                                                     \
+        unsigned* raw = (unsigned*)(out + osec[b * 3 + 2]);                                          \
+        for (long long blk = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5; blk < nb;     \
+             blk += ((long long)gridDim.x * blockDim.x) >> 5) {                                      \
+            long long j = blk * 32 + lane;                                                           \
+            int v = j < n ? c[j] : INT_NONE;                                                         \
+            unsigned bo = __ballot_sync(0xffffffffu, v != INT_NONE);                                 \
+            unsigned br = __ballot_sync(0xffffffffu, v == 0);                                        \
+            if (v == INT_NONE) continue;                                                             \
+            unsigned lt = (1u << lane) - 1;                                                          \
+            unsigned p = cnt[(b * 2) * nb + blk] + __popc(bo & lt);                                  \
+            idx[p] = (unsigned)j;                                                                    \
+            cw[p] = v;                                                                               \
+            if (v == 0) {                                                                            \
+                unsigned r = cnt[(b * 2 + 1) * nb + blk] + __popc(br & lt);                          \
+                double a = x[b * n + j];                                                             \
+                if (f32) {                                                                           \
+                    raw[r] = __float_as_uint(__double2float_rn(a));                                  \
+                } else {                                                                             \
+                    unsigned long long u = (unsigned long long)__double_as_longlong(a);               \
+                    raw[2 * r] = (unsigned)u;                                                        \
+                    raw[2 * r + 1] = (unsigned)(u >> 32);                                            \
+                }                                                                                    \
+            }                                                                                        \
+        }                                                                                            \
+    }

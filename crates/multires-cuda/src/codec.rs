@@ -1,0 +1,686 @@
+//! The error-bounded codec (multires::codec) on the GPU: lifting,
+//! quantization in Morton order, the encoder's decode and outlier check for
+//! each tried step, and the Rice coder's sizes, scans and bits all run on
+//! the device; only a few sizes per brick come back before the payload.
+//! The kernels repeat the CPU's arithmetic operation for operation (no FMA
+//! contraction), so the file is byte-identical to the CPU's.
+//!
+//! Bricks go through in batches. Every GPU has two slots, each with its own
+//! stream, device buffers and pinned input buffer, driven by its own host
+//! thread: while one slot's batch is copied up and coded, the other slot's
+//! host thread gathers the next batch into its pinned buffer. A memory
+//! limit only shrinks the batches; bricks are coded alike whatever batch or
+//! GPU they land in, so the output never depends on either.
+
+use crate::device::Gpu;
+use crate::error::{Context, CudaError};
+use crate::kernels::Kernel;
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg,
+};
+use multires::codec::{
+    self, lifting, morton, rice, CodecOptions, CodecStats, CodedBrick, DType, Volume,
+};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+const TRIALS: usize = 3;
+/// The largest brick the device codes (its significance map is built in
+/// shared memory).
+pub const MAX_BRICK_VALUES: usize = 1 << 22;
+/// Device bytes per brick value in a slot: staging, x, coefficients, the
+/// decode, quantized values and corrections of every tried step, and the
+/// per-block arrays.
+const BYTES_PER_VALUE: usize = 8 + 8 + 8 + 8 + 4 * TRIALS + 4 * TRIALS + 2;
+/// Bricks per batch when memory does not limit it.
+const DEFAULT_BATCH: usize = 16;
+
+/// How a GPU run went (for the CLI and the benchmarks).
+#[derive(Debug, Clone)]
+pub struct GpuRun {
+    pub gpus: usize,
+    pub batches: usize,
+    pub max_bricks_per_batch: usize,
+    /// Seconds the slots spent gathering bricks into pinned memory,
+    /// copying them up, and coding them (summed over slots).
+    pub gather_s: f64,
+    pub upload_s: f64,
+    pub code_s: f64,
+}
+
+/// One batch: bricks of one shape.
+struct Batch {
+    dims: [usize; 3],
+    bricks: Vec<usize>,
+}
+
+/// The device side of one slot: buffers sized for `cap` values.
+struct Slot {
+    gpu: Arc<Gpu>,
+    stream: Arc<CudaStream>,
+    pin32: Option<PinnedHostSlice<f32>>,
+    pin64: Option<PinnedHostSlice<f64>>,
+    in32: Option<CudaSlice<f32>>,
+    in64: Option<CudaSlice<f64>>,
+    x: CudaSlice<f64>,
+    c: CudaSlice<f64>,
+    y: CudaSlice<f64>,
+    ints: CudaSlice<i32>,
+    corr: CudaSlice<i32>,
+    nzf: CudaSlice<u8>,
+    mode: CudaSlice<u32>,
+    sizes: CudaSlice<u32>,
+    cnt: CudaSlice<u32>,
+    out: CudaSlice<u8>,
+    orders: BTreeMap<[usize; 3], CudaSlice<u32>>,
+}
+
+fn cfg(grid: (u32, u32), block: u32, smem: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (grid.0.max(1), grid.1.max(1), 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: smem,
+    }
+}
+
+impl Slot {
+    fn new(gpu: Arc<Gpu>, cap: usize, dtype: DType) -> Result<Self, CudaError> {
+        let stream = gpu.ctx.new_stream().during(|| "creating a stream".into())?;
+        let nb = cap.div_ceil(32) + 64;
+        macro_rules! dev {
+            ($t:ty, $n:expr) => {
+                stream
+                    .alloc_zeros::<$t>(($n).max(1))
+                    .during(|| format!("allocating {} values for a batch of bricks", $n))?
+            };
+        }
+        // SAFETY: the pinned input is written before each copy up and not
+        // touched again until the stream is synchronized.
+        let (pin32, pin64, in32, in64) = match dtype {
+            DType::F32 => (
+                Some(
+                    unsafe { gpu.ctx.alloc_pinned::<f32>(cap) }
+                        .during(|| format!("allocating {cap} values of pinned memory"))?,
+                ),
+                None,
+                Some(dev!(f32, cap)),
+                None,
+            ),
+            DType::F64 => (
+                None,
+                Some(
+                    unsafe { gpu.ctx.alloc_pinned::<f64>(cap) }
+                        .during(|| format!("allocating {cap} values of pinned memory"))?,
+                ),
+                None,
+                Some(dev!(f64, cap)),
+            ),
+        };
+        Ok(Slot {
+            x: dev!(f64, cap),
+            c: dev!(f64, cap),
+            y: dev!(f64, cap),
+            ints: dev!(i32, TRIALS * cap),
+            corr: dev!(i32, TRIALS * cap),
+            nzf: dev!(u8, nb),
+            mode: dev!(u32, nb),
+            sizes: dev!(u32, 4 * nb),
+            cnt: dev!(u32, 2 * nb),
+            out: dev!(u8, 1 << 20),
+            orders: BTreeMap::new(),
+            pin32,
+            pin64,
+            in32,
+            in64,
+            gpu,
+            stream,
+
+        })
+    }
+
+    fn f(&self, inst: &str, smem: usize) -> Result<CudaFunction, CudaError> {
+        self.gpu.function(Kernel::Codec, inst, smem)
+    }
+
+    /// Gathers the batch's bricks into the pinned buffer (as stored) and
+    /// copies them up.
+    fn upload(&mut self, v: &Volume, grid: &codec::BrickGrid, b: &Batch) -> Result<(), CudaError> {
+        use rayon::prelude::*;
+        let n: usize = b.dims.iter().product();
+        let total = n * b.bricks.len();
+        let f = self.f(
+            &format!(
+                "TO_F64(kernel, {})",
+                if v.dtype == DType::F32 { "float" } else { "double" }
+            ),
+            0,
+        )?;
+        macro_rules! fill {
+            ($pin:expr, $dev:expr, $t:ty) => {{
+                let pin = $pin.as_mut().ok_or_else(|| CudaError::Unsupported("no staging".into()))?;
+                let host = pin
+                    .as_mut_slice()
+                    .during(|| "writing pinned memory".into())?;
+                host[..total]
+                    .par_chunks_mut(n)
+                    .zip(b.bricks.par_iter())
+                    .for_each(|(dst, &k)| {
+                        let (s, e) = grid.bounds(k);
+                        let mut i = 0;
+                        for z in 0..e[0] {
+                            for yy in 0..e[1] {
+                                let o = ((s[0] + z) * v.dims[1] + s[1] + yy) * v.dims[2] + s[2];
+                                for &val in &v.data[o..o + e[2]] {
+                                    dst[i] = val as $t;
+                                    i += 1;
+                                }
+                            }
+                        }
+                    });
+                let dev = $dev.as_mut().ok_or_else(|| CudaError::Unsupported("no input".into()))?;
+                let host = pin.as_slice().during(|| "reading pinned memory".into())?;
+                self.stream
+                    .memcpy_htod(&host[..total], &mut dev.slice_mut(0..total))
+                    .during(|| "copying bricks to the GPU".into())?;
+                let count = total as i64;
+                let mut l = self.stream.launch_builder(&f);
+                l.arg(&*dev).arg(&mut self.x).arg(&count);
+                unsafe { l.launch(cfg((((total + 255) / 256).min(65535) as u32, 1), 256, 0)) }
+                    .during(|| "launching TO_F64".into())?;
+            }};
+        }
+        match v.dtype {
+            DType::F32 => fill!(self.pin32, self.in32, f32),
+            DType::F64 => fill!(self.pin64, self.in64, f64),
+        }
+        Ok(())
+    }
+
+    /// One multilevel lifting of every brick of the batch, in place.
+    #[allow(clippy::too_many_arguments)]
+    fn lift(
+        &self,
+        data: &mut CudaSlice<f64>,
+        dims: [usize; 3],
+        bricks: usize,
+        t: lifting::Lifting,
+        inverse: bool,
+    ) -> Result<(), CudaError> {
+        let levels = lifting::levels_for(dims, codec::MAX_LEVELS);
+        let w = lifting::weights(t);
+        let (gl, gh) = lifting::gains(t);
+        let n: usize = dims.iter().product();
+        let f = self.f(&format!("LIFT(kernel, {inverse})"), 0)?;
+        let tcode: i32 = match t {
+            lifting::Lifting::Haar => 0,
+            lifting::Lifting::Cdf53 => 1,
+            lifting::Lifting::Cdf97 => 2,
+        };
+        let lvls: Vec<usize> = if inverse {
+            (0..levels).rev().collect()
+        } else {
+            (0..levels).collect()
+        };
+        for lv in lvls {
+            let e = dims.map(|d| lifting::approx_len(d, lv));
+            let axes = if inverse { [0, 1, 2] } else { [2, 1, 0] };
+            for axis in axes {
+                let len = e[axis];
+                if len < 2 {
+                    continue;
+                }
+                let lines = e.iter().product::<usize>() / len;
+                let lt = (6144 / (len + 1)).clamp(1, 32);
+                let smem = lt * (len + 1) * 8;
+                let [d0, d1, d2] = dims.map(|d| d as i32);
+                let [e0, e1, e2] = e.map(|d| d as i32);
+                let (bs, ax, lti) = (n as i64, axis as i32, lt as i32);
+                let mut l = self.stream.launch_builder(&f);
+                l.arg(&mut *data)
+                    .arg(&bs)
+                    .arg(&d0)
+                    .arg(&d1)
+                    .arg(&d2)
+                    .arg(&e0)
+                    .arg(&e1)
+                    .arg(&e2)
+                    .arg(&ax)
+                    .arg(&lti)
+                    .arg(&tcode)
+                    .arg(&w[0])
+                    .arg(&w[1])
+                    .arg(&w[2])
+                    .arg(&w[3])
+                    .arg(&gl)
+                    .arg(&gh);
+                unsafe {
+                    l.launch(cfg(
+                        (lines.div_ceil(lt) as u32, bricks as u32),
+                        256,
+                        smem as u32,
+                    ))
+                }
+                .during(|| "launching LIFT".into())?;
+            }
+        }
+        Ok(())
+    }
+
+    fn order(&mut self, dims: [usize; 3]) -> Result<(), CudaError> {
+        if !self.orders.contains_key(&dims) {
+            let o = morton::order(dims);
+            let d = self
+                .stream
+                .clone_htod(o.as_slice())
+                .during(|| "copying a Morton order".into())?;
+            self.orders.insert(dims, d);
+        }
+        Ok(())
+    }
+
+    /// Codes the uploaded batch; payloads in the batch's brick order.
+    fn encode(
+        &mut self,
+        b: &Batch,
+        v: &Volume,
+        grid: &codec::BrickGrid,
+        t: lifting::Lifting,
+        e: f64,
+    ) -> Result<Vec<CodedBrick>, CudaError> {
+        let dims = b.dims;
+        let n: usize = dims.iter().product();
+        let nbk = b.bricks.len();
+        let nb = n.div_ceil(32);
+        let f32i: i32 = (v.dtype == DType::F32) as i32;
+        let sz = v.dtype.size();
+        self.order(dims)?;
+        let s = &self.stream.clone();
+        // Forward transform of x into c.
+        s.memcpy_dtod(&self.x.slice(0..nbk * n), &mut self.c.slice_mut(0..nbk * n))
+            .during(|| "copying bricks".into())?;
+        let mut c = std::mem::replace(&mut self.c, s.alloc_zeros::<f64>(1).during(|| "alloc".into())?);
+        self.lift(&mut c, dims, nbk, t, false)?;
+        self.c = c;
+        // Per brick and trial: the steps (from each brick's peak on a zero bound).
+        let peaks: Vec<f64> = if e > 0.0 {
+            vec![0.0; nbk]
+        } else {
+            b.bricks
+                .iter()
+                .map(|&k| {
+                    let (s0, ext) = grid.bounds(k);
+                    codec::gather(v, s0, ext)
+                        .iter()
+                        .fold(0f64, |m, x| m.max(x.abs()))
+                })
+                .collect()
+        };
+        let steps: Vec<[f64; 3]> = peaks.iter().map(|&p| codec::steps(e, p)).collect();
+        let order = self.orders.get(&dims).ok_or_else(|| CudaError::Unsupported("order".into()))?;
+        let (fq, fd, fc, fs, fm) = (
+            self.f("QUANT(kernel)", 0)?,
+            self.f("DEQUANT(kernel)", 0)?,
+            self.f("CHECK(kernel)", 0)?,
+            self.f("BSTATS(kernel)", 0)?,
+            self.f("MAP(kernel)", 0)?,
+        );
+        let levels = rice::map_levels(nb);
+        let map_smem = levels.iter().sum::<usize>() * 4;
+        let nlev = levels.len() as i32;
+        let (n64, nb64) = (n as i64, nb as i64);
+        let vgrid = |count: usize, per: usize| ((count.div_ceil(per)).min(4096) as u32, nbk as u32);
+        let mut counts = s.alloc_zeros::<u64>(2 * nbk * TRIALS).during(|| "alloc".into())?;
+        let mut maxe = s.alloc_zeros::<u64>(nbk * TRIALS).during(|| "alloc".into())?;
+        let mut sse = s.alloc_zeros::<f64>(nbk * TRIALS).during(|| "alloc".into())?;
+        let mut sums = s.alloc_zeros::<u64>(4 * nbk * TRIALS).during(|| "alloc".into())?;
+        let mut mapw = s.alloc_zeros::<u32>(nbk * TRIALS).during(|| "alloc".into())?;
+        let null = 0u64;
+        for tr in 0..TRIALS {
+            let q: Vec<f64> = steps.iter().map(|s| s[tr]).collect();
+            let qd = s.clone_htod(&q).during(|| "copying steps".into())?;
+            let mut ints = self.ints.slice_mut(tr * nbk * n..(tr + 1) * nbk * n);
+            let mut l = s.launch_builder(&fq);
+            l.arg(&self.c).arg(order).arg(&qd).arg(&mut ints).arg(&n64);
+            unsafe { l.launch(cfg(vgrid(n, 256), 256, 0)) }.during(|| "launching QUANT".into())?;
+            let mut l = s.launch_builder(&fd);
+            l.arg(&mut ints).arg(order).arg(&qd).arg(&mut self.y).arg(&n64);
+            unsafe { l.launch(cfg(vgrid(n, 256), 256, 0)) }.during(|| "launching DEQUANT".into())?;
+            drop(ints);
+            let mut y = std::mem::replace(&mut self.y, s.alloc_zeros::<f64>(1).during(|| "alloc".into())?);
+            self.lift(&mut y, dims, nbk, t, true)?;
+            self.y = y;
+            let mut corr = self.corr.slice_mut(tr * nbk * n..(tr + 1) * nbk * n);
+            let mut cn = counts.slice_mut(tr * 2 * nbk..(tr + 1) * 2 * nbk);
+            let mut mx = maxe.slice_mut(tr * nbk..(tr + 1) * nbk);
+            let mut se = sse.slice_mut(tr * nbk..(tr + 1) * nbk);
+            let mut l = s.launch_builder(&fc);
+            l.arg(&self.x)
+                .arg(&self.y)
+                .arg(&mut corr)
+                .arg(&n64)
+                .arg(&e)
+                .arg(&f32i)
+                .arg(&mut cn)
+                .arg(&mut mx)
+                .arg(&mut se);
+            unsafe { l.launch(cfg(vgrid(n, 256), 256, 0)) }.during(|| "launching CHECK".into())?;
+            let ints = self.ints.slice(tr * nbk * n..(tr + 1) * nbk * n);
+            let mut su = sums.slice_mut(tr * 4 * nbk..(tr + 1) * 4 * nbk);
+            let zero = 0i64;
+            let mut l = s.launch_builder(&fs);
+            l.arg(&ints)
+                .arg(&null)
+                .arg(&zero)
+                .arg(&n64)
+                .arg(&nb64)
+                .arg(&mut self.nzf)
+                .arg(&null)
+                .arg(&null)
+                .arg(&mut su);
+            unsafe { l.launch(cfg(vgrid(nb * 32, 256), 256, 0)) }.during(|| "launching BSTATS".into())?;
+            let mut mw = mapw.slice_mut(tr * nbk..(tr + 1) * nbk);
+            let mut l = s.launch_builder(&fm);
+            l.arg(&self.nzf).arg(&nb64).arg(&nlev).arg(&mut mw).arg(&null).arg(&null);
+            unsafe { l.launch(cfg((nbk as u32, 1), 256, map_smem as u32)) }
+                .during(|| "launching MAP".into())?;
+        }
+        let counts_h = s.clone_dtoh(&counts).during(|| "reading sizes".into())?;
+        let sums_h = s.clone_dtoh(&sums).during(|| "reading sizes".into())?;
+        let mapw_h = s.clone_dtoh(&mapw).during(|| "reading sizes".into())?;
+        let maxe_h = s.clone_dtoh(&maxe).during(|| "reading errors".into())?;
+        let sse_h = s.clone_dtoh(&sse).during(|| "reading errors".into())?;
+        // Sizes per brick and trial; the smallest wins, the first on ties.
+        let size_of = |bi: usize, tr: usize| -> (usize, [usize; 4], usize, usize, usize) {
+            let su = &sums_h[(tr * nbk + bi) * 4..(tr * nbk + bi) * 4 + 4];
+            let words = [0, 1, 2, 3].map(|i| (su[i] as usize).div_ceil(32));
+            let mw = mapw_h[tr * nbk + bi] as usize;
+            let (no, nr) = (
+                counts_h[(tr * nbk + bi) * 2] as usize,
+                counts_h[(tr * nbk + bi) * 2 + 1] as usize,
+            );
+            let total = 8 + 4 * (6 + mw + words.iter().sum::<usize>()) + 8 + 8 * no + sz * nr;
+            (total, words, mw, no, nr)
+        };
+        let trial: Vec<i32> = (0..nbk)
+            .map(|bi| {
+                let mut best = 0;
+                for tr in 1..TRIALS {
+                    if size_of(bi, tr).0 < size_of(bi, best).0 {
+                        best = tr;
+                    }
+                }
+                best as i32
+            })
+            .collect();
+        // Layout of each payload.
+        let mut base = Vec::with_capacity(nbk);
+        let mut total = 0usize;
+        for (bi, &tr) in trial.iter().enumerate() {
+            base.push(total);
+            total += size_of(bi, tr as usize).0;
+        }
+        let mut sec = Vec::with_capacity(4 * nbk);
+        let mut osec = Vec::with_capacity(3 * nbk);
+        let mut mofs = Vec::with_capacity(nbk);
+        for (bi, &tr) in trial.iter().enumerate() {
+            let (_, words, mw, no, nr) = size_of(bi, tr as usize);
+            let m = base[bi] + 8 + 24;
+            mofs.push(m as u64);
+            let mut p = m + 4 * mw;
+            for w in words {
+                sec.push(p as u64);
+                p += 4 * w;
+            }
+            p += 8;
+            osec.push(p as u64);
+            osec.push((p + 4 * no) as u64);
+            osec.push((p + 8 * no) as u64);
+            let _ = nr;
+        }
+        if self.out.len() < total.max(1) {
+            self.out = s
+                .alloc_zeros::<u8>(total.next_power_of_two())
+                .during(|| format!("allocating {total} bytes of output"))?;
+        } else {
+            s.memset_zeros(&mut self.out.slice_mut(0..total.max(1)))
+                .during(|| "clearing the output".into())?;
+        }
+        let trial_d = s.clone_htod(&trial).during(|| "copying choices".into())?;
+        let sec_d = s.clone_htod(&sec).during(|| "copying offsets".into())?;
+        let osec_d = s.clone_htod(&osec).during(|| "copying offsets".into())?;
+        let mofs_d = s.clone_htod(&mofs).during(|| "copying offsets".into())?;
+        let tstride = (nbk * n) as i64;
+        // Block modes and sizes of the chosen trials, scanned into offsets.
+        let mut l = s.launch_builder(&fs);
+        l.arg(&self.ints)
+            .arg(&trial_d)
+            .arg(&tstride)
+            .arg(&n64)
+            .arg(&nb64)
+            .arg(&mut self.nzf)
+            .arg(&mut self.mode)
+            .arg(&mut self.sizes)
+            .arg(&null);
+        unsafe { l.launch(cfg(vgrid(nb * 32, 256), 256, 0)) }.during(|| "launching BSTATS".into())?;
+        let focnt = self.f("OCOUNT(kernel)", 0)?;
+        let mut l = s.launch_builder(&focnt);
+        l.arg(&self.corr)
+            .arg(&trial_d)
+            .arg(&tstride)
+            .arg(&n64)
+            .arg(&nb64)
+            .arg(&mut self.cnt);
+        unsafe { l.launch(cfg(vgrid(nb * 32, 256), 256, 0)) }.during(|| "launching OCOUNT".into())?;
+        let fscan = self.f("SCAN(kernel)", 0)?;
+        let mut tot = s.alloc_zeros::<u64>(6 * nbk).during(|| "alloc".into())?;
+        {
+            let mut t4 = tot.slice_mut(0..4 * nbk);
+            let mut l = s.launch_builder(&fscan);
+            l.arg(&mut self.sizes).arg(&nb64).arg(&mut t4);
+            unsafe { l.launch(cfg((1, 4 * nbk as u32), 1024, 0)) }.during(|| "launching SCAN".into())?;
+        }
+        {
+            let mut t2 = tot.slice_mut(4 * nbk..6 * nbk);
+            let mut l = s.launch_builder(&fscan);
+            l.arg(&mut self.cnt).arg(&nb64).arg(&mut t2);
+            unsafe { l.launch(cfg((1, 2 * nbk as u32), 1024, 0)) }.during(|| "launching SCAN".into())?;
+        }
+        let mut mw2 = s.alloc_zeros::<u32>(nbk).during(|| "alloc".into())?;
+        let mut l = s.launch_builder(&fm);
+        l.arg(&self.nzf)
+            .arg(&nb64)
+            .arg(&nlev)
+            .arg(&mut mw2)
+            .arg(&mut self.out)
+            .arg(&mofs_d);
+        unsafe { l.launch(cfg((nbk as u32, 1), 256, map_smem as u32)) }
+            .during(|| "launching MAP".into())?;
+        let fw = self.f("WRITE(kernel)", 0)?;
+        let mut l = s.launch_builder(&fw);
+        l.arg(&self.ints)
+            .arg(&trial_d)
+            .arg(&tstride)
+            .arg(&n64)
+            .arg(&nb64)
+            .arg(&self.mode)
+            .arg(&self.sizes)
+            .arg(&sec_d)
+            .arg(&mut self.out);
+        unsafe { l.launch(cfg(vgrid(nb * 32, 256), 256, 0)) }.during(|| "launching WRITE".into())?;
+        let fo = self.f("OWRITE(kernel)", 0)?;
+        let mut l = s.launch_builder(&fo);
+        l.arg(&self.x)
+            .arg(&self.corr)
+            .arg(&trial_d)
+            .arg(&tstride)
+            .arg(&n64)
+            .arg(&nb64)
+            .arg(&self.cnt)
+            .arg(&osec_d)
+            .arg(&f32i)
+            .arg(&mut self.out);
+        unsafe { l.launch(cfg(vgrid(nb * 32, 256), 256, 0)) }.during(|| "launching OWRITE".into())?;
+        let mut host = vec![0u8; total];
+        s.memcpy_dtoh(&self.out.slice(0..total), &mut host)
+            .during(|| "copying payloads to the host".into())?;
+        let tot_h = s.clone_dtoh(&tot).during(|| "reading totals".into())?;
+        s.synchronize().during(|| "waiting for a batch of bricks".into())?;
+        // The header words: step, section word counts, outlier counts.
+        let mut coded = Vec::with_capacity(nbk);
+        for (bi, &tr) in trial.iter().enumerate() {
+            let tr = tr as usize;
+            let (len, words, mw, no, nr) = size_of(bi, tr);
+            let scanned = [0, 1, 2, 3].map(|i| (tot_h[bi * 4 + i] as usize).div_ceil(32));
+            if scanned != words || tot_h[4 * nbk + 2 * bi] as usize != no {
+                return Err(CudaError::Unsupported(format!(
+                    "brick {}: the sizing and writing passes disagree ({words:?} vs {scanned:?})",
+                    b.bricks[bi]
+                )));
+            }
+            let mut p = host[base[bi]..base[bi] + len].to_vec();
+            p[0..8].copy_from_slice(&steps[bi][tr].to_le_bytes());
+            let nnz = (sums_h[(tr * nbk + bi) * 4] / 5) as u32;
+            let head = [nnz, mw as u32, words[0] as u32, words[1] as u32, words[2] as u32, words[3] as u32];
+            for (i, w) in head.iter().enumerate() {
+                p[8 + 4 * i..12 + 4 * i].copy_from_slice(&w.to_le_bytes());
+            }
+            let oc = 8 + 4 * (6 + mw + words.iter().sum::<usize>());
+            p[oc..oc + 4].copy_from_slice(&(no as u32).to_le_bytes());
+            p[oc + 4..oc + 8].copy_from_slice(&(nr as u32).to_le_bytes());
+            let m = f64::from_bits(maxe_h[tr * nbk + bi]);
+            coded.push((p, m, sse_h[tr * nbk + bi], no));
+        }
+        Ok(coded)
+    }
+}
+
+/// Compresses `v` on `gpus` (two slots each); `mem_limit` caps the device
+/// memory of each GPU's slots. Bytes equal `multires::codec::compress`'s.
+pub fn compress(
+    v: &Volume,
+    opts: &CodecOptions,
+    gpus: &[Arc<Gpu>],
+    mem_limit: Option<usize>,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<(Vec<u8>, CodecStats, GpuRun), CudaError> {
+    let (range, e, grid) = codec::plan(v, opts).map_err(|e| CudaError::Unsupported(e.to_string()))?;
+    if gpus.is_empty() {
+        return Err(CudaError::NoDevice("no GPU was given".into()));
+    }
+    let n_max: usize = grid.brick.iter().product();
+    if n_max > MAX_BRICK_VALUES {
+        return Err(CudaError::Unsupported(format!(
+            "bricks of {:?} ({n_max} values): the GPU codec takes bricks of at most {MAX_BRICK_VALUES} values (e.g. --brick 128,128,128)",
+            grid.brick
+        )));
+    }
+    // Bricks of a shape, in grid order, cut into batches.
+    let per_value = BYTES_PER_VALUE + v.dtype.size() + 12;
+    let budget = match mem_limit {
+        Some(l) => l,
+        None => {
+            let free = gpus
+                .iter()
+                .map(|g| g.free_mem())
+                .collect::<Result<Vec<_>, _>>()?
+                .into_iter()
+                .min()
+                .unwrap_or(0);
+            free / 10 * 7
+        }
+    };
+    let mut shapes: BTreeMap<[usize; 3], Vec<usize>> = BTreeMap::new();
+    for k in 0..grid.len() {
+        shapes.entry(grid.bounds(k).1).or_default().push(k);
+    }
+    let mut batches = Vec::new();
+    let mut cap = 0usize;
+    for (dims, bricks) in shapes {
+        let n: usize = dims.iter().product();
+        let fit = budget / 2 / (n * per_value + (1 << 20));
+        if fit == 0 {
+            return Err(CudaError::MemoryLimit {
+                need: (2 * (n * per_value + (1 << 20))) as u128,
+                limit: budget as u128,
+            });
+        }
+        let per = fit.min(DEFAULT_BATCH).min(bricks.len());
+        cap = cap.max(per * n);
+        for ch in bricks.chunks(per) {
+            batches.push(Batch {
+                dims,
+                bricks: ch.to_vec(),
+            });
+        }
+    }
+    let results: Mutex<Vec<Option<CodedBrick>>> = Mutex::new(vec![None; grid.len()]);
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let timing = Mutex::new((0f64, 0f64, 0f64));
+    let max_per = batches.iter().map(|b| b.bricks.len()).max().unwrap_or(0);
+    let slots_per_gpu = 2.min(batches.len().max(1));
+    std::thread::scope(|scope| -> Result<(), CudaError> {
+        let mut handles = Vec::new();
+        for g in gpus {
+            for _ in 0..slots_per_gpu {
+                let g = g.clone();
+                let (batches, results, next, done, timing, grid) =
+                    (&batches, &results, &next, &done, &timing, &grid);
+                handles.push(scope.spawn(move || -> Result<(), CudaError> {
+                    g.ctx.bind_to_thread().during(|| "binding the GPU".into())?;
+                    let mut slot = Slot::new(g, cap, v.dtype)?;
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(b) = batches.get(i) else { break };
+                        let t0 = std::time::Instant::now();
+                        slot.upload(v, grid, b)?;
+                        let t1 = std::time::Instant::now();
+                        slot.stream.synchronize().during(|| "copying bricks up".into())?;
+                        let t2 = std::time::Instant::now();
+                        let coded = slot.encode(b, v, grid, opts.transform, e)?;
+                        let t3 = std::time::Instant::now();
+                        if let Ok(mut tm) = timing.lock() {
+                            tm.0 += (t1 - t0).as_secs_f64();
+                            tm.1 += (t2 - t1).as_secs_f64();
+                            tm.2 += (t3 - t2).as_secs_f64();
+                        }
+                        let mut r = results.lock().map_err(|_| CudaError::Unsupported("a slot panicked".into()))?;
+                        for (&k, c) in b.bricks.iter().zip(coded) {
+                            r[k] = Some(c);
+                        }
+                        drop(r);
+                        progress(done.fetch_add(b.bricks.len(), Ordering::Relaxed) + b.bricks.len());
+                    }
+                    Ok(())
+                }));
+            }
+        }
+        for h in handles {
+            h.join()
+                .map_err(|_| CudaError::Unsupported("a GPU slot panicked".into()))??;
+        }
+        Ok(())
+    })?;
+    let coded: Vec<CodedBrick> = results
+        .into_inner()
+        .map_err(|_| CudaError::Unsupported("a slot panicked".into()))?
+        .into_iter()
+        .enumerate()
+        .map(|(k, c)| c.ok_or_else(|| CudaError::Unsupported(format!("brick {k} was not coded"))))
+        .collect::<Result<_, _>>()?;
+    let (bytes, stats) = codec::assemble(v, opts, range, e, grid, &coded);
+    let tm = timing.into_inner().unwrap_or_default();
+    Ok((
+        bytes,
+        stats,
+        GpuRun {
+            gpus: gpus.len(),
+            batches: batches.len(),
+            max_bricks_per_batch: max_per,
+            gather_s: tm.0,
+            upload_s: tm.1,
+            code_s: tm.2,
+        },
+    ))
+}
