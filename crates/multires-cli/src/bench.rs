@@ -11,7 +11,7 @@ use std::time::Instant;
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// cwt-seed, cwt-1m, cwt-fcwt, fir-2m, fir-8m, dwt-64m or dwt2-16k.
+    /// cwt-seed, cwt-1m, cwt-fcwt, fir-2m, fir-8m, dwt-64m, dwt2-16k or codec-3d.
     #[arg(long)]
     pub config: String,
     #[arg(long, default_value = "auto")]
@@ -53,6 +53,12 @@ pub struct BenchArgs {
     /// pinned buffers; what runs when the input does not fit).
     #[arg(long, value_name = "SIZE", value_parser = crate::cmd_dwt::parse_mem_size)]
     pub gpu_mem_limit: Option<usize>,
+    /// codec-3d: points per axis of the fields (default 1024 on the GPU, 256 on the CPU).
+    #[arg(long)]
+    pub codec_size: Option<usize>,
+    /// codec-3d on the GPU: how many GPUs (default: all).
+    #[arg(long)]
+    pub gpus: Option<usize>,
 }
 
 pub(crate) fn median(mut v: Vec<f64>) -> f64 {
@@ -113,10 +119,11 @@ pub fn bench(a: BenchArgs) -> Result<()> {
             let names = a.dwt_wavelets.clone().unwrap_or_else(|| vec!["haar".into()]);
             return crate::bench_cuda::dwt2(&a, 16384, 6, &names);
         }
+        "codec-3d" => return bench_codec(&a, on_gpu),
         "dwt-64m" => return bench_dwt(&a, &[1 << 26], 8, &["db4", "haar"], threads),
         "dwt2-16k" => return bench_dwt(&a, &[16384, 16384], 6, &["haar"], threads),
         other => bail!(
-            "unknown --config '{other}': expected cwt-seed, cwt-1m, cwt-fcwt, fir-2m, fir-8m, dwt-64m or dwt2-16k"
+            "unknown --config '{other}': expected cwt-seed, cwt-1m, cwt-fcwt, fir-2m, fir-8m, dwt-64m, dwt2-16k or codec-3d"
         ),
     };
     if on_gpu {
@@ -290,6 +297,101 @@ fn bench_dwt(
             println!(
                 "{} | cpu | {} threads | {} | f32 | shape {:?} | {} levels | {} | reused outputs | wavedec median {:.1} ms ({:.2} GB/s) | waverec median {:.1} ms",
                 a.config, threads, name, shape, levels, a.dwt_algorithm, md, gb / (md / 1e3), mr
+            );
+        }
+    }
+    Ok(())
+}
+
+/// codec-3d (DESIGN.md): the smooth and the turbulent float32 fields at
+/// rel bounds 1e-2, 1e-3, 1e-4 with CDF 9/7: ratio, PSNR, max error, and
+/// compress (GPU or CPU, host to host) and decompress (CPU) rates. With
+/// --check, the GPU's bytes are compared with a CPU run.
+fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
+    use multires::codec::{self, fields, CodecOptions, DType, ErrorBound, Lifting, Volume};
+    let size = a.codec_size.unwrap_or(if on_gpu { 1024 } else { 256 });
+    let gpus = if on_gpu {
+        let count = multires_cuda::device_count();
+        let want = a.gpus.unwrap_or(count);
+        if want == 0 || want > count {
+            bail!("--gpus {want}: this machine has {count} GPU(s)");
+        }
+        (0..want)
+            .map(multires_cuda::gpu_at)
+            .collect::<Result<Vec<_>, _>>()?
+    } else {
+        Vec::new()
+    };
+    for kind in [fields::FieldKind::Smooth, fields::FieldKind::Turbulent] {
+        let data: Vec<f64> = fields::make(kind, size, true, 1)
+            .into_iter()
+            .map(f64::from)
+            .collect();
+        let v = Volume::new(&[size; 3], data, DType::F32)?;
+        let raw = (v.data.len() * 4) as f64;
+        for rel in [1e-2, 1e-3, 1e-4] {
+            let o = CodecOptions::new(Lifting::Cdf97, ErrorBound::Rel(rel));
+            let mut times = Vec::new();
+            let mut last = None;
+            for _ in 0..=a.repeat {
+                let t = Instant::now();
+                let r = if on_gpu {
+                    let (b, s, run) =
+                        multires_cuda::codec::compress(&v, &o, &gpus, a.gpu_mem_limit, &|_| {})?;
+                    (b, s, Some(run))
+                } else {
+                    let (b, s) = codec::compress(&v, &o, &|_| {})?;
+                    (b, s, None)
+                };
+                times.push(t.elapsed().as_secs_f64());
+                last = Some(r);
+            }
+            times.remove(0);
+            let Some((bytes, s, run)) = last else {
+                bail!("no run")
+            };
+            let t = Instant::now();
+            let mut r = codec::MrzReader::from_reader(
+                Box::new(std::io::Cursor::new(bytes.clone())),
+                "bench",
+            )?;
+            let back = codec::decompress(&mut r, None, &|_| {})?;
+            let dsec = t.elapsed().as_secs_f64();
+            let maxe = v
+                .data
+                .iter()
+                .zip(&back.data)
+                .map(|(x, y)| (x - y).abs())
+                .fold(0.0, f64::max);
+            let same = if a.check && on_gpu {
+                let (cpu, _) = codec::compress(&v, &o, &|_| {})?;
+                if cpu == bytes {
+                    " | bytes equal to the CPU's"
+                } else {
+                    " | BYTES DIFFER FROM THE CPU'S"
+                }
+            } else {
+                ""
+            };
+            let csec = median(times);
+            let dev = match &run {
+                Some(r) => format!(
+                    "{} GPU(s), {} batches; slot seconds gather {:.3} / copy up {:.3} / code {:.3}",
+                    r.gpus, r.batches, r.gather_s, r.upload_s, r.code_s
+                ),
+                None => format!("cpu, {} threads", rayon::current_num_threads()),
+            };
+            println!(
+                "codec-3d | {kind:?} {size}^3 f32 | rel {rel:e} cdf97 | ratio {:.2} | PSNR {:.1} dB | max error {:.3e} (bound {:.3e}, decoded {:.3e}) | compress {:.3} s = {:.2} GB/s | decompress (cpu) {:.3} s = {:.2} GB/s | {dev}{same}",
+                s.ratio,
+                s.psnr,
+                s.max_error,
+                s.abs_bound,
+                maxe,
+                csec,
+                raw / csec / 1e9,
+                dsec,
+                raw / dsec / 1e9
             );
         }
     }
