@@ -550,7 +550,7 @@ pub(crate) fn decode_brick(
 /// What every compression of `v` starts from: the value range, the
 /// absolute bound and the bricks (errors for non-finite values or bounds).
 pub fn plan(v: &Volume, opts: &CodecOptions) -> Result<((f64, f64), f64, BrickGrid), CodecError> {
-    if let Some(i) = v.data.iter().position(|x| !x.is_finite()) {
+    if let Some(i) = v.data.par_iter().position_first(|x| !x.is_finite()) {
         return Err(CodecError::NonFinite {
             index: i,
             value: v.data[i],
