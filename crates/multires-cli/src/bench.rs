@@ -56,9 +56,9 @@ pub struct BenchArgs {
     /// codec-3d: points per axis of the fields (default 1024 on the GPU, 256 on the CPU).
     #[arg(long)]
     pub codec_size: Option<usize>,
-    /// codec-3d on the GPU: how many GPUs (default: all).
-    #[arg(long)]
-    pub gpus: Option<usize>,
+    /// codec-3d on the GPU: how many GPUs, or several counts to compare (e.g. 1,2; default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub gpus: Option<Vec<usize>>,
 }
 
 pub(crate) fn median(mut v: Vec<f64>) -> f64 {
@@ -310,18 +310,19 @@ fn bench_dwt(
 fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
     use multires::codec::{self, fields, CodecOptions, DType, ErrorBound, Lifting, Volume};
     let size = a.codec_size.unwrap_or(if on_gpu { 1024 } else { 256 });
-    let gpus = if on_gpu {
-        let count = multires_cuda::device_count();
-        let want = a.gpus.unwrap_or(count);
-        if want == 0 || want > count {
-            bail!("--gpus {want}: this machine has {count} GPU(s)");
-        }
-        (0..want)
-            .map(multires_cuda::gpu_at)
-            .collect::<Result<Vec<_>, _>>()?
+    let count = if on_gpu {
+        multires_cuda::device_count()
     } else {
-        Vec::new()
+        0
     };
+    let counts = if on_gpu {
+        a.gpus.clone().unwrap_or_else(|| vec![count])
+    } else {
+        vec![0]
+    };
+    if let Some(w) = counts.iter().find(|&&w| on_gpu && (w == 0 || w > count)) {
+        bail!("--gpus {w}: this machine has {count} GPU(s)");
+    }
     for kind in [fields::FieldKind::Smooth, fields::FieldKind::Turbulent] {
         let data: Vec<f64> = fields::make(kind, size, true, 1)
             .into_iter()
@@ -329,7 +330,13 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
             .collect();
         let v = Volume::new(&[size; 3], data, DType::F32)?;
         let raw = (v.data.len() * 4) as f64;
-        for rel in [1e-2, 1e-3, 1e-4] {
+        for (rel, &ngpu) in [1e-2, 1e-3, 1e-4]
+            .into_iter()
+            .flat_map(|r| counts.iter().map(move |g| (r, g)))
+        {
+            let gpus = (0..ngpu)
+                .map(multires_cuda::gpu_at)
+                .collect::<Result<Vec<_>, _>>()?;
             let o = CodecOptions::new(Lifting::Cdf97, ErrorBound::Rel(rel));
             let mut times = Vec::new();
             let mut last = None;

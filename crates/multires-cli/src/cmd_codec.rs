@@ -161,7 +161,9 @@ fn codec_gpus(a: &CompressArgs) -> Result<Option<Vec<std::sync::Arc<multires_cud
         None | Some("all") => count,
         Some(s) => match s.parse::<usize>() {
             Ok(n) if (1..=count).contains(&n) => n,
-            _ => bail!("--gpus {s}: give all, or a count from 1 to {count} (the GPUs this machine has)"),
+            _ => bail!(
+                "--gpus {s}: give all, or a count from 1 to {count} (the GPUs this machine has)"
+            ),
         },
     };
     let gpus = (0..want)

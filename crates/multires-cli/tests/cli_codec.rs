@@ -227,7 +227,9 @@ fn bad_inputs_give_clear_errors_and_no_output() {
         (&["compress", "one.npy", "-o", "o.mrz"], "2-D or 3-D"),
         (&["compress", "missing.npy", "-o", "o.mrz"], "missing.npy"),
         (
-            &["compress", "x.npy", "-o", "o.mrz", "--device", "cpu", "--gpus", "2"],
+            &[
+                "compress", "x.npy", "-o", "o.mrz", "--device", "cpu", "--gpus", "2",
+            ],
             "--gpus",
         ),
         (

@@ -59,6 +59,8 @@ struct Batch {
 struct Slot {
     gpu: Arc<Gpu>,
     stream: Arc<CudaStream>,
+    cap: usize,
+    dtype: DType,
     pin32: Option<PinnedHostSlice<f32>>,
     pin64: Option<PinnedHostSlice<f64>>,
     in32: Option<CudaSlice<f32>>,
@@ -75,6 +77,51 @@ struct Slot {
     out: CudaSlice<u8>,
     orders: BTreeMap<[usize; 3], CudaSlice<u32>>,
 }
+
+/// With MULTIRES_CODEC_PROFILE set, the time since the last mark (after
+/// synchronizing the stream) is added to `phase`; printed by `compress`.
+fn prof(s: &CudaStream, phase: &'static str) -> Result<(), CudaError> {
+    use std::cell::Cell;
+    thread_local!(static LAST: Cell<Option<std::time::Instant>> = const { Cell::new(None) });
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if !*ON.get_or_init(|| std::env::var_os("MULTIRES_CODEC_PROFILE").is_some()) {
+        return Ok(());
+    }
+    s.synchronize().during(|| "profiling".into())?;
+    let now = std::time::Instant::now();
+    let last = LAST.with(|l| l.replace(Some(now)));
+    if let Some(t) = last {
+        if let Ok(mut m) = PROFILE.lock() {
+            *m.entry(phase).or_insert(0.0) += (now - t).as_secs_f64();
+        }
+    }
+    Ok(())
+}
+
+/// Slots kept between calls: pinned and device allocations cost more than
+/// coding a small volume. `release_slots` frees them.
+static POOL: Mutex<Vec<Slot>> = Mutex::new(Vec::new());
+
+fn take_slot(gpu: &Arc<Gpu>, cap: usize, dtype: DType) -> Result<Slot, CudaError> {
+    if let Ok(mut pool) = POOL.lock() {
+        if let Some(i) = pool
+            .iter()
+            .position(|s| Arc::ptr_eq(&s.gpu, gpu) && s.cap >= cap && s.dtype == dtype)
+        {
+            return Ok(pool.swap_remove(i));
+        }
+    }
+    Slot::new(gpu.clone(), cap, dtype)
+}
+
+/// Frees the device and pinned memory that earlier compressions kept.
+pub fn release_slots() {
+    if let Ok(mut pool) = POOL.lock() {
+        pool.clear();
+    }
+}
+
+static PROFILE: Mutex<BTreeMap<&'static str, f64>> = Mutex::new(BTreeMap::new());
 
 fn cfg(grid: (u32, u32), block: u32, smem: u32) -> LaunchConfig {
     LaunchConfig {
@@ -135,7 +182,8 @@ impl Slot {
             in64,
             gpu,
             stream,
-
+            cap,
+            dtype,
         })
     }
 
@@ -152,13 +200,19 @@ impl Slot {
         let f = self.f(
             &format!(
                 "TO_F64(kernel, {})",
-                if v.dtype == DType::F32 { "float" } else { "double" }
+                if v.dtype == DType::F32 {
+                    "float"
+                } else {
+                    "double"
+                }
             ),
             0,
         )?;
         macro_rules! fill {
             ($pin:expr, $dev:expr, $t:ty) => {{
-                let pin = $pin.as_mut().ok_or_else(|| CudaError::Unsupported("no staging".into()))?;
+                let pin = $pin
+                    .as_mut()
+                    .ok_or_else(|| CudaError::Unsupported("no staging".into()))?;
                 let host = pin
                     .as_mut_slice()
                     .during(|| "writing pinned memory".into())?;
@@ -178,7 +232,9 @@ impl Slot {
                             }
                         }
                     });
-                let dev = $dev.as_mut().ok_or_else(|| CudaError::Unsupported("no input".into()))?;
+                let dev = $dev
+                    .as_mut()
+                    .ok_or_else(|| CudaError::Unsupported("no input".into()))?;
                 let host = pin.as_slice().during(|| "reading pinned memory".into())?;
                 self.stream
                     .memcpy_htod(&host[..total], &mut dev.slice_mut(0..total))
@@ -296,11 +352,16 @@ impl Slot {
         let sz = v.dtype.size();
         self.order(dims)?;
         let s = &self.stream.clone();
+        prof(s, "before")?;
         // Forward transform of x into c.
         s.memcpy_dtod(&self.x.slice(0..nbk * n), &mut self.c.slice_mut(0..nbk * n))
             .during(|| "copying bricks".into())?;
-        let mut c = std::mem::replace(&mut self.c, s.alloc_zeros::<f64>(1).during(|| "alloc".into())?);
+        let mut c = std::mem::replace(
+            &mut self.c,
+            s.alloc_zeros::<f64>(1).during(|| "alloc".into())?,
+        );
         self.lift(&mut c, dims, nbk, t, false)?;
+        prof(s, "fwd_lift")?;
         self.c = c;
         // Per brick and trial: the steps (from each brick's peak on a zero bound).
         let peaks: Vec<f64> = if e > 0.0 {
@@ -317,7 +378,10 @@ impl Slot {
                 .collect()
         };
         let steps: Vec<[f64; 3]> = peaks.iter().map(|&p| codec::steps(e, p)).collect();
-        let order = self.orders.get(&dims).ok_or_else(|| CudaError::Unsupported("order".into()))?;
+        let order = self
+            .orders
+            .get(&dims)
+            .ok_or_else(|| CudaError::Unsupported("order".into()))?;
         let (fq, fd, fc, fs, fm) = (
             self.f("QUANT(kernel)", 0)?,
             self.f("DEQUANT(kernel)", 0)?,
@@ -330,11 +394,21 @@ impl Slot {
         let nlev = levels.len() as i32;
         let (n64, nb64) = (n as i64, nb as i64);
         let vgrid = |count: usize, per: usize| ((count.div_ceil(per)).min(4096) as u32, nbk as u32);
-        let mut counts = s.alloc_zeros::<u64>(2 * nbk * TRIALS).during(|| "alloc".into())?;
-        let mut maxe = s.alloc_zeros::<u64>(nbk * TRIALS).during(|| "alloc".into())?;
-        let mut sse = s.alloc_zeros::<f64>(nbk * TRIALS).during(|| "alloc".into())?;
-        let mut sums = s.alloc_zeros::<u64>(4 * nbk * TRIALS).during(|| "alloc".into())?;
-        let mut mapw = s.alloc_zeros::<u32>(nbk * TRIALS).during(|| "alloc".into())?;
+        let mut counts = s
+            .alloc_zeros::<u64>(2 * nbk * TRIALS)
+            .during(|| "alloc".into())?;
+        let mut maxe = s
+            .alloc_zeros::<u64>(nbk * TRIALS)
+            .during(|| "alloc".into())?;
+        let mut sse = s
+            .alloc_zeros::<f64>(nbk * TRIALS)
+            .during(|| "alloc".into())?;
+        let mut sums = s
+            .alloc_zeros::<u64>(4 * nbk * TRIALS)
+            .during(|| "alloc".into())?;
+        let mut mapw = s
+            .alloc_zeros::<u32>(nbk * TRIALS)
+            .during(|| "alloc".into())?;
         let null = 0u64;
         for tr in 0..TRIALS {
             let q: Vec<f64> = steps.iter().map(|s| s[tr]).collect();
@@ -344,11 +418,20 @@ impl Slot {
             l.arg(&self.c).arg(order).arg(&qd).arg(&mut ints).arg(&n64);
             unsafe { l.launch(cfg(vgrid(n, 256), 256, 0)) }.during(|| "launching QUANT".into())?;
             let mut l = s.launch_builder(&fd);
-            l.arg(&mut ints).arg(order).arg(&qd).arg(&mut self.y).arg(&n64);
-            unsafe { l.launch(cfg(vgrid(n, 256), 256, 0)) }.during(|| "launching DEQUANT".into())?;
+            l.arg(&mut ints)
+                .arg(order)
+                .arg(&qd)
+                .arg(&mut self.y)
+                .arg(&n64);
+            unsafe { l.launch(cfg(vgrid(n, 256), 256, 0)) }
+                .during(|| "launching DEQUANT".into())?;
             drop(ints);
-            let mut y = std::mem::replace(&mut self.y, s.alloc_zeros::<f64>(1).during(|| "alloc".into())?);
+            let mut y = std::mem::replace(
+                &mut self.y,
+                s.alloc_zeros::<f64>(1).during(|| "alloc".into())?,
+            );
             self.lift(&mut y, dims, nbk, t, true)?;
+            prof(s, "inv_lift")?;
             self.y = y;
             let mut corr = self.corr.slice_mut(tr * nbk * n..(tr + 1) * nbk * n);
             let mut cn = counts.slice_mut(tr * 2 * nbk..(tr + 1) * 2 * nbk);
@@ -365,6 +448,7 @@ impl Slot {
                 .arg(&mut mx)
                 .arg(&mut se);
             unsafe { l.launch(cfg(vgrid(n, 256), 256, 0)) }.during(|| "launching CHECK".into())?;
+            prof(s, "check")?;
             let ints = self.ints.slice(tr * nbk * n..(tr + 1) * nbk * n);
             let mut su = sums.slice_mut(tr * 4 * nbk..(tr + 1) * 4 * nbk);
             let zero = 0i64;
@@ -378,12 +462,20 @@ impl Slot {
                 .arg(&null)
                 .arg(&null)
                 .arg(&mut su);
-            unsafe { l.launch(cfg(vgrid(nb * 32, 256), 256, 0)) }.during(|| "launching BSTATS".into())?;
+            unsafe { l.launch(cfg(vgrid(nb * 32, 256), 256, 0)) }
+                .during(|| "launching BSTATS".into())?;
+            prof(s, "bstats_size")?;
             let mut mw = mapw.slice_mut(tr * nbk..(tr + 1) * nbk);
             let mut l = s.launch_builder(&fm);
-            l.arg(&self.nzf).arg(&nb64).arg(&nlev).arg(&mut mw).arg(&null).arg(&null);
+            l.arg(&self.nzf)
+                .arg(&nb64)
+                .arg(&nlev)
+                .arg(&mut mw)
+                .arg(&null)
+                .arg(&null);
             unsafe { l.launch(cfg((nbk as u32, 1), 256, map_smem as u32)) }
                 .during(|| "launching MAP".into())?;
+            prof(s, "map_size")?;
         }
         let counts_h = s.clone_dtoh(&counts).during(|| "reading sizes".into())?;
         let sums_h = s.clone_dtoh(&sums).during(|| "reading sizes".into())?;
@@ -462,7 +554,9 @@ impl Slot {
             .arg(&mut self.mode)
             .arg(&mut self.sizes)
             .arg(&null);
-        unsafe { l.launch(cfg(vgrid(nb * 32, 256), 256, 0)) }.during(|| "launching BSTATS".into())?;
+        unsafe { l.launch(cfg(vgrid(nb * 32, 256), 256, 0)) }
+            .during(|| "launching BSTATS".into())?;
+        prof(s, "bstats_write")?;
         let focnt = self.f("OCOUNT(kernel)", 0)?;
         let mut l = s.launch_builder(&focnt);
         l.arg(&self.corr)
@@ -471,20 +565,25 @@ impl Slot {
             .arg(&n64)
             .arg(&nb64)
             .arg(&mut self.cnt);
-        unsafe { l.launch(cfg(vgrid(nb * 32, 256), 256, 0)) }.during(|| "launching OCOUNT".into())?;
+        unsafe { l.launch(cfg(vgrid(nb * 32, 256), 256, 0)) }
+            .during(|| "launching OCOUNT".into())?;
+        prof(s, "ocount")?;
         let fscan = self.f("SCAN(kernel)", 0)?;
         let mut tot = s.alloc_zeros::<u64>(6 * nbk).during(|| "alloc".into())?;
         {
             let mut t4 = tot.slice_mut(0..4 * nbk);
             let mut l = s.launch_builder(&fscan);
             l.arg(&mut self.sizes).arg(&nb64).arg(&mut t4);
-            unsafe { l.launch(cfg((1, 4 * nbk as u32), 1024, 0)) }.during(|| "launching SCAN".into())?;
+            unsafe { l.launch(cfg((1, 4 * nbk as u32), 1024, 0)) }
+                .during(|| "launching SCAN".into())?;
         }
         {
             let mut t2 = tot.slice_mut(4 * nbk..6 * nbk);
             let mut l = s.launch_builder(&fscan);
             l.arg(&mut self.cnt).arg(&nb64).arg(&mut t2);
-            unsafe { l.launch(cfg((1, 2 * nbk as u32), 1024, 0)) }.during(|| "launching SCAN".into())?;
+            unsafe { l.launch(cfg((1, 2 * nbk as u32), 1024, 0)) }
+                .during(|| "launching SCAN".into())?;
+            prof(s, "scans")?;
         }
         let mut mw2 = s.alloc_zeros::<u32>(nbk).during(|| "alloc".into())?;
         let mut l = s.launch_builder(&fm);
@@ -496,6 +595,7 @@ impl Slot {
             .arg(&mofs_d);
         unsafe { l.launch(cfg((nbk as u32, 1), 256, map_smem as u32)) }
             .during(|| "launching MAP".into())?;
+        prof(s, "map_write")?;
         let fw = self.f("WRITE(kernel)", 0)?;
         let mut l = s.launch_builder(&fw);
         l.arg(&self.ints)
@@ -507,7 +607,9 @@ impl Slot {
             .arg(&self.sizes)
             .arg(&sec_d)
             .arg(&mut self.out);
-        unsafe { l.launch(cfg(vgrid(nb * 32, 256), 256, 0)) }.during(|| "launching WRITE".into())?;
+        unsafe { l.launch(cfg(vgrid(nb * 32, 256), 256, 0)) }
+            .during(|| "launching WRITE".into())?;
+        prof(s, "write")?;
         let fo = self.f("OWRITE(kernel)", 0)?;
         let mut l = s.launch_builder(&fo);
         l.arg(&self.x)
@@ -520,12 +622,15 @@ impl Slot {
             .arg(&osec_d)
             .arg(&f32i)
             .arg(&mut self.out);
-        unsafe { l.launch(cfg(vgrid(nb * 32, 256), 256, 0)) }.during(|| "launching OWRITE".into())?;
+        unsafe { l.launch(cfg(vgrid(nb * 32, 256), 256, 0)) }
+            .during(|| "launching OWRITE".into())?;
+        prof(s, "owrite")?;
         let mut host = vec![0u8; total];
         s.memcpy_dtoh(&self.out.slice(0..total), &mut host)
             .during(|| "copying payloads to the host".into())?;
         let tot_h = s.clone_dtoh(&tot).during(|| "reading totals".into())?;
-        s.synchronize().during(|| "waiting for a batch of bricks".into())?;
+        s.synchronize()
+            .during(|| "waiting for a batch of bricks".into())?;
         // The header words: step, section word counts, outlier counts.
         let mut coded = Vec::with_capacity(nbk);
         for (bi, &tr) in trial.iter().enumerate() {
@@ -541,7 +646,14 @@ impl Slot {
             let mut p = host[base[bi]..base[bi] + len].to_vec();
             p[0..8].copy_from_slice(&steps[bi][tr].to_le_bytes());
             let nnz = (sums_h[(tr * nbk + bi) * 4] / 5) as u32;
-            let head = [nnz, mw as u32, words[0] as u32, words[1] as u32, words[2] as u32, words[3] as u32];
+            let head = [
+                nnz,
+                mw as u32,
+                words[0] as u32,
+                words[1] as u32,
+                words[2] as u32,
+                words[3] as u32,
+            ];
             for (i, w) in head.iter().enumerate() {
                 p[8 + 4 * i..12 + 4 * i].copy_from_slice(&w.to_le_bytes());
             }
@@ -564,7 +676,8 @@ pub fn compress(
     mem_limit: Option<usize>,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<(Vec<u8>, CodecStats, GpuRun), CudaError> {
-    let (range, e, grid) = codec::plan(v, opts).map_err(|e| CudaError::Unsupported(e.to_string()))?;
+    let (range, e, grid) =
+        codec::plan(v, opts).map_err(|e| CudaError::Unsupported(e.to_string()))?;
     if gpus.is_empty() {
         return Err(CudaError::NoDevice("no GPU was given".into()));
     }
@@ -629,14 +742,16 @@ pub fn compress(
                     (&batches, &results, &next, &done, &timing, &grid);
                 handles.push(scope.spawn(move || -> Result<(), CudaError> {
                     g.ctx.bind_to_thread().during(|| "binding the GPU".into())?;
-                    let mut slot = Slot::new(g, cap, v.dtype)?;
+                    let mut slot = take_slot(&g, cap, v.dtype)?;
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(b) = batches.get(i) else { break };
                         let t0 = std::time::Instant::now();
                         slot.upload(v, grid, b)?;
                         let t1 = std::time::Instant::now();
-                        slot.stream.synchronize().during(|| "copying bricks up".into())?;
+                        slot.stream
+                            .synchronize()
+                            .during(|| "copying bricks up".into())?;
                         let t2 = std::time::Instant::now();
                         let coded = slot.encode(b, v, grid, opts.transform, e)?;
                         let t3 = std::time::Instant::now();
@@ -645,12 +760,19 @@ pub fn compress(
                             tm.1 += (t2 - t1).as_secs_f64();
                             tm.2 += (t3 - t2).as_secs_f64();
                         }
-                        let mut r = results.lock().map_err(|_| CudaError::Unsupported("a slot panicked".into()))?;
+                        let mut r = results
+                            .lock()
+                            .map_err(|_| CudaError::Unsupported("a slot panicked".into()))?;
                         for (&k, c) in b.bricks.iter().zip(coded) {
                             r[k] = Some(c);
                         }
                         drop(r);
-                        progress(done.fetch_add(b.bricks.len(), Ordering::Relaxed) + b.bricks.len());
+                        progress(
+                            done.fetch_add(b.bricks.len(), Ordering::Relaxed) + b.bricks.len(),
+                        );
+                    }
+                    if let Ok(mut pool) = POOL.lock() {
+                        pool.push(slot);
                     }
                     Ok(())
                 }));
@@ -670,6 +792,11 @@ pub fn compress(
         .map(|(k, c)| c.ok_or_else(|| CudaError::Unsupported(format!("brick {k} was not coded"))))
         .collect::<Result<_, _>>()?;
     let (bytes, stats) = codec::assemble(v, opts, range, e, grid, &coded);
+    if let Ok(m) = PROFILE.lock() {
+        if !m.is_empty() {
+            eprintln!("codec profile (s, summed over slots): {m:?}");
+        }
+    }
     let tm = timing.into_inner().unwrap_or_default();
     Ok((
         bytes,

@@ -4,8 +4,8 @@
 //! crate builds and its host-side tests run on machines without CUDA; there
 //! every entry point answers a typed error instead.
 
-mod cufft_ols;
 pub mod codec;
+mod cufft_ols;
 pub mod cwt;
 pub mod device;
 pub mod dwt;

@@ -1000,9 +1000,18 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
         .map(|i| ((i as f64 * 0.7).sin() * 1e3).fract())
         .collect();
     let cases: Vec<(Volume, [usize; 3])> = vec![
-        (Volume::new(&[40, 48, 44], cut.clone(), DType::F32).unwrap(), [16, 16, 16]),
-        (Volume::new(&[100, 100], smooth2.clone(), DType::F32).unwrap(), [1, 64, 64]),
-        (Volume::new(&[37, 53], noise.clone(), DType::F64).unwrap(), [1, 32, 32]),
+        (
+            Volume::new(&[40, 48, 44], cut.clone(), DType::F32).unwrap(),
+            [16, 16, 16],
+        ),
+        (
+            Volume::new(&[100, 100], smooth2.clone(), DType::F32).unwrap(),
+            [1, 64, 64],
+        ),
+        (
+            Volume::new(&[37, 53], noise.clone(), DType::F64).unwrap(),
+            [1, 32, 32],
+        ),
     ];
     let bounds = [
         ErrorBound::Rel(1e-2),
@@ -1018,8 +1027,7 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
                 o.brick = Some(*brick);
                 let (cpu, _) = compress(v, &o, &|_| {}).unwrap();
                 let (dev, stats, _) =
-                    multires_cuda::codec::compress(v, &o, &[gpu.clone()], None, &|_| {})
-                        .unwrap();
+                    multires_cuda::codec::compress(v, &o, &[gpu.clone()], None, &|_| {}).unwrap();
                 assert!(
                     cpu == dev,
                     "{t} {bound} {:?}: GPU {} bytes, CPU {} bytes, first difference at {:?}",

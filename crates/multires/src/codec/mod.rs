@@ -410,10 +410,7 @@ pub(crate) fn encode_brick(
     let tries: Vec<(Vec<u8>, f64, f64, usize)> = steps(e, peak)
         .par_iter()
         .map(|&q| -> Result<_, CodecError> {
-            let ints: Vec<i32> = order
-                .iter()
-                .map(|&k| quantize(c[k as usize], q))
-                .collect();
+            let ints: Vec<i32> = order.iter().map(|&k| quantize(c[k as usize], q)).collect();
             let y = reconstruct(&ints, q, t, dims, dtype);
             let (mut maxe, mut sse) = (0f64, 0f64);
             let (mut idx, mut steps, mut raw) = (Vec::new(), Vec::new(), Vec::new());
@@ -443,9 +440,8 @@ pub(crate) fn encode_brick(
             }
             let zz: Vec<u32> = ints.iter().map(|&i| rice::zigzag(i)).collect();
             let words = rice::encode(&zz);
-            let mut out = Vec::with_capacity(
-                16 + 4 * words.len() + 8 * idx.len() + raw.len() * dtype.size(),
-            );
+            let mut out =
+                Vec::with_capacity(16 + 4 * words.len() + 8 * idx.len() + raw.len() * dtype.size());
             out.extend_from_slice(&q.to_le_bytes());
             words
                 .iter()
@@ -524,7 +520,9 @@ pub(crate) fn decode_brick(
     for j in 0..count {
         let k = word(2 + j)? as usize;
         if k >= n || prev.is_some_and(|p| k <= p) {
-            return Err(format!("outlier {j} points outside the brick or out of order"));
+            return Err(format!(
+                "outlier {j} points outside the brick or out of order"
+            ));
         }
         prev = Some(k);
         let steps = word(2 + count + j)? as i32;
