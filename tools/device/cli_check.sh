@@ -47,3 +47,16 @@ a=np.load('$T/c4_in.npz'); b=np.load('$T/c4_st.npz')
 print('streamed CLI wavedec equal to in-core:', all((a[f]==b[f]).all() for f in a.files))
 print('streamed CLI waverec max error:', float(np.abs(np.load('$T/r4_st.npy')[:, :1001]-np.load('$T/x4.npy')).max()))"
 $M wavedec $T/x4.npy -o $T/c4_bad.npz --wavelet db4 --device cuda --gpu-mem-limit 1KiB || echo "(expected error above)"
+# The codec: --device cuda (also streamed in small batches, and with
+# --gpus 1) must write the CPU's bytes; the file decodes within the bound.
+$M make-field --kind turbulent --size 96 -o $T/f.npy > /dev/null
+$M compress $T/f.npy -o $T/f_cpu.mrz --error-bound rel:1e-3 --brick 32 --device cpu | tail -1
+$M compress $T/f.npy -o $T/f_cuda.mrz --error-bound rel:1e-3 --brick 32 --device cuda | tail -2
+$M compress $T/f.npy -o $T/f_st.mrz --error-bound rel:1e-3 --brick 32 --device cuda --gpus 1 --gpu-mem-limit 8MiB | tail -1
+cmp $T/f_cpu.mrz $T/f_cuda.mrz && cmp $T/f_cpu.mrz $T/f_st.mrz && echo "CLI codec: cuda, streamed and cpu bytes identical"
+$M compress data/rocket.pgm -o $T/r_cuda.mrz --error-bound psnr:40 --device cuda | tail -1
+$M compress data/rocket.pgm -o $T/r_cpu.mrz --error-bound psnr:40 --device cpu | tail -1
+cmp $T/r_cpu.mrz $T/r_cuda.mrz && echo "CLI codec (2-D image): identical"
+$M decompress $T/f_cuda.mrz -o $T/f_back.npy | tail -1
+$M compress $T/f.npy -o $T/f_bad.mrz --device cuda --gpu-mem-limit 1KiB || echo "(expected error above)"
+$M compress $T/f.npy -o $T/f_bad.mrz --device cuda --gpus 9 || echo "(expected error above)"

@@ -548,13 +548,27 @@ pub(crate) fn decode_brick(
 /// What every compression of `v` starts from: the value range, the
 /// absolute bound and the bricks (errors for non-finite values or bounds).
 pub fn plan(v: &Volume, opts: &CodecOptions) -> Result<((f64, f64), f64, BrickGrid), CodecError> {
-    if let Some(i) = v.data.par_iter().position_first(|x| !x.is_finite()) {
-        return Err(CodecError::NonFinite {
-            index: i,
-            value: v.data[i],
-        });
+    // One pass for the range and the finiteness (NaN escapes min and max,
+    // so it is counted); the offending index is looked up only on error.
+    let (lo, hi, nan) = v
+        .data
+        .par_iter()
+        .fold(
+            || (f64::INFINITY, f64::NEG_INFINITY, false),
+            |(lo, hi, nan), &x| (lo.min(x), hi.max(x), nan | x.is_nan()),
+        )
+        .reduce(
+            || (f64::INFINITY, f64::NEG_INFINITY, false),
+            |a, b| (a.0.min(b.0), a.1.max(b.1), a.2 | b.2),
+        );
+    if nan || !lo.is_finite() || !hi.is_finite() {
+        if let Some(i) = v.data.par_iter().position_first(|x| !x.is_finite()) {
+            return Err(CodecError::NonFinite {
+                index: i,
+                value: v.data[i],
+            });
+        }
     }
-    let (lo, hi) = v.range();
     let e = opts.bound.absolute(hi - lo);
     if !(e.is_finite() && e >= 0.0) {
         return Err(CodecError::Invalid(format!(
