@@ -60,3 +60,10 @@ cmp $T/r_cpu.mrz $T/r_cuda.mrz && echo "CLI codec (2-D image): identical"
 $M decompress $T/f_cuda.mrz -o $T/f_back.npy | tail -1
 $M compress $T/f.npy -o $T/f_bad.mrz --device cuda --gpu-mem-limit 1KiB || echo "(expected error above)"
 $M compress $T/f.npy -o $T/f_bad.mrz --device cuda --gpus 9 || echo "(expected error above)"
+$M decompress $T/f_cuda.mrz -o $T/f_back_cpu.npy --device cpu | tail -1
+$M decompress $T/f_cuda.mrz -o $T/f_back_gpu.npy --device cuda | tail -1
+$M decompress $T/f_cuda.mrz -o $T/f_reg_gpu.npy --device cuda --region 3:50,10:11,: | tail -1
+python3 -c "
+import numpy as np
+a=np.load('$T/f_back_cpu.npy'); b=np.load('$T/f_back_gpu.npy'); x=np.load('$T/f.npy'); r=np.load('$T/f_reg_gpu.npy')
+print('CLI decode gpu == cpu:', bool((a==b).all()), '| region == crop:', bool((r==b[3:50,10:11,:]).all()), '| max error', float(np.abs(b.astype(float)-x).max()))"

@@ -68,6 +68,12 @@ pub struct DecompressArgs {
     /// empty bound means the axis's end. Only the bricks it meets are read.
     #[arg(long)]
     pub region: Option<String>,
+    /// auto (the GPU when there is one), cpu or cuda. Both decode the same values.
+    #[arg(long, default_value = "auto")]
+    pub device: Device,
+    /// GPUs to spread bricks over: all (default) or a count.
+    #[arg(long, value_name = "all|N")]
+    pub gpus: Option<String>,
 }
 
 #[derive(Args)]
@@ -147,17 +153,26 @@ fn codec_gpus(a: &CompressArgs) -> Result<Option<Vec<std::sync::Arc<multires_cud
         }
         return Ok(None);
     }
-    if a.device == Device::Cpu && gpu_flags {
+    select_gpus(a.device, a.gpus.as_deref(), gpu_flags)
+}
+
+/// The GPUs for --device and --gpus (None: the CPU).
+fn select_gpus(
+    device: Device,
+    gpus: Option<&str>,
+    gpu_flags: bool,
+) -> Result<Option<Vec<std::sync::Arc<multires_cuda::Gpu>>>> {
+    if device == Device::Cpu && gpu_flags {
         bail!("--gpus and --gpu-mem-limit apply to the GPU; drop them or use --device cuda");
     }
-    let Some(_) = crate::cmd_dwt::dwt_gpu(a.device)? else {
+    let Some(_) = crate::cmd_dwt::dwt_gpu(device)? else {
         if gpu_flags {
             eprintln!("note: no GPU, so --gpus and --gpu-mem-limit do nothing");
         }
         return Ok(None);
     };
     let count = multires_cuda::device_count();
-    let want = match a.gpus.as_deref().map(str::trim) {
+    let want = match gpus.map(str::trim) {
         None | Some("all") => count,
         Some(s) => match s.parse::<usize>() {
             Ok(n) if (1..=count).contains(&n) => n,
@@ -372,7 +387,12 @@ pub fn decompress(a: DecompressArgs) -> Result<()> {
     let n = r.grid().len();
     let bar = crate::progress::Bar::new(n as u64, "decompress");
     let t = Instant::now();
-    let v = codec::decompress(&mut r, region, &|d| bar.update(d, n))?;
+    let gpus = select_gpus(a.device, a.gpus.as_deref(), a.gpus.is_some())?;
+    let v = match &gpus {
+        None => codec::decompress(&mut r, region, &|d| bar.update(d, n))?,
+        Some(g) => multires_cuda::codec::decompress(&mut r, region, g, &|d| bar.update(d, n))
+            .context("decompressing on the GPU")?,
+    };
     bar.finish();
     let secs = t.elapsed().as_secs_f64();
     let shape = v.shape();

@@ -442,3 +442,176 @@ __device__ __forceinline__ void put_bits(unsigned* w, unsigned long long bit, un
             }                                                                                        \
         }                                                                                            \
     }
+
+// ---- Decoding (multires::codec::rice::decode, in parallel) ----
+
+// Bits [bit, bit + n) of a section of `len` words; past the end sets *err.
+__device__ __forceinline__ unsigned get_bits(const unsigned* w, unsigned long long len,
+                                             unsigned long long bit, unsigned n, unsigned* err) {
+    if (n == 0) return 0;
+    unsigned long long i = bit >> 5;
+    unsigned o = bit & 31;
+    if (i >= len || (o + n > 32 && i + 1 >= len)) {
+        *err = 1;
+        return 0;
+    }
+    unsigned long long v = (unsigned long long)w[i] >> o;
+    if (o + n > 32) v |= (unsigned long long)w[i + 1] << (32 - o);
+    return (unsigned)(v & ((1ull << n) - 1));
+}
+
+// Per brick (one block each), the stored significance map expanded to a
+// flag per block of 32: nz (u8) and nz32 (u32, for the rank scan).
+// sec[b*6 + i]: word offsets in `words` of brick b's map, k, count, low and
+// unary sections and the word count of the unary section; mapw[b] its map words.
+#define DMAP(name)                                                                                 \
+    extern "C" __global__ void name(const unsigned* words, const unsigned long long* sec,          \
+                                    const unsigned* mapw, long long nb, int levels,                \
+                                    unsigned char* nz, unsigned* nz32, unsigned* err) {            \
+        extern __shared__ unsigned lv[];                                                           \
+        long long b = blockIdx.x;                                                                  \
+        long long start[8], nw[8];                                                                 \
+        start[0] = 0; nw[0] = (nb + 31) / 32;                                                      \
+        for (int j = 1; j < levels; j++) { start[j] = start[j - 1] + nw[j - 1]; nw[j] = (nw[j - 1] + 31) / 32; } \
+        long long total = start[levels - 1] + nw[levels - 1];                                      \
+        for (long long i = threadIdx.x; i < total; i += blockDim.x) lv[i] = 0;                    \
+        __syncthreads();                                                                           \
+        if (threadIdx.x == 0) {                                                                    \
+            const unsigned* m = words + sec[b * 6];                                                \
+            unsigned mw = mapw[b], used = 0;                                                       \
+            if (mw < 1) err[b] = 1; else lv[start[levels - 1]] = m[used++];                        \
+            for (int j = levels - 2; j >= 0 && !err[b]; j--)                                       \
+                for (long long pw = 0; pw < nw[j + 1]; pw++) {                                     \
+                    unsigned bits = lv[start[j + 1] + pw];                                         \
+                    while (bits) {                                                                 \
+                        long long w = pw * 32 + __ffs(bits) - 1;                                   \
+                        bits &= bits - 1;                                                          \
+                        if (w >= nw[j] || used >= mw || m[used] == 0) { err[b] = 1; break; }       \
+                        lv[start[j] + w] = m[used++];                                              \
+                    }                                                                              \
+                }                                                                                  \
+            if (used != mw) err[b] = 1;                                                            \
+        }                                                                                          \
+        __syncthreads();                                                                           \
+        for (long long blk = threadIdx.x; blk < nb; blk += blockDim.x) {                           \
+            unsigned f = (lv[blk >> 5] >> (blk & 31)) & 1;                                         \
+            nz[b * nb + blk] = f;                                                                  \
+            nz32[b * nb + blk] = f;                                                                \
+        }                                                                                          \
+        for (long long w = nb / 32 + threadIdx.x; w < nw[0]; w += blockDim.x)                      \
+            if (nb % 32 && w == nb / 32 && (lv[w] >> (nb % 32))) err[b] = 1;                       \
+    }
+
+// Per block (a thread each): its mode from the k section (by nonzero rank),
+// the sparse flag; then (DSIZE) its low bits and ones from the counts.
+#define DMODE(name)                                                                                \
+    extern "C" __global__ void name(const unsigned* words, const unsigned long long* sec,          \
+                                    const unsigned* secw, long long nb, const unsigned char* nz,   \
+                                    const unsigned* rank, unsigned* mode, unsigned* sp, unsigned* err) { \
+        long long b = blockIdx.y;                                                                  \
+        for (long long blk = blockIdx.x * (long long)blockDim.x + threadIdx.x; blk < nb;           \
+             blk += (long long)gridDim.x * blockDim.x) {                                           \
+            long long i = b * nb + blk;                                                            \
+            unsigned k = 0;                                                                        \
+            if (nz[i]) k = get_bits(words + sec[b * 6 + 1], secw[b * 6 + 1], 5ull * rank[i], 5, &err[b]); \
+            mode[i] = k;                                                                           \
+            sp[i] = nz[i] && k == 31;                                                              \
+        }                                                                                          \
+    }
+
+#define DSIZE(name)                                                                                \
+    extern "C" __global__ void name(const unsigned* words, const unsigned long long* sec,          \
+                                    const unsigned* secw, long long nb, const unsigned char* nz,   \
+                                    const unsigned* mode, const unsigned* sprank, unsigned* low,   \
+                                    unsigned* ones, unsigned* err) {                               \
+        long long b = blockIdx.y;                                                                  \
+        for (long long blk = blockIdx.x * (long long)blockDim.x + threadIdx.x; blk < nb;           \
+             blk += (long long)gridDim.x * blockDim.x) {                                           \
+            long long i = b * nb + blk;                                                            \
+            unsigned l = 0, o = 0;                                                                 \
+            if (nz[i]) {                                                                           \
+                if (mode[i] == 31) {                                                               \
+                    unsigned c = get_bits(words + sec[b * 6 + 2], secw[b * 6 + 2], 5ull * sprank[i], 5, &err[b]) + 1; \
+                    l = 5 * c; o = c;                                                              \
+                } else { l = 32 * mode[i]; o = 32; }                                               \
+            }                                                                                      \
+            low[i] = l; ones[i] = o;                                                               \
+        }                                                                                          \
+    }
+
+// Ones per word of each brick's unary section (rows of `stride` words).
+#define POPC(name)                                                                                 \
+    extern "C" __global__ void name(const unsigned* words, const unsigned long long* sec,          \
+                                    const unsigned* secw, long long stride, unsigned* pc) {        \
+        long long b = blockIdx.y;                                                                  \
+        const unsigned* u = words + sec[b * 6 + 4];                                                \
+        long long len = secw[b * 6 + 4];                                                           \
+        for (long long w = blockIdx.x * (long long)blockDim.x + threadIdx.x; w < stride;           \
+             w += (long long)gridDim.x * blockDim.x)                                               \
+            pc[b * stride + w] = w < len ? __popc(u[w]) : 0;                                       \
+    }
+
+__device__ __forceinline__ int unzigzag(unsigned v) { return (int)(v >> 1) ^ -(int)(v & 1); }
+
+// Per block (a thread each): its values, from the low bits at its scanned
+// offset and the unary codes after its scanned count of ones.
+#define DECODE(name)                                                                               \
+    extern "C" __global__ void name(const unsigned* words, const unsigned long long* sec,          \
+                                    const unsigned* secw, long long n, long long nb,               \
+                                    const unsigned char* nz, const unsigned* mode,                 \
+                                    const unsigned* sprank, const unsigned* lowofs,                \
+                                    const unsigned* onesofs, const unsigned* pc, long long stride, \
+                                    int* ints, unsigned* err) {                                    \
+        long long b = blockIdx.y;                                                                  \
+        const unsigned* lw = words + sec[b * 6 + 3];                                               \
+        const unsigned* uw = words + sec[b * 6 + 4];                                               \
+        unsigned long long llen = secw[b * 6 + 3], ulen = secw[b * 6 + 4];                         \
+        const unsigned* pp = pc + b * stride;                                                      \
+        for (long long blk = blockIdx.x * (long long)blockDim.x + threadIdx.x; blk < nb;           \
+             blk += (long long)gridDim.x * blockDim.x) {                                           \
+            long long i = b * nb + blk;                                                            \
+            int* out = ints + b * n + blk * 32;                                                    \
+            int cnt = (int)min(32ll, n - blk * 32);                                                \
+            for (int l = 0; l < cnt; l++) out[l] = 0;                                              \
+            if (!nz[i]) continue;                                                                  \
+            unsigned k = mode[i];                                                                  \
+            unsigned long long t = onesofs[i], bit = 0;                                            \
+            if (t > 0) {                                                                           \
+                /* the word holding one number t-1: largest w with pp[w] <= t-1 */                 \
+                long long lo = 0, hi = (long long)ulen - 1;                                        \
+                if (hi < 0) { err[b] = 1; continue; }                                              \
+                while (lo < hi) {                                                                  \
+                    long long mid = (lo + hi + 1) / 2;                                             \
+                    if (pp[mid] <= t - 1) lo = mid; else hi = mid - 1;                             \
+                }                                                                                  \
+                unsigned x = uw[lo];                                                               \
+                unsigned r = (unsigned)(t - 1 - pp[lo]);                                           \
+                if (r >= (unsigned)__popc(x)) { err[b] = 1; continue; }                            \
+                for (unsigned s = 0; s < r; s++) x &= x - 1;                                       \
+                bit = (unsigned long long)lo * 32 + __ffs(x);                                      \
+            }                                                                                      \
+            unsigned long long lbit = lowofs[i];                                                   \
+            unsigned nvals = 32;                                                                   \
+            if (k == 31) nvals = get_bits(words + sec[b * 6 + 2], secw[b * 6 + 2], 5ull * sprank[i], 5, &err[b]) + 1; \
+            for (unsigned v = 0; v < nvals; v++) {                                                 \
+                unsigned long long z = 0;                                                          \
+                for (;;) {                                                                         \
+                    unsigned long long w = bit >> 5;                                               \
+                    if (w >= ulen) { err[b] = 1; break; }                                          \
+                    unsigned x = uw[w] >> (bit & 31);                                              \
+                    if (x) { unsigned tz = __ffs(x) - 1; z += tz; bit += tz + 1; break; }          \
+                    z += 32 - (bit & 31); bit += 32 - (bit & 31);                                  \
+                }                                                                                  \
+                if (err[b]) break;                                                                 \
+                if (k == 31) {                                                                     \
+                    unsigned p = get_bits(lw, llen, lbit + 5ull * v, 5, &err[b]);                  \
+                    if (z + 1 > 0xffffffffull) { err[b] = 1; break; }                              \
+                    if ((long long)p < cnt) out[p] = unzigzag((unsigned)(z + 1));                  \
+                } else {                                                                           \
+                    unsigned lowv = get_bits(lw, llen, lbit + (unsigned long long)v * k, k, &err[b]); \
+                    if (z > (0xffffffffull >> k)) { err[b] = 1; break; }                           \
+                    if ((int)v < cnt) out[v] = unzigzag(((unsigned)z << k) | lowv);                \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }

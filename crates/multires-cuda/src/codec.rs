@@ -811,3 +811,357 @@ pub fn compress(
         },
     ))
 }
+
+/// A brick's payload checked and cut into sections (word offsets from the
+/// payload's start, as the CPU decoder reads them); None when anything is
+/// off, and the CPU decoder then names the fault.
+struct Sections {
+    q: f64,
+    nnz: usize,
+    /// map, k, count, low, unary: (word offset, words).
+    sec: [(usize, usize); 5],
+    outliers_at: usize,
+}
+
+fn sections(p: &[u8], n: usize) -> Option<Sections> {
+    if p.len() < 32 || p.len() % 4 != 0 {
+        return None;
+    }
+    let w = |i: usize| {
+        u32::from_le_bytes([p[4 * i], p[4 * i + 1], p[4 * i + 2], p[4 * i + 3]]) as usize
+    };
+    let q = f64::from_le_bytes(p[0..8].try_into().ok()?);
+    if !(q.is_finite() && q > 0.0) {
+        return None;
+    }
+    let nnz = w(2);
+    let lens = [w(3), w(4), w(5), w(6), w(7)];
+    if nnz > n.div_ceil(32) || lens[1] != (5 * nnz).div_ceil(32) || lens[0] < 1 {
+        return None;
+    }
+    let mut at = 8usize;
+    let mut sec = [(0usize, 0usize); 5];
+    for (i, &l) in lens.iter().enumerate() {
+        sec[i] = (at, l);
+        at = at.checked_add(l)?;
+    }
+    (4 * at <= p.len()).then_some(Sections {
+        q,
+        nnz,
+        sec,
+        outliers_at: 4 * at,
+    })
+}
+
+/// Decodes the bricks of `r` that meet `region` (all when None) on `gpus`:
+/// the Rice streams, dequantization and inverse lifting on the device, the
+/// outliers on the host. Values equal `multires::codec::decompress`'s; a
+/// brick the device finds inconsistent goes through the CPU decoder, whose
+/// error names the fault.
+pub fn decompress(
+    r: &mut codec::MrzReader,
+    region: Option<codec::Region>,
+    gpus: &[Arc<Gpu>],
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<Volume, CudaError> {
+    let fail = |e: codec::CodecError| CudaError::Unsupported(e.to_string());
+    let h = r.header().clone();
+    let region = region.unwrap_or(codec::full_region(h.dims));
+    let grid = r.grid();
+    let wanted = codec::bricks_in(&grid, &region);
+    let mut shapes: BTreeMap<[usize; 3], Vec<(usize, Vec<u8>)>> = BTreeMap::new();
+    for &k in &wanted {
+        let p = r.read_brick(k).map_err(fail)?;
+        shapes.entry(grid.bounds(k).1).or_default().push((k, p));
+    }
+    if gpus.is_empty() {
+        return Err(CudaError::NoDevice("no GPU was given".into()));
+    }
+    let mut batches: Vec<([usize; 3], Vec<(usize, Vec<u8>)>)> = Vec::new();
+    let mut cap = 0;
+    for (dims, mut list) in shapes {
+        let n: usize = dims.iter().product();
+        if n > MAX_BRICK_VALUES {
+            return Err(CudaError::Unsupported(format!(
+                "bricks of {dims:?}: the GPU decoder takes at most {MAX_BRICK_VALUES} values a brick; use the CPU"
+            )));
+        }
+        while !list.is_empty() {
+            let rest = list.split_off(list.len().min(DEFAULT_BATCH));
+            cap = cap.max(list.len() * n);
+            batches.push((dims, std::mem::replace(&mut list, rest)));
+        }
+    }
+    let out_dims = region.map(|(a, b)| b - a);
+    let out = Mutex::new(vec![0.0f64; out_dims.iter().product()]);
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let path = r.path().to_string();
+    std::thread::scope(|scope| -> Result<(), CudaError> {
+        let mut hs = Vec::new();
+        for g in gpus {
+            let (batches, out, next, done, grid, region, h, path) =
+                (&batches, &out, &next, &done, &grid, &region, &h, &path);
+            let g = g.clone();
+            hs.push(scope.spawn(move || -> Result<(), CudaError> {
+                g.ctx.bind_to_thread().during(|| "binding the GPU".into())?;
+                let mut slot = take_slot(&g, cap, h.dtype)?;
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((dims, list)) = batches.get(i) else {
+                        break;
+                    };
+                    let ys = slot.decode(*dims, list, h)?;
+                    let n: usize = dims.iter().product();
+                    let decoded: Vec<Result<Vec<f64>, CudaError>> = {
+                        use rayon::prelude::*;
+                        list.par_iter()
+                            .zip(ys.par_iter())
+                            .map(|((k, p), y)| {
+                                let res = match (y, sections(p, n)) {
+                                    (Some(y), Some(s)) => codec::apply_outliers(
+                                        y.iter().map(|&v| h.dtype.round(v)).collect(),
+                                        &p[s.outliers_at..],
+                                        h.abs_bound,
+                                        h.dtype,
+                                    ),
+                                    _ => codec::decode_brick(
+                                        p,
+                                        *dims,
+                                        h.transform,
+                                        h.dtype,
+                                        h.abs_bound,
+                                    ),
+                                };
+                                res.map_err(|what| {
+                                    CudaError::Unsupported(
+                                        codec::CodecError::CorruptBrick {
+                                            path: path.clone(),
+                                            brick: *k,
+                                            place: grid.describe(*k),
+                                            what,
+                                        }
+                                        .to_string(),
+                                    )
+                                })
+                            })
+                            .collect()
+                    };
+                    let mut o = out
+                        .lock()
+                        .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))?;
+                    for ((k, _), y) in list.iter().zip(decoded) {
+                        codec::place(&mut o, region, grid, *k, &y?);
+                    }
+                    drop(o);
+                    progress(done.fetch_add(list.len(), Ordering::Relaxed) + list.len());
+                }
+                if let Ok(mut pool) = POOL.lock() {
+                    pool.push(slot);
+                }
+                Ok(())
+            }));
+        }
+        for t in hs {
+            t.join()
+                .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))??;
+        }
+        Ok(())
+    })?;
+    let shape: Vec<usize> = out_dims[3 - h.ndim..].to_vec();
+    let data = out
+        .into_inner()
+        .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))?;
+    Volume::new(&shape, data, h.dtype).map_err(fail)
+}
+
+impl Slot {
+    /// The reconstructions (before rounding and outliers) of a batch of
+    /// bricks of one shape; None for a brick the device found inconsistent.
+    fn decode(
+        &mut self,
+        dims: [usize; 3],
+        list: &[(usize, Vec<u8>)],
+        h: &codec::MrzHeader,
+    ) -> Result<Vec<Option<Vec<f64>>>, CudaError> {
+        let n: usize = dims.iter().product();
+        let nb = n.div_ceil(32);
+        let nbk = list.len();
+        self.order(dims)?;
+        let s = &self.stream.clone();
+        // All payloads as words; per brick the sections' offsets and lengths.
+        let mut words: Vec<u32> = Vec::new();
+        let mut sec = vec![0u64; 6 * nbk];
+        let mut secw = vec![0u32; 6 * nbk];
+        let mut mapw = vec![0u32; nbk];
+        let mut q = vec![1.0f64; nbk];
+        let mut ok = vec![false; nbk];
+        let mut nnz = vec![0usize; nbk];
+        let mut stride = 1usize;
+        for (bi, (_, p)) in list.iter().enumerate() {
+            let base = words.len();
+            if let Some(x) = sections(p, n) {
+                words.extend(
+                    p[..x.outliers_at]
+                        .chunks_exact(4)
+                        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+                );
+                for i in 0..5 {
+                    sec[6 * bi + i] = (base + x.sec[i].0) as u64;
+                    secw[6 * bi + i] = x.sec[i].1 as u32;
+                }
+                mapw[bi] = x.sec[0].1 as u32;
+                q[bi] = x.q;
+                nnz[bi] = x.nnz;
+                stride = stride.max(x.sec[4].1);
+                ok[bi] = true;
+            } else {
+                // A dummy brick: an empty map, decoded to nothing, then redone on the CPU.
+                words.push(0);
+                sec[6 * bi] = base as u64;
+                mapw[bi] = 1;
+            }
+        }
+        words.push(0);
+        let words_d = s
+            .clone_htod(&words)
+            .during(|| "copying payloads to the GPU".into())?;
+        let up = |v: &[u64]| s.clone_htod(v).during(|| "copying offsets".into());
+        let sec_d = up(&sec)?;
+        let secw_d = s.clone_htod(&secw).during(|| "copying offsets".into())?;
+        let mapw_d = s.clone_htod(&mapw).during(|| "copying offsets".into())?;
+        let q_d = s.clone_htod(&q).during(|| "copying steps".into())?;
+        let mut err = s.alloc_zeros::<u32>(nbk).during(|| "alloc".into())?;
+        let mut tot = s.alloc_zeros::<u64>(4 * nbk).during(|| "alloc".into())?;
+        let mut pc = s
+            .alloc_zeros::<u32>(nbk * stride)
+            .during(|| "alloc".into())?;
+        let levels = rice::map_levels(nb);
+        let nlev = levels.len() as i32;
+        let smem = (levels.iter().sum::<usize>() * 4) as u32;
+        let (n64, nb64, st64) = (n as i64, nb as i64, stride as i64);
+        let bnb = nbk * nb;
+        let blocks = |count: usize| (count.div_ceil(256).min(4096) as u32, nbk as u32);
+        let fscan = self.f("SCAN(kernel)", 0)?;
+        let fdmode = self.f("DMODE(kernel)", 0)?;
+        let fdsize = self.f("DSIZE(kernel)", 0)?;
+        let fpopc = self.f("POPC(kernel)", 0)?;
+        let fdecode = self.f("DECODE(kernel)", 0)?;
+        let fdequant = self.f("DEQUANT(kernel)", 0)?;
+        let (mut a, mut rest) = self.sizes.split_at_mut(bnb);
+        let (mut sp, mut rest) = rest.split_at_mut(bnb);
+        let mut lo_ones = rest.slice_mut(0..2 * bnb);
+        let f = self
+            .gpu
+            .function(Kernel::Codec, "DMAP(kernel)", smem as usize)?;
+        let mut l = s.launch_builder(&f);
+        l.arg(&words_d)
+            .arg(&sec_d)
+            .arg(&mapw_d)
+            .arg(&nb64)
+            .arg(&nlev)
+            .arg(&mut self.nzf)
+            .arg(&mut a)
+            .arg(&mut err);
+        unsafe { l.launch(cfg((nbk as u32, 1), 256, smem)) }.during(|| "launching DMAP".into())?;
+        let mut t0 = tot.slice_mut(0..nbk);
+        let mut l = s.launch_builder(&fscan);
+        l.arg(&mut a).arg(&nb64).arg(&mut t0);
+        unsafe { l.launch(cfg((1, nbk as u32), 1024, 0)) }.during(|| "launching SCAN".into())?;
+        let mut l = s.launch_builder(&fdmode);
+        l.arg(&words_d)
+            .arg(&sec_d)
+            .arg(&secw_d)
+            .arg(&nb64)
+            .arg(&self.nzf)
+            .arg(&mut a)
+            .arg(&mut self.mode)
+            .arg(&mut sp)
+            .arg(&mut err);
+        unsafe { l.launch(cfg(blocks(nb), 256, 0)) }.during(|| "launching DMODE".into())?;
+        let mut t1 = tot.slice_mut(nbk..2 * nbk);
+        let mut l = s.launch_builder(&fscan);
+        l.arg(&mut sp).arg(&nb64).arg(&mut t1);
+        unsafe { l.launch(cfg((1, nbk as u32), 1024, 0)) }.during(|| "launching SCAN".into())?;
+        {
+            let (mut low, mut ones) = lo_ones.split_at_mut(bnb);
+            let mut l = s.launch_builder(&fdsize);
+            l.arg(&words_d)
+                .arg(&sec_d)
+                .arg(&secw_d)
+                .arg(&nb64)
+                .arg(&self.nzf)
+                .arg(&self.mode)
+                .arg(&mut sp)
+                .arg(&mut low)
+                .arg(&mut ones)
+                .arg(&mut err);
+            unsafe { l.launch(cfg(blocks(nb), 256, 0)) }.during(|| "launching DSIZE".into())?;
+        }
+        let mut t23 = tot.slice_mut(2 * nbk..4 * nbk);
+        let mut l = s.launch_builder(&fscan);
+        l.arg(&mut lo_ones).arg(&nb64).arg(&mut t23);
+        unsafe { l.launch(cfg((1, 2 * nbk as u32), 1024, 0)) }
+            .during(|| "launching SCAN".into())?;
+        let mut l = s.launch_builder(&fpopc);
+        l.arg(&words_d)
+            .arg(&sec_d)
+            .arg(&secw_d)
+            .arg(&st64)
+            .arg(&mut pc);
+        unsafe { l.launch(cfg(blocks(stride), 256, 0)) }.during(|| "launching POPC".into())?;
+        let mut tpc = s.alloc_zeros::<u64>(nbk).during(|| "alloc".into())?;
+        let mut l = s.launch_builder(&fscan);
+        l.arg(&mut pc).arg(&st64).arg(&mut tpc);
+        unsafe { l.launch(cfg((1, nbk as u32), 1024, 0)) }.during(|| "launching SCAN".into())?;
+        let (mut low, mut ones) = lo_ones.split_at_mut(bnb);
+        let mut ints = self.ints.slice_mut(0..nbk * n);
+        let mut l = s.launch_builder(&fdecode);
+        l.arg(&words_d)
+            .arg(&sec_d)
+            .arg(&secw_d)
+            .arg(&n64)
+            .arg(&nb64)
+            .arg(&self.nzf)
+            .arg(&self.mode)
+            .arg(&mut sp)
+            .arg(&mut low)
+            .arg(&mut ones)
+            .arg(&pc)
+            .arg(&st64)
+            .arg(&mut ints)
+            .arg(&mut err);
+        unsafe { l.launch(cfg(blocks(nb), 256, 0)) }.during(|| "launching DECODE".into())?;
+        let order = self
+            .orders
+            .get(&dims)
+            .ok_or_else(|| CudaError::Unsupported("order".into()))?;
+        let mut l = s.launch_builder(&fdequant);
+        l.arg(&mut ints)
+            .arg(order)
+            .arg(&q_d)
+            .arg(&mut self.y)
+            .arg(&n64);
+        unsafe { l.launch(cfg(blocks(n), 256, 0)) }.during(|| "launching DEQUANT".into())?;
+        drop(ints);
+        let mut y = std::mem::replace(
+            &mut self.y,
+            s.alloc_zeros::<f64>(1).during(|| "alloc".into())?,
+        );
+        self.lift(&mut y, dims, nbk, h.transform, true)?;
+        self.y = y;
+        let mut host = vec![0f64; nbk * n];
+        s.memcpy_dtoh(&self.y.slice(0..nbk * n), &mut host)
+            .during(|| "copying decoded bricks to the host".into())?;
+        let err_h = s.clone_dtoh(&err).during(|| "reading errors".into())?;
+        let tot_h = s.clone_dtoh(&tot).during(|| "reading totals".into())?;
+        s.synchronize()
+            .during(|| "waiting for a batch of bricks".into())?;
+        Ok((0..nbk)
+            .map(|bi| {
+                let good = ok[bi] && err_h[bi] == 0 && tot_h[bi] as usize == nnz[bi];
+                good.then(|| host[bi * n..(bi + 1) * n].to_vec())
+            })
+            .collect())
+    }
+}

@@ -1065,3 +1065,109 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
     let err = multires_cuda::codec::compress(v, &o, &[gpu], Some(1000), &|_| {}).unwrap_err();
     assert!(err.to_string().contains("limit"), "{err}");
 }
+
+/// Decoding on the GPU gives the CPU decoder's values bit for bit (whole
+/// fields and regions, every transform, f32 and f64, 2-D and 3-D), and a
+/// corrupt brick is an error that names it, as on the CPU.
+#[test]
+fn codec_decodes_on_the_gpu_as_on_the_cpu() {
+    use multires::codec::fields::{make, FieldKind};
+    use multires::codec::{compress, decompress, CodecOptions, DType, ErrorBound, Lifting};
+    use multires::codec::{MrzReader, Volume};
+    let Some(gpu) = gpu_or_skip("codec_decodes_on_the_gpu_as_on_the_cpu") else {
+        return;
+    };
+    let reader =
+        |b: &[u8]| MrzReader::from_reader(Box::new(std::io::Cursor::new(b.to_vec())), "t").unwrap();
+    let f3: Vec<f64> = make(FieldKind::Turbulent, 40, true, 7)
+        .into_iter()
+        .map(f64::from)
+        .collect();
+    let f2: Vec<f64> = make(FieldKind::Smooth, 90, false, 2)
+        .into_iter()
+        .map(f64::from)
+        .collect();
+    let cases = [
+        (
+            Volume::new(&[40, 40, 40], f3, DType::F32).unwrap(),
+            [16, 16, 16],
+            "5:33,0:40,7:21",
+        ),
+        (
+            Volume::new(&[90, 90], f2, DType::F64).unwrap(),
+            [1, 32, 32],
+            "10:80,3:4",
+        ),
+    ];
+    for (v, brick, region) in &cases {
+        for t in Lifting::ALL {
+            for bound in [
+                ErrorBound::Rel(1e-3),
+                ErrorBound::Abs(0.0),
+                ErrorBound::Rel(1e-1),
+            ] {
+                let mut o = CodecOptions::new(t, bound);
+                o.brick = Some(*brick);
+                let (bytes, _) = compress(v, &o, &|_| {}).unwrap();
+                let cpu = decompress(&mut reader(&bytes), None, &|_| {}).unwrap();
+                let dev = multires_cuda::codec::decompress(
+                    &mut reader(&bytes),
+                    None,
+                    &[gpu.clone()],
+                    &|_| {},
+                )
+                .unwrap();
+                assert_eq!(cpu.dims, dev.dims);
+                let same = cpu
+                    .data
+                    .iter()
+                    .zip(&dev.data)
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
+                assert!(same, "{t} {bound} {:?}: GPU decode differs", v.dims);
+                let r = multires::codec::parse_region(region, &v.shape()).unwrap();
+                let c = decompress(&mut reader(&bytes), Some(r), &|_| {}).unwrap();
+                let g = multires_cuda::codec::decompress(
+                    &mut reader(&bytes),
+                    Some(r),
+                    &[gpu.clone()],
+                    &|_| {},
+                )
+                .unwrap();
+                assert!(c.data == g.data && c.dims == g.dims, "{t} {bound}: region");
+            }
+        }
+    }
+    // A brick whose stream is damaged but whose CRC was fixed up: the CPU
+    // decoder's error, naming the brick, or exactly the CPU's values.
+    let v = &cases[0].0;
+    let mut o = CodecOptions::new(Lifting::Cdf97, ErrorBound::Rel(1e-3));
+    o.brick = Some([16, 16, 16]);
+    let (bytes, _) = compress(v, &o, &|_| {}).unwrap();
+    let idx_off = u64::from_le_bytes(bytes[86..94].try_into().unwrap()) as usize;
+    let (off, len) = (
+        u64::from_le_bytes(bytes[idx_off..idx_off + 8].try_into().unwrap()) as usize,
+        u64::from_le_bytes(bytes[idx_off + 8..idx_off + 16].try_into().unwrap()) as usize,
+    );
+    let mut checked = 0;
+    for pos in (off + 8..off + len).step_by(7).take(300) {
+        let mut bad = bytes.clone();
+        bad[pos] ^= 0x5a;
+        let crc = crc32fast::hash(&bad[off..off + len]);
+        bad[idx_off + 16..idx_off + 20].copy_from_slice(&crc.to_le_bytes());
+        let icrc = crc32fast::hash(&bad[idx_off..bad.len() - 4]);
+        let n = bad.len();
+        bad[n - 4..].copy_from_slice(&icrc.to_le_bytes());
+        let c = decompress(&mut reader(&bad), None, &|_| {});
+        let g = multires_cuda::codec::decompress(&mut reader(&bad), None, &[gpu.clone()], &|_| {});
+        match (c, g) {
+            (Ok(c), Ok(g)) => assert!(c.data == g.data, "byte {pos}: decodes differ"),
+            (Err(c), Err(g)) => {
+                assert!(g.to_string().contains("brick 0"), "{g}");
+                assert!(g.to_string().contains(&c.to_string()), "{g} vs {c}");
+            }
+            (c, g) => panic!("byte {pos}: CPU {:?}, GPU {:?}", c.is_ok(), g.is_ok()),
+        }
+        checked += 1;
+    }
+    assert!(checked > 100);
+}

@@ -146,7 +146,7 @@ impl DType {
         }
     }
     /// `v` as this type would hold it.
-    fn round(self, v: f64) -> f64 {
+    pub fn round(self, v: f64) -> f64 {
         match self {
             DType::F32 => v as f32 as f64,
             DType::F64 => v,
@@ -470,7 +470,7 @@ pub(crate) fn encode_brick(
 
 /// Decodes a brick's payload; errors say what is wrong (the container adds
 /// which brick).
-pub(crate) fn decode_brick(
+pub fn decode_brick(
     payload: &[u8],
     dims: [usize; 3],
     t: Lifting,
@@ -494,8 +494,20 @@ pub(crate) fn decode_brick(
         .collect();
     let (zz, used) = rice::decode(&words, n)?;
     let ints: Vec<i32> = zz.into_iter().map(rice::unzigzag).collect();
-    let mut y = reconstruct(&ints, q, t, dims, dtype);
-    let rest = &payload[8 + 4 * used..];
+    let y = reconstruct(&ints, q, t, dims, dtype);
+    apply_outliers(y, &payload[8 + 4 * used..], e, dtype)
+}
+
+/// The outlier section of a brick (the bytes after its coefficient
+/// stream) applied to its reconstruction `y`: the decoder's last step,
+/// shared with the GPU decoder.
+pub fn apply_outliers(
+    mut y: Vec<f64>,
+    rest: &[u8],
+    e: f64,
+    dtype: DType,
+) -> Result<Vec<f64>, String> {
+    let n = y.len();
     let word = |i: usize| -> Result<u32, String> {
         rest.get(4 * i..4 * i + 4)
             .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
@@ -681,6 +693,39 @@ pub fn parse_region(s: &str, shape: &[usize]) -> Result<Region, String> {
     Ok(r)
 }
 
+/// The whole field as a region.
+pub fn full_region(dims: [usize; 3]) -> Region {
+    [(0, dims[0]), (0, dims[1]), (0, dims[2])]
+}
+
+/// The bricks of `grid` that meet `region`.
+pub fn bricks_in(grid: &BrickGrid, region: &Region) -> Vec<usize> {
+    (0..grid.len())
+        .filter(|&k| {
+            let (s, e) = grid.bounds(k);
+            (0..3).all(|a| s[a] < region[a].1 && s[a] + e[a] > region[a].0)
+        })
+        .collect()
+}
+
+/// Copies the part of decoded brick `k` (values `y`) inside `region` into
+/// `out`, the region's values row-major.
+pub fn place(out: &mut [f64], region: &Region, grid: &BrickGrid, k: usize, y: &[f64]) {
+    let out_dims = region.map(|(a, b)| b - a);
+    let (s, e) = grid.bounds(k);
+    let lo = [0, 1, 2].map(|a| s[a].max(region[a].0));
+    let hi = [0, 1, 2].map(|a| (s[a] + e[a]).min(region[a].1));
+    for z in lo[0]..hi[0] {
+        for yy in lo[1]..hi[1] {
+            let src = ((z - s[0]) * e[1] + (yy - s[1])) * e[2];
+            let dst = ((z - region[0].0) * out_dims[1] + (yy - region[1].0)) * out_dims[2];
+            let (x0, x1) = (lo[2], hi[2]);
+            out[dst + x0 - region[2].0..dst + x1 - region[2].0]
+                .copy_from_slice(&y[src + x0 - s[2]..src + x1 - s[2]]);
+        }
+    }
+}
+
 /// Decodes the bricks that meet `region` (all when None) of an open .mrz.
 pub fn decompress(
     r: &mut MrzReader,
@@ -688,14 +733,9 @@ pub fn decompress(
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<Volume, CodecError> {
     let h = r.header().clone();
-    let region = region.unwrap_or([(0, h.dims[0]), (0, h.dims[1]), (0, h.dims[2])]);
+    let region = region.unwrap_or(full_region(h.dims));
     let grid = r.grid();
-    let wanted: Vec<usize> = (0..grid.len())
-        .filter(|&k| {
-            let (s, e) = grid.bounds(k);
-            (0..3).all(|a| s[a] < region[a].1 && s[a] + e[a] > region[a].0)
-        })
-        .collect();
+    let wanted = bricks_in(&grid, &region);
     let payloads: Vec<(usize, Vec<u8>)> = wanted
         .iter()
         .map(|&k| r.read_brick(k).map(|p| (k, p)))
@@ -721,18 +761,7 @@ pub fn decompress(
         })
         .collect::<Result<_, _>>()?;
     for (k, y) in decoded {
-        let (s, e) = grid.bounds(k);
-        let lo = [0, 1, 2].map(|a| s[a].max(region[a].0));
-        let hi = [0, 1, 2].map(|a| (s[a] + e[a]).min(region[a].1));
-        for z in lo[0]..hi[0] {
-            for yy in lo[1]..hi[1] {
-                let src = ((z - s[0]) * e[1] + (yy - s[1])) * e[2];
-                let dst = ((z - region[0].0) * out_dims[1] + (yy - region[1].0)) * out_dims[2];
-                let (x0, x1) = (lo[2], hi[2]);
-                out[dst + x0 - region[2].0..dst + x1 - region[2].0]
-                    .copy_from_slice(&y[src + x0 - s[2]..src + x1 - s[2]]);
-            }
-        }
+        place(&mut out, &region, &grid, k, &y);
     }
     let shape: Vec<usize> = out_dims[3 - h.ndim..].to_vec();
     Volume::new(&shape, out, h.dtype)
