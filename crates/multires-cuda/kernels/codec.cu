@@ -615,3 +615,11 @@ __device__ __forceinline__ int unzigzag(unsigned v) { return (int)(v >> 1) ^ -(i
             }                                                                                      \
         }                                                                                          \
     }
+
+// Decoded doubles to the stored type (round to nearest, as DType::round).
+#define TO_DTYPE(name, T)                                                               \
+    extern "C" __global__ void name(const double* in, T* out, long long count) {        \
+        for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;  \
+             i += (long long)gridDim.x * blockDim.x)                                    \
+            out[i] = (T)in[i];                                                          \
+    }

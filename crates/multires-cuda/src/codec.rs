@@ -893,7 +893,9 @@ pub fn decompress(
         }
     }
     let out_dims = region.map(|(a, b)| b - a);
-    let out = Mutex::new(vec![0.0f64; out_dims.iter().product()]);
+    let out = Mutex::new(multires::memory::touched_vec::<f64>(
+        out_dims.iter().product(),
+    ));
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let path = r.path().to_string();
@@ -906,21 +908,25 @@ pub fn decompress(
             hs.push(scope.spawn(move || -> Result<(), CudaError> {
                 g.ctx.bind_to_thread().during(|| "binding the GPU".into())?;
                 let mut slot = take_slot(&g, cap, h.dtype)?;
+                prof(&slot.stream, "d_slot")?;
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some((dims, list)) = batches.get(i) else {
                         break;
                     };
-                    let ys = slot.decode(*dims, list, h)?;
+                    let good = slot.decode(*dims, list, h)?;
+                    let view = slot.decoded()?;
+                    prof(&slot.stream, "d_host_after")?;
                     let n: usize = dims.iter().product();
                     let decoded: Vec<Result<Vec<f64>, CudaError>> = {
                         use rayon::prelude::*;
                         list.par_iter()
-                            .zip(ys.par_iter())
-                            .map(|((k, p), y)| {
-                                let res = match (y, sections(p, n)) {
-                                    (Some(y), Some(s)) => codec::apply_outliers(
-                                        y.iter().map(|&v| h.dtype.round(v)).collect(),
+                            .zip(good.par_iter())
+                            .enumerate()
+                            .map(|(bi, ((k, p), &ok))| {
+                                let res = match (ok, sections(p, n)) {
+                                    (true, Some(s)) => codec::apply_outliers(
+                                        view.brick(bi, n),
                                         &p[s.outliers_at..],
                                         h.abs_bound,
                                         h.dtype,
@@ -954,6 +960,7 @@ pub fn decompress(
                         codec::place(&mut o, region, grid, *k, &y?);
                     }
                     drop(o);
+                    prof(&slot.stream, "d_host_finish")?;
                     progress(done.fetch_add(list.len(), Ordering::Relaxed) + list.len());
                 }
                 if let Ok(mut pool) = POOL.lock() {
@@ -968,6 +975,11 @@ pub fn decompress(
         }
         Ok(())
     })?;
+    if let Ok(m) = PROFILE.lock() {
+        if !m.is_empty() {
+            eprintln!("codec profile (s, summed over threads): {m:?}");
+        }
+    }
     let shape: Vec<usize> = out_dims[3 - h.ndim..].to_vec();
     let data = out
         .into_inner()
@@ -983,7 +995,7 @@ impl Slot {
         dims: [usize; 3],
         list: &[(usize, Vec<u8>)],
         h: &codec::MrzHeader,
-    ) -> Result<Vec<Option<Vec<f64>>>, CudaError> {
+    ) -> Result<Vec<bool>, CudaError> {
         let n: usize = dims.iter().product();
         let nb = n.div_ceil(32);
         let nbk = list.len();
@@ -1064,6 +1076,7 @@ impl Slot {
             .arg(&mut a)
             .arg(&mut err);
         unsafe { l.launch(cfg((nbk as u32, 1), 256, smem)) }.during(|| "launching DMAP".into())?;
+        prof(s, "d_map")?;
         let mut t0 = tot.slice_mut(0..nbk);
         let mut l = s.launch_builder(&fscan);
         l.arg(&mut a).arg(&nb64).arg(&mut t0);
@@ -1132,6 +1145,7 @@ impl Slot {
             .arg(&mut ints)
             .arg(&mut err);
         unsafe { l.launch(cfg(blocks(nb), 256, 0)) }.during(|| "launching DECODE".into())?;
+        prof(s, "d_decode")?;
         let order = self
             .orders
             .get(&dims)
@@ -1143,25 +1157,83 @@ impl Slot {
             .arg(&mut self.y)
             .arg(&n64);
         unsafe { l.launch(cfg(blocks(n), 256, 0)) }.during(|| "launching DEQUANT".into())?;
+        prof(s, "d_dequant")?;
         drop(ints);
         let mut y = std::mem::replace(
             &mut self.y,
             s.alloc_zeros::<f64>(1).during(|| "alloc".into())?,
         );
         self.lift(&mut y, dims, nbk, h.transform, true)?;
+        prof(s, "d_inverse_lift")?;
         self.y = y;
-        let mut host = vec![0f64; nbk * n];
-        s.memcpy_dtoh(&self.y.slice(0..nbk * n), &mut host)
-            .during(|| "copying decoded bricks to the host".into())?;
+        // Rounded to the stored type on the device, down into the pinned buffer.
+        let total = nbk * n;
+        let f = self.f(
+            &format!(
+                "TO_DTYPE(kernel, {})",
+                if h.dtype == DType::F32 {
+                    "float"
+                } else {
+                    "double"
+                }
+            ),
+            0,
+        )?;
+        let count = total as i64;
+        let grid = ((total.div_ceil(256)).min(65535) as u32, 1);
+        macro_rules! down {
+            ($dev:expr, $pin:expr) => {{
+                let dev = $dev
+                    .as_mut()
+                    .ok_or_else(|| CudaError::Unsupported("no buffer".into()))?;
+                let mut l = s.launch_builder(&f);
+                l.arg(&self.y).arg(&mut *dev).arg(&count);
+                unsafe { l.launch(cfg(grid, 256, 0)) }.during(|| "launching TO_DTYPE".into())?;
+                let pin = $pin
+                    .as_mut()
+                    .ok_or_else(|| CudaError::Unsupported("no buffer".into()))?;
+                s.memcpy_dtoh(&dev.slice(0..total), &mut *pin)
+                    .during(|| "copying decoded bricks to the host".into())?;
+            }};
+        }
+        match h.dtype {
+            DType::F32 => down!(self.in32, self.pin32),
+            DType::F64 => down!(self.in64, self.pin64),
+        }
+        prof(s, "d_download")?;
         let err_h = s.clone_dtoh(&err).during(|| "reading errors".into())?;
         let tot_h = s.clone_dtoh(&tot).during(|| "reading totals".into())?;
         s.synchronize()
             .during(|| "waiting for a batch of bricks".into())?;
         Ok((0..nbk)
-            .map(|bi| {
-                let good = ok[bi] && err_h[bi] == 0 && tot_h[bi] as usize == nnz[bi];
-                good.then(|| host[bi * n..(bi + 1) * n].to_vec())
-            })
+            .map(|bi| ok[bi] && err_h[bi] == 0 && tot_h[bi] as usize == nnz[bi])
             .collect())
+    }
+
+    /// Value `i` of the last decoded batch (as stored, widened).
+    fn decoded(&self) -> Result<DecodedView<'_>, CudaError> {
+        Ok(match (&self.pin32, &self.pin64) {
+            (Some(p), _) => {
+                DecodedView::F32(p.as_slice().during(|| "reading pinned memory".into())?)
+            }
+            (_, Some(p)) => {
+                DecodedView::F64(p.as_slice().during(|| "reading pinned memory".into())?)
+            }
+            _ => return Err(CudaError::Unsupported("no pinned buffer".into())),
+        })
+    }
+}
+
+enum DecodedView<'a> {
+    F32(&'a [f32]),
+    F64(&'a [f64]),
+}
+
+impl DecodedView<'_> {
+    fn brick(&self, bi: usize, n: usize) -> Vec<f64> {
+        match self {
+            DecodedView::F32(v) => v[bi * n..(bi + 1) * n].iter().map(|&x| x as f64).collect(),
+            DecodedView::F64(v) => v[bi * n..(bi + 1) * n].to_vec(),
+        }
     }
 }
