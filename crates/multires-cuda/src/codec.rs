@@ -242,7 +242,7 @@ impl Slot {
                 let count = total as i64;
                 let mut l = self.stream.launch_builder(&f);
                 l.arg(&*dev).arg(&mut self.x).arg(&count);
-                unsafe { l.launch(cfg((((total + 255) / 256).min(65535) as u32, 1), 256, 0)) }
+                unsafe { l.launch(cfg(((total.div_ceil(256)).min(65535) as u32, 1), 256, 0)) }
                     .during(|| "launching TO_F64".into())?;
             }};
         }
@@ -425,7 +425,6 @@ impl Slot {
                 .arg(&n64);
             unsafe { l.launch(cfg(vgrid(n, 256), 256, 0)) }
                 .during(|| "launching DEQUANT".into())?;
-            drop(ints);
             let mut y = std::mem::replace(
                 &mut self.y,
                 s.alloc_zeros::<f64>(1).during(|| "alloc".into())?,
@@ -812,6 +811,9 @@ pub fn compress(
     ))
 }
 
+/// Bricks of one shape with their payloads (grid index, bytes).
+type PayloadBatch = ([usize; 3], Vec<(usize, Vec<u8>)>);
+
 /// A brick's payload checked and cut into sections (word offsets from the
 /// payload's start, as the CPU decoder reads them); None when anything is
 /// off, and the CPU decoder then names the fault.
@@ -824,7 +826,7 @@ struct Sections {
 }
 
 fn sections(p: &[u8], n: usize) -> Option<Sections> {
-    if p.len() < 32 || p.len() % 4 != 0 {
+    if p.len() < 32 || !p.len().is_multiple_of(4) {
         return None;
     }
     let w = |i: usize| {
@@ -877,7 +879,7 @@ pub fn decompress(
     if gpus.is_empty() {
         return Err(CudaError::NoDevice("no GPU was given".into()));
     }
-    let mut batches: Vec<([usize; 3], Vec<(usize, Vec<u8>)>)> = Vec::new();
+    let mut batches: Vec<PayloadBatch> = Vec::new();
     let mut cap = 0;
     for (dims, mut list) in shapes {
         let n: usize = dims.iter().product();
@@ -1158,7 +1160,6 @@ impl Slot {
             .arg(&n64);
         unsafe { l.launch(cfg(blocks(n), 256, 0)) }.during(|| "launching DEQUANT".into())?;
         prof(s, "d_dequant")?;
-        drop(ints);
         let mut y = std::mem::replace(
             &mut self.y,
             s.alloc_zeros::<f64>(1).during(|| "alloc".into())?,

@@ -1026,8 +1026,14 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
                 let mut o = CodecOptions::new(t, bound);
                 o.brick = Some(*brick);
                 let (cpu, _) = compress(v, &o, &|_| {}).unwrap();
-                let (dev, stats, _) =
-                    multires_cuda::codec::compress(v, &o, &[gpu.clone()], None, &|_| {}).unwrap();
+                let (dev, stats, _) = multires_cuda::codec::compress(
+                    v,
+                    &o,
+                    std::slice::from_ref(&gpu),
+                    None,
+                    &|_| {},
+                )
+                .unwrap();
                 assert!(
                     cpu == dev,
                     "{t} {bound} {:?}: GPU {} bytes, CPU {} bytes, first difference at {:?}",
@@ -1048,7 +1054,8 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
     o.brick = Some([16, 16, 16]);
     let (cpu, _) = compress(v, &o, &|_| {}).unwrap();
     let (streamed, _, run) =
-        multires_cuda::codec::compress(v, &o, &[gpu.clone()], Some(3 << 20), &|_| {}).unwrap();
+        multires_cuda::codec::compress(v, &o, std::slice::from_ref(&gpu), Some(3 << 20), &|_| {})
+            .unwrap();
     assert_eq!(run.max_bricks_per_batch, 1);
     assert_eq!(run.batches, 27, "{run:?}");
     assert!(streamed == cpu, "streamed bytes differ");
@@ -1113,7 +1120,7 @@ fn codec_decodes_on_the_gpu_as_on_the_cpu() {
                 let dev = multires_cuda::codec::decompress(
                     &mut reader(&bytes),
                     None,
-                    &[gpu.clone()],
+                    std::slice::from_ref(&gpu),
                     &|_| {},
                 )
                 .unwrap();
@@ -1129,7 +1136,7 @@ fn codec_decodes_on_the_gpu_as_on_the_cpu() {
                 let g = multires_cuda::codec::decompress(
                     &mut reader(&bytes),
                     Some(r),
-                    &[gpu.clone()],
+                    std::slice::from_ref(&gpu),
                     &|_| {},
                 )
                 .unwrap();
@@ -1158,7 +1165,12 @@ fn codec_decodes_on_the_gpu_as_on_the_cpu() {
         let n = bad.len();
         bad[n - 4..].copy_from_slice(&icrc.to_le_bytes());
         let c = decompress(&mut reader(&bad), None, &|_| {});
-        let g = multires_cuda::codec::decompress(&mut reader(&bad), None, &[gpu.clone()], &|_| {});
+        let g = multires_cuda::codec::decompress(
+            &mut reader(&bad),
+            None,
+            std::slice::from_ref(&gpu),
+            &|_| {},
+        );
         match (c, g) {
             (Ok(c), Ok(g)) => assert!(c.data == g.data, "byte {pos}: decodes differ"),
             (Err(c), Err(g)) => {

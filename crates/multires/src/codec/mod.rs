@@ -416,7 +416,8 @@ pub(crate) fn encode_brick(
             let (mut idx, mut steps, mut raw) = (Vec::new(), Vec::new(), Vec::new());
             for (k, (&a, &b)) in x.iter().zip(&y).enumerate() {
                 let d = (a - b).abs();
-                if !(d <= e) {
+                // NaN (a reconstruction that overflowed) is an outlier too.
+                if d.is_nan() || d > e {
                     // A correction of whole steps of 2E (within E once
                     // applied), or, where rounding to the stored type defeats
                     // that, 0 and the exact value.
@@ -478,7 +479,7 @@ pub fn decode_brick(
     e: f64,
 ) -> Result<Vec<f64>, String> {
     let n: usize = dims.iter().product();
-    if payload.len() < 8 || payload.len() % 4 != 0 {
+    if payload.len() < 8 || !payload.len().is_multiple_of(4) {
         return Err(format!(
             "{} bytes, not a brick (a step and whole words)",
             payload.len()
