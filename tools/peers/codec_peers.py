@@ -88,11 +88,11 @@ def main():
                 back = os.path.join(tmp, "back.npy")
                 t = time.perf_counter()
                 subprocess.check_call([args.multires, "--threads", "1", "compress", f, "-o", out,
-                                       "--error-bound", f"abs:{e!r}", "--transform", tr],
+                                       "--error-bound", f"abs:{e!r}", "--transform", tr, "--device", "cpu"],
                                       stdout=subprocess.DEVNULL)
                 tc = time.perf_counter() - t
                 t = time.perf_counter()
-                subprocess.check_call([args.multires, "--threads", "1", "decompress", out, "-o", back],
+                subprocess.check_call([args.multires, "--threads", "1", "decompress", out, "-o", back, "--device", "cpu"],
                                       stdout=subprocess.DEVNULL)
                 td = time.perf_counter() - t
                 report(f"multires {tr}", rel, os.path.getsize(out), np.load(back), tc, td)
