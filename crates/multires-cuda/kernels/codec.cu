@@ -8,6 +8,18 @@
 #define INT_NONE (-2147483647 - 1)
 #define MAX_INT_Q 1073741824.0
 
+// Where line l along `axis` of the box starts in its brick (row-major).
+__device__ __forceinline__ long long line_start(long long l, int axis, int d1, int d2, int e1, int e2) {
+    if (axis == 2) return ((l / e1) * d1 + (l % e1)) * (long long)d2;
+    if (axis == 1) return (l / e2) * (long long)d1 * d2 + (l % e2);
+    return (l / e2) * (long long)d2 + (l % e2);
+}
+
+// The tile slot of line sample s: deinterleaved (evens, then odds) or as is.
+__device__ __forceinline__ int tile_pos(int s, int ne, bool split) {
+    return split ? ((s & 1) ? ne + (s >> 1) : (s >> 1)) : s;
+}
+
 // One lifting level along `axis` of the box e0 x e1 x e2 of bricks
 // d0 x d1 x d2: tiles of `lt` lines in shared memory, deinterleaved (even
 // samples, then odd), the steps of multires::codec::lifting, and back.
@@ -30,9 +42,8 @@ __device__ void lift_body(double* data, long long bstride, int d0, int d1, int d
         if (axis == 2) { line = idx / n; s = idx % n; } else { line = idx % lt; s = idx / lt; }
         long long l = l0 + line;
         if (l >= nlines) continue;
-        long long b = axis == 2 ? ((l / e1) * d1 + (l % e1)) * (long long)d2
-                   : (axis == 1 ? (l / e2) * (long long)d1 * d2 + (l % e2) : (l / e2) * (long long)d2 + (l % e2));
-        int p = INV ? s : ((s & 1) ? ne + (s >> 1) : (s >> 1));
+        long long b = line_start(l, axis, d1, d2, e1, e2);
+        int p = tile_pos(s, ne, !INV);
         tile[line * P + p] = x[b + s * ss];
     }
     __syncthreads();
@@ -76,9 +87,8 @@ __device__ void lift_body(double* data, long long bstride, int d0, int d1, int d
         if (axis == 2) { line = idx / n; s = idx % n; } else { line = idx % lt; s = idx / lt; }
         long long l = l0 + line;
         if (l >= nlines) continue;
-        long long b = axis == 2 ? ((l / e1) * d1 + (l % e1)) * (long long)d2
-                   : (axis == 1 ? (l / e2) * (long long)d1 * d2 + (l % e2) : (l / e2) * (long long)d2 + (l % e2));
-        int p = INV ? ((s & 1) ? ne + (s >> 1) : (s >> 1)) : s;
+        long long b = line_start(l, axis, d1, d2, e1, e2);
+        int p = tile_pos(s, ne, INV);
         x[b + s * ss] = tile[line * P + p];
     }
 }

@@ -727,62 +727,43 @@ pub fn compress(
         }
     }
     let results: Mutex<Vec<Option<CodedBrick>>> = Mutex::new(vec![None; grid.len()]);
-    let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let timing = Mutex::new((0f64, 0f64, 0f64));
     let max_per = batches.iter().map(|b| b.bricks.len()).max().unwrap_or(0);
     let slots_per_gpu = 2.min(batches.len().max(1));
-    std::thread::scope(|scope| -> Result<(), CudaError> {
-        let mut handles = Vec::new();
-        for g in gpus {
-            for _ in 0..slots_per_gpu {
-                let g = g.clone();
-                let (batches, results, next, done, timing, grid) =
-                    (&batches, &results, &next, &done, &timing, &grid);
-                handles.push(scope.spawn(move || -> Result<(), CudaError> {
-                    g.ctx.bind_to_thread().during(|| "binding the GPU".into())?;
-                    let mut slot = take_slot(&g, cap, v.dtype)?;
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(b) = batches.get(i) else { break };
-                        let t0 = std::time::Instant::now();
-                        slot.upload(v, grid, b)?;
-                        let t1 = std::time::Instant::now();
-                        slot.stream
-                            .synchronize()
-                            .during(|| "copying bricks up".into())?;
-                        let t2 = std::time::Instant::now();
-                        let coded = slot.encode(b, v, grid, opts.transform, e)?;
-                        let t3 = std::time::Instant::now();
-                        if let Ok(mut tm) = timing.lock() {
-                            tm.0 += (t1 - t0).as_secs_f64();
-                            tm.1 += (t2 - t1).as_secs_f64();
-                            tm.2 += (t3 - t2).as_secs_f64();
-                        }
-                        let mut r = results
-                            .lock()
-                            .map_err(|_| CudaError::Unsupported("a slot panicked".into()))?;
-                        for (&k, c) in b.bricks.iter().zip(coded) {
-                            r[k] = Some(c);
-                        }
-                        drop(r);
-                        progress(
-                            done.fetch_add(b.bricks.len(), Ordering::Relaxed) + b.bricks.len(),
-                        );
-                    }
-                    if let Ok(mut pool) = POOL.lock() {
-                        pool.push(slot);
-                    }
-                    Ok(())
-                }));
+    run_slots(
+        gpus,
+        slots_per_gpu,
+        cap,
+        v.dtype,
+        batches.len(),
+        &|slot, i| {
+            let b = &batches[i];
+            let t0 = std::time::Instant::now();
+            slot.upload(v, &grid, b)?;
+            let t1 = std::time::Instant::now();
+            slot.stream
+                .synchronize()
+                .during(|| "copying bricks up".into())?;
+            let t2 = std::time::Instant::now();
+            let coded = slot.encode(b, v, &grid, opts.transform, e)?;
+            let t3 = std::time::Instant::now();
+            if let Ok(mut tm) = timing.lock() {
+                tm.0 += (t1 - t0).as_secs_f64();
+                tm.1 += (t2 - t1).as_secs_f64();
+                tm.2 += (t3 - t2).as_secs_f64();
             }
-        }
-        for h in handles {
-            h.join()
-                .map_err(|_| CudaError::Unsupported("a GPU slot panicked".into()))??;
-        }
-        Ok(())
-    })?;
+            let mut r = results
+                .lock()
+                .map_err(|_| CudaError::Unsupported("a slot panicked".into()))?;
+            for (&k, c) in b.bricks.iter().zip(coded) {
+                r[k] = Some(c);
+            }
+            drop(r);
+            progress(done.fetch_add(b.bricks.len(), Ordering::Relaxed) + b.bricks.len());
+            Ok(())
+        },
+    )?;
     let coded: Vec<CodedBrick> = results
         .into_inner()
         .map_err(|_| CudaError::Unsupported("a slot panicked".into()))?
@@ -813,6 +794,48 @@ pub fn compress(
 
 /// Bricks of one shape with their payloads (grid index, bytes).
 type PayloadBatch = ([usize; 3], Vec<(usize, Vec<u8>)>);
+
+/// Runs `work(slot, i)` for batches 0..count on `per_gpu` slots of every
+/// GPU, a host thread each, which take the batches in turn; the slots go
+/// back to the pool afterwards.
+fn run_slots(
+    gpus: &[Arc<Gpu>],
+    per_gpu: usize,
+    cap: usize,
+    dtype: DType,
+    count: usize,
+    work: &(dyn Fn(&mut Slot, usize) -> Result<(), CudaError> + Sync),
+) -> Result<(), CudaError> {
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| -> Result<(), CudaError> {
+        let mut handles = Vec::new();
+        for g in gpus {
+            for _ in 0..per_gpu {
+                let (g, next) = (g.clone(), &next);
+                handles.push(scope.spawn(move || -> Result<(), CudaError> {
+                    g.ctx.bind_to_thread().during(|| "binding the GPU".into())?;
+                    let mut slot = take_slot(&g, cap, dtype)?;
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= count {
+                            break;
+                        }
+                        work(&mut slot, i)?;
+                    }
+                    if let Ok(mut pool) = POOL.lock() {
+                        pool.push(slot);
+                    }
+                    Ok(())
+                }));
+            }
+        }
+        for h in handles {
+            h.join()
+                .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))??;
+        }
+        Ok(())
+    })
+}
 
 /// A brick's payload checked and cut into sections (word offsets from the
 /// payload's start, as the CPU decoder reads them); None when anything is
@@ -898,83 +921,53 @@ pub fn decompress(
     let out = Mutex::new(multires::memory::touched_vec::<f64>(
         out_dims.iter().product(),
     ));
-    let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let path = r.path().to_string();
-    std::thread::scope(|scope| -> Result<(), CudaError> {
-        let mut hs = Vec::new();
-        for g in gpus {
-            let (batches, out, next, done, grid, region, h, path) =
-                (&batches, &out, &next, &done, &grid, &region, &h, &path);
-            let g = g.clone();
-            hs.push(scope.spawn(move || -> Result<(), CudaError> {
-                g.ctx.bind_to_thread().during(|| "binding the GPU".into())?;
-                let mut slot = take_slot(&g, cap, h.dtype)?;
-                prof(&slot.stream, "d_slot")?;
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((dims, list)) = batches.get(i) else {
-                        break;
+    run_slots(gpus, 1, cap, h.dtype, batches.len(), &|slot, i| {
+        let (dims, list) = &batches[i];
+        let (grid, region, h, path) = (&grid, &region, &h, &path);
+        let good = slot.decode(*dims, list, h)?;
+        let view = slot.decoded()?;
+        prof(&slot.stream, "d_host_after")?;
+        let n: usize = dims.iter().product();
+        let decoded: Vec<Result<Vec<f64>, CudaError>> = {
+            use rayon::prelude::*;
+            list.par_iter()
+                .zip(good.par_iter())
+                .enumerate()
+                .map(|(bi, ((k, p), &ok))| {
+                    let res = match (ok, sections(p, n)) {
+                        (true, Some(s)) => codec::apply_outliers(
+                            view.brick(bi, n),
+                            &p[s.outliers_at..],
+                            h.abs_bound,
+                            h.dtype,
+                        ),
+                        _ => codec::decode_brick(p, *dims, h.transform, h.dtype, h.abs_bound),
                     };
-                    let good = slot.decode(*dims, list, h)?;
-                    let view = slot.decoded()?;
-                    prof(&slot.stream, "d_host_after")?;
-                    let n: usize = dims.iter().product();
-                    let decoded: Vec<Result<Vec<f64>, CudaError>> = {
-                        use rayon::prelude::*;
-                        list.par_iter()
-                            .zip(good.par_iter())
-                            .enumerate()
-                            .map(|(bi, ((k, p), &ok))| {
-                                let res = match (ok, sections(p, n)) {
-                                    (true, Some(s)) => codec::apply_outliers(
-                                        view.brick(bi, n),
-                                        &p[s.outliers_at..],
-                                        h.abs_bound,
-                                        h.dtype,
-                                    ),
-                                    _ => codec::decode_brick(
-                                        p,
-                                        *dims,
-                                        h.transform,
-                                        h.dtype,
-                                        h.abs_bound,
-                                    ),
-                                };
-                                res.map_err(|what| {
-                                    CudaError::Unsupported(
-                                        codec::CodecError::CorruptBrick {
-                                            path: path.clone(),
-                                            brick: *k,
-                                            place: grid.describe(*k),
-                                            what,
-                                        }
-                                        .to_string(),
-                                    )
-                                })
-                            })
-                            .collect()
-                    };
-                    let mut o = out
-                        .lock()
-                        .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))?;
-                    for ((k, _), y) in list.iter().zip(decoded) {
-                        codec::place(&mut o, region, grid, *k, &y?);
-                    }
-                    drop(o);
-                    prof(&slot.stream, "d_host_finish")?;
-                    progress(done.fetch_add(list.len(), Ordering::Relaxed) + list.len());
-                }
-                if let Ok(mut pool) = POOL.lock() {
-                    pool.push(slot);
-                }
-                Ok(())
-            }));
+                    res.map_err(|what| {
+                        CudaError::Unsupported(
+                            codec::CodecError::CorruptBrick {
+                                path: path.clone(),
+                                brick: *k,
+                                place: grid.describe(*k),
+                                what,
+                            }
+                            .to_string(),
+                        )
+                    })
+                })
+                .collect()
+        };
+        let mut o = out
+            .lock()
+            .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))?;
+        for ((k, _), y) in list.iter().zip(decoded) {
+            codec::place(&mut o, region, grid, *k, &y?);
         }
-        for t in hs {
-            t.join()
-                .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))??;
-        }
+        drop(o);
+        prof(&slot.stream, "d_host_finish")?;
+        progress(done.fetch_add(list.len(), Ordering::Relaxed) + list.len());
         Ok(())
     })?;
     if let Ok(m) = PROFILE.lock() {
