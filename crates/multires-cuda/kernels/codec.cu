@@ -472,8 +472,8 @@ __device__ __forceinline__ unsigned get_bits(const unsigned* w, unsigned long lo
 
 // Per brick (one block each), the stored significance map expanded to a
 // flag per block of 32: nz (u8) and nz32 (u32, for the rank scan).
-// sec[b*6 + i]: word offsets in `words` of brick b's map, k, count, low and
-// unary sections and the word count of the unary section; mapw[b] its map words.
+// sec[b*5 + i] and secw[b*5 + i]: word offset in `words` and length of brick
+// b's map, k, count, low and unary sections; mapw[b] its map words.
 #define DMAP(name)                                                                                 \
     extern "C" __global__ void name(const unsigned* words, const unsigned long long* sec,          \
                                     const unsigned* mapw, long long nb, int levels,                \
@@ -487,7 +487,7 @@ __device__ __forceinline__ unsigned get_bits(const unsigned* w, unsigned long lo
         for (long long i = threadIdx.x; i < total; i += blockDim.x) lv[i] = 0;                    \
         __syncthreads();                                                                           \
         if (threadIdx.x == 0) {                                                                    \
-            const unsigned* m = words + sec[b * 6];                                                \
+            const unsigned* m = words + sec[b * 5];                                                \
             unsigned mw = mapw[b], used = 0;                                                       \
             if (mw < 1) err[b] = 1; else lv[start[levels - 1]] = m[used++];                        \
             for (int j = levels - 2; j >= 0 && !err[b]; j--)                                       \
@@ -523,7 +523,7 @@ __device__ __forceinline__ unsigned get_bits(const unsigned* w, unsigned long lo
              blk += (long long)gridDim.x * blockDim.x) {                                           \
             long long i = b * nb + blk;                                                            \
             unsigned k = 0;                                                                        \
-            if (nz[i]) k = get_bits(words + sec[b * 6 + 1], secw[b * 6 + 1], 5ull * rank[i], 5, &err[b]); \
+            if (nz[i]) k = get_bits(words + sec[b * 5 + 1], secw[b * 5 + 1], 5ull * rank[i], 5, &err[b]); \
             mode[i] = k;                                                                           \
             sp[i] = nz[i] && k == 31;                                                              \
         }                                                                                          \
@@ -541,7 +541,7 @@ __device__ __forceinline__ unsigned get_bits(const unsigned* w, unsigned long lo
             unsigned l = 0, o = 0;                                                                 \
             if (nz[i]) {                                                                           \
                 if (mode[i] == 31) {                                                               \
-                    unsigned c = get_bits(words + sec[b * 6 + 2], secw[b * 6 + 2], 5ull * sprank[i], 5, &err[b]) + 1; \
+                    unsigned c = get_bits(words + sec[b * 5 + 2], secw[b * 5 + 2], 5ull * sprank[i], 5, &err[b]) + 1; \
                     l = 5 * c; o = c;                                                              \
                 } else { l = 32 * mode[i]; o = 32; }                                               \
             }                                                                                      \
@@ -554,8 +554,8 @@ __device__ __forceinline__ unsigned get_bits(const unsigned* w, unsigned long lo
     extern "C" __global__ void name(const unsigned* words, const unsigned long long* sec,          \
                                     const unsigned* secw, long long stride, unsigned* pc) {        \
         long long b = blockIdx.y;                                                                  \
-        const unsigned* u = words + sec[b * 6 + 4];                                                \
-        long long len = secw[b * 6 + 4];                                                           \
+        const unsigned* u = words + sec[b * 5 + 4];                                                \
+        long long len = secw[b * 5 + 4];                                                           \
         for (long long w = blockIdx.x * (long long)blockDim.x + threadIdx.x; w < stride;           \
              w += (long long)gridDim.x * blockDim.x)                                               \
             pc[b * stride + w] = w < len ? __popc(u[w]) : 0;                                       \
@@ -573,9 +573,9 @@ __device__ __forceinline__ int unzigzag(unsigned v) { return (int)(v >> 1) ^ -(i
                                     const unsigned* onesofs, const unsigned* pc, long long stride, \
                                     int* ints, unsigned* err) {                                    \
         long long b = blockIdx.y;                                                                  \
-        const unsigned* lw = words + sec[b * 6 + 3];                                               \
-        const unsigned* uw = words + sec[b * 6 + 4];                                               \
-        unsigned long long llen = secw[b * 6 + 3], ulen = secw[b * 6 + 4];                         \
+        const unsigned* lw = words + sec[b * 5 + 3];                                               \
+        const unsigned* uw = words + sec[b * 5 + 4];                                               \
+        unsigned long long llen = secw[b * 5 + 3], ulen = secw[b * 5 + 4];                         \
         const unsigned* pp = pc + b * stride;                                                      \
         for (long long blk = blockIdx.x * (long long)blockDim.x + threadIdx.x; blk < nb;           \
              blk += (long long)gridDim.x * blockDim.x) {                                           \
@@ -602,7 +602,7 @@ __device__ __forceinline__ int unzigzag(unsigned v) { return (int)(v >> 1) ^ -(i
             }                                                                                      \
             unsigned long long lbit = lowofs[i];                                                   \
             unsigned nvals = 32;                                                                   \
-            if (k == 31) nvals = get_bits(words + sec[b * 6 + 2], secw[b * 6 + 2], 5ull * sprank[i], 5, &err[b]) + 1; \
+            if (k == 31) nvals = get_bits(words + sec[b * 5 + 2], secw[b * 5 + 2], 5ull * sprank[i], 5, &err[b]) + 1; \
             for (unsigned v = 0; v < nvals; v++) {                                                 \
                 unsigned long long z = 0;                                                          \
                 for (;;) {                                                                         \

@@ -98,6 +98,73 @@ fn prof(s: &CudaStream, phase: &'static str) -> Result<(), CudaError> {
     Ok(())
 }
 
+/// One multilevel lifting of every brick of a batch (`bricks` of `dims`,
+/// one after another in `data`), in place, on `stream`.
+fn lift(
+    gpu: &Gpu,
+    stream: &CudaStream,
+    data: &mut CudaSlice<f64>,
+    dims: [usize; 3],
+    bricks: usize,
+    t: lifting::Lifting,
+    inverse: bool,
+) -> Result<(), CudaError> {
+    let levels = lifting::levels_for(dims, codec::MAX_LEVELS);
+    let w = lifting::weights(t);
+    let (gl, gh) = lifting::gains(t);
+    let n: usize = dims.iter().product();
+    let f = gpu.function(Kernel::Codec, &format!("LIFT(kernel, {inverse})"), 0)?;
+    let tcode = t.code() as i32;
+    let lvls: Vec<usize> = if inverse {
+        (0..levels).rev().collect()
+    } else {
+        (0..levels).collect()
+    };
+    for lv in lvls {
+        let e = dims.map(|d| lifting::approx_len(d, lv));
+        let axes = if inverse { [0, 1, 2] } else { [2, 1, 0] };
+        for axis in axes {
+            let len = e[axis];
+            if len < 2 {
+                continue;
+            }
+            let lines = e.iter().product::<usize>() / len;
+            let lt = (6144 / (len + 1)).clamp(1, 32);
+            let smem = lt * (len + 1) * 8;
+            let [d0, d1, d2] = dims.map(|d| d as i32);
+            let [e0, e1, e2] = e.map(|d| d as i32);
+            let (bs, ax, lti) = (n as i64, axis as i32, lt as i32);
+            let mut l = stream.launch_builder(&f);
+            l.arg(&mut *data)
+                .arg(&bs)
+                .arg(&d0)
+                .arg(&d1)
+                .arg(&d2)
+                .arg(&e0)
+                .arg(&e1)
+                .arg(&e2)
+                .arg(&ax)
+                .arg(&lti)
+                .arg(&tcode)
+                .arg(&w[0])
+                .arg(&w[1])
+                .arg(&w[2])
+                .arg(&w[3])
+                .arg(&gl)
+                .arg(&gh);
+            unsafe {
+                l.launch(cfg(
+                    (lines.div_ceil(lt) as u32, bricks as u32),
+                    256,
+                    smem as u32,
+                ))
+            }
+            .during(|| "launching LIFT".into())?;
+        }
+    }
+    Ok(())
+}
+
 /// Slots kept between calls: pinned and device allocations cost more than
 /// coding a small volume. `release_slots` frees them.
 static POOL: Mutex<Vec<Slot>> = Mutex::new(Vec::new());
@@ -222,14 +289,11 @@ impl Slot {
                     .for_each(|(dst, &k)| {
                         let (s, e) = grid.bounds(k);
                         let mut i = 0;
-                        for z in 0..e[0] {
-                            for yy in 0..e[1] {
-                                let o = ((s[0] + z) * v.dims[1] + s[1] + yy) * v.dims[2] + s[2];
-                                for &val in &v.data[o..o + e[2]] {
-                                    dst[i] = val as $t;
-                                    i += 1;
-                                }
+                        for row in codec::brick_rows(v, s, e) {
+                            for (d, &x) in dst[i..i + row.len()].iter_mut().zip(row) {
+                                *d = x as $t;
                             }
+                            i += row.len();
                         }
                     });
                 let dev = $dev
@@ -249,76 +313,6 @@ impl Slot {
         match v.dtype {
             DType::F32 => fill!(self.pin32, self.in32, f32),
             DType::F64 => fill!(self.pin64, self.in64, f64),
-        }
-        Ok(())
-    }
-
-    /// One multilevel lifting of every brick of the batch, in place.
-    #[allow(clippy::too_many_arguments)]
-    fn lift(
-        &self,
-        data: &mut CudaSlice<f64>,
-        dims: [usize; 3],
-        bricks: usize,
-        t: lifting::Lifting,
-        inverse: bool,
-    ) -> Result<(), CudaError> {
-        let levels = lifting::levels_for(dims, codec::MAX_LEVELS);
-        let w = lifting::weights(t);
-        let (gl, gh) = lifting::gains(t);
-        let n: usize = dims.iter().product();
-        let f = self.f(&format!("LIFT(kernel, {inverse})"), 0)?;
-        let tcode: i32 = match t {
-            lifting::Lifting::Haar => 0,
-            lifting::Lifting::Cdf53 => 1,
-            lifting::Lifting::Cdf97 => 2,
-        };
-        let lvls: Vec<usize> = if inverse {
-            (0..levels).rev().collect()
-        } else {
-            (0..levels).collect()
-        };
-        for lv in lvls {
-            let e = dims.map(|d| lifting::approx_len(d, lv));
-            let axes = if inverse { [0, 1, 2] } else { [2, 1, 0] };
-            for axis in axes {
-                let len = e[axis];
-                if len < 2 {
-                    continue;
-                }
-                let lines = e.iter().product::<usize>() / len;
-                let lt = (6144 / (len + 1)).clamp(1, 32);
-                let smem = lt * (len + 1) * 8;
-                let [d0, d1, d2] = dims.map(|d| d as i32);
-                let [e0, e1, e2] = e.map(|d| d as i32);
-                let (bs, ax, lti) = (n as i64, axis as i32, lt as i32);
-                let mut l = self.stream.launch_builder(&f);
-                l.arg(&mut *data)
-                    .arg(&bs)
-                    .arg(&d0)
-                    .arg(&d1)
-                    .arg(&d2)
-                    .arg(&e0)
-                    .arg(&e1)
-                    .arg(&e2)
-                    .arg(&ax)
-                    .arg(&lti)
-                    .arg(&tcode)
-                    .arg(&w[0])
-                    .arg(&w[1])
-                    .arg(&w[2])
-                    .arg(&w[3])
-                    .arg(&gl)
-                    .arg(&gh);
-                unsafe {
-                    l.launch(cfg(
-                        (lines.div_ceil(lt) as u32, bricks as u32),
-                        256,
-                        smem as u32,
-                    ))
-                }
-                .during(|| "launching LIFT".into())?;
-            }
         }
         Ok(())
     }
@@ -356,13 +350,8 @@ impl Slot {
         // Forward transform of x into c.
         s.memcpy_dtod(&self.x.slice(0..nbk * n), &mut self.c.slice_mut(0..nbk * n))
             .during(|| "copying bricks".into())?;
-        let mut c = std::mem::replace(
-            &mut self.c,
-            s.alloc_zeros::<f64>(1).during(|| "alloc".into())?,
-        );
-        self.lift(&mut c, dims, nbk, t, false)?;
+        lift(&self.gpu, s, &mut self.c, dims, nbk, t, false)?;
         prof(s, "fwd_lift")?;
-        self.c = c;
         // Per brick and trial: the steps (from each brick's peak on a zero bound).
         let peaks: Vec<f64> = if e > 0.0 {
             vec![0.0; nbk]
@@ -371,8 +360,8 @@ impl Slot {
                 .iter()
                 .map(|&k| {
                     let (s0, ext) = grid.bounds(k);
-                    codec::gather(v, s0, ext)
-                        .iter()
+                    codec::brick_rows(v, s0, ext)
+                        .flatten()
                         .fold(0f64, |m, x| m.max(x.abs()))
                 })
                 .collect()
@@ -425,13 +414,8 @@ impl Slot {
                 .arg(&n64);
             unsafe { l.launch(cfg(vgrid(n, 256), 256, 0)) }
                 .during(|| "launching DEQUANT".into())?;
-            let mut y = std::mem::replace(
-                &mut self.y,
-                s.alloc_zeros::<f64>(1).during(|| "alloc".into())?,
-            );
-            self.lift(&mut y, dims, nbk, t, true)?;
+            lift(&self.gpu, s, &mut self.y, dims, nbk, t, true)?;
             prof(s, "inv_lift")?;
-            self.y = y;
             let mut corr = self.corr.slice_mut(tr * nbk * n..(tr + 1) * nbk * n);
             let mut cn = counts.slice_mut(tr * 2 * nbk..(tr + 1) * 2 * nbk);
             let mut mx = maxe.slice_mut(tr * nbk..(tr + 1) * nbk);
@@ -490,7 +474,8 @@ impl Slot {
                 counts_h[(tr * nbk + bi) * 2] as usize,
                 counts_h[(tr * nbk + bi) * 2 + 1] as usize,
             );
-            let total = 8 + 4 * (6 + mw + words.iter().sum::<usize>()) + 8 + 8 * no + sz * nr;
+            let stream = rice::StreamHeader::WORDS + mw + words.iter().sum::<usize>();
+            let total = 8 + 4 * stream + 8 + 8 * no + sz * nr;
             (total, words, mw, no, nr)
         };
         let trial: Vec<i32> = (0..nbk)
@@ -515,8 +500,8 @@ impl Slot {
         let mut osec = Vec::with_capacity(3 * nbk);
         let mut mofs = Vec::with_capacity(nbk);
         for (bi, &tr) in trial.iter().enumerate() {
-            let (_, words, mw, no, nr) = size_of(bi, tr as usize);
-            let m = base[bi] + 8 + 24;
+            let (_, words, mw, no, _) = size_of(bi, tr as usize);
+            let m = base[bi] + 8 + 4 * rice::StreamHeader::WORDS;
             mofs.push(m as u64);
             let mut p = m + 4 * mw;
             for w in words {
@@ -527,7 +512,6 @@ impl Slot {
             osec.push(p as u64);
             osec.push((p + 4 * no) as u64);
             osec.push((p + 8 * no) as u64);
-            let _ = nr;
         }
         if self.out.len() < total.max(1) {
             self.out = s
@@ -644,19 +628,14 @@ impl Slot {
             }
             let mut p = host[base[bi]..base[bi] + len].to_vec();
             p[0..8].copy_from_slice(&steps[bi][tr].to_le_bytes());
-            let nnz = (sums_h[(tr * nbk + bi) * 4] / 5) as u32;
-            let head = [
-                nnz,
-                mw as u32,
-                words[0] as u32,
-                words[1] as u32,
-                words[2] as u32,
-                words[3] as u32,
-            ];
-            for (i, w) in head.iter().enumerate() {
+            let head = rice::StreamHeader {
+                nnz: (sums_h[(tr * nbk + bi) * 4] / 5) as usize,
+                words: [mw, words[0], words[1], words[2], words[3]],
+            };
+            for (i, w) in head.to_words().iter().enumerate() {
                 p[8 + 4 * i..12 + 4 * i].copy_from_slice(&w.to_le_bytes());
             }
-            let oc = 8 + 4 * (6 + mw + words.iter().sum::<usize>());
+            let oc = 8 + 4 * (rice::StreamHeader::WORDS + mw + words.iter().sum::<usize>());
             p[oc..oc + 4].copy_from_slice(&(no as u32).to_le_bytes());
             p[oc + 4..oc + 8].copy_from_slice(&(nr as u32).to_le_bytes());
             let m = f64::from_bits(maxe_h[tr * nbk + bi]);
@@ -675,8 +654,7 @@ pub fn compress(
     mem_limit: Option<usize>,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<(Vec<u8>, CodecStats, GpuRun), CudaError> {
-    let (range, e, grid) =
-        codec::plan(v, opts).map_err(|e| CudaError::Unsupported(e.to_string()))?;
+    let (range, e, grid) = codec::plan(v, opts)?;
     if gpus.is_empty() {
         return Err(CudaError::NoDevice("no GPU was given".into()));
     }
@@ -849,32 +827,27 @@ struct Sections {
 }
 
 fn sections(p: &[u8], n: usize) -> Option<Sections> {
-    if p.len() < 32 || !p.len().is_multiple_of(4) {
+    if p.len() < 8 || !p.len().is_multiple_of(4) {
         return None;
     }
-    let w = |i: usize| {
-        u32::from_le_bytes([p[4 * i], p[4 * i + 1], p[4 * i + 2], p[4 * i + 3]]) as usize
-    };
     let q = f64::from_le_bytes(p[0..8].try_into().ok()?);
     if !(q.is_finite() && q > 0.0) {
         return None;
     }
-    let nnz = w(2);
-    let lens = [w(3), w(4), w(5), w(6), w(7)];
-    if nnz > n.div_ceil(32) || lens[1] != (5 * nnz).div_ceil(32) || lens[0] < 1 {
+    let words: Vec<u32> = p[8..]
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let h = rice::StreamHeader::read(&words, n).ok()?;
+    if h.words[0] < 1 {
         return None;
     }
-    let mut at = 8usize;
-    let mut sec = [(0usize, 0usize); 5];
-    for (i, &l) in lens.iter().enumerate() {
-        sec[i] = (at, l);
-        at = at.checked_add(l)?;
-    }
-    (4 * at <= p.len()).then_some(Sections {
+    let offsets = h.offsets();
+    Some(Sections {
         q,
-        nnz,
-        sec,
-        outliers_at: 4 * at,
+        nnz: h.nnz,
+        sec: [0, 1, 2, 3, 4].map(|i| (2 + offsets[i], h.words[i])),
+        outliers_at: 8 + 4 * h.total()?,
     })
 }
 
@@ -889,14 +862,13 @@ pub fn decompress(
     gpus: &[Arc<Gpu>],
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<Volume, CudaError> {
-    let fail = |e: codec::CodecError| CudaError::Unsupported(e.to_string());
     let h = r.header().clone();
     let region = region.unwrap_or(codec::full_region(h.dims));
     let grid = r.grid();
     let wanted = codec::bricks_in(&grid, &region);
     let mut shapes: BTreeMap<[usize; 3], Vec<(usize, Vec<u8>)>> = BTreeMap::new();
     for &k in &wanted {
-        let p = r.read_brick(k).map_err(fail)?;
+        let p = r.read_brick(k)?;
         shapes.entry(grid.bounds(k).1).or_default().push((k, p));
     }
     if gpus.is_empty() {
@@ -926,35 +898,29 @@ pub fn decompress(
     run_slots(gpus, 1, cap, h.dtype, batches.len(), &|slot, i| {
         let (dims, list) = &batches[i];
         let (grid, region, h, path) = (&grid, &region, &h, &path);
-        let good = slot.decode(*dims, list, h)?;
+        let outliers_at = slot.decode(*dims, list, h)?;
         let view = slot.decoded()?;
         prof(&slot.stream, "d_host_after")?;
         let n: usize = dims.iter().product();
         let decoded: Vec<Result<Vec<f64>, CudaError>> = {
             use rayon::prelude::*;
             list.par_iter()
-                .zip(good.par_iter())
+                .zip(outliers_at.par_iter())
                 .enumerate()
-                .map(|(bi, ((k, p), &ok))| {
-                    let res = match (ok, sections(p, n)) {
-                        (true, Some(s)) => codec::apply_outliers(
-                            view.brick(bi, n),
-                            &p[s.outliers_at..],
-                            h.abs_bound,
-                            h.dtype,
-                        ),
+                .map(|(bi, ((k, p), &at))| {
+                    let res = match at {
+                        Some(at) => {
+                            codec::apply_outliers(view.brick(bi, n), &p[at..], h.abs_bound, h.dtype)
+                        }
                         _ => codec::decode_brick(p, *dims, h.transform, h.dtype, h.abs_bound),
                     };
                     res.map_err(|what| {
-                        CudaError::Unsupported(
-                            codec::CodecError::CorruptBrick {
-                                path: path.clone(),
-                                brick: *k,
-                                place: grid.describe(*k),
-                                what,
-                            }
-                            .to_string(),
-                        )
+                        CudaError::Codec(codec::CodecError::CorruptBrick {
+                            path: path.clone(),
+                            brick: *k,
+                            place: grid.describe(*k),
+                            what,
+                        })
                     })
                 })
                 .collect()
@@ -979,18 +945,20 @@ pub fn decompress(
     let data = out
         .into_inner()
         .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))?;
-    Volume::new(&shape, data, h.dtype).map_err(fail)
+    Ok(Volume::new(&shape, data, h.dtype)?)
 }
 
 impl Slot {
-    /// The reconstructions (before rounding and outliers) of a batch of
-    /// bricks of one shape; None for a brick the device found inconsistent.
+    /// Decodes a batch of bricks of one shape into the pinned buffer
+    /// (rounded to the stored type; outliers not applied). Per brick, where
+    /// its outlier section starts, or None when the device found it
+    /// inconsistent.
     fn decode(
         &mut self,
         dims: [usize; 3],
         list: &[(usize, Vec<u8>)],
         h: &codec::MrzHeader,
-    ) -> Result<Vec<bool>, CudaError> {
+    ) -> Result<Vec<Option<usize>>, CudaError> {
         let n: usize = dims.iter().product();
         let nb = n.div_ceil(32);
         let nbk = list.len();
@@ -998,11 +966,11 @@ impl Slot {
         let s = &self.stream.clone();
         // All payloads as words; per brick the sections' offsets and lengths.
         let mut words: Vec<u32> = Vec::new();
-        let mut sec = vec![0u64; 6 * nbk];
-        let mut secw = vec![0u32; 6 * nbk];
+        let mut sec = vec![0u64; 5 * nbk];
+        let mut secw = vec![0u32; 5 * nbk];
         let mut mapw = vec![0u32; nbk];
         let mut q = vec![1.0f64; nbk];
-        let mut ok = vec![false; nbk];
+        let mut at = vec![None; nbk];
         let mut nnz = vec![0usize; nbk];
         let mut stride = 1usize;
         for (bi, (_, p)) in list.iter().enumerate() {
@@ -1014,18 +982,18 @@ impl Slot {
                         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
                 );
                 for i in 0..5 {
-                    sec[6 * bi + i] = (base + x.sec[i].0) as u64;
-                    secw[6 * bi + i] = x.sec[i].1 as u32;
+                    sec[5 * bi + i] = (base + x.sec[i].0) as u64;
+                    secw[5 * bi + i] = x.sec[i].1 as u32;
                 }
                 mapw[bi] = x.sec[0].1 as u32;
                 q[bi] = x.q;
                 nnz[bi] = x.nnz;
                 stride = stride.max(x.sec[4].1);
-                ok[bi] = true;
+                at[bi] = Some(x.outliers_at);
             } else {
                 // A dummy brick: an empty map, decoded to nothing, then redone on the CPU.
                 words.push(0);
-                sec[6 * bi] = base as u64;
+                sec[5 * bi] = base as u64;
                 mapw[bi] = 1;
             }
         }
@@ -1033,8 +1001,7 @@ impl Slot {
         let words_d = s
             .clone_htod(&words)
             .during(|| "copying payloads to the GPU".into())?;
-        let up = |v: &[u64]| s.clone_htod(v).during(|| "copying offsets".into());
-        let sec_d = up(&sec)?;
+        let sec_d = s.clone_htod(&sec).during(|| "copying offsets".into())?;
         let secw_d = s.clone_htod(&secw).during(|| "copying offsets".into())?;
         let mapw_d = s.clone_htod(&mapw).during(|| "copying offsets".into())?;
         let q_d = s.clone_htod(&q).during(|| "copying steps".into())?;
@@ -1153,13 +1120,8 @@ impl Slot {
             .arg(&n64);
         unsafe { l.launch(cfg(blocks(n), 256, 0)) }.during(|| "launching DEQUANT".into())?;
         prof(s, "d_dequant")?;
-        let mut y = std::mem::replace(
-            &mut self.y,
-            s.alloc_zeros::<f64>(1).during(|| "alloc".into())?,
-        );
-        self.lift(&mut y, dims, nbk, h.transform, true)?;
+        lift(&self.gpu, s, &mut self.y, dims, nbk, h.transform, true)?;
         prof(s, "d_inverse_lift")?;
-        self.y = y;
         // Rounded to the stored type on the device, down into the pinned buffer.
         let total = nbk * n;
         let f = self.f(
@@ -1200,11 +1162,11 @@ impl Slot {
         s.synchronize()
             .during(|| "waiting for a batch of bricks".into())?;
         Ok((0..nbk)
-            .map(|bi| ok[bi] && err_h[bi] == 0 && tot_h[bi] as usize == nnz[bi])
+            .map(|bi| at[bi].filter(|_| err_h[bi] == 0 && tot_h[bi] as usize == nnz[bi]))
             .collect())
     }
 
-    /// Value `i` of the last decoded batch (as stored, widened).
+    /// The last decoded batch in the pinned buffer, as stored.
     fn decoded(&self) -> Result<DecodedView<'_>, CudaError> {
         Ok(match (&self.pin32, &self.pin64) {
             (Some(p), _) => {

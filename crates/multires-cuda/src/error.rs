@@ -41,6 +41,8 @@ pub enum CudaError {
     Fir(#[from] multires::fir::FirError),
     #[error(transparent)]
     Dwt(#[from] multires::dwt::DwtError),
+    #[error(transparent)]
+    Codec(#[from] multires::codec::CodecError),
 }
 
 /// Adds what was being done to a driver error.

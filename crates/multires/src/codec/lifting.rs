@@ -27,7 +27,8 @@ impl Lifting {
             Lifting::Cdf97 => "cdf97",
         }
     }
-    pub(crate) fn code(self) -> u8 {
+    /// The transform's code in the .mrz header (and the GPU kernel's).
+    pub fn code(self) -> u8 {
         match self {
             Lifting::Haar => 0,
             Lifting::Cdf53 => 1,

@@ -339,13 +339,23 @@ pub fn default_brick(dims: [usize; 3]) -> [usize; 3] {
 /// Brick values, row-major, copied out of the volume.
 pub fn gather(v: &Volume, start: [usize; 3], ext: [usize; 3]) -> Vec<f64> {
     let mut out = Vec::with_capacity(ext.iter().product());
-    for z in 0..ext[0] {
-        for y in 0..ext[1] {
-            let o = ((start[0] + z) * v.dims[1] + start[1] + y) * v.dims[2] + start[2];
-            out.extend_from_slice(&v.data[o..o + ext[2]]);
-        }
-    }
+    brick_rows(v, start, ext).for_each(|r| out.extend_from_slice(r));
     out
+}
+
+/// The x rows of the box at `start` of extent `ext`, in row-major order
+/// (what `gather` copies; the GPU converts them into pinned memory).
+pub fn brick_rows(
+    v: &Volume,
+    start: [usize; 3],
+    ext: [usize; 3],
+) -> impl Iterator<Item = &[f64]> + '_ {
+    (0..ext[0]).flat_map(move |z| {
+        (0..ext[1]).map(move |y| {
+            let o = ((start[0] + z) * v.dims[1] + start[1] + y) * v.dims[2] + start[2];
+            &v.data[o..o + ext[2]]
+        })
+    })
 }
 
 /// A coefficient's quantized value: round half away from zero, clamped to
@@ -398,7 +408,7 @@ pub(crate) fn encode_brick(
     t: Lifting,
     dtype: DType,
     e: f64,
-) -> Result<(Vec<u8>, f64, f64, usize), CodecError> {
+) -> Result<CodedBrick, CodecError> {
     let levels = lifting::levels_for(dims, MAX_LEVELS);
     let mut c = x.to_vec();
     lifting::forward(t, true, &mut c, dims, levels);
@@ -407,15 +417,15 @@ pub(crate) fn encode_brick(
     // The candidate steps run side by side (a field may have fewer bricks
     // than the machine has cores); the smallest output wins, the first on
     // ties, so the choice does not depend on scheduling.
-    let tries: Vec<(Vec<u8>, f64, f64, usize)> = steps(e, peak)
+    let tries: Vec<CodedBrick> = steps(e, peak)
         .par_iter()
-        .map(|&q| -> Result<_, CodecError> {
+        .map(|&q| {
             let ints: Vec<i32> = order.iter().map(|&k| quantize(c[k as usize], q)).collect();
             let y = reconstruct(&ints, q, t, dims, dtype);
             let (mut maxe, mut sse) = (0f64, 0f64);
             let (mut idx, mut steps, mut raw) = (Vec::new(), Vec::new(), Vec::new());
             for (k, (&a, &b)) in x.iter().zip(&y).enumerate() {
-                let d = (a - b).abs();
+                let mut d = (a - b).abs();
                 // NaN (a reconstruction that overflowed) is an outlier too.
                 if d.is_nan() || d > e {
                     // A correction of whole steps of 2E (within E once
@@ -431,13 +441,10 @@ pub(crate) fn encode_brick(
                             a
                         }
                     };
-                    let d = (a - v).abs();
-                    maxe = maxe.max(d);
-                    sse += d * d;
-                } else {
-                    maxe = maxe.max(d);
-                    sse += d * d;
+                    d = (a - v).abs();
                 }
+                maxe = maxe.max(d);
+                sse += d * d;
             }
             let zz: Vec<u32> = ints.iter().map(|&i| rice::zigzag(i)).collect();
             let words = rice::encode(&zz);
@@ -460,9 +467,9 @@ pub(crate) fn encode_brick(
                     DType::F64 => out.extend_from_slice(&v.to_le_bytes()),
                 }
             }
-            Ok((out, maxe, sse, idx.len()))
+            (out, maxe, sse, idx.len())
         })
-        .collect::<Result<_, _>>()?;
+        .collect();
     tries
         .into_iter()
         .reduce(|a, b| if b.0.len() < a.0.len() { b } else { a })

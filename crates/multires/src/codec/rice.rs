@@ -28,7 +28,7 @@ pub const BLOCK: usize = 32;
 /// Quantized coefficients are clamped to +-2^30 so that zigzag codes fit
 /// u32 (a value the clamp spoils becomes an outlier).
 pub const MAX_INT: f64 = (1u64 << 30) as f64;
-const HEADER_WORDS: usize = 6;
+const HEADER_WORDS: usize = StreamHeader::WORDS;
 /// The k code of a sparse block.
 pub const SPARSE: u32 = 31;
 /// Sparse blocks hold at most this many nonzero values.
@@ -56,6 +56,65 @@ pub fn best_k(v: &[u32]) -> u32 {
         }
     }
     k
+}
+
+/// The counts that open a coded stream: nonzero blocks, and the words of
+/// the map, k, count, low and unary sections (what the GPU decoder needs
+/// to find every section without reading the stream).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamHeader {
+    pub nnz: usize,
+    pub words: [usize; 5],
+}
+
+impl StreamHeader {
+    pub const WORDS: usize = 6;
+
+    /// Reads and checks the header of a stream of `n` values at the front
+    /// of `words`: its sections lie within `words` and its parameter
+    /// section fits its nonzero blocks.
+    pub fn read(words: &[u32], n: usize) -> Result<Self, String> {
+        let blocks = n.div_ceil(BLOCK);
+        let head = words
+            .get(..Self::WORDS)
+            .ok_or("the coefficient stream is shorter than its header")?;
+        let h = StreamHeader {
+            nnz: head[0] as usize,
+            words: [1, 2, 3, 4, 5].map(|i| head[i] as usize),
+        };
+        h.total()
+            .filter(|&t| t <= words.len())
+            .ok_or("the coefficient sections run past the brick")?;
+        if h.nnz > blocks || h.words[1] != (5 * h.nnz).div_ceil(32) {
+            return Err(format!(
+                "{} nonzero blocks and {} words of parameters do not fit {blocks} blocks",
+                h.nnz, h.words[1]
+            ));
+        }
+        Ok(h)
+    }
+
+    /// Words of the whole stream, header included (None on overflow).
+    pub fn total(&self) -> Option<usize> {
+        self.words
+            .iter()
+            .try_fold(Self::WORDS, |a, &b| a.checked_add(b))
+    }
+
+    /// Where each section starts, in words from the stream's start.
+    pub fn offsets(&self) -> [usize; 5] {
+        let mut at = Self::WORDS;
+        self.words.map(|w| {
+            let o = at;
+            at += w;
+            o
+        })
+    }
+
+    pub fn to_words(&self) -> [u32; 6] {
+        let w = self.words;
+        [self.nnz, w[0], w[1], w[2], w[3], w[4]].map(|v| v as u32)
+    }
 }
 
 /// How a nonzero block is coded: its k (SPARSE for a position list).
@@ -219,14 +278,17 @@ pub fn encode(v: &[u32]) -> Vec<u32> {
             + low.words.len()
             + unary.words.len(),
     );
-    out.extend_from_slice(&[
-        nnz,
-        map.len() as u32,
-        ks.words.len() as u32,
-        counts.words.len() as u32,
-        low.words.len() as u32,
-        unary.words.len() as u32,
-    ]);
+    let head = StreamHeader {
+        nnz: nnz as usize,
+        words: [
+            map.len(),
+            ks.words.len(),
+            counts.words.len(),
+            low.words.len(),
+            unary.words.len(),
+        ],
+    };
+    out.extend_from_slice(&head.to_words());
     out.extend_from_slice(&map);
     out.extend_from_slice(&ks.words);
     out.extend_from_slice(&counts.words);
@@ -239,20 +301,9 @@ pub fn encode(v: &[u32]) -> Vec<u32> {
 /// words used. Errors say what is inconsistent.
 pub fn decode(words: &[u32], n: usize) -> Result<(Vec<u32>, usize), String> {
     let blocks = n.div_ceil(BLOCK);
-    let head = words
-        .get(..HEADER_WORDS)
-        .ok_or("the coefficient stream is shorter than its header")?;
-    let [nnz, map_w, k_w, c_w, low_w, un_w] = [0, 1, 2, 3, 4, 5].map(|i| head[i] as usize);
-    let total = [map_w, k_w, c_w, low_w, un_w]
-        .iter()
-        .try_fold(HEADER_WORDS, |a, &b| a.checked_add(b))
-        .filter(|&t| t <= words.len())
-        .ok_or("the coefficient sections run past the brick")?;
-    if nnz > blocks || k_w != (5 * nnz).div_ceil(32) {
-        return Err(format!(
-            "{nnz} nonzero blocks and {k_w} words of parameters do not fit {blocks} blocks"
-        ));
-    }
+    let h = StreamHeader::read(words, n)?;
+    let total = h.total().unwrap_or(words.len());
+    let (nnz, [map_w, k_w, c_w, low_w, un_w]) = (h.nnz, h.words);
     let mut pos = HEADER_WORDS;
     let map = &words[pos..pos + map_w];
     pos += map_w;
