@@ -16,15 +16,25 @@ pub enum Lifting {
     Haar,
     Cdf53,
     Cdf97,
+    /// The interpolating wavelet (cubic predict, no update). The codec
+    /// runs it in closed loop (`codec::interp`); open loop it is here for
+    /// completeness of the enum and its tests.
+    Interp,
 }
 
 impl Lifting {
-    pub const ALL: [Lifting; 3] = [Lifting::Haar, Lifting::Cdf53, Lifting::Cdf97];
+    pub const ALL: [Lifting; 4] = [
+        Lifting::Haar,
+        Lifting::Cdf53,
+        Lifting::Cdf97,
+        Lifting::Interp,
+    ];
     pub fn name(self) -> &'static str {
         match self {
             Lifting::Haar => "haar",
             Lifting::Cdf53 => "cdf53",
             Lifting::Cdf97 => "cdf97",
+            Lifting::Interp => "interp",
         }
     }
     /// The transform's code in the .mrz header (and the GPU kernel's).
@@ -33,6 +43,7 @@ impl Lifting {
             Lifting::Haar => 0,
             Lifting::Cdf53 => 1,
             Lifting::Cdf97 => 2,
+            Lifting::Interp => 3,
         }
     }
     pub(crate) fn from_code(c: u8) -> Option<Self> {
@@ -52,7 +63,7 @@ impl FromStr for Lifting {
         Lifting::ALL
             .into_iter()
             .find(|l| l.name() == s.to_ascii_lowercase())
-            .ok_or_else(|| format!("unknown transform '{s}': use haar, cdf53 or cdf97"))
+            .ok_or_else(|| format!("unknown transform '{s}': use interp, cdf97, cdf53 or haar"))
     }
 }
 
@@ -69,6 +80,7 @@ pub fn weights(t: Lifting) -> [f64; 4] {
         Lifting::Haar => [0.0; 4],
         Lifting::Cdf53 => [-0.5, 0.25, 0.0, 0.0],
         Lifting::Cdf97 => [A97, B97, G97, D97],
+        Lifting::Interp => [0.0; 4],
     }
 }
 
@@ -81,6 +93,18 @@ fn predict(e: &[f64], d: &mut [f64], m: usize, w: f64) {
         let (l, r) = (&e[i * m..(i + 1) * m], &e[j * m..(j + 1) * m]);
         for ((dv, a), b) in di.iter_mut().zip(l).zip(r) {
             *dv += w * (a + b);
+        }
+    }
+}
+
+/// The interpolating wavelet's predict step on rows of m values: each
+/// odd sample (detail row i, position 2i + 1) gets `sign` times the cubic
+/// prediction from the evens.
+fn interp_rows(e: &[f64], d: &mut [f64], m: usize, n: usize, sign: f64) {
+    for (i, di) in d.chunks_exact_mut(m).enumerate() {
+        for (col, dv) in di.iter_mut().enumerate() {
+            let p = super::interp::predict(|j| e[(j / 2) * m + col], 2 * i + 1, 1, n);
+            *dv += sign * p;
         }
     }
 }
@@ -104,7 +128,7 @@ fn update(e: &mut [f64], d: &[f64], m: usize, w: f64) {
 /// Gains that bring the low band to sqrt 2 at DC and the high band to
 /// sqrt 2 at Nyquist (unit gain per sample pair), from the lifting itself.
 pub fn gains(t: Lifting) -> (f64, f64) {
-    static G: std::sync::OnceLock<[(f64, f64); 3]> = std::sync::OnceLock::new();
+    static G: std::sync::OnceLock<[(f64, f64); 4]> = std::sync::OnceLock::new();
     let all = G.get_or_init(|| {
         Lifting::ALL.map(|t| {
             let n = 64;
@@ -171,6 +195,7 @@ fn forward_rows(t: Lifting, scaled: bool, x: &mut [f64], m: usize, scratch: &mut
             predict(e, d, m, G97);
             update(e, d, m, D97);
         }
+        Lifting::Interp => interp_rows(e, d, m, n, -1.0),
     }
     if scaled {
         let (gl, gh) = gains(t);
@@ -212,6 +237,7 @@ fn inverse_rows(t: Lifting, scaled: bool, x: &mut [f64], m: usize, scratch: &mut
             update(e, d, m, -B97);
             predict(e, d, m, -A97);
         }
+        Lifting::Interp => interp_rows(e, d, m, n, 1.0),
     }
     let s = &mut scratch[..n * m];
     for i in 0..ne {

@@ -16,6 +16,7 @@
 
 pub mod container;
 pub mod fields;
+pub mod interp;
 pub mod lifting;
 pub mod morton;
 pub mod rice;
@@ -369,6 +370,15 @@ pub(crate) fn quantize(c: f64, q: f64) -> i32 {
 /// order) with step `q`: the one reconstruction both the encoder's check
 /// and the decoder use.
 fn reconstruct(ints: &[i32], q: f64, t: Lifting, dims: [usize; 3], dtype: DType) -> Vec<f64> {
+    if t == Lifting::Interp {
+        let mut c = vec![0.0; ints.len()];
+        for (&i, &k) in ints.iter().zip(interp::order(dims).iter()) {
+            c[k as usize] = i as f64;
+        }
+        interp::inverse(&mut c, dims, q);
+        c.iter_mut().for_each(|v| *v = dtype.round(*v));
+        return c;
+    }
     let levels = lifting::levels_for(dims, MAX_LEVELS);
     let order = morton::order(dims);
     let mut c = vec![0.0; ints.len()];
@@ -399,9 +409,25 @@ fn apply(got: f64, k: i32, e: f64, dtype: DType) -> f64 {
     dtype.round(got + k as f64 * 2.0 * e)
 }
 
+/// The step of the closed-loop interpolation (`interp`): twice the bound,
+/// less a margin for rounding the reconstruction to the stored type (an
+/// ulp at the brick's peak), so few values need outlier corrections.
+pub fn interp_step(e: f64, peak: f64, dtype: DType) -> f64 {
+    if e > 0.0 {
+        let ulp = match dtype {
+            DType::F32 => f32::EPSILON as f64,
+            DType::F64 => f64::EPSILON,
+        };
+        2.0 * (e - peak * ulp).max(0.5 * e)
+    } else {
+        steps(e, peak)[0]
+    }
+}
+
 /// Encodes one brick (row-major values of extent `dims`) under the
-/// absolute bound `e`: the smallest of the candidate steps' outputs.
-/// Returns the payload and (max error, squared error sum, outliers).
+/// absolute bound `e`. The interpolating wavelet codes once, at its step;
+/// the open-loop transforms try each candidate step and keep the smallest
+/// output.
 pub(crate) fn encode_brick(
     x: &[f64],
     dims: [usize; 3],
@@ -409,11 +435,21 @@ pub(crate) fn encode_brick(
     dtype: DType,
     e: f64,
 ) -> Result<CodedBrick, CodecError> {
+    let peak = x.iter().fold(0f64, |m, v| m.max(v.abs()));
+    if t == Lifting::Interp {
+        let q = interp_step(e, peak, dtype);
+        let (grid, mut y) = interp::forward(x, dims, q);
+        let ints: Vec<i32> = interp::order(dims)
+            .iter()
+            .map(|&k| grid[k as usize])
+            .collect();
+        y.iter_mut().for_each(|v| *v = dtype.round(*v));
+        return Ok(finish_brick(x, &ints, &y, q, e, dtype));
+    }
     let levels = lifting::levels_for(dims, MAX_LEVELS);
     let mut c = x.to_vec();
     lifting::forward(t, true, &mut c, dims, levels);
     let order = morton::order(dims);
-    let peak = x.iter().fold(0f64, |m, v| m.max(v.abs()));
     // The candidate steps run side by side (a field may have fewer bricks
     // than the machine has cores); the smallest output wins, the first on
     // ties, so the choice does not depend on scheduling.
@@ -422,58 +458,63 @@ pub(crate) fn encode_brick(
         .map(|&q| {
             let ints: Vec<i32> = order.iter().map(|&k| quantize(c[k as usize], q)).collect();
             let y = reconstruct(&ints, q, t, dims, dtype);
-            let (mut maxe, mut sse) = (0f64, 0f64);
-            let (mut idx, mut steps, mut raw) = (Vec::new(), Vec::new(), Vec::new());
-            for (k, (&a, &b)) in x.iter().zip(&y).enumerate() {
-                let mut d = (a - b).abs();
-                // NaN (a reconstruction that overflowed) is an outlier too.
-                if d.is_nan() || d > e {
-                    // A correction of whole steps of 2E (within E once
-                    // applied), or, where rounding to the stored type defeats
-                    // that, 0 and the exact value.
-                    idx.push(k as u32);
-                    let fixed = correction(a, b, e, dtype);
-                    steps.push(fixed.unwrap_or(0));
-                    let v = match fixed {
-                        Some(s) => apply(b, s, e, dtype),
-                        None => {
-                            raw.push(a);
-                            a
-                        }
-                    };
-                    d = (a - v).abs();
-                }
-                maxe = maxe.max(d);
-                sse += d * d;
-            }
-            let zz: Vec<u32> = ints.iter().map(|&i| rice::zigzag(i)).collect();
-            let words = rice::encode(&zz);
-            let mut out =
-                Vec::with_capacity(16 + 4 * words.len() + 8 * idx.len() + raw.len() * dtype.size());
-            out.extend_from_slice(&q.to_le_bytes());
-            words
-                .iter()
-                .for_each(|w| out.extend_from_slice(&w.to_le_bytes()));
-            out.extend_from_slice(&(idx.len() as u32).to_le_bytes());
-            out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
-            idx.iter()
-                .for_each(|w| out.extend_from_slice(&w.to_le_bytes()));
-            steps
-                .iter()
-                .for_each(|w| out.extend_from_slice(&w.to_le_bytes()));
-            for &v in &raw {
-                match dtype {
-                    DType::F32 => out.extend_from_slice(&(v as f32).to_le_bytes()),
-                    DType::F64 => out.extend_from_slice(&v.to_le_bytes()),
-                }
-            }
-            (out, maxe, sse, idx.len())
+            finish_brick(x, &ints, &y, q, e, dtype)
         })
         .collect();
     tries
         .into_iter()
         .reduce(|a, b| if b.0.len() < a.0.len() { b } else { a })
         .ok_or_else(|| CodecError::Invalid("no quantization step was tried".into()))
+}
+
+/// A brick's payload from its quantized values (coding order) and their
+/// reconstruction `y` (as the decoder computes it): the step, the Rice
+/// stream, then the outliers: every value off by more than `e` gets a
+/// correction of whole steps of 2e (within e once applied) or, where
+/// rounding to the stored type defeats that, 0 and its exact value.
+fn finish_brick(x: &[f64], ints: &[i32], y: &[f64], q: f64, e: f64, dtype: DType) -> CodedBrick {
+    let (mut maxe, mut sse) = (0f64, 0f64);
+    let (mut idx, mut steps, mut raw) = (Vec::new(), Vec::new(), Vec::new());
+    for (k, (&a, &b)) in x.iter().zip(y).enumerate() {
+        let mut d = (a - b).abs();
+        // NaN (a reconstruction that overflowed) is an outlier too.
+        if d.is_nan() || d > e {
+            idx.push(k as u32);
+            let fixed = correction(a, b, e, dtype);
+            steps.push(fixed.unwrap_or(0));
+            let v = match fixed {
+                Some(s) => apply(b, s, e, dtype),
+                None => {
+                    raw.push(a);
+                    a
+                }
+            };
+            d = (a - v).abs();
+        }
+        maxe = maxe.max(d);
+        sse += d * d;
+    }
+    let zz: Vec<u32> = ints.iter().map(|&i| rice::zigzag(i)).collect();
+    let words = rice::encode(&zz);
+    let mut out = Vec::with_capacity(16 + 4 * words.len() + 8 * idx.len() + raw.len() * dtype.size());
+    out.extend_from_slice(&q.to_le_bytes());
+    words
+        .iter()
+        .for_each(|w| out.extend_from_slice(&w.to_le_bytes()));
+    out.extend_from_slice(&(idx.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
+    idx.iter()
+        .for_each(|w| out.extend_from_slice(&w.to_le_bytes()));
+    steps
+        .iter()
+        .for_each(|w| out.extend_from_slice(&w.to_le_bytes()));
+    for &v in &raw {
+        match dtype {
+            DType::F32 => out.extend_from_slice(&(v as f32).to_le_bytes()),
+            DType::F64 => out.extend_from_slice(&v.to_le_bytes()),
+        }
+    }
+    (out, maxe, sse, idx.len())
 }
 
 /// Decodes a brick's payload; errors say what is wrong (the container adds
