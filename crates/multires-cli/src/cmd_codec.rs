@@ -21,11 +21,13 @@ pub struct CompressArgs {
     /// Largest error allowed on every value: abs:E, rel:E (of the value range) or psnr:DB.
     #[arg(long, default_value = "rel:1e-3")]
     pub error_bound: ErrorBound,
-    /// Lifting transform: haar (the seed's), cdf53 or cdf97 (JPEG 2000's, best for smooth data).
-    #[arg(long, default_value = "cdf97")]
+    /// Transform: interp (interpolating wavelet in closed loop, the smallest files),
+    /// cdf97 or cdf53 (JPEG 2000 lifting), haar (the seed's).
+    #[arg(long, default_value = "interp")]
     pub transform: Lifting,
     /// Brick extent (each brick decodes on its own): one number for every axis,
-    /// or one per axis (Z,Y,X or Y,X). Default 128 (3-D), 256 (2-D).
+    /// or one per axis (Z,Y,X or Y,X). Default 129 (3-D), 257 (2-D) for interp,
+    /// 128 and 256 for the lifting transforms.
     #[arg(long, value_delimiter = ',')]
     pub brick: Option<Vec<usize>>,
     /// auto (the GPU when there is one), cpu or cuda. Both give the same bytes.
@@ -464,9 +466,11 @@ pub fn info(a: InfoArgs) -> Result<()> {
         h.value_range.0, h.value_range.1
     );
     println!(
-        "transform:  {} lifting, up to {} levels per brick",
-        h.transform,
-        codec::MAX_LEVELS
+        "transform:  {}",
+        match h.transform {
+            Lifting::Interp => "interp (interpolating wavelet in closed loop)".to_string(),
+            t => format!("{t} lifting, up to {} levels per brick", codec::MAX_LEVELS),
+        }
     );
     println!(
         "bound:      {} (every value within {:.3e})",

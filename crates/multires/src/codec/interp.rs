@@ -25,10 +25,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 pub const COARSE_LEVEL: usize = 3;
 pub const COARSE_DIVISOR: f64 = 1.5;
 
-/// Levels of a brick: the smallest L with 2^L >= its longest axis, so the
-/// coarsest grid is the single point at the origin.
+/// Levels of a brick: the smallest L with 2^L >= its longest axis less
+/// one, so the coarsest grid is the origin (and, on axes of 2^L + 1
+/// points, the far corner: then nothing is extrapolated).
 pub fn levels(dims: [usize; 3]) -> usize {
-    let m = dims.into_iter().max().unwrap_or(1);
+    let m = dims.into_iter().max().unwrap_or(1).saturating_sub(1);
     let mut l = 0;
     while (1usize << l) < m {
         l += 1;
@@ -63,6 +64,8 @@ pub fn predict(get: impl Fn(usize) -> f64, i: usize, s: usize, n: usize) -> f64 
             (true, false) => (-get(i - 3 * s) + 6.0 * b + 3.0 * c) / 8.0,
             (false, false) => (b + c) / 2.0,
         }
+    } else if s >= 4 && i >= 5 * s {
+        (15.0 * get(i - s) - 10.0 * get(i - 3 * s) + 3.0 * get(i - 5 * s)) / 8.0
     } else if left3 {
         1.5 * get(i - s) - 0.5 * get(i - 3 * s)
     } else {
@@ -103,8 +106,22 @@ impl Pass {
     }
 }
 
-/// The passes of a brick, coarsest first (the point at the origin is
-/// coded before them, predicted by 0 at the coarsest level's step).
+/// The coarsest grid (stride 2^L on every axis; at most 8 points), coded
+/// before the passes with prediction 0 at the coarsest level's step.
+pub fn anchors(dims: [usize; 3]) -> Vec<usize> {
+    let st = 1usize << levels(dims);
+    let mut v = Vec::new();
+    for z in (0..dims[0]).step_by(st) {
+        for y in (0..dims[1]).step_by(st) {
+            for x in (0..dims[2]).step_by(st) {
+                v.push((z * dims[1] + y) * dims[2] + x);
+            }
+        }
+    }
+    v
+}
+
+/// The passes of a brick, coarsest first, after the anchors.
 pub fn passes(dims: [usize; 3]) -> Vec<Pass> {
     let mut v = Vec::new();
     for lv in (1..=levels(dims)).rev() {
@@ -151,8 +168,10 @@ pub fn forward(x: &[f64], dims: [usize; 3], q: f64) -> (Vec<i32>, Vec<f64>) {
         return (ints, r);
     }
     let q0 = step_at(q, levels(dims));
-    ints[0] = quantize(x[0], q0);
-    r[0] = ints[0] as f64 * q0;
+    for k in anchors(dims) {
+        ints[k] = quantize(x[k], q0);
+        r[k] = ints[k] as f64 * q0;
+    }
     for p in passes(dims) {
         let qs = step_at(q, p.lv);
         let len = dims[p.axis];
@@ -173,7 +192,10 @@ pub fn inverse(c: &mut [f64], dims: [usize; 3], q: f64) {
     if c.is_empty() {
         return;
     }
-    c[0] *= step_at(q, levels(dims));
+    let q0 = step_at(q, levels(dims));
+    for k in anchors(dims) {
+        c[k] *= q0;
+    }
     for p in passes(dims) {
         let qs = step_at(q, p.lv);
         let len = dims[p.axis];
@@ -256,11 +278,11 @@ mod tests {
     }
 
     #[test]
-    fn passes_visit_every_point_but_the_origin_once() {
-        for dims in [[1, 1, 7], [1, 6, 9], [5, 8, 3], [16, 16, 16], [3, 1, 1]] {
+    fn anchors_and_passes_visit_every_point_once() {
+        for dims in [[1, 1, 7], [1, 6, 9], [5, 8, 3], [16, 16, 16], [3, 1, 1], [1, 1, 2], [17, 9, 5], [1, 1, 1]] {
             let n: usize = dims.iter().product();
             let mut seen = vec![0u8; n];
-            seen[0] = 1;
+            anchors(dims).into_iter().for_each(|k| seen[k] += 1);
             for p in passes(dims) {
                 each_point(dims, &p, |k, _, _| seen[k] += 1);
             }

@@ -419,6 +419,7 @@ mod tests {
             (Lifting::Cdf53, &ramp),
             (Lifting::Cdf97, &ramp),
             (Lifting::Cdf97, &cubic),
+            (Lifting::Interp, &cubic),
         ] {
             let mut y = x.clone();
             forward_line(t, true, &mut y, &mut s);
@@ -432,9 +433,11 @@ mod tests {
     fn scaled_transforms_keep_energy_close() {
         // Near-orthonormal: the energy of the coefficients of noise stays
         // within 25% of the signal's (Haar scaled is exactly orthonormal).
+        // The interpolating wavelet has no update step and is not (the
+        // codec runs it in closed loop, where this does not matter).
         let x = noise(4096, 9);
         let e0: f64 = x.iter().map(|v| v * v).sum();
-        for t in Lifting::ALL {
+        for t in [Lifting::Haar, Lifting::Cdf53, Lifting::Cdf97] {
             let mut y = x.clone();
             let mut s = vec![0.0; y.len()];
             forward_line(t, true, &mut y, &mut s);

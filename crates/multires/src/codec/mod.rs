@@ -233,7 +233,7 @@ impl CodecOptions {
     /// The bricks a field of `dims` is cut into: the asked (or default)
     /// extent, clipped to the field.
     pub fn grid(&self, dims: [usize; 3]) -> Result<BrickGrid, CodecError> {
-        let brick = self.brick.unwrap_or_else(|| default_brick(dims));
+        let brick = self.brick.unwrap_or_else(|| default_brick(dims, self.transform));
         if brick.contains(&0) {
             return Err(CodecError::Invalid(format!(
                 "brick {brick:?}: every extent must be at least 1"
@@ -325,15 +325,19 @@ impl BrickGrid {
     }
 }
 
-/// Default brick: 128^3 (3-D), 256^2 (2-D), clipped to the field. Each
+/// Default brick. Open-loop transforms: 128^3 (3-D), 256^2 (2-D); each
 /// brick's faces are extended symmetrically, which costs detail
-/// coefficients along them: on smooth 3-D fields 128^3 bricks code to half
-/// the bytes of 64^3 ones; 2-D images gain nothing past 256^2.
-pub fn default_brick(dims: [usize; 3]) -> [usize; 3] {
+/// coefficients along them (on smooth 3-D fields 128^3 bricks code to half
+/// the bytes of 64^3 ones). The interpolating wavelet: 129^3 and 257^2,
+/// 2^k + 1 points, so every point inside a brick is interpolated and none
+/// extrapolated (smooth 3-D fields code 2.7 times smaller than in 128^3
+/// bricks). Clipped to the field.
+pub fn default_brick(dims: [usize; 3], t: Lifting) -> [usize; 3] {
+    let odd = (t == Lifting::Interp) as usize;
     if dims[0] > 1 {
-        [128, 128, 128]
+        [128 + odd; 3]
     } else {
-        [1, 256, 256]
+        [1, 256 + odd, 256 + odd]
     }
 }
 
