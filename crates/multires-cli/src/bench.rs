@@ -337,7 +337,7 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
             let gpus = (0..ngpu)
                 .map(multires_cuda::gpu_at)
                 .collect::<Result<Vec<_>, _>>()?;
-            let o = CodecOptions::new(Lifting::Cdf97, ErrorBound::Rel(rel));
+            let o = CodecOptions::new(Lifting::Interp, ErrorBound::Rel(rel));
             let mut times = Vec::new();
             let mut last = None;
             for _ in 0..=a.repeat {
@@ -416,7 +416,8 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
                 None => format!("cpu, {} threads", rayon::current_num_threads()),
             };
             println!(
-                "codec-3d | {kind:?} {size}^3 f32 | rel {rel:e} cdf97 | ratio {:.2} | PSNR {:.1} dB | max error {:.3e} (bound {:.3e}, decoded {:.3e}) | compress {:.3} s = {:.2} GB/s | decompress ({}) {:.3} s = {:.2} GB/s | {dev}{same}{dsame}",
+                "codec-3d | {kind:?} {size}^3 f32 | rel {rel:e} {} | ratio {:.2} | PSNR {:.1} dB | max error {:.3e} (bound {:.3e}, decoded {:.3e}) | compress {:.3} s = {:.2} GB/s | decompress ({}) {:.3} s = {:.2} GB/s | {dev}{same}{dsame}",
+                o.transform,
                 s.ratio,
                 s.psnr,
                 s.max_error,

@@ -101,6 +101,65 @@ __device__ void lift_body(double* data, long long bstride, int d0, int d1, int d
                        gh);                                                                      \
     }
 
+// multires::codec::interp::predict: the same expressions in the same
+// order (the file is compiled without FMA contraction). r is the line's
+// first value, st its stride, i the position, s the level's stride.
+__device__ __forceinline__ double interp_predict(const double* r, long long st, long long i,
+                                                 long long s, long long n) {
+    bool left3 = i >= 3 * s, right1 = i + s < n, right3 = i + 3 * s < n;
+    if (right1) {
+        double b = r[(i - s) * st], c = r[(i + s) * st];
+        if (left3 && right3) return (-r[(i - 3 * s) * st] + 9.0 * b + 9.0 * c - r[(i + 3 * s) * st]) / 16.0;
+        if (right3) return (3.0 * b + 6.0 * c - r[(i + 3 * s) * st]) / 8.0;
+        if (left3) return (-r[(i - 3 * s) * st] + 6.0 * b + 3.0 * c) / 8.0;
+        return (b + c) / 2.0;
+    }
+    if (s >= 4 && i >= 5 * s)
+        return (15.0 * r[(i - s) * st] - 10.0 * r[(i - 3 * s) * st] + 3.0 * r[(i - 5 * s) * st]) / 8.0;
+    if (left3) return 1.5 * r[(i - s) * st] - 0.5 * r[(i - 3 * s) * st];
+    return r[(i - s) * st];
+}
+
+__device__ __forceinline__ double quant_value(double v, double s) {
+    double r = round(v / s);
+    return fmin(fmax(r, -MAX_INT_Q), MAX_INT_Q);
+}
+
+// One pass of multires::codec::interp over every brick of a batch
+// (blockIdx.y): the points o[a] + i * st[a] (cnt[a] per axis). axis 3:
+// the anchors, predicted by 0. Forward: x in, quantized details (as
+// doubles) into c, the reconstruction into y. Inverse: c in place.
+#define INTERP(name, INV)                                                                        \
+    extern "C" __global__ void name(const double* x, double* c, double* y, const double* q,     \
+                                    double div, long long n, int d0, int d1, int d2, int axis,   \
+                                    long long s, long long o0, long long st0, long long o1,     \
+                                    long long st1, long long o2, long long st2, long long c0,   \
+                                    long long c1, long long c2) {                                \
+        long long b = blockIdx.y;                                                                \
+        double qs = q[b] / div;                                                                  \
+        long long cnt = c0 * c1 * c2;                                                            \
+        for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < cnt;           \
+             t += (long long)gridDim.x * blockDim.x) {                                           \
+            long long ix = t % c2, iy = (t / c2) % c1, iz = t / (c1 * c2);                       \
+            long long z = o0 + iz * st0, yy = o1 + iy * st1, xx = o2 + ix * st2;                 \
+            long long k = b * n + (z * d1 + yy) * d2 + xx;                                       \
+            double pred = 0.0;                                                                   \
+            if (axis != 3) {                                                                     \
+                long long pos = axis == 0 ? z : (axis == 1 ? yy : xx);                           \
+                long long stv = axis == 0 ? (long long)d1 * d2 : (axis == 1 ? d2 : 1);           \
+                long long len = axis == 0 ? d0 : (axis == 1 ? d1 : d2);                          \
+                pred = interp_predict((INV ? c : y) + k - pos * stv, stv, pos, s, len);          \
+            }                                                                                    \
+            if (INV) {                                                                           \
+                c[k] = axis == 3 ? c[k] * qs : pred + c[k] * qs;                                 \
+            } else {                                                                             \
+                double v = quant_value(axis == 3 ? x[k] : x[k] - pred, qs);                      \
+                c[k] = v;                                                                        \
+                y[k] = axis == 3 ? v * qs : pred + v * qs;                                       \
+            }                                                                                    \
+        }                                                                                        \
+    }
+
 // Bricks as stored (float or double) to the doubles the codec works in.
 #define TO_F64(name, T)                                                                 \
     extern "C" __global__ void name(const T* in, double* out, long long count) {        \

@@ -1,6 +1,6 @@
-//! The error-bounded codec (multires::codec) on the GPU: lifting,
-//! quantization in Morton order, the encoder's decode and outlier check for
-//! each tried step, and the Rice coder's sizes, scans and bits all run on
+//! The error-bounded codec (multires::codec) on the GPU: the closed-loop
+//! interpolation (or lifting, quantization in Morton order and the
+//! encoder's decode for each tried step), the outlier check, and the Rice coder's sizes, scans and bits all run on
 //! the device; only a few sizes per brick come back before the payload.
 //! The kernels repeat the CPU's arithmetic operation for operation (no FMA
 //! contraction), so the file is byte-identical to the CPU's.
@@ -19,7 +19,7 @@ use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
 use multires::codec::{
-    self, lifting, morton, rice, CodecOptions, CodecStats, CodedBrick, DType, Volume,
+    self, interp, lifting, morton, rice, CodecOptions, CodecStats, CodedBrick, DType, Volume,
 };
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -75,7 +75,92 @@ struct Slot {
     sizes: CudaSlice<u32>,
     cnt: CudaSlice<u32>,
     out: CudaSlice<u8>,
-    orders: BTreeMap<[usize; 3], CudaSlice<u32>>,
+    /// Coding orders per brick shape: Morton (lifting) or interp's.
+    orders: BTreeMap<([usize; 3], bool), CudaSlice<u32>>,
+}
+
+/// The closed-loop interpolation (multires::codec::interp) of every brick
+/// of a batch (`bricks` of `dims` in a row), one launch per pass, anchors
+/// first. Forward: `x` in, the quantized details (as doubles) into `c`,
+/// the reconstruction into `y`. Inverse: the details in `c` become the
+/// reconstruction (`x` and `y` untouched). `q` holds each brick's step.
+#[allow(clippy::too_many_arguments)]
+fn interp_passes(
+    gpu: &Gpu,
+    stream: &CudaStream,
+    x: &CudaSlice<f64>,
+    c: &mut CudaSlice<f64>,
+    y: &mut CudaSlice<f64>,
+    q: &CudaSlice<f64>,
+    dims: [usize; 3],
+    bricks: usize,
+    inverse: bool,
+) -> Result<(), CudaError> {
+    let f = gpu.function(Kernel::Codec, &format!("INTERP(kernel, {inverse})"), 0)?;
+    let n: usize = dims.iter().product();
+    let top = interp::levels(dims);
+    // (axis, stride, lattice per axis, level); axis 3 marks the anchors.
+    let mut list = vec![(3i32, 0usize, [(0usize, 1usize << top); 3], top)];
+    for p in interp::passes(dims) {
+        list.push((p.axis as i32, p.s, [0, 1, 2].map(|a| p.lattice(a)), p.lv));
+    }
+    let (n64, d) = (n as i64, dims.map(|v| v as i32));
+    for (axis, s, lat, lv) in list {
+        let cnt = [0, 1, 2].map(|a| {
+            if dims[a] > lat[a].0 {
+                (dims[a] - 1 - lat[a].0) / lat[a].1 + 1
+            } else {
+                0
+            }
+        });
+        let total: usize = cnt.iter().product();
+        if total == 0 {
+            continue;
+        }
+        let div = interp::divisor(lv);
+        let s64 = s as i64;
+        let (o, st, c64) = (
+            lat.map(|l| l.0 as i64),
+            lat.map(|l| l.1 as i64),
+            cnt.map(|v| v as i64),
+        );
+        let mut l = stream.launch_builder(&f);
+        l.arg(x)
+            .arg(&mut *c)
+            .arg(&mut *y)
+            .arg(q)
+            .arg(&div)
+            .arg(&n64)
+            .arg(&d[0])
+            .arg(&d[1])
+            .arg(&d[2])
+            .arg(&axis)
+            .arg(&s64)
+            .arg(&o[0])
+            .arg(&st[0])
+            .arg(&o[1])
+            .arg(&st[1])
+            .arg(&o[2])
+            .arg(&st[2])
+            .arg(&c64[0])
+            .arg(&c64[1])
+            .arg(&c64[2]);
+        unsafe {
+            l.launch(cfg(
+                (total.div_ceil(256).min(4096) as u32, bricks as u32),
+                256,
+                0,
+            ))
+        }
+        .during(|| "launching INTERP".into())?;
+    }
+    Ok(())
+}
+
+/// The key of a coding order: the brick shape, and whether it is the
+/// interpolation's (else Morton's).
+fn order_key(dims: [usize; 3], t: lifting::Lifting) -> ([usize; 3], bool) {
+    (dims, t == lifting::Lifting::Interp)
 }
 
 /// With MULTIRES_CODEC_PROFILE set, the time since the last mark (after
@@ -317,14 +402,20 @@ impl Slot {
         Ok(())
     }
 
-    fn order(&mut self, dims: [usize; 3]) -> Result<(), CudaError> {
-        if !self.orders.contains_key(&dims) {
-            let o = morton::order(dims);
+    /// Uploads the coding order of `dims` under `t` once (`Slot::orders`).
+    fn order(&mut self, dims: [usize; 3], t: lifting::Lifting) -> Result<(), CudaError> {
+        let key = order_key(dims, t);
+        if !self.orders.contains_key(&key) {
+            let o = if key.1 {
+                interp::order(dims)
+            } else {
+                morton::order(dims)
+            };
             let d = self
                 .stream
                 .clone_htod(o.as_slice())
-                .during(|| "copying a Morton order".into())?;
-            self.orders.insert(dims, d);
+                .during(|| "copying a coding order".into())?;
+            self.orders.insert(key, d);
         }
         Ok(())
     }
@@ -337,6 +428,7 @@ impl Slot {
         grid: &codec::BrickGrid,
         t: lifting::Lifting,
         e: f64,
+        range: (f64, f64),
     ) -> Result<Vec<CodedBrick>, CudaError> {
         let dims = b.dims;
         let n: usize = dims.iter().product();
@@ -344,16 +436,39 @@ impl Slot {
         let nb = n.div_ceil(32);
         let f32i: i32 = (v.dtype == DType::F32) as i32;
         let sz = v.dtype.size();
-        self.order(dims)?;
+        let closed = t == lifting::Lifting::Interp;
+        let trials = if closed { 1 } else { TRIALS };
+        self.order(dims, t)?;
         let s = &self.stream.clone();
         prof(s, "before")?;
-        // Forward transform of x into c.
-        s.memcpy_dtod(&self.x.slice(0..nbk * n), &mut self.c.slice_mut(0..nbk * n))
-            .during(|| "copying bricks".into())?;
-        lift(&self.gpu, s, &mut self.c, dims, nbk, t, false)?;
-        prof(s, "fwd_lift")?;
+        // The interpolation codes once, at one step for the volume: its
+        // details (as doubles) into c, the reconstruction into y. The
+        // lifting transforms lift x into c and try each step below.
+        let iq = codec::interp_step(e, range.0.abs().max(range.1.abs()), v.dtype);
+        if closed {
+            let qd = s
+                .clone_htod(&vec![iq; nbk])
+                .during(|| "copying steps".into())?;
+            interp_passes(
+                &self.gpu,
+                s,
+                &self.x,
+                &mut self.c,
+                &mut self.y,
+                &qd,
+                dims,
+                nbk,
+                false,
+            )?;
+            prof(s, "interp")?;
+        } else {
+            s.memcpy_dtod(&self.x.slice(0..nbk * n), &mut self.c.slice_mut(0..nbk * n))
+                .during(|| "copying bricks".into())?;
+            lift(&self.gpu, s, &mut self.c, dims, nbk, t, false)?;
+            prof(s, "fwd_lift")?;
+        }
         // Per brick and trial: the steps (from each brick's peak on a zero bound).
-        let peaks: Vec<f64> = if e > 0.0 {
+        let peaks: Vec<f64> = if e > 0.0 || closed {
             vec![0.0; nbk]
         } else {
             b.bricks
@@ -366,11 +481,15 @@ impl Slot {
                 })
                 .collect()
         };
-        let steps: Vec<[f64; 3]> = peaks.iter().map(|&p| codec::steps(e, p)).collect();
+        let steps: Vec<[f64; 3]> = if closed {
+            vec![[iq; 3]; nbk]
+        } else {
+            peaks.iter().map(|&p| codec::steps(e, p)).collect()
+        };
         let order = self
             .orders
-            .get(&dims)
-            .ok_or_else(|| CudaError::Unsupported("order".into()))?;
+            .get(&order_key(dims, t))
+            .ok_or_else(|| CudaError::Unsupported("coding order".into()))?;
         let (fq, fd, fc, fs, fm) = (
             self.f("QUANT(kernel)", 0)?,
             self.f("DEQUANT(kernel)", 0)?,
@@ -399,23 +518,30 @@ impl Slot {
             .alloc_zeros::<u32>(nbk * TRIALS)
             .during(|| "alloc".into())?;
         let null = 0u64;
-        for tr in 0..TRIALS {
-            let q: Vec<f64> = steps.iter().map(|s| s[tr]).collect();
+        for tr in 0..trials {
+            // The interpolation's details are whole numbers already: step 1.
+            let q: Vec<f64> = if closed {
+                vec![1.0; nbk]
+            } else {
+                steps.iter().map(|s| s[tr]).collect()
+            };
             let qd = s.clone_htod(&q).during(|| "copying steps".into())?;
             let mut ints = self.ints.slice_mut(tr * nbk * n..(tr + 1) * nbk * n);
             let mut l = s.launch_builder(&fq);
             l.arg(&self.c).arg(order).arg(&qd).arg(&mut ints).arg(&n64);
             unsafe { l.launch(cfg(vgrid(n, 256), 256, 0)) }.during(|| "launching QUANT".into())?;
-            let mut l = s.launch_builder(&fd);
-            l.arg(&mut ints)
-                .arg(order)
-                .arg(&qd)
-                .arg(&mut self.y)
-                .arg(&n64);
-            unsafe { l.launch(cfg(vgrid(n, 256), 256, 0)) }
-                .during(|| "launching DEQUANT".into())?;
-            lift(&self.gpu, s, &mut self.y, dims, nbk, t, true)?;
-            prof(s, "inv_lift")?;
+            if !closed {
+                let mut l = s.launch_builder(&fd);
+                l.arg(&mut ints)
+                    .arg(order)
+                    .arg(&qd)
+                    .arg(&mut self.y)
+                    .arg(&n64);
+                unsafe { l.launch(cfg(vgrid(n, 256), 256, 0)) }
+                    .during(|| "launching DEQUANT".into())?;
+                lift(&self.gpu, s, &mut self.y, dims, nbk, t, true)?;
+                prof(s, "inv_lift")?;
+            }
             let mut corr = self.corr.slice_mut(tr * nbk * n..(tr + 1) * nbk * n);
             let mut cn = counts.slice_mut(tr * 2 * nbk..(tr + 1) * 2 * nbk);
             let mut mx = maxe.slice_mut(tr * nbk..(tr + 1) * nbk);
@@ -481,7 +607,7 @@ impl Slot {
         let trial: Vec<i32> = (0..nbk)
             .map(|bi| {
                 let mut best = 0;
-                for tr in 1..TRIALS {
+                for tr in 1..trials {
                     if size_of(bi, tr).0 < size_of(bi, best).0 {
                         best = tr;
                     }
@@ -724,7 +850,7 @@ pub fn compress(
                 .synchronize()
                 .during(|| "copying bricks up".into())?;
             let t2 = std::time::Instant::now();
-            let coded = slot.encode(b, v, &grid, opts.transform, e)?;
+            let coded = slot.encode(b, v, &grid, opts.transform, e, range)?;
             let t3 = std::time::Instant::now();
             if let Ok(mut tm) = timing.lock() {
                 tm.0 += (t1 - t0).as_secs_f64();
@@ -962,7 +1088,8 @@ impl Slot {
         let n: usize = dims.iter().product();
         let nb = n.div_ceil(32);
         let nbk = list.len();
-        self.order(dims)?;
+        let closed = h.transform == lifting::Lifting::Interp;
+        self.order(dims, h.transform)?;
         let s = &self.stream.clone();
         // All payloads as words; per brick the sections' offsets and lengths.
         let mut words: Vec<u32> = Vec::new();
@@ -1110,18 +1237,36 @@ impl Slot {
         prof(s, "d_decode")?;
         let order = self
             .orders
-            .get(&dims)
-            .ok_or_else(|| CudaError::Unsupported("order".into()))?;
+            .get(&order_key(dims, h.transform))
+            .ok_or_else(|| CudaError::Unsupported("coding order".into()))?;
+        // The interpolation's details go in as whole numbers (step 1).
+        let ones = s
+            .clone_htod(&vec![1.0f64; nbk])
+            .during(|| "copying steps".into())?;
         let mut l = s.launch_builder(&fdequant);
         l.arg(&mut ints)
             .arg(order)
-            .arg(&q_d)
+            .arg(if closed { &ones } else { &q_d })
             .arg(&mut self.y)
             .arg(&n64);
         unsafe { l.launch(cfg(blocks(n), 256, 0)) }.during(|| "launching DEQUANT".into())?;
         prof(s, "d_dequant")?;
-        lift(&self.gpu, s, &mut self.y, dims, nbk, h.transform, true)?;
-        prof(s, "d_inverse_lift")?;
+        if closed {
+            interp_passes(
+                &self.gpu,
+                s,
+                &self.x,
+                &mut self.y,
+                &mut self.c,
+                &q_d,
+                dims,
+                nbk,
+                true,
+            )?;
+        } else {
+            lift(&self.gpu, s, &mut self.y, dims, nbk, h.transform, true)?;
+        }
+        prof(s, "d_inverse")?;
         // Rounded to the stored type on the device, down into the pinned buffer.
         let total = nbk * n;
         let f = self.f(

@@ -1012,6 +1012,11 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
             Volume::new(&[37, 53], noise.clone(), DType::F64).unwrap(),
             [1, 32, 32],
         ),
+        // Bricks of 2^k + 1 (interp's default shape), edges of 6 and 15.
+        (
+            Volume::new(&[40, 48, 44], cut.clone(), DType::F32).unwrap(),
+            [17, 33, 17],
+        ),
     ];
     let bounds = [
         ErrorBound::Rel(1e-2),
@@ -1047,30 +1052,38 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
             }
         }
     }
-    assert_eq!(checked, 36);
+    assert_eq!(checked, 64);
     // Streamed: a limit that lets one brick per batch; and several GPUs.
     let v = &cases[0].0;
-    let mut o = CodecOptions::new(Lifting::Cdf97, ErrorBound::Rel(1e-3));
-    o.brick = Some([16, 16, 16]);
-    let (cpu, _) = compress(v, &o, &|_| {}).unwrap();
-    let (streamed, _, run) =
-        multires_cuda::codec::compress(v, &o, std::slice::from_ref(&gpu), Some(3 << 20), &|_| {})
-            .unwrap();
-    assert_eq!(run.max_bricks_per_batch, 1);
-    assert_eq!(run.batches, 27, "{run:?}");
-    assert!(streamed == cpu, "streamed bytes differ");
-    let mut all = Vec::new();
-    for i in 0..multires_cuda::device_count() {
-        let g = multires_cuda::gpu_at(i).unwrap();
-        all.push(g.clone());
-        all.push(g);
+    for t in [Lifting::Cdf97, Lifting::Interp] {
+        let mut o = CodecOptions::new(t, ErrorBound::Rel(1e-3));
+        o.brick = Some([16, 16, 16]);
+        let (cpu, _) = compress(v, &o, &|_| {}).unwrap();
+        let (streamed, _, run) = multires_cuda::codec::compress(
+            v,
+            &o,
+            std::slice::from_ref(&gpu),
+            Some(3 << 20),
+            &|_| {},
+        )
+        .unwrap();
+        assert_eq!(run.max_bricks_per_batch, 1);
+        assert_eq!(run.batches, 27, "{run:?}");
+        assert!(streamed == cpu, "streamed bytes differ");
+        let mut all = Vec::new();
+        for i in 0..multires_cuda::device_count() {
+            let g = multires_cuda::gpu_at(i).unwrap();
+            all.push(g.clone());
+            all.push(g);
+        }
+        let (multi, _, run) =
+            multires_cuda::codec::compress(v, &o, &all, Some(3 << 20), &|_| {}).unwrap();
+        assert!(multi == cpu, "{t}: bytes on {} slots differ", run.gpus * 2);
+        // A limit below one brick's working set is a clear error.
+        let err =
+            multires_cuda::codec::compress(v, &o, &[gpu.clone()], Some(1000), &|_| {}).unwrap_err();
+        assert!(err.to_string().contains("limit"), "{err}");
     }
-    let (multi, _, run) =
-        multires_cuda::codec::compress(v, &o, &all, Some(3 << 20), &|_| {}).unwrap();
-    assert!(multi == cpu, "bytes on {} slots differ", run.gpus * 2);
-    // A limit below one brick's working set is a clear error.
-    let err = multires_cuda::codec::compress(v, &o, &[gpu], Some(1000), &|_| {}).unwrap_err();
-    assert!(err.to_string().contains("limit"), "{err}");
 }
 
 /// Decoding on the GPU gives the CPU decoder's values bit for bit (whole
@@ -1147,39 +1160,41 @@ fn codec_decodes_on_the_gpu_as_on_the_cpu() {
     // A brick whose stream is damaged but whose CRC was fixed up: the CPU
     // decoder's error, naming the brick, or exactly the CPU's values.
     let v = &cases[0].0;
-    let mut o = CodecOptions::new(Lifting::Cdf97, ErrorBound::Rel(1e-3));
-    o.brick = Some([16, 16, 16]);
-    let (bytes, _) = compress(v, &o, &|_| {}).unwrap();
-    let idx_off = u64::from_le_bytes(bytes[86..94].try_into().unwrap()) as usize;
-    let (off, len) = (
-        u64::from_le_bytes(bytes[idx_off..idx_off + 8].try_into().unwrap()) as usize,
-        u64::from_le_bytes(bytes[idx_off + 8..idx_off + 16].try_into().unwrap()) as usize,
-    );
-    let mut checked = 0;
-    for pos in (off + 8..off + len).step_by(7).take(300) {
-        let mut bad = bytes.clone();
-        bad[pos] ^= 0x5a;
-        let crc = crc32fast::hash(&bad[off..off + len]);
-        bad[idx_off + 16..idx_off + 20].copy_from_slice(&crc.to_le_bytes());
-        let icrc = crc32fast::hash(&bad[idx_off..bad.len() - 4]);
-        let n = bad.len();
-        bad[n - 4..].copy_from_slice(&icrc.to_le_bytes());
-        let c = decompress(&mut reader(&bad), None, &|_| {});
-        let g = multires_cuda::codec::decompress(
-            &mut reader(&bad),
-            None,
-            std::slice::from_ref(&gpu),
-            &|_| {},
+    for t in [Lifting::Cdf97, Lifting::Interp] {
+        let mut o = CodecOptions::new(t, ErrorBound::Rel(1e-3));
+        o.brick = Some([16, 16, 16]);
+        let (bytes, _) = compress(v, &o, &|_| {}).unwrap();
+        let idx_off = u64::from_le_bytes(bytes[86..94].try_into().unwrap()) as usize;
+        let (off, len) = (
+            u64::from_le_bytes(bytes[idx_off..idx_off + 8].try_into().unwrap()) as usize,
+            u64::from_le_bytes(bytes[idx_off + 8..idx_off + 16].try_into().unwrap()) as usize,
         );
-        match (c, g) {
-            (Ok(c), Ok(g)) => assert!(c.data == g.data, "byte {pos}: decodes differ"),
-            (Err(c), Err(g)) => {
-                assert!(g.to_string().contains("brick 0"), "{g}");
-                assert!(g.to_string().contains(&c.to_string()), "{g} vs {c}");
+        let mut checked = 0;
+        for pos in (off + 8..off + len).step_by(7).take(300) {
+            let mut bad = bytes.clone();
+            bad[pos] ^= 0x5a;
+            let crc = crc32fast::hash(&bad[off..off + len]);
+            bad[idx_off + 16..idx_off + 20].copy_from_slice(&crc.to_le_bytes());
+            let icrc = crc32fast::hash(&bad[idx_off..bad.len() - 4]);
+            let n = bad.len();
+            bad[n - 4..].copy_from_slice(&icrc.to_le_bytes());
+            let c = decompress(&mut reader(&bad), None, &|_| {});
+            let g = multires_cuda::codec::decompress(
+                &mut reader(&bad),
+                None,
+                std::slice::from_ref(&gpu),
+                &|_| {},
+            );
+            match (c, g) {
+                (Ok(c), Ok(g)) => assert!(c.data == g.data, "byte {pos}: decodes differ"),
+                (Err(c), Err(g)) => {
+                    assert!(g.to_string().contains("brick 0"), "{g}");
+                    assert!(g.to_string().contains(&c.to_string()), "{g} vs {c}");
+                }
+                (c, g) => panic!("byte {pos}: CPU {:?}, GPU {:?}", c.is_ok(), g.is_ok()),
             }
-            (c, g) => panic!("byte {pos}: CPU {:?}, GPU {:?}", c.is_ok(), g.is_ok()),
+            checked += 1;
         }
-        checked += 1;
+        assert!(checked > 100, "{t}");
     }
-    assert!(checked > 100);
 }

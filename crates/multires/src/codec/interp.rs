@@ -37,13 +37,18 @@ pub fn levels(dims: [usize; 3]) -> usize {
     l
 }
 
-/// The step of level `lv` (1 the finest) for the brick's step `q`.
-pub fn step_at(q: f64, lv: usize) -> f64 {
+/// What the step of level `lv` (1 the finest) is divided by.
+pub fn divisor(lv: usize) -> f64 {
     if lv >= COARSE_LEVEL {
-        q / COARSE_DIVISOR
+        COARSE_DIVISOR
     } else {
-        q
+        1.0
     }
+}
+
+/// The step of level `lv` for the brick's step `q` (the GPU divides alike).
+pub fn step_at(q: f64, lv: usize) -> f64 {
+    q / divisor(lv)
 }
 
 /// The prediction of position `i` on a line of length `n` from the known
@@ -148,11 +153,7 @@ fn each_point(dims: [usize; 3], p: &Pass, mut f: impl FnMut(usize, usize, usize)
             for ix in 0..c[2] {
                 let x = l[2].0 + ix * l[2].1;
                 let pos = [z, y, x];
-                f(
-                    (z * dims[1] + y) * dims[2] + x,
-                    stride[p.axis],
-                    pos[p.axis],
-                );
+                f((z * dims[1] + y) * dims[2] + x, stride[p.axis], pos[p.axis]);
             }
         }
     }
@@ -245,7 +246,11 @@ pub fn order(dims: [usize; 3]) -> Arc<Vec<u32>> {
             .iter()
             .map(|&k| {
                 let k = k as usize;
-                let (z, y, x) = (k / (dims[1] * dims[2]), (k / dims[2]) % dims[1], k % dims[2]);
+                let (z, y, x) = (
+                    k / (dims[1] * dims[2]),
+                    (k / dims[2]) % dims[1],
+                    k % dims[2],
+                );
                 ((back[0][z] * dims[1] + back[1][y]) * dims[2] + back[2][x]) as u32
             })
             .collect::<Vec<u32>>(),
@@ -279,7 +284,16 @@ mod tests {
 
     #[test]
     fn anchors_and_passes_visit_every_point_once() {
-        for dims in [[1, 1, 7], [1, 6, 9], [5, 8, 3], [16, 16, 16], [3, 1, 1], [1, 1, 2], [17, 9, 5], [1, 1, 1]] {
+        for dims in [
+            [1, 1, 7],
+            [1, 6, 9],
+            [5, 8, 3],
+            [16, 16, 16],
+            [3, 1, 1],
+            [1, 1, 2],
+            [17, 9, 5],
+            [1, 1, 1],
+        ] {
             let n: usize = dims.iter().product();
             let mut seen = vec![0u8; n];
             anchors(dims).into_iter().for_each(|k| seen[k] += 1);

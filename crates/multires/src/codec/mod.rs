@@ -233,7 +233,9 @@ impl CodecOptions {
     /// The bricks a field of `dims` is cut into: the asked (or default)
     /// extent, clipped to the field.
     pub fn grid(&self, dims: [usize; 3]) -> Result<BrickGrid, CodecError> {
-        let brick = self.brick.unwrap_or_else(|| default_brick(dims, self.transform));
+        let brick = self
+            .brick
+            .unwrap_or_else(|| default_brick(dims, self.transform));
         if brick.contains(&0) {
             return Err(CodecError::Invalid(format!(
                 "brick {brick:?}: every extent must be at least 1"
@@ -415,7 +417,8 @@ fn apply(got: f64, k: i32, e: f64, dtype: DType) -> f64 {
 
 /// The step of the closed-loop interpolation (`interp`): twice the bound,
 /// less a margin for rounding the reconstruction to the stored type (an
-/// ulp at the brick's peak), so few values need outlier corrections.
+/// ulp at the volume's largest magnitude `peak`), so few values need
+/// outlier corrections. One step for the whole volume.
 pub fn interp_step(e: f64, peak: f64, dtype: DType) -> f64 {
     if e > 0.0 {
         let ulp = match dtype {
@@ -438,10 +441,11 @@ pub(crate) fn encode_brick(
     t: Lifting,
     dtype: DType,
     e: f64,
+    range: (f64, f64),
 ) -> Result<CodedBrick, CodecError> {
     let peak = x.iter().fold(0f64, |m, v| m.max(v.abs()));
     if t == Lifting::Interp {
-        let q = interp_step(e, peak, dtype);
+        let q = interp_step(e, range.0.abs().max(range.1.abs()), dtype);
         let (grid, mut y) = interp::forward(x, dims, q);
         let ints: Vec<i32> = interp::order(dims)
             .iter()
@@ -500,7 +504,8 @@ fn finish_brick(x: &[f64], ints: &[i32], y: &[f64], q: f64, e: f64, dtype: DType
     }
     let zz: Vec<u32> = ints.iter().map(|&i| rice::zigzag(i)).collect();
     let words = rice::encode(&zz);
-    let mut out = Vec::with_capacity(16 + 4 * words.len() + 8 * idx.len() + raw.len() * dtype.size());
+    let mut out =
+        Vec::with_capacity(16 + 4 * words.len() + 8 * idx.len() + raw.len() * dtype.size());
     out.extend_from_slice(&q.to_le_bytes());
     words
         .iter()
@@ -697,7 +702,7 @@ pub fn compress(
         .map(|k| {
             let (s, ext) = grid.bounds(k);
             let x = gather(v, s, ext);
-            let r = encode_brick(&x, ext, opts.transform, v.dtype, e);
+            let r = encode_brick(&x, ext, opts.transform, v.dtype, e, range);
             progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
             r
         })
