@@ -1051,12 +1051,16 @@ pub fn decompress(
                 })
                 .collect()
         };
+        let decoded: Vec<Vec<f64>> = decoded.into_iter().collect::<Result<_, _>>()?;
+        let refs: Vec<(usize, &[f64])> = list
+            .iter()
+            .zip(&decoded)
+            .map(|((k, _), y)| (*k, y.as_slice()))
+            .collect();
         let mut o = out
             .lock()
             .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))?;
-        for ((k, _), y) in list.iter().zip(decoded) {
-            codec::place(&mut o, region, grid, *k, &y?);
-        }
+        codec::place(&mut o, region, grid, &refs);
         drop(o);
         prof(&slot.stream, "d_host_finish")?;
         progress(done.fetch_add(list.len(), Ordering::Relaxed) + list.len());

@@ -1081,7 +1081,8 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
         assert!(multi == cpu, "{t}: bytes on {} slots differ", run.gpus * 2);
         // A limit below one brick's working set is a clear error.
         let err =
-            multires_cuda::codec::compress(v, &o, &[gpu.clone()], Some(1000), &|_| {}).unwrap_err();
+            multires_cuda::codec::compress(v, &o, std::slice::from_ref(&gpu), Some(1000), &|_| {})
+                .unwrap_err();
         assert!(err.to_string().contains("limit"), "{err}");
     }
 }

@@ -766,22 +766,34 @@ pub fn bricks_in(grid: &BrickGrid, region: &Region) -> Vec<usize> {
         .collect()
 }
 
-/// Copies the part of decoded brick `k` (values `y`) inside `region` into
-/// `out`, the region's values row-major.
-pub fn place(out: &mut [f64], region: &Region, grid: &BrickGrid, k: usize, y: &[f64]) {
+/// Copies decoded bricks (grid index, row-major values) into `out`, the
+/// region's values: planes of the output in parallel, each taking its rows
+/// from the bricks that cross it (bricks never overlap, so no two writes
+/// meet).
+pub fn place(out: &mut [f64], region: &Region, grid: &BrickGrid, bricks: &[(usize, &[f64])]) {
     let out_dims = region.map(|(a, b)| b - a);
-    let (s, e) = grid.bounds(k);
-    let lo = [0, 1, 2].map(|a| s[a].max(region[a].0));
-    let hi = [0, 1, 2].map(|a| (s[a] + e[a]).min(region[a].1));
-    for z in lo[0]..hi[0] {
-        for yy in lo[1]..hi[1] {
-            let src = ((z - s[0]) * e[1] + (yy - s[1])) * e[2];
-            let dst = ((z - region[0].0) * out_dims[1] + (yy - region[1].0)) * out_dims[2];
-            let (x0, x1) = (lo[2], hi[2]);
-            out[dst + x0 - region[2].0..dst + x1 - region[2].0]
-                .copy_from_slice(&y[src + x0 - s[2]..src + x1 - s[2]]);
-        }
+    let plane = out_dims[1] * out_dims[2];
+    if plane == 0 {
+        return;
     }
+    out.par_chunks_mut(plane).enumerate().for_each(|(zp, o)| {
+        let z = region[0].0 + zp;
+        for &(k, y) in bricks {
+            let (s, e) = grid.bounds(k);
+            if z < s[0] || z >= s[0] + e[0] {
+                continue;
+            }
+            let lo = [1, 2].map(|a| s[a].max(region[a].0));
+            let hi = [1, 2].map(|a| (s[a] + e[a]).min(region[a].1));
+            for yy in lo[0]..hi[0] {
+                let src = ((z - s[0]) * e[1] + (yy - s[1])) * e[2];
+                let dst = (yy - region[1].0) * out_dims[2];
+                let (x0, x1) = (lo[1], hi[1]);
+                o[dst + x0 - region[2].0..dst + x1 - region[2].0]
+                    .copy_from_slice(&y[src + x0 - s[2]..src + x1 - s[2]]);
+            }
+        }
+    });
 }
 
 /// Decodes the bricks that meet `region` (all when None) of an open .mrz.
@@ -818,9 +830,8 @@ pub fn decompress(
             y.map(|y| (k, y))
         })
         .collect::<Result<_, _>>()?;
-    for (k, y) in decoded {
-        place(&mut out, &region, &grid, k, &y);
-    }
+    let refs: Vec<(usize, &[f64])> = decoded.iter().map(|(k, y)| (*k, y.as_slice())).collect();
+    place(&mut out, &region, &grid, &refs);
     let shape: Vec<usize> = out_dims[3 - h.ndim..].to_vec();
     Volume::new(&shape, out, h.dtype)
 }
