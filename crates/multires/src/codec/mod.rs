@@ -2,17 +2,20 @@
 //! haar-compression-multigpu; DESIGN.md's codec).
 //!
 //! The volume is cut into bricks, each coded on its own so that a region
-//! decodes without the rest. A brick is lifted (Haar, CDF 5/3 or 9/7,
-//! scaled to unit gain), its coefficients quantized with one uniform step,
-//! written in Morton order and entropy coded (block-adaptive Rice codes
+//! decodes without the rest. By default a brick goes through the
+//! interpolating wavelet in closed loop (`interp`: details quantized inside
+//! the predict loop, step twice the bound). Otherwise it is lifted (Haar,
+//! CDF 5/3 or 9/7, scaled to unit gain) and its coefficients quantized with
+//! one uniform step. The integers are written in Morton order and entropy
+//! coded (block-adaptive Rice codes
 //! behind a significance map, `rice`, which the GPU writes alike). The
 //! brick is then decoded exactly as `decompress` will, and every value off
 //! by more than the bound gets a correction (a whole number of steps of
 //! twice the bound, or its exact value where rounding defeats that;
 //! outlier correction, as in SPERR), so the bound holds on every value by
-//! construction. The step is
-//! chosen per brick among a few multiples of the bound, smallest output
-//! wins (rate-distortion).
+//! construction. For the lifting transforms the step is chosen per brick
+//! among a few multiples of the bound, smallest output wins
+//! (rate-distortion).
 
 pub mod container;
 pub mod fields;
