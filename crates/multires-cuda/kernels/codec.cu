@@ -120,6 +120,8 @@ __device__ __forceinline__ double interp_predict(const double* r, long long st, 
     return r[(i - s) * st];
 }
 
+// multires::codec::quantize, as a double: round half away from zero,
+// clamped to +-2^30.
 __device__ __forceinline__ double quant_value(double v, double s) {
     double r = round(v / s);
     return fmin(fmax(r, -MAX_INT_Q), MAX_INT_Q);
@@ -177,9 +179,7 @@ __device__ __forceinline__ double quant_value(double v, double s) {
         double s = q[b];                                                                      \
         for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;            \
              j += (long long)gridDim.x * blockDim.x) {                                        \
-            double r = round(c[b * n + order[j]] / s);                                        \
-            r = fmin(fmax(r, -MAX_INT_Q), MAX_INT_Q);                                         \
-            ints[b * n + j] = (int)r;                                                         \
+            ints[b * n + j] = (int)quant_value(c[b * n + order[j]], s);                       \
         }                                                                                     \
     }
 

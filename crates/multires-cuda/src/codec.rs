@@ -98,21 +98,14 @@ fn interp_passes(
 ) -> Result<(), CudaError> {
     let f = gpu.function(Kernel::Codec, &format!("INTERP(kernel, {inverse})"), 0)?;
     let n: usize = dims.iter().product();
-    let top = interp::levels(dims);
     // (axis, stride, lattice per axis, level); axis 3 marks the anchors.
-    let mut list = vec![(3i32, 0usize, [(0usize, 1usize << top); 3], top)];
+    let mut list = vec![(3i32, 0, interp::anchor_lattice(dims), interp::levels(dims))];
     for p in interp::passes(dims) {
         list.push((p.axis as i32, p.s, [0, 1, 2].map(|a| p.lattice(a)), p.lv));
     }
     let (n64, d) = (n as i64, dims.map(|v| v as i32));
     for (axis, s, lat, lv) in list {
-        let cnt = [0, 1, 2].map(|a| {
-            if dims[a] > lat[a].0 {
-                (dims[a] - 1 - lat[a].0) / lat[a].1 + 1
-            } else {
-                0
-            }
-        });
+        let cnt = interp::lattice_counts(dims, lat);
         let total: usize = cnt.iter().product();
         if total == 0 {
             continue;
@@ -1244,13 +1237,18 @@ impl Slot {
             .get(&order_key(dims, h.transform))
             .ok_or_else(|| CudaError::Unsupported("coding order".into()))?;
         // The interpolation's details go in as whole numbers (step 1).
-        let ones = s
-            .clone_htod(&vec![1.0f64; nbk])
-            .during(|| "copying steps".into())?;
+        let ones = if closed {
+            Some(
+                s.clone_htod(&vec![1.0f64; nbk])
+                    .during(|| "copying steps".into())?,
+            )
+        } else {
+            None
+        };
         let mut l = s.launch_builder(&fdequant);
         l.arg(&mut ints)
             .arg(order)
-            .arg(if closed { &ones } else { &q_d })
+            .arg(ones.as_ref().unwrap_or(&q_d))
             .arg(&mut self.y)
             .arg(&n64);
         unsafe { l.launch(cfg(blocks(n), 256, 0)) }.during(|| "launching DEQUANT".into())?;

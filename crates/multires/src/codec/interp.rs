@@ -15,8 +15,7 @@
 //! arithmetic (`kernels/codec.cu`, INTERP).
 
 use super::{morton, quantize};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 /// Levels from `COARSE_LEVEL` up (stride 4 and coarser) are quantized
 /// with the step divided by `COARSE_DIVISOR`: their errors feed every
@@ -100,26 +99,37 @@ impl Pass {
     }
     /// Points of the pass on each axis.
     pub fn counts(&self, dims: [usize; 3]) -> [usize; 3] {
-        [0, 1, 2].map(|a| {
-            let (o, st) = self.lattice(a);
-            if dims[a] > o {
-                (dims[a] - 1 - o) / st + 1
-            } else {
-                0
-            }
-        })
+        lattice_counts(dims, [0, 1, 2].map(|a| self.lattice(a)))
     }
+}
+
+/// Points on each axis of the lattice (first index, step) per axis.
+pub fn lattice_counts(dims: [usize; 3], lattice: [(usize, usize); 3]) -> [usize; 3] {
+    [0, 1, 2].map(|a| {
+        let (o, st) = lattice[a];
+        if dims[a] > o {
+            (dims[a] - 1 - o) / st + 1
+        } else {
+            0
+        }
+    })
+}
+
+/// The anchors' lattice: stride 2^L from the origin on every axis.
+pub fn anchor_lattice(dims: [usize; 3]) -> [(usize, usize); 3] {
+    [(0, 1usize << levels(dims)); 3]
 }
 
 /// The coarsest grid (stride 2^L on every axis; at most 8 points), coded
 /// before the passes with prediction 0 at the coarsest level's step.
 pub fn anchors(dims: [usize; 3]) -> Vec<usize> {
-    let st = 1usize << levels(dims);
+    let lat = anchor_lattice(dims);
+    let (c, st) = (lattice_counts(dims, lat), lat[0].1);
     let mut v = Vec::new();
-    for z in (0..dims[0]).step_by(st) {
-        for y in (0..dims[1]).step_by(st) {
-            for x in (0..dims[2]).step_by(st) {
-                v.push((z * dims[1] + y) * dims[2] + x);
+    for iz in 0..c[0] {
+        for iy in 0..c[1] {
+            for ix in 0..c[2] {
+                v.push((iz * st * dims[1] + iy * st) * dims[2] + ix * st);
             }
         }
     }
@@ -229,36 +239,29 @@ fn lazy_index(p: usize, n: usize) -> usize {
 /// the entropy coder's blocks hold neighbours of one level. Cached per
 /// shape.
 pub fn order(dims: [usize; 3]) -> Arc<Vec<u32>> {
-    type Orders = Mutex<HashMap<[usize; 3], Arc<Vec<u32>>>>;
-    static CACHE: OnceLock<Orders> = OnceLock::new();
-    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
-    if let Some(v) = cache.lock().ok().and_then(|c| c.get(&dims).cloned()) {
-        return v;
-    }
+    static CACHE: OnceLock<morton::Orders> = OnceLock::new();
+    morton::cached(&CACHE, dims, || interp_order(dims))
+}
+
+fn interp_order(dims: [usize; 3]) -> Vec<u32> {
     // Inverse of the lazy layout per axis: layout index -> position.
     let back = dims.map(|n| {
         let mut b = vec![0usize; n];
         (0..n).for_each(|p| b[lazy_index(p, n)] = p);
         b
     });
-    let v = Arc::new(
-        morton::order(dims)
-            .iter()
-            .map(|&k| {
-                let k = k as usize;
-                let (z, y, x) = (
-                    k / (dims[1] * dims[2]),
-                    (k / dims[2]) % dims[1],
-                    k % dims[2],
-                );
-                ((back[0][z] * dims[1] + back[1][y]) * dims[2] + back[2][x]) as u32
-            })
-            .collect::<Vec<u32>>(),
-    );
-    if let Ok(mut c) = cache.lock() {
-        c.insert(dims, v.clone());
-    }
-    v
+    morton::order(dims)
+        .iter()
+        .map(|&k| {
+            let k = k as usize;
+            let (z, y, x) = (
+                k / (dims[1] * dims[2]),
+                (k / dims[2]) % dims[1],
+                k % dims[2],
+            );
+            ((back[0][z] * dims[1] + back[1][y]) * dims[2] + back[2][x]) as u32
+        })
+        .collect()
 }
 
 #[cfg(test)]

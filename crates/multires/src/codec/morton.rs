@@ -40,12 +40,31 @@ pub fn key(z: usize, y: usize, x: usize, three_d: bool) -> u64 {
 /// The row-major indices of a [z, y, x] brick in Morton order, computed
 /// once per brick shape (key-value sort, as the seed's radix sort).
 pub fn order(dims: [usize; 3]) -> Arc<Vec<u32>> {
-    type Orders = Mutex<HashMap<[usize; 3], Arc<Vec<u32>>>>;
     static CACHE: OnceLock<Orders> = OnceLock::new();
-    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    cached(&CACHE, dims, || morton_order(dims))
+}
+
+/// Coding orders kept per brick shape.
+pub(crate) type Orders = Mutex<HashMap<[usize; 3], Arc<Vec<u32>>>>;
+
+/// The order of `dims` in `cache`, made by `make` the first time.
+pub(crate) fn cached(
+    cache: &'static OnceLock<Orders>,
+    dims: [usize; 3],
+    make: impl FnOnce() -> Vec<u32>,
+) -> Arc<Vec<u32>> {
+    let cache = cache.get_or_init(|| Mutex::new(HashMap::new()));
     if let Some(v) = cache.lock().ok().and_then(|c| c.get(&dims).cloned()) {
         return v;
     }
+    let v = Arc::new(make());
+    if let Ok(mut c) = cache.lock() {
+        c.insert(dims, v.clone());
+    }
+    v
+}
+
+fn morton_order(dims: [usize; 3]) -> Vec<u32> {
     let three_d = dims[0] > 1;
     let mut pairs: Vec<(u64, u32)> = Vec::with_capacity(dims.iter().product());
     for z in 0..dims[0] {
@@ -57,11 +76,7 @@ pub fn order(dims: [usize; 3]) -> Arc<Vec<u32>> {
         }
     }
     pairs.sort_unstable_by_key(|p| p.0);
-    let v = Arc::new(pairs.into_iter().map(|p| p.1).collect::<Vec<u32>>());
-    if let Ok(mut c) = cache.lock() {
-        c.insert(dims, v.clone());
-    }
-    v
+    pairs.into_iter().map(|p| p.1).collect()
 }
 
 #[cfg(test)]
