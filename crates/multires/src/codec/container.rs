@@ -14,8 +14,9 @@ use super::{BrickGrid, CodecError, DType, ErrorBound, Lifting};
 use std::io::{Read, Seek, SeekFrom};
 
 pub const MAGIC: [u8; 4] = *b"MRZ\x1a";
-/// 2: Rice-coded bricks (1, zstd, was never released).
-pub const VERSION: u16 = 2;
+/// 3: the interpolating wavelet's bricks rANS-coded (2: all Rice-coded;
+/// 1, zstd, was never released).
+pub const VERSION: u16 = 3;
 pub const HEADER_LEN: usize = 4 + 2 + 4 + 8 + 8 + 24 + 12 + 16 + 8 + 8 + 4;
 const ENTRY_LEN: usize = 20;
 

@@ -243,6 +243,14 @@ pub fn order(dims: [usize; 3]) -> Arc<Vec<u32>> {
     morton::cached(&CACHE, dims, || interp_order(dims))
 }
 
+/// The rANS contexts' level class of each coded value, cached per shape.
+pub fn classes(dims: [usize; 3]) -> Arc<Vec<u32>> {
+    static CACHE: OnceLock<morton::Orders> = OnceLock::new();
+    morton::cached(&CACHE, dims, || {
+        super::rans::level_classes(dims, &order(dims))
+    })
+}
+
 fn interp_order(dims: [usize; 3]) -> Vec<u32> {
     // Inverse of the lazy layout per axis: layout index -> position.
     let back = dims.map(|n| {

@@ -22,6 +22,7 @@ pub mod fields;
 pub mod interp;
 pub mod lifting;
 pub mod morton;
+pub mod rans;
 pub mod rice;
 pub mod seed;
 
@@ -455,7 +456,8 @@ pub(crate) fn encode_brick(
             .map(|&k| grid[k as usize])
             .collect();
         y.iter_mut().for_each(|v| *v = dtype.round(*v));
-        return Ok(finish_brick(x, &ints, &y, q, e, dtype));
+        let cl = interp::classes(dims);
+        return Ok(finish_brick(x, &ints, &y, q, e, dtype, Some(&cl)));
     }
     let levels = lifting::levels_for(dims, MAX_LEVELS);
     let mut c = x.to_vec();
@@ -469,7 +471,7 @@ pub(crate) fn encode_brick(
         .map(|&q| {
             let ints: Vec<i32> = order.iter().map(|&k| quantize(c[k as usize], q)).collect();
             let y = reconstruct(&ints, q, t, dims, dtype);
-            finish_brick(x, &ints, &y, q, e, dtype)
+            finish_brick(x, &ints, &y, q, e, dtype, None)
         })
         .collect();
     tries
@@ -480,10 +482,20 @@ pub(crate) fn encode_brick(
 
 /// A brick's payload from its quantized values (coding order) and their
 /// reconstruction `y` (as the decoder computes it): the step, the Rice
-/// stream, then the outliers: every value off by more than `e` gets a
-/// correction of whole steps of 2e (within e once applied) or, where
-/// rounding to the stored type defeats that, 0 and its exact value.
-fn finish_brick(x: &[f64], ints: &[i32], y: &[f64], q: f64, e: f64, dtype: DType) -> CodedBrick {
+/// stream (rANS with the level `classes` of the interpolation, Rice for
+/// the lifting transforms), then the outliers: every value off by more
+/// than `e` gets a correction of whole steps of 2e (within e once applied)
+/// or, where rounding to the stored type defeats that, 0 and its exact
+/// value.
+fn finish_brick(
+    x: &[f64],
+    ints: &[i32],
+    y: &[f64],
+    q: f64,
+    e: f64,
+    dtype: DType,
+    classes: Option<&[u32]>,
+) -> CodedBrick {
     let (mut maxe, mut sse) = (0f64, 0f64);
     let (mut idx, mut steps, mut raw) = (Vec::new(), Vec::new(), Vec::new());
     for (k, (&a, &b)) in x.iter().zip(y).enumerate() {
@@ -506,7 +518,10 @@ fn finish_brick(x: &[f64], ints: &[i32], y: &[f64], q: f64, e: f64, dtype: DType
         sse += d * d;
     }
     let zz: Vec<u32> = ints.iter().map(|&i| rice::zigzag(i)).collect();
-    let words = rice::encode(&zz);
+    let words = match classes {
+        Some(cl) => rans::encode(&zz, cl),
+        None => rice::encode(&zz),
+    };
     let mut out =
         Vec::with_capacity(16 + 4 * words.len() + 8 * idx.len() + raw.len() * dtype.size());
     out.extend_from_slice(&q.to_le_bytes());
@@ -553,7 +568,11 @@ pub fn decode_brick(
         .chunks_exact(4)
         .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
         .collect();
-    let (zz, used) = rice::decode(&words, n)?;
+    let (zz, used) = if t == Lifting::Interp {
+        rans::decode(&words, n, &interp::classes(dims))?
+    } else {
+        rice::decode(&words, n)?
+    };
     let ints: Vec<i32> = zz.into_iter().map(rice::unzigzag).collect();
     let y = reconstruct(&ints, q, t, dims, dtype);
     apply_outliers(y, &payload[8 + 4 * used..], e, dtype)
