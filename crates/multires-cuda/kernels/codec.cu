@@ -692,3 +692,181 @@ __device__ __forceinline__ int unzigzag(unsigned v) { return (int)(v >> 1) ^ -(i
              i += (long long)gridDim.x * blockDim.x)                                    \
             out[i] = (T)in[i];                                                          \
     }
+
+// ---- rANS (multires::codec::rans): the interpolating wavelet's coder ----
+// A chunk per thread: chunk c is values [cstart[c], cstart[c] + clen[c])
+// of brick cbrick[c]; tables per brick: freq [ctx][sym], cum
+// [ctx][sym + 1], scale [ctx].
+
+#define R_NSYM 168
+#define R_NCTX 32
+#define R_DIRECT 64u
+#define R_PIECE 14u
+#define R_RESET 4096ll
+#define R_L 65536u
+
+__device__ __forceinline__ void r_symbol(unsigned v, unsigned& s, unsigned& nraw, unsigned& raw) {
+    if (v < R_DIRECT) {
+        s = v; nraw = 0; raw = 0;
+        return;
+    }
+    unsigned b = 32 - __clz(v);
+    nraw = b - 3;
+    s = R_DIRECT + 4 * (b - 7) + ((v >> nraw) & 3);
+    raw = v & ((1u << nraw) - 1);
+}
+__device__ __forceinline__ unsigned r_raw_bits(unsigned s) { return s < R_DIRECT ? 0 : (s - R_DIRECT) / 4 + 4; }
+__device__ __forceinline__ unsigned r_context(unsigned lv, unsigned prev) { return min(lv, 7u) * 4 + min(prev, 3u); }
+
+// Counts per brick, context and symbol (a shared histogram per block).
+#define RHIST(name)                                                                                \
+    extern "C" __global__ void name(const int* ints, const unsigned* cls, long long n,            \
+                                    unsigned* hist) {                                              \
+        extern __shared__ unsigned h[];                                                            \
+        long long b = blockIdx.y;                                                                  \
+        for (int k = threadIdx.x; k < R_NCTX * R_NSYM; k += blockDim.x) h[k] = 0;                  \
+        __syncthreads();                                                                           \
+        const int* v = ints + b * n;                                                               \
+        for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                \
+             i += (long long)gridDim.x * blockDim.x) {                                             \
+            unsigned prev = (i % R_RESET == 0) ? 0u : zigzag(v[i - 1]);                            \
+            unsigned s, nraw, raw;                                                                 \
+            r_symbol(zigzag(v[i]), s, nraw, raw);                                                  \
+            atomicAdd(&h[r_context(cls[i], prev) * R_NSYM + s], 1u);                               \
+        }                                                                                          \
+        __syncthreads();                                                                           \
+        for (int k = threadIdx.x; k < R_NCTX * R_NSYM; k += blockDim.x)                            \
+            if (h[k]) atomicAdd(&hist[b * (R_NCTX * R_NSYM) + k], h[k]);                           \
+    }
+
+// One encoder step; emitted words go to the end of the chunk backwards.
+template <bool WRITE>
+__device__ __forceinline__ void r_put(unsigned& x, unsigned start, unsigned freq, unsigned scale,
+                                      unsigned short* o, unsigned len, unsigned& j) {
+    unsigned long long xmax = ((unsigned long long)(R_L >> scale) << 16) * freq;
+    if ((unsigned long long)x >= xmax) {
+        if (WRITE) o[len - 1 - j] = (unsigned short)x;
+        j++;
+        x >>= 16;
+    }
+    x = ((x / freq) << scale) + (x % freq) + start;
+}
+
+// Loads brick b's cumulative frequencies and scales into shared memory
+// (a symbol's frequency is the difference of two starts).
+__device__ __forceinline__ void r_tables(unsigned* sh, const unsigned* cum, const unsigned* scale, long long b) {
+    const unsigned* cm = cum + b * (R_NCTX * (R_NSYM + 1));
+    for (int k = threadIdx.x; k < R_NCTX * (R_NSYM + 1); k += blockDim.x) sh[k] = cm[k];
+    for (int k = threadIdx.x; k < R_NCTX; k += blockDim.x) sh[R_NCTX * (R_NSYM + 1) + k] = scale[b * R_NCTX + k];
+    __syncthreads();
+}
+
+// Sizes (WRITE false: u16 words per chunk into sizes) or the chunks'
+// words (at byte offsets offs into out). Block row b codes brick b's
+// chunks cfirst[b] .. cfirst[b + 1].
+template <bool WRITE>
+__device__ void r_encode(const int* ints, const unsigned* cls, long long n, const unsigned* cfirst,
+                         const unsigned long long* cstart, const unsigned* clen,
+                         const unsigned* cum, const unsigned* scale, unsigned* sizes,
+                         const unsigned long long* offs, unsigned char* out) {
+    extern __shared__ unsigned sh[];
+    long long b = blockIdx.y;
+    r_tables(sh, cum, scale, b);
+    long long c = cfirst[b] + blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (c >= cfirst[b + 1]) return;
+    long long st = (long long)cstart[c];
+    long long L = clen[c];
+    const int* v = ints + b * n + st;
+    const unsigned* lv = cls + st;
+    const unsigned* sc = sh + R_NCTX * (R_NSYM + 1);
+    unsigned short* o = WRITE ? (unsigned short*)(out + offs[c]) : (unsigned short*)0;
+    unsigned len = WRITE ? sizes[c] : 0u;
+    unsigned x = R_L, j = 0;
+    unsigned cur = L > 0 ? zigzag(v[L - 1]) : 0u;
+    for (long long i = L - 1; i >= 0; i--) {
+        unsigned prv = i > 0 ? zigzag(v[i - 1]) : 0u;
+        unsigned prev = (i == 0 || (st + i) % R_RESET == 0) ? 0u : prv;
+        unsigned ctx = r_context(lv[i], prev);
+        unsigned s, nraw, raw;
+        r_symbol(cur, s, nraw, raw);
+        if (nraw > R_PIECE) r_put<WRITE>(x, raw >> R_PIECE, 1, nraw - R_PIECE, o, len, j);
+        unsigned lo = min(nraw, R_PIECE);
+        if (lo > 0) r_put<WRITE>(x, raw & ((1u << lo) - 1), 1, lo, o, len, j);
+        const unsigned* cu = sh + ctx * (R_NSYM + 1);
+        r_put<WRITE>(x, cu[s], cu[s + 1] - cu[s], sc[ctx], o, len, j);
+        cur = prv;
+    }
+    if (WRITE) {
+        o[0] = (unsigned short)(x >> 16);
+        o[1] = (unsigned short)x;
+    } else {
+        sizes[c] = j + 2;
+    }
+}
+
+#define RENC(name, WRITE)                                                                          \
+    extern "C" __global__ void name(const int* ints, const unsigned* cls, long long n,            \
+                                    const unsigned* cfirst, const unsigned long long* cstart,      \
+                                    const unsigned* clen, const unsigned* cum,                     \
+                                    const unsigned* scale, unsigned* sizes,                        \
+                                    const unsigned long long* offs, unsigned char* out) {          \
+        r_encode<WRITE>(ints, cls, n, cfirst, cstart, clen, cum, scale, sizes, offs, out);         \
+    }
+
+// Decodes chunk c from its dlen[c] u16 words at byte offset doff[c] of
+// data into ints (zigzag undone); a fault sets err[brick]. Block row b
+// decodes brick b's chunks cfirst[b] .. cfirst[b + 1].
+#define RDEC(name)                                                                                 \
+    extern "C" __global__ void name(const unsigned char* data, const unsigned long long* doff,     \
+                                    const unsigned* dlen, const unsigned* cls, long long n,        \
+                                    const unsigned* cfirst, const unsigned long long* cstart,      \
+                                    const unsigned* clen, const unsigned* cum,                     \
+                                    const unsigned* scale, int* ints, unsigned* err) {             \
+        extern __shared__ unsigned sh[];                                                           \
+        long long b = blockIdx.y;                                                                  \
+        r_tables(sh, cum, scale, b);                                                               \
+        long long c = cfirst[b] + blockIdx.x * (long long)blockDim.x + threadIdx.x;                \
+        if (c >= cfirst[b + 1]) return;                                                            \
+        long long st = (long long)cstart[c];                                                       \
+        long long L = clen[c];                                                                     \
+        const unsigned short* d = (const unsigned short*)(data + doff[c]);                         \
+        unsigned dl = dlen[c];                                                                     \
+        int* out = ints + b * n + st;                                                              \
+        const unsigned* lv = cls + st;                                                             \
+        const unsigned* sc = sh + R_NCTX * (R_NSYM + 1);                                           \
+        if (dl < 2) { err[b] = 1; return; }                                                        \
+        unsigned x = ((unsigned)d[0] << 16) | d[1], p = 2, last = 0;                               \
+        for (long long i = 0; i < L; i++) {                                                        \
+            unsigned prev = (i == 0 || (st + i) % R_RESET == 0) ? 0u : last;                       \
+            unsigned ctx = r_context(lv[i], prev);                                                 \
+            const unsigned* cu = sh + ctx * (R_NSYM + 1);                                          \
+            unsigned s_ = sc[ctx];                                                                 \
+            if (s_ > 15 || cu[R_NSYM] != (1u << s_)) { err[b] = 1; return; }                        \
+            unsigned slot = x & ((1u << s_) - 1);                                                  \
+            int lo = 0, hi = R_NSYM - 1;                                                           \
+            while (lo < hi) {                                                                      \
+                int mid = (lo + hi + 1) >> 1;                                                      \
+                if (cu[mid] <= slot) lo = mid; else hi = mid - 1;                                  \
+            }                                                                                      \
+            unsigned f = cu[lo + 1] - cu[lo];                                                      \
+            x = f * (x >> s_) + slot - cu[lo];                                                     \
+            if (x < R_L) { if (p >= dl) { err[b] = 1; return; } x = (x << 16) | d[p++]; }          \
+            unsigned nraw = r_raw_bits((unsigned)lo), raw = 0;                                     \
+            unsigned l0 = min(nraw, R_PIECE);                                                      \
+            if (l0 > 0) {                                                                          \
+                raw = x & ((1u << l0) - 1);                                                        \
+                x >>= l0;                                                                          \
+                if (x < R_L) { if (p >= dl) { err[b] = 1; return; } x = (x << 16) | d[p++]; }      \
+            }                                                                                      \
+            if (nraw > R_PIECE) {                                                                  \
+                raw |= (x & ((1u << (nraw - R_PIECE)) - 1)) << R_PIECE;                            \
+                x >>= nraw - R_PIECE;                                                              \
+                if (x < R_L) { if (p >= dl) { err[b] = 1; return; } x = (x << 16) | d[p++]; }      \
+            }                                                                                      \
+            unsigned val = (unsigned)lo < R_DIRECT ? (unsigned)lo                                  \
+                : ((4u | (((unsigned)lo - R_DIRECT) & 3u)) << nraw) | raw;                         \
+            out[i] = unzigzag(val);                                                                \
+            last = val;                                                                            \
+        }                                                                                          \
+        if (x != R_L || p != dl) err[b] = 1;                                                       \
+    }

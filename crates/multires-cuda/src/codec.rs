@@ -19,7 +19,7 @@ use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
 use multires::codec::{
-    self, interp, lifting, morton, rice, CodecOptions, CodecStats, CodedBrick, DType, Volume,
+    self, interp, lifting, morton, rans, rice, CodecOptions, CodecStats, CodedBrick, DType, Volume,
 };
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -77,6 +77,8 @@ struct Slot {
     out: CudaSlice<u8>,
     /// Coding orders per brick shape: Morton (lifting) or interp's.
     orders: BTreeMap<([usize; 3], bool), CudaSlice<u32>>,
+    /// The rANS level classes of interp's coding order, per brick shape.
+    classes: BTreeMap<[usize; 3], CudaSlice<u32>>,
 }
 
 /// The closed-loop interpolation (multires::codec::interp) of every brick
@@ -321,6 +323,7 @@ impl Slot {
             cnt: dev!(u32, 2 * nb),
             out: dev!(u8, 1 << 20),
             orders: BTreeMap::new(),
+            classes: BTreeMap::new(),
             pin32,
             pin64,
             in32,
@@ -409,6 +412,18 @@ impl Slot {
                 .clone_htod(o.as_slice())
                 .during(|| "copying a coding order".into())?;
             self.orders.insert(key, d);
+        }
+        Ok(())
+    }
+
+    /// Uploads the rANS level classes of `dims` once (`Slot::classes`).
+    fn classes(&mut self, dims: [usize; 3]) -> Result<(), CudaError> {
+        if !self.classes.contains_key(&dims) {
+            let d = self
+                .stream
+                .clone_htod(interp::classes(dims).as_slice())
+                .during(|| "copying level classes".into())?;
+            self.classes.insert(dims, d);
         }
         Ok(())
     }
@@ -551,6 +566,9 @@ impl Slot {
                 .arg(&mut se);
             unsafe { l.launch(cfg(vgrid(n, 256), 256, 0)) }.during(|| "launching CHECK".into())?;
             prof(s, "check")?;
+            if closed {
+                continue;
+            }
             let ints = self.ints.slice(tr * nbk * n..(tr + 1) * nbk * n);
             let mut su = sums.slice_mut(tr * 4 * nbk..(tr + 1) * 4 * nbk);
             let zero = 0i64;
@@ -584,6 +602,9 @@ impl Slot {
         let mapw_h = s.clone_dtoh(&mapw).during(|| "reading sizes".into())?;
         let maxe_h = s.clone_dtoh(&maxe).during(|| "reading errors".into())?;
         let sse_h = s.clone_dtoh(&sse).during(|| "reading errors".into())?;
+        if closed {
+            return self.encode_rans(b, iq, &counts_h, &maxe_h, &sse_h, f32i, sz);
+        }
         // Sizes per brick and trial; the smallest wins, the first on ties.
         let size_of = |bi: usize, tr: usize| -> (usize, [usize; 4], usize, usize, usize) {
             let su = &sums_h[(tr * nbk + bi) * 4..(tr * nbk + bi) * 4 + 4];
@@ -759,6 +780,208 @@ impl Slot {
             p[oc + 4..oc + 8].copy_from_slice(&(nr as u32).to_le_bytes());
             let m = f64::from_bits(maxe_h[tr * nbk + bi]);
             coded.push((p, m, sse_h[tr * nbk + bi], no));
+        }
+        Ok(coded)
+    }
+    /// The interpolation's payloads (trial 0 of `ints` and `corr`): rANS
+    /// tables from the bricks' histograms, made on the host by the CPU's
+    /// code, then the chunks' sizes and words and the outlier lists on the
+    /// device.
+    #[allow(clippy::too_many_arguments)]
+    fn encode_rans(
+        &mut self,
+        b: &Batch,
+        q: f64,
+        counts_h: &[u64],
+        maxe_h: &[u64],
+        sse_h: &[f64],
+        f32i: i32,
+        sz: usize,
+    ) -> Result<Vec<CodedBrick>, CudaError> {
+        use rayon::prelude::*;
+        let dims = b.dims;
+        let n: usize = dims.iter().product();
+        let nbk = b.bricks.len();
+        let nb = n.div_ceil(32);
+        let s = &self.stream.clone();
+        let (n64, nb64) = (n as i64, nb as i64);
+        self.classes(dims)?;
+        let cls = self
+            .classes
+            .get(&dims)
+            .ok_or_else(|| CudaError::Unsupported("level classes".into()))?;
+        let table = rans::NCTX * rans::NSYM;
+        let mut hist = s
+            .alloc_zeros::<u32>(nbk * table)
+            .during(|| "alloc".into())?;
+        let ints = self.ints.slice(0..nbk * n);
+        let fh = self.f("RHIST(kernel)", table * 4)?;
+        let mut l = s.launch_builder(&fh);
+        l.arg(&ints).arg(cls).arg(&n64).arg(&mut hist);
+        unsafe {
+            l.launch(cfg(
+                ((n.div_ceil(256 * 64)).clamp(1, 1024) as u32, nbk as u32),
+                256,
+                (table * 4) as u32,
+            ))
+        }
+        .during(|| "launching RHIST".into())?;
+        let hist_h = s.clone_dtoh(&hist).during(|| "reading histograms".into())?;
+        prof(s, "r_hist")?;
+        let plans: Vec<rans::Plan> = hist_h.par_chunks(table).map(|h| rans::plan(h, n)).collect();
+        let (mut cfirst, mut cstart, mut clen) = (vec![0u32], Vec::new(), Vec::new());
+        let (mut cum, mut scale) = (Vec::new(), Vec::new());
+        for p in &plans {
+            let len = 1usize << p.chunk_log;
+            for j in 0..rans::chunks(n, p.chunk_log) {
+                cstart.push((j * len) as u64);
+                clen.push(len.min(n - j * len) as u32);
+            }
+            cfirst.push(clen.len() as u32);
+            cum.extend_from_slice(&p.tables.cum);
+            scale.extend_from_slice(&p.tables.scale);
+        }
+        let nch = clen.len();
+        let up = |v: &[u32]| s.clone_htod(v).during(|| "copying rANS tables".into());
+        let (cfirst_d, clen_d, cum_d, scale_d) = (up(&cfirst)?, up(&clen)?, up(&cum)?, up(&scale)?);
+        let cstart_d = s.clone_htod(&cstart).during(|| "copying chunks".into())?;
+        let mut sizes = s.alloc_zeros::<u32>(nch).during(|| "alloc".into())?;
+        let (grid, smem) = rans_launch(n, &plans.iter().map(|p| p.chunk_log).collect::<Vec<_>>());
+        let unused = s.alloc_zeros::<u64>(1).during(|| "alloc".into())?;
+        let fe = self.f("RENC(kernel, false)", smem as usize)?;
+        let mut l = s.launch_builder(&fe);
+        l.arg(&ints)
+            .arg(cls)
+            .arg(&n64)
+            .arg(&cfirst_d)
+            .arg(&cstart_d)
+            .arg(&clen_d)
+            .arg(&cum_d)
+            .arg(&scale_d)
+            .arg(&mut sizes)
+            .arg(&unused)
+            .arg(&mut self.out);
+        unsafe { l.launch(cfg(grid, RANS_THREADS, smem)) }.during(|| "launching RENC".into())?;
+        let sizes_h = s
+            .clone_dtoh(&sizes)
+            .during(|| "reading chunk sizes".into())?;
+        prof(s, "r_size")?;
+        // Layout: per brick the step, the stream (header, tables, chunk
+        // lengths, data) and the outliers.
+        let mut base = Vec::with_capacity(nbk);
+        let mut heads = Vec::with_capacity(nbk);
+        let mut stream_words = Vec::with_capacity(nbk);
+        let mut offs = Vec::with_capacity(nch);
+        let mut osec = Vec::with_capacity(3 * nbk);
+        let mut total = 0usize;
+        let mut ch = 0usize;
+        for (bi, p) in plans.iter().enumerate() {
+            let nc = rans::chunks(n, p.chunk_log);
+            let head = rans::header_words(p.chunk_log, &p.words, &sizes_h[ch..ch + nc]);
+            let data0 = total + 8 + 4 * head.len();
+            let mut at = 0usize;
+            for &len in &sizes_h[ch..ch + nc] {
+                offs.push((data0 + 2 * at) as u64);
+                at += len as usize;
+            }
+            ch += nc;
+            let words = head.len() + at.div_ceil(2);
+            heads.push(head);
+            let (no, nr) = (counts_h[2 * bi] as usize, counts_h[2 * bi + 1] as usize);
+            let o = total + 8 + 4 * words + 8;
+            osec.extend([o, o + 4 * no, o + 8 * no].map(|v| v as u64));
+            base.push(total);
+            stream_words.push(words);
+            total += 8 + 4 * words + 8 + 8 * no + sz * nr;
+        }
+        if self.out.len() < total.max(1) {
+            self.out = s
+                .alloc_zeros::<u8>(total.next_power_of_two())
+                .during(|| format!("allocating {total} bytes of output"))?;
+        } else {
+            s.memset_zeros(&mut self.out.slice_mut(0..total.max(1)))
+                .during(|| "clearing the output".into())?;
+        }
+        let offs_d = s.clone_htod(&offs).during(|| "copying offsets".into())?;
+        let fw = self.f("RENC(kernel, true)", smem as usize)?;
+        let mut l = s.launch_builder(&fw);
+        l.arg(&ints)
+            .arg(cls)
+            .arg(&n64)
+            .arg(&cfirst_d)
+            .arg(&cstart_d)
+            .arg(&clen_d)
+            .arg(&cum_d)
+            .arg(&scale_d)
+            .arg(&mut sizes)
+            .arg(&offs_d)
+            .arg(&mut self.out);
+        unsafe { l.launch(cfg(grid, RANS_THREADS, smem)) }.during(|| "launching RENC".into())?;
+        prof(s, "r_write")?;
+        // The outlier lists, as for the lifting transforms (trial 0).
+        let trial_d = s
+            .clone_htod(&vec![0i32; nbk])
+            .during(|| "copying choices".into())?;
+        let tstride = (nbk * n) as i64;
+        let vgrid = |count: usize| ((count.div_ceil(256)).min(4096) as u32, nbk as u32);
+        let focnt = self.f("OCOUNT(kernel)", 0)?;
+        let mut l = s.launch_builder(&focnt);
+        l.arg(&self.corr)
+            .arg(&trial_d)
+            .arg(&tstride)
+            .arg(&n64)
+            .arg(&nb64)
+            .arg(&mut self.cnt);
+        unsafe { l.launch(cfg(vgrid(nb * 32), 256, 0)) }.during(|| "launching OCOUNT".into())?;
+        let fscan = self.f("SCAN(kernel)", 0)?;
+        let mut tot = s.alloc_zeros::<u64>(2 * nbk).during(|| "alloc".into())?;
+        let mut l = s.launch_builder(&fscan);
+        l.arg(&mut self.cnt).arg(&nb64).arg(&mut tot);
+        unsafe { l.launch(cfg((1, 2 * nbk as u32), 1024, 0)) }
+            .during(|| "launching SCAN".into())?;
+        let osec_d = s.clone_htod(&osec).during(|| "copying offsets".into())?;
+        let fo = self.f("OWRITE(kernel)", 0)?;
+        let mut l = s.launch_builder(&fo);
+        l.arg(&self.x)
+            .arg(&self.corr)
+            .arg(&trial_d)
+            .arg(&tstride)
+            .arg(&n64)
+            .arg(&nb64)
+            .arg(&self.cnt)
+            .arg(&osec_d)
+            .arg(&f32i)
+            .arg(&mut self.out);
+        unsafe { l.launch(cfg(vgrid(nb * 32), 256, 0)) }.during(|| "launching OWRITE".into())?;
+        let mut host = vec![0u8; total];
+        s.memcpy_dtoh(&self.out.slice(0..total), &mut host)
+            .during(|| "copying payloads to the host".into())?;
+        let tot_h = s.clone_dtoh(&tot).during(|| "reading totals".into())?;
+        s.synchronize()
+            .during(|| "waiting for a batch of bricks".into())?;
+        prof(s, "r_outliers")?;
+        // The host's parts: step, header words, tables, chunk lengths,
+        // outlier counts.
+        let mut coded = Vec::with_capacity(nbk);
+        for bi in 0..nbk {
+            let (no, nr) = (counts_h[2 * bi] as usize, counts_h[2 * bi + 1] as usize);
+            if tot_h[2 * bi] as usize != no {
+                return Err(CudaError::Unsupported(format!(
+                    "brick {}: the outlier check and the outlier lists disagree",
+                    b.bricks[bi]
+                )));
+            }
+            let words = stream_words[bi];
+            let len = 8 + 4 * words + 8 + 8 * no + sz * nr;
+            let mut pl = host[base[bi]..base[bi] + len].to_vec();
+            pl[0..8].copy_from_slice(&q.to_le_bytes());
+            for (i, w) in heads[bi].iter().enumerate() {
+                pl[8 + 4 * i..12 + 4 * i].copy_from_slice(&w.to_le_bytes());
+            }
+            let oc = 8 + 4 * words;
+            pl[oc..oc + 4].copy_from_slice(&(no as u32).to_le_bytes());
+            pl[oc + 4..oc + 8].copy_from_slice(&(nr as u32).to_le_bytes());
+            coded.push((pl, f64::from_bits(maxe_h[bi]), sse_h[bi], no));
         }
         Ok(coded)
     }
@@ -1083,10 +1306,223 @@ impl Slot {
         h: &codec::MrzHeader,
     ) -> Result<Vec<Option<usize>>, CudaError> {
         let n: usize = dims.iter().product();
-        let nb = n.div_ceil(32);
         let nbk = list.len();
         let closed = h.transform == lifting::Lifting::Interp;
         self.order(dims, h.transform)?;
+        let s = &self.stream.clone();
+        let Front { at, q, err, check } = if closed {
+            self.rans_front(dims, list)?
+        } else {
+            self.rice_front(dims, list)?
+        };
+        let q_d = s.clone_htod(&q).during(|| "copying steps".into())?;
+        let n64 = n as i64;
+        let blocks = |count: usize| (count.div_ceil(256).min(4096) as u32, nbk as u32);
+        let fdequant = self.f("DEQUANT(kernel)", 0)?;
+        let mut ints = self.ints.slice_mut(0..nbk * n);
+        let order = self
+            .orders
+            .get(&order_key(dims, h.transform))
+            .ok_or_else(|| CudaError::Unsupported("coding order".into()))?;
+        // The interpolation's details go in as whole numbers (step 1).
+        let ones = if closed {
+            Some(
+                s.clone_htod(&vec![1.0f64; nbk])
+                    .during(|| "copying steps".into())?,
+            )
+        } else {
+            None
+        };
+        let mut l = s.launch_builder(&fdequant);
+        l.arg(&mut ints)
+            .arg(order)
+            .arg(ones.as_ref().unwrap_or(&q_d))
+            .arg(&mut self.y)
+            .arg(&n64);
+        unsafe { l.launch(cfg(blocks(n), 256, 0)) }.during(|| "launching DEQUANT".into())?;
+        prof(s, "d_dequant")?;
+        if closed {
+            interp_passes(
+                &self.gpu,
+                s,
+                &self.x,
+                &mut self.y,
+                &mut self.c,
+                &q_d,
+                dims,
+                nbk,
+                true,
+            )?;
+        } else {
+            lift(&self.gpu, s, &mut self.y, dims, nbk, h.transform, true)?;
+        }
+        prof(s, "d_inverse")?;
+        // Rounded to the stored type on the device, down into the pinned buffer.
+        let total = nbk * n;
+        let f = self.f(
+            &format!(
+                "TO_DTYPE(kernel, {})",
+                if h.dtype == DType::F32 {
+                    "float"
+                } else {
+                    "double"
+                }
+            ),
+            0,
+        )?;
+        let count = total as i64;
+        let grid = ((total.div_ceil(256)).min(65535) as u32, 1);
+        macro_rules! down {
+            ($dev:expr, $pin:expr) => {{
+                let dev = $dev
+                    .as_mut()
+                    .ok_or_else(|| CudaError::Unsupported("no buffer".into()))?;
+                let mut l = s.launch_builder(&f);
+                l.arg(&self.y).arg(&mut *dev).arg(&count);
+                unsafe { l.launch(cfg(grid, 256, 0)) }.during(|| "launching TO_DTYPE".into())?;
+                let pin = $pin
+                    .as_mut()
+                    .ok_or_else(|| CudaError::Unsupported("no buffer".into()))?;
+                s.memcpy_dtoh(&dev.slice(0..total), &mut *pin)
+                    .during(|| "copying decoded bricks to the host".into())?;
+            }};
+        }
+        match h.dtype {
+            DType::F32 => down!(self.in32, self.pin32),
+            DType::F64 => down!(self.in64, self.pin64),
+        }
+        prof(s, "d_download")?;
+        let err_h = s.clone_dtoh(&err).during(|| "reading errors".into())?;
+        let tot_h = match &check {
+            Some((tot, _)) => Some(s.clone_dtoh(tot).during(|| "reading totals".into())?),
+            None => None,
+        };
+        s.synchronize()
+            .during(|| "waiting for a batch of bricks".into())?;
+        Ok((0..nbk)
+            .map(|bi| {
+                at[bi].filter(|_| {
+                    err_h[bi] == 0
+                        && match (&tot_h, &check) {
+                            (Some(t), Some((_, nnz))) => t[bi] as usize == nnz[bi],
+                            _ => true,
+                        }
+                })
+            })
+            .collect())
+    }
+
+    /// The rANS streams of a batch decoded into `ints`, a chunk per
+    /// thread: per brick where its outliers start (None: its header does
+    /// not read), its step, and the device's fault flags.
+    fn rans_front(
+        &mut self,
+        dims: [usize; 3],
+        list: &[(usize, Vec<u8>)],
+    ) -> Result<Front, CudaError> {
+        let n: usize = dims.iter().product();
+        let nbk = list.len();
+        self.classes(dims)?;
+        let s = &self.stream.clone();
+        let mut data: Vec<u8> = Vec::new();
+        let (mut doff, mut dlen) = (Vec::new(), Vec::new());
+        let (mut cfirst, mut cstart, mut clen) = (vec![0u32], Vec::new(), Vec::new());
+        let (mut cum, mut scale, mut logs) = (Vec::new(), Vec::new(), Vec::new());
+        let mut at = vec![None; nbk];
+        let mut q = vec![1.0f64; nbk];
+        for (bi, (_, p)) in list.iter().enumerate() {
+            let head = codec::brick_step(p)
+                .and_then(|(step, words)| rans::read_header(&words, n).map(|h| (step, words, h)));
+            let Ok((step, words, h)) = head else {
+                // Decoded to nothing here, then redone on the CPU.
+                cfirst.push(clen.len() as u32);
+                logs.push(rans::CHUNK_MIN_LOG);
+                cum.extend(std::iter::repeat_n(0, rans::NCTX * (rans::NSYM + 1)));
+                scale.extend(std::iter::repeat_n(0, rans::NCTX));
+                continue;
+            };
+            let base = data.len();
+            data.extend(
+                words[h.data_word..h.used]
+                    .iter()
+                    .flat_map(|w| w.to_le_bytes()),
+            );
+            let len = 1usize << h.chunk_log;
+            for j in 0..rans::chunks(n, h.chunk_log) {
+                cstart.push((j * len) as u64);
+                clen.push(len.min(n - j * len) as u32);
+                doff.push((base + 2 * h.offsets[j]) as u64);
+                dlen.push((h.offsets[j + 1] - h.offsets[j]) as u32);
+            }
+            cfirst.push(clen.len() as u32);
+            logs.push(h.chunk_log);
+            cum.extend_from_slice(&h.tables.cum);
+            scale.extend_from_slice(&h.tables.scale);
+            q[bi] = step;
+            at[bi] = Some(8 + 4 * h.used);
+        }
+        data.extend([0u8; 4]);
+        let err = s.alloc_zeros::<u32>(nbk).during(|| "alloc".into())?;
+        let nch = clen.len();
+        if nch == 0 {
+            return Ok(Front {
+                at,
+                q,
+                err,
+                check: None,
+            });
+        }
+        let mut err = err;
+        let up = |v: &[u32]| s.clone_htod(v).during(|| "copying rANS tables".into());
+        let (cfirst_d, clen_d, dlen_d, cum_d, scale_d) =
+            (up(&cfirst)?, up(&clen)?, up(&dlen)?, up(&cum)?, up(&scale)?);
+        let up64 = |v: &[u64]| s.clone_htod(v).during(|| "copying chunks".into());
+        let (cstart_d, doff_d) = (up64(&cstart)?, up64(&doff)?);
+        let data_d = s
+            .clone_htod(&data)
+            .during(|| "copying payloads to the GPU".into())?;
+        let cls = self
+            .classes
+            .get(&dims)
+            .ok_or_else(|| CudaError::Unsupported("level classes".into()))?;
+        let n64 = n as i64;
+        let (grid, smem) = rans_launch(n, &logs);
+        let f = self.f("RDEC(kernel)", smem as usize)?;
+        let mut ints = self.ints.slice_mut(0..nbk * n);
+        let mut l = s.launch_builder(&f);
+        l.arg(&data_d)
+            .arg(&doff_d)
+            .arg(&dlen_d)
+            .arg(cls)
+            .arg(&n64)
+            .arg(&cfirst_d)
+            .arg(&cstart_d)
+            .arg(&clen_d)
+            .arg(&cum_d)
+            .arg(&scale_d)
+            .arg(&mut ints)
+            .arg(&mut err);
+        unsafe { l.launch(cfg(grid, RANS_THREADS, smem)) }.during(|| "launching RDEC".into())?;
+        prof(s, "d_decode")?;
+        Ok(Front {
+            at,
+            q,
+            err,
+            check: None,
+        })
+    }
+
+    /// The Rice streams of a batch decoded into `ints`: per brick where its
+    /// outliers start (None: not a stream), its step, the device's fault
+    /// flags, and the nonzero-block totals to check.
+    fn rice_front(
+        &mut self,
+        dims: [usize; 3],
+        list: &[(usize, Vec<u8>)],
+    ) -> Result<Front, CudaError> {
+        let n: usize = dims.iter().product();
+        let nb = n.div_ceil(32);
+        let nbk = list.len();
         let s = &self.stream.clone();
         // All payloads as words; per brick the sections' offsets and lengths.
         let mut words: Vec<u32> = Vec::new();
@@ -1128,7 +1564,6 @@ impl Slot {
         let sec_d = s.clone_htod(&sec).during(|| "copying offsets".into())?;
         let secw_d = s.clone_htod(&secw).during(|| "copying offsets".into())?;
         let mapw_d = s.clone_htod(&mapw).during(|| "copying offsets".into())?;
-        let q_d = s.clone_htod(&q).during(|| "copying steps".into())?;
         let mut err = s.alloc_zeros::<u32>(nbk).during(|| "alloc".into())?;
         let mut tot = s.alloc_zeros::<u64>(4 * nbk).during(|| "alloc".into())?;
         let mut pc = s
@@ -1145,7 +1580,6 @@ impl Slot {
         let fdsize = self.f("DSIZE(kernel)", 0)?;
         let fpopc = self.f("POPC(kernel)", 0)?;
         let fdecode = self.f("DECODE(kernel)", 0)?;
-        let fdequant = self.f("DEQUANT(kernel)", 0)?;
         let (mut a, mut rest) = self.sizes.split_at_mut(bnb);
         let (mut sp, mut rest) = rest.split_at_mut(bnb);
         let mut lo_ones = rest.slice_mut(0..2 * bnb);
@@ -1232,85 +1666,12 @@ impl Slot {
             .arg(&mut err);
         unsafe { l.launch(cfg(blocks(nb), 256, 0)) }.during(|| "launching DECODE".into())?;
         prof(s, "d_decode")?;
-        let order = self
-            .orders
-            .get(&order_key(dims, h.transform))
-            .ok_or_else(|| CudaError::Unsupported("coding order".into()))?;
-        // The interpolation's details go in as whole numbers (step 1).
-        let ones = if closed {
-            Some(
-                s.clone_htod(&vec![1.0f64; nbk])
-                    .during(|| "copying steps".into())?,
-            )
-        } else {
-            None
-        };
-        let mut l = s.launch_builder(&fdequant);
-        l.arg(&mut ints)
-            .arg(order)
-            .arg(ones.as_ref().unwrap_or(&q_d))
-            .arg(&mut self.y)
-            .arg(&n64);
-        unsafe { l.launch(cfg(blocks(n), 256, 0)) }.during(|| "launching DEQUANT".into())?;
-        prof(s, "d_dequant")?;
-        if closed {
-            interp_passes(
-                &self.gpu,
-                s,
-                &self.x,
-                &mut self.y,
-                &mut self.c,
-                &q_d,
-                dims,
-                nbk,
-                true,
-            )?;
-        } else {
-            lift(&self.gpu, s, &mut self.y, dims, nbk, h.transform, true)?;
-        }
-        prof(s, "d_inverse")?;
-        // Rounded to the stored type on the device, down into the pinned buffer.
-        let total = nbk * n;
-        let f = self.f(
-            &format!(
-                "TO_DTYPE(kernel, {})",
-                if h.dtype == DType::F32 {
-                    "float"
-                } else {
-                    "double"
-                }
-            ),
-            0,
-        )?;
-        let count = total as i64;
-        let grid = ((total.div_ceil(256)).min(65535) as u32, 1);
-        macro_rules! down {
-            ($dev:expr, $pin:expr) => {{
-                let dev = $dev
-                    .as_mut()
-                    .ok_or_else(|| CudaError::Unsupported("no buffer".into()))?;
-                let mut l = s.launch_builder(&f);
-                l.arg(&self.y).arg(&mut *dev).arg(&count);
-                unsafe { l.launch(cfg(grid, 256, 0)) }.during(|| "launching TO_DTYPE".into())?;
-                let pin = $pin
-                    .as_mut()
-                    .ok_or_else(|| CudaError::Unsupported("no buffer".into()))?;
-                s.memcpy_dtoh(&dev.slice(0..total), &mut *pin)
-                    .during(|| "copying decoded bricks to the host".into())?;
-            }};
-        }
-        match h.dtype {
-            DType::F32 => down!(self.in32, self.pin32),
-            DType::F64 => down!(self.in64, self.pin64),
-        }
-        prof(s, "d_download")?;
-        let err_h = s.clone_dtoh(&err).during(|| "reading errors".into())?;
-        let tot_h = s.clone_dtoh(&tot).during(|| "reading totals".into())?;
-        s.synchronize()
-            .during(|| "waiting for a batch of bricks".into())?;
-        Ok((0..nbk)
-            .map(|bi| at[bi].filter(|_| err_h[bi] == 0 && tot_h[bi] as usize == nnz[bi]))
-            .collect())
+        Ok(Front {
+            at,
+            q,
+            err,
+            check: Some((tot, nnz)),
+        })
     }
 
     /// The last decoded batch in the pinned buffer, as stored.
@@ -1325,6 +1686,35 @@ impl Slot {
             _ => return Err(CudaError::Unsupported("no pinned buffer".into())),
         })
     }
+}
+
+/// Threads per block of the rANS kernels (a chunk each).
+const RANS_THREADS: u32 = 32;
+
+/// Grid and shared memory of a rANS launch over bricks of `n` values whose
+/// chunks are 2^`logs[b]` long: a row of blocks per brick, each holding
+/// the brick's tables.
+fn rans_launch(n: usize, logs: &[u32]) -> ((u32, u32), u32) {
+    let most = logs.iter().map(|&c| rans::chunks(n, c)).max().unwrap_or(1);
+    let smem = (rans::NCTX * (rans::NSYM + 1) + rans::NCTX) * 4;
+    (
+        (
+            most.div_ceil(RANS_THREADS as usize) as u32,
+            logs.len().max(1) as u32,
+        ),
+        smem as u32,
+    )
+}
+
+/// What the entropy decoding of a batch leaves for the rest of the
+/// decoder: per brick where its outliers start (None: to be redone on the
+/// CPU), its step, the device's fault flags, and for Rice streams the
+/// nonzero-block totals to check.
+struct Front {
+    at: Vec<Option<usize>>,
+    q: Vec<f64>,
+    err: CudaSlice<u32>,
+    check: Option<(CudaSlice<u64>, Vec<usize>)>,
 }
 
 enum DecodedView<'a> {

@@ -544,16 +544,9 @@ fn finish_brick(
     (out, maxe, sse, idx.len())
 }
 
-/// Decodes a brick's payload; errors say what is wrong (the container adds
-/// which brick).
-pub fn decode_brick(
-    payload: &[u8],
-    dims: [usize; 3],
-    t: Lifting,
-    dtype: DType,
-    e: f64,
-) -> Result<Vec<f64>, String> {
-    let n: usize = dims.iter().product();
+/// A payload's step and the words after it (the coefficient stream and
+/// the outliers), checked: the decoders' (CPU and GPU) first step.
+pub fn brick_step(payload: &[u8]) -> Result<(f64, Vec<u32>), String> {
     if payload.len() < 8 || !payload.len().is_multiple_of(4) {
         return Err(format!(
             "{} bytes, not a brick (a step and whole words)",
@@ -564,10 +557,24 @@ pub fn decode_brick(
     if !(q.is_finite() && q > 0.0) {
         return Err(format!("quantization step {q} is not a positive number"));
     }
-    let words: Vec<u32> = payload[8..]
+    let words = payload[8..]
         .chunks_exact(4)
         .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
         .collect();
+    Ok((q, words))
+}
+
+/// Decodes a brick's payload; errors say what is wrong (the container adds
+/// which brick).
+pub fn decode_brick(
+    payload: &[u8],
+    dims: [usize; 3],
+    t: Lifting,
+    dtype: DType,
+    e: f64,
+) -> Result<Vec<f64>, String> {
+    let n: usize = dims.iter().product();
+    let (q, words) = brick_step(payload)?;
     let (zz, used) = if t == Lifting::Interp {
         rans::decode(&words, n, &interp::classes(dims))?
     } else {

@@ -16,7 +16,7 @@
 //! Layout, in little-endian u32 words:
 //!
 //! ```text
-//! chunk log2 | table words T | T words of tables | a word count per chunk (u16 units) |
+//! chunk log2 | width << 8, table words T | T words of tables | chunk lengths (u16 units, width bits each) |
 //! chunk data (u16 units; per chunk: final state high, low, then the words emitted in reverse), padded to a u32
 //! tables   per context, Exp-Golomb codes: m (symbols present); if m = 1 the
 //!          symbol; if m > 1 the total's log2 less one, the present symbols
@@ -41,8 +41,11 @@ pub const PIECE: u32 = 14;
 /// (multiples of it) decode on their own.
 pub const RESET: usize = 4096;
 /// Chunks are 2^c values, c at least this, and long enough to hold about
-/// `CHUNK_BITS` bits, so the per-chunk state and length cost under 0.4%.
+/// `CHUNK_BITS` bits, so the per-chunk state and length cost under 0.3%,
+/// up to `CHUNK_MAX_LOG`: a GPU thread decodes a chunk in sequence, so a
+/// brick must have a few dozen (129^3 has 33 at 2^16).
 pub const CHUNK_MIN_LOG: u32 = 14;
+pub const CHUNK_MAX_LOG: u32 = 16;
 const CHUNK_BITS: f64 = 16384.0;
 
 /// A value's symbol, the number of raw bits after it, and those bits.
@@ -184,7 +187,7 @@ pub fn plan(hist: &[u32], n: usize) -> Plan {
         }
     }
     let mut chunk_log = CHUNK_MIN_LOG;
-    while chunk_log < 40
+    while chunk_log < CHUNK_MAX_LOG
         && (1usize << chunk_log) < n
         && ((1u64 << chunk_log) as f64) * est < CHUNK_BITS * n as f64
     {
@@ -242,10 +245,18 @@ impl BitReader<'_> {
         let w = self
             .words
             .get(self.bit / 32)
-            .ok_or("the frequency tables end early")?;
+            .ok_or("the stream header ends early")?;
         let b = (w >> (self.bit % 32)) & 1;
         self.bit += 1;
         Ok(b)
+    }
+    /// `n` bits, least significant first (as `BitWriter::put` writes).
+    fn bits(&mut self, n: u32) -> Result<u32, String> {
+        let mut v = 0u32;
+        for i in 0..n {
+            v |= self.bit()? << i;
+        }
+        Ok(v)
     }
     fn exp_golomb(&mut self) -> Result<u32, String> {
         let mut zeros = 0;
@@ -439,10 +450,22 @@ pub fn encode(v: &[u32], lv: &[u32]) -> Vec<u32> {
         encode_chunk(c, l, j * len, &p.tables, &mut data);
         sizes.push((data.len() - before) as u32);
     }
-    let mut out = vec![p.chunk_log, p.words.len() as u32];
-    out.extend_from_slice(&p.words);
-    out.extend_from_slice(&sizes);
+    let mut out = header_words(p.chunk_log, &p.words, &sizes);
     out.extend(pack(&data));
+    out
+}
+
+/// A stream's words before its data: chunk log2 and the lengths' bit
+/// width, the table words, then the chunk lengths (u16 units) packed at
+/// that width. The GPU encoder's host writes the same.
+pub fn header_words(chunk_log: u32, tables: &[u32], sizes: &[u32]) -> Vec<u32> {
+    let width = 32 - sizes.iter().fold(1u32, |m, &s| m.max(s)).leading_zeros();
+    let mut lens = BitWriter::default();
+    sizes.iter().for_each(|&s| lens.put(s as u64, width));
+    let lens = lens.finish();
+    let mut out = vec![chunk_log | width << 8, tables.len() as u32];
+    out.extend_from_slice(tables);
+    out.extend_from_slice(&lens);
     out
 }
 
@@ -470,10 +493,10 @@ pub fn read_header(words: &[u32], n: usize) -> Result<Header, String> {
     let head = words
         .get(..2)
         .ok_or("the coefficient stream is shorter than its header")?;
-    let (chunk_log, tw) = (head[0], head[1] as usize);
-    if !(CHUNK_MIN_LOG..=40).contains(&chunk_log) {
+    let (chunk_log, width, tw) = (head[0] & 0xff, head[0] >> 8, head[1] as usize);
+    if !(CHUNK_MIN_LOG..=CHUNK_MAX_LOG).contains(&chunk_log) || !(1..=32).contains(&width) {
         return Err(format!(
-            "chunk length 2^{chunk_log} is outside 2^{CHUNK_MIN_LOG}..2^40"
+            "chunk length 2^{chunk_log} (2^{CHUNK_MIN_LOG} to 2^{CHUNK_MAX_LOG}) or length width {width} (1 to 32) is wrong"
         ));
     }
     let tables = read_tables(
@@ -482,17 +505,21 @@ pub fn read_header(words: &[u32], n: usize) -> Result<Header, String> {
             .ok_or("the frequency tables run past the brick")?,
     )?;
     let nc = chunks(n, chunk_log);
-    let sizes = words
-        .get(2 + tw..2 + tw + nc)
-        .ok_or("the chunk lengths run past the brick")?;
+    let lw = (nc * width as usize).div_ceil(32);
+    let mut lens = BitReader {
+        words: words
+            .get(2 + tw..2 + tw + lw)
+            .ok_or("the chunk lengths run past the brick")?,
+        bit: 0,
+    };
     let mut offsets = Vec::with_capacity(nc + 1);
     let mut at = 0usize;
     offsets.push(0);
-    for &s in sizes {
-        at += s as usize;
+    for _ in 0..nc {
+        at += lens.bits(width)? as usize;
         offsets.push(at);
     }
-    let data_word = 2 + tw + nc;
+    let data_word = 2 + tw + lw;
     let used = data_word + at.div_ceil(2);
     if used > words.len() {
         return Err(format!(
