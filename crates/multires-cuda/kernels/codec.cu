@@ -732,7 +732,11 @@ __device__ __forceinline__ unsigned r_context(unsigned lv, unsigned prev) { retu
             unsigned prev = (i % R_RESET == 0) ? 0u : zigzag(v[i - 1]);                            \
             unsigned s, nraw, raw;                                                                 \
             r_symbol(zigzag(v[i]), s, nraw, raw);                                                  \
-            atomicAdd(&h[r_context(cls[i], prev) * R_NSYM + s], 1u);                               \
+            unsigned key = r_context(cls[i], prev) * R_NSYM + s;                                   \
+            /* One add per distinct key in the warp: smooth fields put   */                        \
+            /* nearly every value in one bin.                             */                       \
+            unsigned same = __match_any_sync(__activemask(), key);                                 \
+            if ((threadIdx.x & 31) == __ffs(same) - 1) atomicAdd(&h[key], __popc(same));          \
         }                                                                                          \
         __syncthreads();                                                                           \
         for (int k = threadIdx.x; k < R_NCTX * R_NSYM; k += blockDim.x)                            \
@@ -785,7 +789,7 @@ __device__ void r_encode(const int* ints, const unsigned* cls, long long n, cons
     unsigned cur = L > 0 ? zigzag(v[L - 1]) : 0u;
     for (long long i = L - 1; i >= 0; i--) {
         unsigned prv = i > 0 ? zigzag(v[i - 1]) : 0u;
-        unsigned prev = (i == 0 || (st + i) % R_RESET == 0) ? 0u : prv;
+        unsigned prev = (i == 0 || ((unsigned)(st + i) & (R_RESET - 1)) == 0) ? 0u : prv;
         unsigned ctx = r_context(lv[i], prev);
         unsigned s, nraw, raw;
         r_symbol(cur, s, nraw, raw);
@@ -837,7 +841,7 @@ __device__ void r_encode(const int* ints, const unsigned* cls, long long n, cons
         if (dl < 2) { err[b] = 1; return; }                                                        \
         unsigned x = ((unsigned)d[0] << 16) | d[1], p = 2, last = 0;                               \
         for (long long i = 0; i < L; i++) {                                                        \
-            unsigned prev = (i == 0 || (st + i) % R_RESET == 0) ? 0u : last;                       \
+            unsigned prev = (i == 0 || ((unsigned)(st + i) & (R_RESET - 1)) == 0) ? 0u : last;                       \
             unsigned ctx = r_context(lv[i], prev);                                                 \
             const unsigned* cu = sh + ctx * (R_NSYM + 1);                                          \
             unsigned s_ = sc[ctx];                                                                 \
