@@ -34,9 +34,11 @@ pub const MAX_BRICK_VALUES: usize = 1 << 22;
 /// per-block arrays.
 const BYTES_PER_VALUE: usize = 8 + 8 + 8 + 8 + 4 * TRIALS + 4 * TRIALS + 2;
 /// Bricks per batch when memory does not limit it: the rANS kernels run a
-/// thread per chunk (a few dozen a brick), so a batch needs many bricks
-/// to fill the device (16 took 2.6 times as long on the smooth field).
-const DEFAULT_BATCH: usize = 64;
+/// thread per chunk (a few dozen a brick) through its chunk in sequence,
+/// so a batch takes about as long whatever its bricks: fewer, fuller
+/// batches are faster (16 a batch took 2.6 times as long as 64 on the
+/// smooth field; cutting batches to balance slots made more, and slower).
+const DEFAULT_BATCH: usize = 128;
 
 /// How a GPU run went (for the CLI and the benchmarks).
 #[derive(Debug, Clone)]
@@ -1030,7 +1032,7 @@ pub fn compress(
                 limit: budget as u128,
             });
         }
-        let per = balanced(bricks.len(), fit.min(DEFAULT_BATCH), 2 * gpus.len());
+        let per = fit.min(DEFAULT_BATCH).min(bricks.len());
         cap = cap.max(per * n);
         for ch in bricks.chunks(per) {
             batches.push(Batch {
@@ -1220,11 +1222,7 @@ pub fn decompress(
             )));
         }
         let per_value = BYTES_PER_VALUE + h.dtype.size() + 12;
-        let fit = balanced(
-            list.len(),
-            (budget / (n * per_value + (1 << 20))).clamp(1, DEFAULT_BATCH),
-            gpus.len(),
-        );
+        let fit = (budget / (n * per_value + (1 << 20))).clamp(1, DEFAULT_BATCH);
         while !list.is_empty() {
             let rest = list.split_off(list.len().min(fit));
             cap = cap.max(list.len() * n);
@@ -1688,15 +1686,6 @@ impl Slot {
     }
 }
 
-/// Bricks per batch for `count` bricks of a shape, at most `most`, so the
-/// batches come in a multiple of the `slots` that run them: with 343
-/// bricks and 64 a batch, 6 batches kept two GPUs' 4 slots busy for 2
-/// rounds against one GPU's 3 (1.5x at best); 8 of 43 take 2 and 4.
-fn balanced(count: usize, most: usize, slots: usize) -> usize {
-    let batches = count.div_ceil(most.max(1)).div_ceil(slots.max(1)) * slots.max(1);
-    count.div_ceil(batches.max(1)).max(1)
-}
-
 /// The device memory the codec may take on each of `gpus`: 70% of the
 /// least free.
 fn device_budget(gpus: &[Arc<Gpu>]) -> Result<usize, CudaError> {
@@ -1750,32 +1739,5 @@ impl DecodedView<'_> {
             DecodedView::F32(v) => v[bi * n..(bi + 1) * n].iter().map(|&x| x as f64).collect(),
             DecodedView::F64(v) => v[bi * n..(bi + 1) * n].to_vec(),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::balanced;
-
-    #[test]
-    fn batches_come_in_multiples_of_the_slots() {
-        for (count, most, slots) in [
-            (343, 64, 2),
-            (343, 64, 4),
-            (7, 64, 4),
-            (1, 64, 2),
-            (500, 1, 3),
-        ] {
-            let per = balanced(count, most, slots);
-            assert!(per >= 1 && per <= most, "{count} {most} {slots}: {per}");
-            let batches = count.div_ceil(per);
-            // Whole rounds of slots, or fewer bricks than slots.
-            assert!(
-                batches % slots == 0 || count < slots || per == 1,
-                "{count} {most} {slots}: {per}"
-            );
-        }
-        assert_eq!(balanced(343, 64, 4), 43);
-        assert_eq!(balanced(343, 64, 2), 58);
     }
 }
