@@ -35,10 +35,10 @@ pub const MAX_BRICK_VALUES: usize = 1 << 22;
 const BYTES_PER_VALUE: usize = 8 + 8 + 8 + 8 + 4 * TRIALS + 4 * TRIALS + 2;
 /// Bricks per batch when memory does not limit it: the rANS kernels run a
 /// thread per chunk (a few dozen a brick) through its chunk in sequence,
-/// so a batch takes about as long whatever its bricks: fewer, fuller
-/// batches are faster (16 a batch took 2.6 times as long as 64 on the
-/// smooth field; cutting batches to balance slots made more, and slower).
-const DEFAULT_BATCH: usize = 128;
+/// so a batch needs many bricks to fill the device (16 a batch took 2.6
+/// times as long as 64 on the smooth field). On two H200s, 128 a batch and
+/// batches cut to balance the slots both measured slower than 64.
+const DEFAULT_BATCH: usize = 64;
 
 /// How a GPU run went (for the CLI and the benchmarks).
 #[derive(Debug, Clone)]
