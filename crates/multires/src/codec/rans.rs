@@ -716,4 +716,43 @@ mod tests {
             assert!(decode(&w[..cut], v.len(), &lv).is_err(), "cut at {cut}");
         }
     }
+
+    #[test]
+    fn random_streams_are_errors_or_values_never_panics() {
+        // Headers that pass the first checks, then random tables, lengths
+        // and data: the decoder must answer, whatever it reads.
+        let mut r = 7u64;
+        let mut next = move || {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            r
+        };
+        let n = 40_000;
+        let lv: Vec<u32> = (0..n).map(|i| (i % 8) as u32).collect();
+        let mut decoded = 0;
+        for _ in 0..3000 {
+            let len = 3 + (next() % 200) as usize;
+            let mut w: Vec<u32> = (0..len).map(|_| next() as u32).collect();
+            w[0] = (14 + (next() % 3) as u32) | ((1 + next() % 20) as u32) << 8;
+            w[1] = (next() % 40) as u32;
+            if let Ok((v, used)) = decode(&w, n, &lv) {
+                assert_eq!(v.len(), n);
+                assert!(used <= w.len());
+                decoded += 1;
+            }
+        }
+        // Valid tables of an encoded stream with random data after them.
+        let v: Vec<u32> = (0..n as u32).map(|i| (i * 31) % 7).collect();
+        let good = encode(&v, &lv);
+        let h = read_header(&good, n).unwrap();
+        for _ in 0..300 {
+            let mut w = good.clone();
+            for x in &mut w[h.data_word..] {
+                *x = next() as u32;
+            }
+            let _ = decode(&w, n, &lv);
+        }
+        assert!(decoded < 3000);
+    }
 }
