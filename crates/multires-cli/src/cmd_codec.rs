@@ -468,8 +468,12 @@ pub fn info(a: InfoArgs) -> Result<()> {
     println!(
         "transform:  {}",
         match h.transform {
-            Lifting::Interp => "interp (interpolating wavelet in closed loop)".to_string(),
-            t => format!("{t} lifting, up to {} levels per brick", codec::MAX_LEVELS),
+            Lifting::Interp =>
+                "interp (interpolating wavelet in closed loop), rANS-coded".to_string(),
+            t => format!(
+                "{t} lifting, up to {} levels per brick, Rice-coded",
+                codec::MAX_LEVELS
+            ),
         }
     );
     println!(

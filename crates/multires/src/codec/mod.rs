@@ -7,8 +7,9 @@
 //! the predict loop, step twice the bound). Otherwise it is lifted (Haar,
 //! CDF 5/3 or 9/7, scaled to unit gain) and its coefficients quantized with
 //! one uniform step. The integers are written in Morton order and entropy
-//! coded (block-adaptive Rice codes
-//! behind a significance map, `rice`, which the GPU writes alike). The
+//! coded: interp's by rANS with level and previous-value contexts
+//! (`rans`), the lifting transforms' by block-adaptive Rice codes behind a
+//! significance map (`rice`); the GPU writes both alike. The
 //! brick is then decoded exactly as `decompress` will, and every value off
 //! by more than the bound gets a correction (a whole number of steps of
 //! twice the bound, or its exact value where rounding defeats that;
