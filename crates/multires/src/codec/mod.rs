@@ -868,3 +868,14 @@ pub fn decompress(
 
 #[cfg(test)]
 mod tests;
+
+/// The tests' xorshift64 generator from `seed`.
+#[cfg(test)]
+pub(crate) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}

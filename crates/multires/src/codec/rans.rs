@@ -24,8 +24,6 @@
 //!          frequencies less one (the largest takes what is left)
 //! ```
 
-use std::sync::Arc;
-
 /// Zigzag values coded as symbols of their own.
 pub const DIRECT: u32 = 64;
 /// Symbols: direct values, then 4 per bit length from 7 to 32.
@@ -486,7 +484,7 @@ pub fn header_words(chunk_log: u32, tables: &[u32], sizes: &[u32]) -> Vec<u32> {
 }
 
 /// u16 words packed two to a u32 (the low half first), the last padded.
-pub fn pack(data: &[u16]) -> impl Iterator<Item = u32> + '_ {
+fn pack(data: &[u16]) -> impl Iterator<Item = u32> + '_ {
     data.chunks(2)
         .map(|c| c[0] as u32 | (c.get(1).copied().unwrap_or(0) as u32) << 16)
 }
@@ -602,8 +600,6 @@ pub fn level_classes(dims: [usize; 3], order: &[u32]) -> Vec<u32> {
         .collect()
 }
 
-pub type Classes = Arc<Vec<u32>>;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -633,13 +629,7 @@ mod tests {
 
     #[test]
     fn streams_round_trip() {
-        let mut r = 12345u64;
-        let mut next = || {
-            r ^= r << 13;
-            r ^= r >> 7;
-            r ^= r << 17;
-            r
-        };
+        let mut next = crate::codec::xorshift(12345);
         for n in [1, 2, 100, 4096, 4097, 70_000] {
             for scale in [0u32, 1, 3, 10, 30] {
                 let v: Vec<u32> = (0..n)
@@ -696,15 +686,10 @@ mod tests {
     #[test]
     fn coded_size_is_near_the_entropy() {
         // A two-sided geometric source: 0 with p 0.5, then halving.
-        let mut r = 99u64;
+        let mut next = crate::codec::xorshift(99);
         let n = 1 << 18;
         let v: Vec<u32> = (0..n)
-            .map(|_| {
-                r ^= r << 13;
-                r ^= r >> 7;
-                r ^= r << 17;
-                (r | 1 << 40).trailing_zeros()
-            })
+            .map(|_| (next() | 1 << 40).trailing_zeros())
             .collect();
         let lv = vec![0; n];
         let words = check(&v, &lv);
@@ -739,13 +724,7 @@ mod tests {
     fn random_streams_are_errors_or_values_never_panics() {
         // Headers that pass the first checks, then random tables, lengths
         // and data: the decoder must answer, whatever it reads.
-        let mut r = 7u64;
-        let mut next = move || {
-            r ^= r << 13;
-            r ^= r >> 7;
-            r ^= r << 17;
-            r
-        };
+        let mut next = crate::codec::xorshift(7);
         let n = 40_000;
         let lv: Vec<u32> = (0..n).map(|i| (i % 8) as u32).collect();
         let mut decoded = 0;

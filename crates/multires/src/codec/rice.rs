@@ -403,13 +403,7 @@ mod tests {
 
     #[test]
     fn round_trips_sparse_dense_and_awkward_lengths() {
-        let mut rng = 12345u64;
-        let mut next = || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
+        let mut next = crate::codec::xorshift(12345);
         for n in [1, 31, 32, 33, 1000, 1024, 1025, 40_000, 70_000] {
             for density in [0u64, 1, 10, 100] {
                 let v: Vec<u32> = (0..n)
