@@ -16,7 +16,7 @@ use crate::device::Gpu;
 use crate::error::{Context, CudaError};
 use crate::kernels::Kernel;
 use cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg,
+    CudaFunction, CudaSlice, CudaStream, CudaViewMut, LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
 use multires::codec::{
     self, interp, lifting, morton, rans, rice, CodecOptions, CodecStats, CodedBrick, DType, Volume,
@@ -513,7 +513,6 @@ impl Slot {
         let map_smem = levels.iter().sum::<usize>() * 4;
         let nlev = levels.len() as i32;
         let (n64, nb64) = (n as i64, nb as i64);
-        let vgrid = |count: usize, per: usize| ((count.div_ceil(per)).min(4096) as u32, nbk as u32);
         let mut counts = s
             .alloc_zeros::<u64>(2 * nbk * TRIALS)
             .during(|| "alloc".into())?;
@@ -541,7 +540,8 @@ impl Slot {
             let mut ints = self.ints.slice_mut(tr * nbk * n..(tr + 1) * nbk * n);
             let mut l = s.launch_builder(&fq);
             l.arg(&self.c).arg(order).arg(&qd).arg(&mut ints).arg(&n64);
-            unsafe { l.launch(cfg(vgrid(n, 256), 256, 0)) }.during(|| "launching QUANT".into())?;
+            unsafe { l.launch(cfg(block_grid(n, nbk), 256, 0)) }
+                .during(|| "launching QUANT".into())?;
             if !closed {
                 let mut l = s.launch_builder(&fd);
                 l.arg(&mut ints)
@@ -549,7 +549,7 @@ impl Slot {
                     .arg(&qd)
                     .arg(&mut self.y)
                     .arg(&n64);
-                unsafe { l.launch(cfg(vgrid(n, 256), 256, 0)) }
+                unsafe { l.launch(cfg(block_grid(n, nbk), 256, 0)) }
                     .during(|| "launching DEQUANT".into())?;
                 lift(&self.gpu, s, &mut self.y, dims, nbk, t, true)?;
                 prof(s, "inv_lift")?;
@@ -568,7 +568,8 @@ impl Slot {
                 .arg(&mut cn)
                 .arg(&mut mx)
                 .arg(&mut se);
-            unsafe { l.launch(cfg(vgrid(n, 256), 256, 0)) }.during(|| "launching CHECK".into())?;
+            unsafe { l.launch(cfg(block_grid(n, nbk), 256, 0)) }
+                .during(|| "launching CHECK".into())?;
             prof(s, "check")?;
             if closed {
                 continue;
@@ -586,7 +587,7 @@ impl Slot {
                 .arg(&null)
                 .arg(&null)
                 .arg(&mut su);
-            unsafe { l.launch(cfg(vgrid(nb * 32, 256), 256, 0)) }
+            unsafe { l.launch(cfg(block_grid(nb * 32, nbk), 256, 0)) }
                 .during(|| "launching BSTATS".into())?;
             prof(s, "bstats_size")?;
             let mut mw = mapw.slice_mut(tr * nbk..(tr + 1) * nbk);
@@ -657,14 +658,7 @@ impl Slot {
             osec.push((p + 4 * no) as u64);
             osec.push((p + 8 * no) as u64);
         }
-        if self.out.len() < total.max(1) {
-            self.out = s
-                .alloc_zeros::<u8>(total.next_power_of_two())
-                .during(|| format!("allocating {total} bytes of output"))?;
-        } else {
-            s.memset_zeros(&mut self.out.slice_mut(0..total.max(1)))
-                .during(|| "clearing the output".into())?;
-        }
+        clear_out(s, &mut self.out, total)?;
         let trial_d = s.clone_htod(&trial).during(|| "copying choices".into())?;
         let sec_d = s.clone_htod(&sec).during(|| "copying offsets".into())?;
         let osec_d = s.clone_htod(&osec).during(|| "copying offsets".into())?;
@@ -681,34 +675,18 @@ impl Slot {
             .arg(&mut self.mode)
             .arg(&mut self.sizes)
             .arg(&null);
-        unsafe { l.launch(cfg(vgrid(nb * 32, 256), 256, 0)) }
+        unsafe { l.launch(cfg(block_grid(nb * 32, nbk), 256, 0)) }
             .during(|| "launching BSTATS".into())?;
         prof(s, "bstats_write")?;
-        let focnt = self.f("OCOUNT(kernel)", 0)?;
-        let mut l = s.launch_builder(&focnt);
-        l.arg(&self.corr)
-            .arg(&trial_d)
-            .arg(&tstride)
-            .arg(&n64)
-            .arg(&nb64)
-            .arg(&mut self.cnt);
-        unsafe { l.launch(cfg(vgrid(nb * 32, 256), 256, 0)) }
-            .during(|| "launching OCOUNT".into())?;
-        prof(s, "ocount")?;
-        let fscan = self.f("SCAN(kernel)", 0)?;
         let mut tot = s.alloc_zeros::<u64>(6 * nbk).during(|| "alloc".into())?;
+        self.count_outliers(&trial_d, n, nbk, &mut tot.slice_mut(4 * nbk..6 * nbk))?;
+        prof(s, "ocount")?;
         {
+            let fscan = self.f("SCAN(kernel)", 0)?;
             let mut t4 = tot.slice_mut(0..4 * nbk);
             let mut l = s.launch_builder(&fscan);
             l.arg(&mut self.sizes).arg(&nb64).arg(&mut t4);
             unsafe { l.launch(cfg((1, 4 * nbk as u32), 1024, 0)) }
-                .during(|| "launching SCAN".into())?;
-        }
-        {
-            let mut t2 = tot.slice_mut(4 * nbk..6 * nbk);
-            let mut l = s.launch_builder(&fscan);
-            l.arg(&mut self.cnt).arg(&nb64).arg(&mut t2);
-            unsafe { l.launch(cfg((1, 2 * nbk as u32), 1024, 0)) }
                 .during(|| "launching SCAN".into())?;
             prof(s, "scans")?;
         }
@@ -734,23 +712,10 @@ impl Slot {
             .arg(&self.sizes)
             .arg(&sec_d)
             .arg(&mut self.out);
-        unsafe { l.launch(cfg(vgrid(nb * 32, 256), 256, 0)) }
+        unsafe { l.launch(cfg(block_grid(nb * 32, nbk), 256, 0)) }
             .during(|| "launching WRITE".into())?;
         prof(s, "write")?;
-        let fo = self.f("OWRITE(kernel)", 0)?;
-        let mut l = s.launch_builder(&fo);
-        l.arg(&self.x)
-            .arg(&self.corr)
-            .arg(&trial_d)
-            .arg(&tstride)
-            .arg(&n64)
-            .arg(&nb64)
-            .arg(&self.cnt)
-            .arg(&osec_d)
-            .arg(&f32i)
-            .arg(&mut self.out);
-        unsafe { l.launch(cfg(vgrid(nb * 32, 256), 256, 0)) }
-            .during(|| "launching OWRITE".into())?;
+        self.write_outliers(&trial_d, n, nbk, &osec_d, f32i)?;
         prof(s, "owrite")?;
         let mut host = vec![0u8; total];
         s.memcpy_dtoh(&self.out.slice(0..total), &mut host)
@@ -787,6 +752,66 @@ impl Slot {
         }
         Ok(coded)
     }
+    /// Outliers of each brick's chosen trial (`trial_d`) counted per block
+    /// of 32 into `cnt` and scanned into offsets; `tot` gets each brick's
+    /// totals (outliers, exact ones).
+    fn count_outliers(
+        &mut self,
+        trial_d: &CudaSlice<i32>,
+        n: usize,
+        nbk: usize,
+        tot: &mut CudaViewMut<'_, u64>,
+    ) -> Result<(), CudaError> {
+        let s = &self.stream.clone();
+        let nb = n.div_ceil(32);
+        let (n64, nb64, tstride) = (n as i64, nb as i64, (nbk * n) as i64);
+        let f = self.f("OCOUNT(kernel)", 0)?;
+        let mut l = s.launch_builder(&f);
+        l.arg(&self.corr)
+            .arg(trial_d)
+            .arg(&tstride)
+            .arg(&n64)
+            .arg(&nb64)
+            .arg(&mut self.cnt);
+        unsafe { l.launch(cfg(block_grid(nb * 32, nbk), 256, 0)) }
+            .during(|| "launching OCOUNT".into())?;
+        let f = self.f("SCAN(kernel)", 0)?;
+        let mut l = s.launch_builder(&f);
+        l.arg(&mut self.cnt).arg(&nb64).arg(tot);
+        unsafe { l.launch(cfg((1, 2 * nbk as u32), 1024, 0)) }
+            .during(|| "launching SCAN".into())?;
+        Ok(())
+    }
+
+    /// The outlier lists (indices, corrections, exact values) at the byte
+    /// offsets `osec_d` (three per brick), from `count_outliers`'s scan.
+    fn write_outliers(
+        &mut self,
+        trial_d: &CudaSlice<i32>,
+        n: usize,
+        nbk: usize,
+        osec_d: &CudaSlice<u64>,
+        f32i: i32,
+    ) -> Result<(), CudaError> {
+        let nb = n.div_ceil(32);
+        let (n64, nb64, tstride) = (n as i64, nb as i64, (nbk * n) as i64);
+        let f = self.f("OWRITE(kernel)", 0)?;
+        let mut l = self.stream.launch_builder(&f);
+        l.arg(&self.x)
+            .arg(&self.corr)
+            .arg(trial_d)
+            .arg(&tstride)
+            .arg(&n64)
+            .arg(&nb64)
+            .arg(&self.cnt)
+            .arg(osec_d)
+            .arg(&f32i)
+            .arg(&mut self.out);
+        unsafe { l.launch(cfg(block_grid(nb * 32, nbk), 256, 0)) }
+            .during(|| "launching OWRITE".into())?;
+        Ok(())
+    }
+
     /// The interpolation's payloads (trial 0 of `ints` and `corr`): rANS
     /// tables from the bricks' histograms, made on the host by the CPU's
     /// code, then the chunks' sizes and words and the outlier lists on the
@@ -806,9 +831,8 @@ impl Slot {
         let dims = b.dims;
         let n: usize = dims.iter().product();
         let nbk = b.bricks.len();
-        let nb = n.div_ceil(32);
         let s = &self.stream.clone();
-        let (n64, nb64) = (n as i64, nb as i64);
+        let n64 = n as i64;
         self.classes(dims)?;
         let cls = self
             .classes
@@ -833,39 +857,41 @@ impl Slot {
         let hist_h = s.clone_dtoh(&hist).during(|| "reading histograms".into())?;
         prof(s, "r_hist")?;
         let plans: Vec<rans::Plan> = hist_h.par_chunks(table).map(|h| rans::plan(h, n)).collect();
-        let (mut cfirst, mut cstart, mut clen) = (vec![0u32], Vec::new(), Vec::new());
-        let (mut cum, mut scale) = (Vec::new(), Vec::new());
+        let mut chunks = RansChunks::new();
         for p in &plans {
-            let len = 1usize << p.chunk_log;
-            for j in 0..rans::chunks(n, p.chunk_log) {
-                cstart.push((j * len) as u64);
-                clen.push(len.min(n - j * len) as u32);
-            }
-            cfirst.push(clen.len() as u32);
-            cum.extend_from_slice(&p.tables.cum);
-            scale.extend_from_slice(&p.tables.scale);
+            chunks.push(n, p.chunk_log, Some(&p.tables));
         }
-        let nch = clen.len();
-        let up = |v: &[u32]| s.clone_htod(v).during(|| "copying rANS tables".into());
-        let (cfirst_d, clen_d, cum_d, scale_d) = (up(&cfirst)?, up(&clen)?, up(&cum)?, up(&scale)?);
-        let cstart_d = s.clone_htod(&cstart).during(|| "copying chunks".into())?;
+        let nch = chunks.clen.len();
+        let dev = chunks.upload(s)?;
         let mut sizes = s.alloc_zeros::<u32>(nch).during(|| "alloc".into())?;
-        let (grid, smem) = rans_launch(n, &plans.iter().map(|p| p.chunk_log).collect::<Vec<_>>());
         let unused = s.alloc_zeros::<u64>(1).during(|| "alloc".into())?;
-        let fe = self.f("RENC(kernel, false)", smem as usize)?;
-        let mut l = s.launch_builder(&fe);
-        l.arg(&ints)
-            .arg(cls)
-            .arg(&n64)
-            .arg(&cfirst_d)
-            .arg(&cstart_d)
-            .arg(&clen_d)
-            .arg(&cum_d)
-            .arg(&scale_d)
-            .arg(&mut sizes)
-            .arg(&unused)
-            .arg(&mut self.out);
-        unsafe { l.launch(cfg(grid, RANS_THREADS, smem)) }.during(|| "launching RENC".into())?;
+        // The two passes: sizes (nothing written to `out`), then words.
+        let (fsize, fwrite) = (
+            self.f("RENC(kernel, false)", RANS_SMEM as usize)?,
+            self.f("RENC(kernel, true)", RANS_SMEM as usize)?,
+        );
+        let renc = |f: &CudaFunction,
+                    sizes: &mut CudaSlice<u32>,
+                    offs: &CudaSlice<u64>,
+                    out: &mut CudaSlice<u8>|
+         -> Result<(), CudaError> {
+            let mut l = s.launch_builder(f);
+            l.arg(&ints)
+                .arg(cls)
+                .arg(&n64)
+                .arg(&dev.cfirst)
+                .arg(&dev.cstart)
+                .arg(&dev.clen)
+                .arg(&dev.cum)
+                .arg(&dev.scale)
+                .arg(sizes)
+                .arg(offs)
+                .arg(out);
+            unsafe { l.launch(cfg(chunks.grid(), RANS_THREADS, RANS_SMEM)) }
+                .during(|| "launching RENC".into())?;
+            Ok(())
+        };
+        renc(&fsize, &mut sizes, &unused, &mut self.out)?;
         let sizes_h = s
             .clone_dtoh(&sizes)
             .during(|| "reading chunk sizes".into())?;
@@ -898,65 +924,18 @@ impl Slot {
             stream_words.push(words);
             total += 8 + 4 * words + 8 + 8 * no + sz * nr;
         }
-        if self.out.len() < total.max(1) {
-            self.out = s
-                .alloc_zeros::<u8>(total.next_power_of_two())
-                .during(|| format!("allocating {total} bytes of output"))?;
-        } else {
-            s.memset_zeros(&mut self.out.slice_mut(0..total.max(1)))
-                .during(|| "clearing the output".into())?;
-        }
+        clear_out(s, &mut self.out, total)?;
         let offs_d = s.clone_htod(&offs).during(|| "copying offsets".into())?;
-        let fw = self.f("RENC(kernel, true)", smem as usize)?;
-        let mut l = s.launch_builder(&fw);
-        l.arg(&ints)
-            .arg(cls)
-            .arg(&n64)
-            .arg(&cfirst_d)
-            .arg(&cstart_d)
-            .arg(&clen_d)
-            .arg(&cum_d)
-            .arg(&scale_d)
-            .arg(&mut sizes)
-            .arg(&offs_d)
-            .arg(&mut self.out);
-        unsafe { l.launch(cfg(grid, RANS_THREADS, smem)) }.during(|| "launching RENC".into())?;
+        renc(&fwrite, &mut sizes, &offs_d, &mut self.out)?;
         prof(s, "r_write")?;
         // The outlier lists, as for the lifting transforms (trial 0).
         let trial_d = s
             .clone_htod(&vec![0i32; nbk])
             .during(|| "copying choices".into())?;
-        let tstride = (nbk * n) as i64;
-        let vgrid = |count: usize| ((count.div_ceil(256)).min(4096) as u32, nbk as u32);
-        let focnt = self.f("OCOUNT(kernel)", 0)?;
-        let mut l = s.launch_builder(&focnt);
-        l.arg(&self.corr)
-            .arg(&trial_d)
-            .arg(&tstride)
-            .arg(&n64)
-            .arg(&nb64)
-            .arg(&mut self.cnt);
-        unsafe { l.launch(cfg(vgrid(nb * 32), 256, 0)) }.during(|| "launching OCOUNT".into())?;
-        let fscan = self.f("SCAN(kernel)", 0)?;
         let mut tot = s.alloc_zeros::<u64>(2 * nbk).during(|| "alloc".into())?;
-        let mut l = s.launch_builder(&fscan);
-        l.arg(&mut self.cnt).arg(&nb64).arg(&mut tot);
-        unsafe { l.launch(cfg((1, 2 * nbk as u32), 1024, 0)) }
-            .during(|| "launching SCAN".into())?;
+        self.count_outliers(&trial_d, n, nbk, &mut tot.slice_mut(..))?;
         let osec_d = s.clone_htod(&osec).during(|| "copying offsets".into())?;
-        let fo = self.f("OWRITE(kernel)", 0)?;
-        let mut l = s.launch_builder(&fo);
-        l.arg(&self.x)
-            .arg(&self.corr)
-            .arg(&trial_d)
-            .arg(&tstride)
-            .arg(&n64)
-            .arg(&nb64)
-            .arg(&self.cnt)
-            .arg(&osec_d)
-            .arg(&f32i)
-            .arg(&mut self.out);
-        unsafe { l.launch(cfg(vgrid(nb * 32), 256, 0)) }.during(|| "launching OWRITE".into())?;
+        self.write_outliers(&trial_d, n, nbk, &osec_d, f32i)?;
         let mut host = vec![0u8; total];
         s.memcpy_dtoh(&self.out.slice(0..total), &mut host)
             .during(|| "copying payloads to the host".into())?;
@@ -1164,17 +1143,7 @@ struct Sections {
 }
 
 fn sections(p: &[u8], n: usize) -> Option<Sections> {
-    if p.len() < 8 || !p.len().is_multiple_of(4) {
-        return None;
-    }
-    let q = f64::from_le_bytes(p[0..8].try_into().ok()?);
-    if !(q.is_finite() && q > 0.0) {
-        return None;
-    }
-    let words: Vec<u32> = p[8..]
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
+    let (q, words) = codec::brick_step(p).ok()?;
     let h = rice::StreamHeader::read(&words, n).ok()?;
     if h.words[0] < 1 {
         return None;
@@ -1315,7 +1284,6 @@ impl Slot {
         };
         let q_d = s.clone_htod(&q).during(|| "copying steps".into())?;
         let n64 = n as i64;
-        let blocks = |count: usize| (count.div_ceil(256).min(4096) as u32, nbk as u32);
         let fdequant = self.f("DEQUANT(kernel)", 0)?;
         let mut ints = self.ints.slice_mut(0..nbk * n);
         let order = self
@@ -1337,7 +1305,8 @@ impl Slot {
             .arg(ones.as_ref().unwrap_or(&q_d))
             .arg(&mut self.y)
             .arg(&n64);
-        unsafe { l.launch(cfg(blocks(n), 256, 0)) }.during(|| "launching DEQUANT".into())?;
+        unsafe { l.launch(cfg(block_grid(n, nbk), 256, 0)) }
+            .during(|| "launching DEQUANT".into())?;
         prof(s, "d_dequant")?;
         if closed {
             interp_passes(
@@ -1424,8 +1393,7 @@ impl Slot {
         let s = &self.stream.clone();
         let mut data: Vec<u8> = Vec::new();
         let (mut doff, mut dlen) = (Vec::new(), Vec::new());
-        let (mut cfirst, mut cstart, mut clen) = (vec![0u32], Vec::new(), Vec::new());
-        let (mut cum, mut scale, mut logs) = (Vec::new(), Vec::new(), Vec::new());
+        let mut chunks = RansChunks::new();
         let mut at = vec![None; nbk];
         let mut q = vec![1.0f64; nbk];
         for (bi, (_, p)) in list.iter().enumerate() {
@@ -1433,10 +1401,7 @@ impl Slot {
                 .and_then(|(step, words)| rans::read_header(&words, n).map(|h| (step, words, h)));
             let Ok((step, words, h)) = head else {
                 // Decoded to nothing here, then redone on the CPU.
-                cfirst.push(clen.len() as u32);
-                logs.push(rans::CHUNK_MIN_LOG);
-                cum.extend(std::iter::repeat_n(0, rans::NCTX * (rans::NSYM + 1)));
-                scale.extend(std::iter::repeat_n(0, rans::NCTX));
+                chunks.push(n, 0, None);
                 continue;
             };
             let base = data.len();
@@ -1445,24 +1410,17 @@ impl Slot {
                     .iter()
                     .flat_map(|w| w.to_le_bytes()),
             );
-            let len = 1usize << h.chunk_log;
             for j in 0..rans::chunks(n, h.chunk_log) {
-                cstart.push((j * len) as u64);
-                clen.push(len.min(n - j * len) as u32);
                 doff.push((base + 2 * h.offsets[j]) as u64);
                 dlen.push((h.offsets[j + 1] - h.offsets[j]) as u32);
             }
-            cfirst.push(clen.len() as u32);
-            logs.push(h.chunk_log);
-            cum.extend_from_slice(&h.tables.cum);
-            scale.extend_from_slice(&h.tables.scale);
+            chunks.push(n, h.chunk_log, Some(&h.tables));
             q[bi] = step;
             at[bi] = Some(8 + 4 * h.used);
         }
         data.extend([0u8; 4]);
         let err = s.alloc_zeros::<u32>(nbk).during(|| "alloc".into())?;
-        let nch = clen.len();
-        if nch == 0 {
+        if chunks.clen.is_empty() {
             return Ok(Front {
                 at,
                 q,
@@ -1471,11 +1429,9 @@ impl Slot {
             });
         }
         let mut err = err;
-        let up = |v: &[u32]| s.clone_htod(v).during(|| "copying rANS tables".into());
-        let (cfirst_d, clen_d, dlen_d, cum_d, scale_d) =
-            (up(&cfirst)?, up(&clen)?, up(&dlen)?, up(&cum)?, up(&scale)?);
-        let up64 = |v: &[u64]| s.clone_htod(v).during(|| "copying chunks".into());
-        let (cstart_d, doff_d) = (up64(&cstart)?, up64(&doff)?);
+        let dev = chunks.upload(s)?;
+        let dlen_d = s.clone_htod(&dlen).during(|| "copying chunks".into())?;
+        let doff_d = s.clone_htod(&doff).during(|| "copying chunks".into())?;
         let data_d = s
             .clone_htod(&data)
             .during(|| "copying payloads to the GPU".into())?;
@@ -1484,8 +1440,7 @@ impl Slot {
             .get(&dims)
             .ok_or_else(|| CudaError::Unsupported("level classes".into()))?;
         let n64 = n as i64;
-        let (grid, smem) = rans_launch(n, &logs);
-        let f = self.f("RDEC(kernel)", smem as usize)?;
+        let f = self.f("RDEC(kernel)", RANS_SMEM as usize)?;
         let mut ints = self.ints.slice_mut(0..nbk * n);
         let mut l = s.launch_builder(&f);
         l.arg(&data_d)
@@ -1493,14 +1448,15 @@ impl Slot {
             .arg(&dlen_d)
             .arg(cls)
             .arg(&n64)
-            .arg(&cfirst_d)
-            .arg(&cstart_d)
-            .arg(&clen_d)
-            .arg(&cum_d)
-            .arg(&scale_d)
+            .arg(&dev.cfirst)
+            .arg(&dev.cstart)
+            .arg(&dev.clen)
+            .arg(&dev.cum)
+            .arg(&dev.scale)
             .arg(&mut ints)
             .arg(&mut err);
-        unsafe { l.launch(cfg(grid, RANS_THREADS, smem)) }.during(|| "launching RDEC".into())?;
+        unsafe { l.launch(cfg(chunks.grid(), RANS_THREADS, RANS_SMEM)) }
+            .during(|| "launching RDEC".into())?;
         prof(s, "d_decode")?;
         Ok(Front {
             at,
@@ -1572,7 +1528,6 @@ impl Slot {
         let smem = (levels.iter().sum::<usize>() * 4) as u32;
         let (n64, nb64, st64) = (n as i64, nb as i64, stride as i64);
         let bnb = nbk * nb;
-        let blocks = |count: usize| (count.div_ceil(256).min(4096) as u32, nbk as u32);
         let fscan = self.f("SCAN(kernel)", 0)?;
         let fdmode = self.f("DMODE(kernel)", 0)?;
         let fdsize = self.f("DSIZE(kernel)", 0)?;
@@ -1609,7 +1564,8 @@ impl Slot {
             .arg(&mut self.mode)
             .arg(&mut sp)
             .arg(&mut err);
-        unsafe { l.launch(cfg(blocks(nb), 256, 0)) }.during(|| "launching DMODE".into())?;
+        unsafe { l.launch(cfg(block_grid(nb, nbk), 256, 0)) }
+            .during(|| "launching DMODE".into())?;
         let mut t1 = tot.slice_mut(nbk..2 * nbk);
         let mut l = s.launch_builder(&fscan);
         l.arg(&mut sp).arg(&nb64).arg(&mut t1);
@@ -1627,7 +1583,8 @@ impl Slot {
                 .arg(&mut low)
                 .arg(&mut ones)
                 .arg(&mut err);
-            unsafe { l.launch(cfg(blocks(nb), 256, 0)) }.during(|| "launching DSIZE".into())?;
+            unsafe { l.launch(cfg(block_grid(nb, nbk), 256, 0)) }
+                .during(|| "launching DSIZE".into())?;
         }
         let mut t23 = tot.slice_mut(2 * nbk..4 * nbk);
         let mut l = s.launch_builder(&fscan);
@@ -1640,7 +1597,8 @@ impl Slot {
             .arg(&secw_d)
             .arg(&st64)
             .arg(&mut pc);
-        unsafe { l.launch(cfg(blocks(stride), 256, 0)) }.during(|| "launching POPC".into())?;
+        unsafe { l.launch(cfg(block_grid(stride, nbk), 256, 0)) }
+            .during(|| "launching POPC".into())?;
         let mut tpc = s.alloc_zeros::<u64>(nbk).during(|| "alloc".into())?;
         let mut l = s.launch_builder(&fscan);
         l.arg(&mut pc).arg(&st64).arg(&mut tpc);
@@ -1662,7 +1620,8 @@ impl Slot {
             .arg(&st64)
             .arg(&mut ints)
             .arg(&mut err);
-        unsafe { l.launch(cfg(blocks(nb), 256, 0)) }.during(|| "launching DECODE".into())?;
+        unsafe { l.launch(cfg(block_grid(nb, nbk), 256, 0)) }
+            .during(|| "launching DECODE".into())?;
         prof(s, "d_decode")?;
         Ok(Front {
             at,
@@ -1702,19 +1661,107 @@ fn device_budget(gpus: &[Arc<Gpu>]) -> Result<usize, CudaError> {
 /// Threads per block of the rANS kernels (a chunk each).
 const RANS_THREADS: u32 = 32;
 
-/// Grid and shared memory of a rANS launch over bricks of `n` values whose
-/// chunks are 2^`logs[b]` long: a row of blocks per brick, each holding
-/// the brick's tables.
-fn rans_launch(n: usize, logs: &[u32]) -> ((u32, u32), u32) {
-    let most = logs.iter().map(|&c| rans::chunks(n, c)).max().unwrap_or(1);
-    let smem = (rans::NCTX * (rans::NSYM + 1) + rans::NCTX) * 4;
-    (
+/// Shared memory of a rANS block: one brick's cumulative tables and scales.
+const RANS_SMEM: u32 = ((rans::NCTX * (rans::NSYM + 1) + rans::NCTX) * 4) as u32;
+
+/// The output buffer `out`, at least `total` bytes and zeroed there (the
+/// writing kernels OR bits in and leave padding alone).
+fn clear_out(s: &Arc<CudaStream>, out: &mut CudaSlice<u8>, total: usize) -> Result<(), CudaError> {
+    if out.len() < total.max(1) {
+        *out = s
+            .alloc_zeros::<u8>(total.next_power_of_two())
+            .during(|| format!("allocating {total} bytes of output"))?;
+    } else {
+        s.memset_zeros(&mut out.slice_mut(0..total.max(1)))
+            .during(|| "clearing the output".into())?;
+    }
+    Ok(())
+}
+
+/// A launch's grid over `count` items of each of `bricks` bricks, 256
+/// threads a block.
+fn block_grid(count: usize, bricks: usize) -> (u32, u32) {
+    ((count.div_ceil(256)).min(4096) as u32, bricks as u32)
+}
+
+/// The chunks of a batch's rANS streams and the bricks' tables, as the
+/// RENC and RDEC kernels take them: brick b's chunks are
+/// `cfirst[b]..cfirst[b + 1]`, chunk c holds values `cstart[c]..` (`clen[c]`
+/// of them).
+struct RansChunks {
+    cfirst: Vec<u32>,
+    cstart: Vec<u64>,
+    clen: Vec<u32>,
+    cum: Vec<u32>,
+    scale: Vec<u32>,
+    /// The longest chunk list of a brick.
+    most: usize,
+}
+
+struct RansChunksDev {
+    cfirst: CudaSlice<u32>,
+    cstart: CudaSlice<u64>,
+    clen: CudaSlice<u32>,
+    cum: CudaSlice<u32>,
+    scale: CudaSlice<u32>,
+}
+
+impl RansChunks {
+    fn new() -> Self {
+        RansChunks {
+            cfirst: vec![0],
+            cstart: Vec::new(),
+            clen: Vec::new(),
+            cum: Vec::new(),
+            scale: Vec::new(),
+            most: 0,
+        }
+    }
+
+    /// The next brick, of `n` values in chunks of 2^`chunk_log` under
+    /// `tables`; None: a brick without chunks (and zero tables).
+    fn push(&mut self, n: usize, chunk_log: u32, tables: Option<&rans::Tables>) {
+        match tables {
+            Some(t) => {
+                let len = 1usize << chunk_log;
+                let nc = rans::chunks(n, chunk_log);
+                for j in 0..nc {
+                    self.cstart.push((j * len) as u64);
+                    self.clen.push(len.min(n - j * len) as u32);
+                }
+                self.most = self.most.max(nc);
+                self.cum.extend_from_slice(&t.cum);
+                self.scale.extend_from_slice(&t.scale);
+            }
+            None => {
+                self.cum
+                    .extend(std::iter::repeat_n(0, rans::NCTX * (rans::NSYM + 1)));
+                self.scale.extend(std::iter::repeat_n(0, rans::NCTX));
+            }
+        }
+        self.cfirst.push(self.clen.len() as u32);
+    }
+
+    fn upload(&self, s: &Arc<CudaStream>) -> Result<RansChunksDev, CudaError> {
+        let up = |v: &[u32]| s.clone_htod(v).during(|| "copying rANS tables".into());
+        Ok(RansChunksDev {
+            cfirst: up(&self.cfirst)?,
+            cstart: s
+                .clone_htod(&self.cstart)
+                .during(|| "copying chunks".into())?,
+            clen: up(&self.clen)?,
+            cum: up(&self.cum)?,
+            scale: up(&self.scale)?,
+        })
+    }
+
+    /// A row of blocks per brick, a thread per chunk.
+    fn grid(&self) -> (u32, u32) {
         (
-            most.div_ceil(RANS_THREADS as usize) as u32,
-            logs.len().max(1) as u32,
-        ),
-        smem as u32,
-    )
+            self.most.div_ceil(RANS_THREADS as usize).max(1) as u32,
+            (self.cfirst.len() - 1).max(1) as u32,
+        )
+    }
 }
 
 /// What the entropy decoding of a batch leaves for the rest of the
