@@ -59,6 +59,10 @@ pub struct BenchArgs {
     /// codec-3d on the GPU: how many GPUs, or several counts to compare (e.g. 1,2; default: all).
     #[arg(long, value_delimiter = ',')]
     pub gpus: Option<Vec<usize>>,
+    /// codec-3d on the GPU: also time a field that lives on the device
+    /// (compress from GPU memory to .mrz bytes, decompress into GPU memory).
+    #[arg(long)]
+    pub resident: bool,
 }
 
 pub(crate) fn median(mut v: Vec<f64>) -> f64 {
@@ -303,6 +307,60 @@ fn bench_dwt(
     Ok(())
 }
 
+/// codec-3d with the field in GPU memory: compress from it, decompress
+/// into it; the bytes are compared with the host path's (`host_bytes`) and
+/// the decoded values with its decode (`host_back`).
+fn bench_codec_resident(
+    a: &BenchArgs,
+    gpu: &std::sync::Arc<multires_cuda::Gpu>,
+    field: &multires_cuda::codec::DeviceField,
+    o: &multires::codec::CodecOptions,
+    host_bytes: &[u8],
+    host_back: &[f64],
+    raw: f64,
+) -> Result<()> {
+    use multires_cuda::codec::{compress_resident, decompress_resident};
+    let (mut ct, mut dt) = (Vec::new(), Vec::new());
+    let mut last = None;
+    for _ in 0..=a.repeat {
+        let t = Instant::now();
+        let (b, _, _) = compress_resident(field, o, gpu, &|_| {})?;
+        ct.push(t.elapsed().as_secs_f64());
+        last = Some(b);
+    }
+    let Some(bytes) = last else { bail!("no run") };
+    let mut back = None;
+    for _ in 0..=a.repeat {
+        let mut r = multires::codec::MrzReader::from_reader(
+            Box::new(std::io::Cursor::new(bytes.clone())),
+            "bench",
+        )?;
+        let t = Instant::now();
+        let f = decompress_resident(&mut r, gpu, &|_| {})?;
+        dt.push(t.elapsed().as_secs_f64());
+        back = Some(f);
+    }
+    ct.remove(0);
+    dt.remove(0);
+    let Some(back) = back else { bail!("no decode") };
+    let same_bytes = bytes == host_bytes;
+    let same_values = back
+        .download(gpu)?
+        .iter()
+        .zip(host_back)
+        .all(|(&x, &y)| x as f64 == y);
+    let (c, d) = (median(ct), median(dt));
+    println!(
+        "codec-3d resident | {} | compress {c:.4} s = {:.2} GB/s | decompress {d:.4} s = {:.2} GB/s | {} | {}",
+        o.bound,
+        raw / c / 1e9,
+        raw / d / 1e9,
+        if same_bytes { "bytes equal to the host path's" } else { "BYTES DIFFER FROM THE HOST PATH'S" },
+        if same_values { "decoded values equal" } else { "DECODED VALUES DIFFER" }
+    );
+    Ok(())
+}
+
 /// codec-3d (DESIGN.md): the smooth and the turbulent float32 fields at
 /// rel bounds 1e-2, 1e-3, 1e-4 with CDF 9/7: ratio, PSNR, max error, and
 /// compress (GPU or CPU, host to host) and decompress (CPU) rates. With
@@ -330,6 +388,14 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
             .collect();
         let v = Volume::new(&[size; 3], data, DType::F32)?;
         let raw = (v.data.len() * 4) as f64;
+        let resident = if a.resident && on_gpu {
+            let gpu = multires_cuda::gpu_at(0)?;
+            let vals: Vec<f32> = v.data.iter().map(|&x| x as f32).collect();
+            let field = multires_cuda::codec::DeviceField::upload(&gpu, &[size; 3], &vals)?;
+            Some((gpu, field))
+        } else {
+            None
+        };
         for (rel, &ngpu) in [1e-2, 1e-3, 1e-4]
             .into_iter()
             .flat_map(|r| counts.iter().map(move |g| (r, g)))
@@ -407,11 +473,14 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
             } else {
                 ""
             };
+            if let (Some((gpu, field)), true) = (&resident, ngpu == counts[0]) {
+                bench_codec_resident(a, gpu, field, &o, &bytes, &back.data, raw)?;
+            }
             let csec = median(times);
             let dev = match &run {
                 Some(r) => format!(
-                    "{} GPU(s), {} batches; slot seconds gather {:.3} / copy up {:.3} / code {:.3}",
-                    r.gpus, r.batches, r.gather_s, r.upload_s, r.code_s
+                    "{} GPU(s), {} batches; slot seconds fill {:.3} / code {:.3}",
+                    r.gpus, r.batches, r.fill_s, r.code_s
                 ),
                 None => format!("cpu, {} threads", rayon::current_num_threads()),
             };

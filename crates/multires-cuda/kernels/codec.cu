@@ -743,14 +743,12 @@ __device__ __forceinline__ unsigned r_context(unsigned lv, unsigned prev) { retu
             if (h[k]) atomicAdd(&hist[b * (R_NCTX * R_NSYM) + k], h[k]);                           \
     }
 
-// One encoder step; emitted words go to the end of the chunk backwards.
-template <bool WRITE>
+// One encoder step; an emitted word goes to scratch in emission order.
 __device__ __forceinline__ void r_put(unsigned& x, unsigned start, unsigned freq, unsigned scale,
-                                      unsigned short* o, unsigned len, unsigned& j) {
+                                      unsigned short* o, unsigned& j) {
     unsigned long long xmax = ((unsigned long long)(R_L >> scale) << 16) * freq;
     if ((unsigned long long)x >= xmax) {
-        if (WRITE) o[len - 1 - j] = (unsigned short)x;
-        j++;
+        o[j++] = (unsigned short)x;
         x >>= 16;
     }
     x = ((x / freq) << scale) + (x % freq) + start;
@@ -765,57 +763,84 @@ __device__ __forceinline__ void r_tables(unsigned* sh, const unsigned* cum, cons
     __syncthreads();
 }
 
-// Sizes (WRITE false: u16 words per chunk into sizes) or the chunks'
-// words (at byte offsets offs into out). Block row b codes brick b's
-// chunks cfirst[b] .. cfirst[b + 1].
-template <bool WRITE>
-__device__ void r_encode(const int* ints, const unsigned* cls, long long n, const unsigned* cfirst,
-                         const unsigned long long* cstart, const unsigned* clen,
-                         const unsigned* cum, const unsigned* scale, unsigned* sizes,
-                         const unsigned long long* offs, unsigned char* out) {
-    extern __shared__ unsigned sh[];
-    long long b = blockIdx.y;
-    r_tables(sh, cum, scale, b);
-    long long c = cfirst[b] + blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (c >= cfirst[b + 1]) return;
-    long long st = (long long)cstart[c];
-    long long L = clen[c];
-    const int* v = ints + b * n + st;
-    const unsigned* lv = cls + st;
-    const unsigned* sc = sh + R_NCTX * (R_NSYM + 1);
-    unsigned short* o = WRITE ? (unsigned short*)(out + offs[c]) : (unsigned short*)0;
-    unsigned len = WRITE ? sizes[c] : 0u;
-    unsigned x = R_L, j = 0;
-    unsigned cur = L > 0 ? zigzag(v[L - 1]) : 0u;
-    for (long long i = L - 1; i >= 0; i--) {
-        unsigned prv = i > 0 ? zigzag(v[i - 1]) : 0u;
-        unsigned prev = (i == 0 || ((unsigned)(st + i) & (R_RESET - 1)) == 0) ? 0u : prv;
-        unsigned ctx = r_context(lv[i], prev);
-        unsigned s, nraw, raw;
-        r_symbol(cur, s, nraw, raw);
-        if (nraw > R_PIECE) r_put<WRITE>(x, raw >> R_PIECE, 1, nraw - R_PIECE, o, len, j);
-        unsigned lo = min(nraw, R_PIECE);
-        if (lo > 0) r_put<WRITE>(x, raw & ((1u << lo) - 1), 1, lo, o, len, j);
-        const unsigned* cu = sh + ctx * (R_NSYM + 1);
-        r_put<WRITE>(x, cu[s], cu[s + 1] - cu[s], sc[ctx], o, len, j);
-        cur = prv;
-    }
-    if (WRITE) {
-        o[0] = (unsigned short)(x >> 16);
-        o[1] = (unsigned short)x;
-    } else {
-        sizes[c] = j + 2;
-    }
-}
-
-#define RENC(name, WRITE)                                                                          \
+// Encodes every chunk once: a value emits at most 3 words (two raw pieces
+// and its symbol), so chunk c's words fit in the 4 words per value of
+// scratch at 4 * (b * n + cstart[c]); sizes[c] gets its word count with
+// the final state's two, states[c] the final state. RCOPY then lays the
+// chunks out reversed, as the decoder reads them: one pass of the serial
+// coder instead of a sizing pass and a writing pass.
+#define RENC(name)                                                                                 \
     extern "C" __global__ void name(const int* ints, const unsigned* cls, long long n,            \
                                     const unsigned* cfirst, const unsigned long long* cstart,      \
                                     const unsigned* clen, const unsigned* cum,                     \
-                                    const unsigned* scale, unsigned* sizes,                        \
-                                    const unsigned long long* offs, unsigned char* out) {          \
-        r_encode<WRITE>(ints, cls, n, cfirst, cstart, clen, cum, scale, sizes, offs, out);         \
+                                    const unsigned* scale, unsigned* sizes, unsigned* states,      \
+                                    unsigned short* scratch) {                                     \
+        extern __shared__ unsigned sh[];                                                           \
+        long long b = blockIdx.y;                                                                  \
+        r_tables(sh, cum, scale, b);                                                               \
+        long long c = cfirst[b] + blockIdx.x * (long long)blockDim.x + threadIdx.x;                \
+        if (c >= cfirst[b + 1]) return;                                                           \
+        long long st = (long long)cstart[c];                                                       \
+        long long L = clen[c];                                                                     \
+        const int* v = ints + b * n + st;                                                          \
+        const unsigned* lv = cls + st;                                                             \
+        const unsigned* sc = sh + R_NCTX * (R_NSYM + 1);                                           \
+        unsigned short* o = scratch + 4 * (b * n + st);                                            \
+        unsigned x = R_L, j = 0;                                                                   \
+        unsigned cur = L > 0 ? zigzag(v[L - 1]) : 0u;                                              \
+        for (long long i = L - 1; i >= 0; i--) {                                                   \
+            unsigned prv = i > 0 ? zigzag(v[i - 1]) : 0u;                                          \
+            unsigned prev = (i == 0 || ((unsigned)(st + i) & (R_RESET - 1)) == 0) ? 0u : prv;      \
+            unsigned ctx = r_context(lv[i], prev);                                                 \
+            unsigned s, nraw, raw;                                                                 \
+            r_symbol(cur, s, nraw, raw);                                                           \
+            if (nraw > R_PIECE) r_put(x, raw >> R_PIECE, 1, nraw - R_PIECE, o, j);                 \
+            unsigned lo = min(nraw, R_PIECE);                                                      \
+            if (lo > 0) r_put(x, raw & ((1u << lo) - 1), 1, lo, o, j);                             \
+            const unsigned* cu = sh + ctx * (R_NSYM + 1);                                          \
+            r_put(x, cu[s], cu[s + 1] - cu[s], sc[ctx], o, j);                                     \
+            cur = prv;                                                                             \
+        }                                                                                          \
+        sizes[c] = j + 2;                                                                          \
+        states[c] = x;                                                                             \
     }
+
+// Chunk c (block x; block y adds 65535 * y) at byte offset offs[c] of
+// out: the final state (high, low) then the emitted words last first.
+#define RCOPY(name)                                                                                \
+    extern "C" __global__ void name(const unsigned short* scratch, const unsigned long long* spos, \
+                                    const unsigned* sizes, const unsigned* states,                 \
+                                    const unsigned long long* offs, long long nch,                 \
+                                    unsigned char* out) {                                          \
+        long long c = blockIdx.x + 65535ll * blockIdx.y;                                           \
+        if (c >= nch) return;                                                                      \
+        unsigned short* o = (unsigned short*)(out + offs[c]);                                      \
+        const unsigned short* s = scratch + spos[c];                                               \
+        unsigned j = sizes[c] - 2;                                                                 \
+        if (threadIdx.x == 0) {                                                                    \
+            o[0] = (unsigned short)(states[c] >> 16);                                              \
+            o[1] = (unsigned short)states[c];                                                      \
+        }                                                                                          \
+        for (unsigned k = threadIdx.x; k < j; k += blockDim.x) o[2 + k] = s[j - 1 - k];           \
+    }
+
+// Per context, the first symbol of each of 64 equal slices of its slots:
+// the decoder starts its search there instead of bisecting 168 symbols.
+#define R_BUCKETS 64
+__device__ __forceinline__ void r_buckets(const unsigned* sh, unsigned char* bk) {
+    const unsigned* sc = sh + R_NCTX * (R_NSYM + 1);
+    for (int ctx = threadIdx.x; ctx < R_NCTX; ctx += blockDim.x) {
+        const unsigned* cu = sh + ctx * (R_NSYM + 1);
+        unsigned s_ = sc[ctx];
+        int sym = 0;
+        for (int k = 0; k < R_BUCKETS; k++) {
+            unsigned p = s_ <= 15 ? (((unsigned)k << s_) + R_BUCKETS - 1) / R_BUCKETS : 0u;
+            while (sym < R_NSYM - 1 && cu[sym + 1] <= p) sym++;
+            bk[ctx * R_BUCKETS + k] = (unsigned char)sym;
+        }
+    }
+    __syncthreads();
+}
 
 // Decodes chunk c from its dlen[c] u16 words at byte offset doff[c] of
 // data into ints (zigzag undone); a fault sets err[brick]. Block row b
@@ -829,6 +854,8 @@ __device__ void r_encode(const int* ints, const unsigned* cls, long long n, cons
         extern __shared__ unsigned sh[];                                                           \
         long long b = blockIdx.y;                                                                  \
         r_tables(sh, cum, scale, b);                                                               \
+        unsigned char* bk = (unsigned char*)(sh + R_NCTX * (R_NSYM + 2));                           \
+        r_buckets(sh, bk);                                                                         \
         long long c = cfirst[b] + blockIdx.x * (long long)blockDim.x + threadIdx.x;                \
         if (c >= cfirst[b + 1]) return;                                                            \
         long long st = (long long)cstart[c];                                                       \
@@ -847,11 +874,8 @@ __device__ void r_encode(const int* ints, const unsigned* cls, long long n, cons
             unsigned s_ = sc[ctx];                                                                 \
             if (s_ > 15 || cu[R_NSYM] != (1u << s_)) { err[b] = 1; return; }                        \
             unsigned slot = x & ((1u << s_) - 1);                                                  \
-            int lo = 0, hi = R_NSYM - 1;                                                           \
-            while (lo < hi) {                                                                      \
-                int mid = (lo + hi + 1) >> 1;                                                      \
-                if (cu[mid] <= slot) lo = mid; else hi = mid - 1;                                  \
-            }                                                                                      \
+            int lo = bk[ctx * R_BUCKETS + ((slot << 6) >> s_)];                                    \
+            while (lo < R_NSYM - 1 && cu[lo + 1] <= slot) lo++;                                    \
             unsigned f = cu[lo + 1] - cu[lo];                                                      \
             x = f * (x >> s_) + slot - cu[lo];                                                     \
             if (x < R_L) { if (p >= dl) { err[b] = 1; return; } x = (x << 16) | d[p++]; }          \
@@ -873,4 +897,100 @@ __device__ void r_encode(const int* ints, const unsigned* cls, long long n, cons
             last = val;                                                                            \
         }                                                                                          \
         if (x != R_L || p != dl) err[b] = 1;                                                       \
+    }
+
+// ---- fields that live on the device (compress_resident, decompress_resident) ----
+
+__device__ __forceinline__ bool r_finite(float v) {
+    return (__float_as_uint(v) & 0x7f800000u) != 0x7f800000u;
+}
+
+// Per block: the least and greatest finite value and the count of the
+// others (256 threads a block).
+#define RANGE(name)                                                                                \
+    extern "C" __global__ void name(const float* in, long long n, float* lo, float* hi,           \
+                                    unsigned long long* bad) {                                     \
+        __shared__ float slo[256], shi[256];                                                       \
+        __shared__ unsigned long long sb[256];                                                     \
+        float a = __int_as_float(0x7f800000), b = -a;                                              \
+        unsigned long long c = 0;                                                                  \
+        for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                \
+             i += (long long)gridDim.x * blockDim.x) {                                             \
+            float v = in[i];                                                                       \
+            if (r_finite(v)) { a = fminf(a, v); b = fmaxf(b, v); } else c++;                       \
+        }                                                                                          \
+        int t = threadIdx.x;                                                                       \
+        slo[t] = a; shi[t] = b; sb[t] = c;                                                         \
+        __syncthreads();                                                                           \
+        for (int s = blockDim.x / 2; s > 0; s >>= 1) {                                             \
+            if (t < s) {                                                                           \
+                slo[t] = fminf(slo[t], slo[t + s]);                                                \
+                shi[t] = fmaxf(shi[t], shi[t + s]);                                                \
+                sb[t] += sb[t + s];                                                                \
+            }                                                                                      \
+            __syncthreads();                                                                       \
+        }                                                                                          \
+        if (t == 0) { lo[blockIdx.x] = slo[0]; hi[blockIdx.x] = shi[0]; bad[blockIdx.x] = sb[0]; } \
+    }
+
+// The first index of a value that is not finite (for the error message).
+#define FIRST_BAD(name)                                                                            \
+    extern "C" __global__ void name(const float* in, long long n, unsigned long long* first) {    \
+        for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                \
+             i += (long long)gridDim.x * blockDim.x)                                               \
+            if (!r_finite(in[i])) atomicMin(first, (unsigned long long)i);                         \
+    }
+
+// Brick b of a batch (origin org[3b..3b+3], extent d0 x d1 x d2) from a
+// field of Y x X planes, as doubles, into x.
+#define GATHER(name)                                                                               \
+    extern "C" __global__ void name(const float* in, const long long* org, long long Y,           \
+                                    long long X, int d0, int d1, int d2, double* x) {              \
+        long long n = (long long)d0 * d1 * d2, b = blockIdx.y;                                     \
+        long long oz = org[3 * b], oy = org[3 * b + 1], ox = org[3 * b + 2];                       \
+        for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                \
+             i += (long long)gridDim.x * blockDim.x) {                                             \
+            long long xx = i % d2, yy = (i / d2) % d1, zz = i / ((long long)d1 * d2);              \
+            x[b * n + i] = (double)in[((oz + zz) * Y + oy + yy) * X + ox + xx];                    \
+        }                                                                                          \
+    }
+
+// The inverse of GATHER for decoded float bricks.
+#define SCATTER(name)                                                                              \
+    extern "C" __global__ void name(const float* y, const long long* org, long long Y,            \
+                                    long long X, int d0, int d1, int d2, float* out) {             \
+        long long n = (long long)d0 * d1 * d2, b = blockIdx.y;                                     \
+        long long oz = org[3 * b], oy = org[3 * b + 1], ox = org[3 * b + 2];                       \
+        for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                \
+             i += (long long)gridDim.x * blockDim.x) {                                             \
+            long long xx = i % d2, yy = (i / d2) % d1, zz = i / ((long long)d1 * d2);              \
+            out[((oz + zz) * Y + oy + yy) * X + ox + xx] = y[b * n + i];                           \
+        }                                                                                          \
+    }
+
+// Outlier corrections on decoded floats, as multires::codec::apply_outliers:
+// a value moves by steps times twice the bound (rounded to float), or is
+// replaced by its exact value.
+#define OUTFIX(name)                                                                               \
+    extern "C" __global__ void name(float* y, const unsigned long long* pos, const int* steps,    \
+                                    const float* exact, long long count, double e) {               \
+        for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < count;            \
+             j += (long long)gridDim.x * blockDim.x) {                                             \
+            unsigned long long p = pos[j];                                                         \
+            int k = steps[j];                                                                      \
+            y[p] = k != 0 ? (float)((double)y[p] + (double)k * 2.0 * e) : exact[j];                \
+        }                                                                                          \
+    }
+
+// Per brick, the largest magnitude (its bits: non-negative doubles order
+// as integers), for the lifting transforms' steps on a zero bound.
+#define BPEAK(name)                                                                                \
+    extern "C" __global__ void name(const double* x, long long n, unsigned long long* peak) {     \
+        long long b = blockIdx.y;                                                                  \
+        double m = 0.0;                                                                            \
+        for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                \
+             i += (long long)gridDim.x * blockDim.x)                                               \
+            m = fmax(m, fabs(x[b * n + i]));                                                       \
+        for (int o = 16; o > 0; o >>= 1) m = fmax(m, __shfl_down_sync(0xffffffffu, m, o));        \
+        if ((threadIdx.x & 31) == 0) atomicMax(&peak[b], (unsigned long long)__double_as_longlong(m)); \
     }

@@ -19,7 +19,8 @@ use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, CudaViewMut, LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
 use multires::codec::{
-    self, interp, lifting, morton, rans, rice, CodecOptions, CodecStats, CodedBrick, DType, Volume,
+    self, interp, lifting, morton, rans, rice, CodecOptions, CodecStats, CodedBrick, DType,
+    FieldInfo, Volume,
 };
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -46,10 +47,10 @@ pub struct GpuRun {
     pub gpus: usize,
     pub batches: usize,
     pub max_bricks_per_batch: usize,
-    /// Seconds the slots spent gathering bricks into pinned memory,
-    /// copying them up, and coding them (summed over slots).
-    pub gather_s: f64,
-    pub upload_s: f64,
+    /// Seconds the slots spent putting bricks on the device (gathering
+    /// them into pinned memory and copying them up, or gathering them
+    /// from a field already there) and coding them (summed over slots).
+    pub fill_s: f64,
     pub code_s: f64,
 }
 
@@ -79,6 +80,8 @@ struct Slot {
     sizes: CudaSlice<u32>,
     cnt: CudaSlice<u32>,
     out: CudaSlice<u8>,
+    /// Pinned bytes for payloads going down (coder) or up (decoder).
+    pbytes: Option<PinnedHostSlice<u8>>,
     /// Coding orders per brick shape: Morton (lifting) or interp's.
     orders: BTreeMap<([usize; 3], bool), CudaSlice<u32>>,
     /// The rANS level classes of interp's coding order, per brick shape.
@@ -180,6 +183,25 @@ fn prof(s: &CudaStream, phase: &'static str) -> Result<(), CudaError> {
         }
     }
     Ok(())
+}
+
+/// Adds the host time since `t0` to `phase` (with MULTIRES_CODEC_PROFILE).
+fn prof_host(phase: &'static str, t0: std::time::Instant) {
+    if std::env::var_os("MULTIRES_CODEC_PROFILE").is_some() {
+        if let Ok(mut m) = PROFILE.lock() {
+            *m.entry(phase).or_insert(0.0) += t0.elapsed().as_secs_f64();
+        }
+    }
+}
+
+/// Prints and clears the phases gathered by `prof` and `prof_host`.
+fn print_profile(what: &str) {
+    if let Ok(mut m) = PROFILE.lock() {
+        if !m.is_empty() {
+            let m = std::mem::take(&mut *m);
+            eprintln!("codec profile of {what} (s, summed over slots): {m:?}");
+        }
+    }
 }
 
 /// One multilevel lifting of every brick of a batch (`bricks` of `dims`,
@@ -326,6 +348,7 @@ impl Slot {
             sizes: dev!(u32, 4 * nb),
             cnt: dev!(u32, 2 * nb),
             out: dev!(u8, 1 << 20),
+            pbytes: None,
             orders: BTreeMap::new(),
             classes: BTreeMap::new(),
             pin32,
@@ -436,8 +459,7 @@ impl Slot {
     fn encode(
         &mut self,
         b: &Batch,
-        v: &Volume,
-        grid: &codec::BrickGrid,
+        dtype: DType,
         t: lifting::Lifting,
         e: f64,
         range: (f64, f64),
@@ -446,8 +468,8 @@ impl Slot {
         let n: usize = dims.iter().product();
         let nbk = b.bricks.len();
         let nb = n.div_ceil(32);
-        let f32i: i32 = (v.dtype == DType::F32) as i32;
-        let sz = v.dtype.size();
+        let f32i: i32 = (dtype == DType::F32) as i32;
+        let sz = dtype.size();
         let closed = t == lifting::Lifting::Interp;
         let trials = if closed { 1 } else { TRIALS };
         self.order(dims, t)?;
@@ -456,7 +478,7 @@ impl Slot {
         // The interpolation codes once, at one step for the volume: its
         // details (as doubles) into c, the reconstruction into y. The
         // lifting transforms lift x into c and try each step below.
-        let iq = codec::interp_step(e, range.0.abs().max(range.1.abs()), v.dtype);
+        let iq = codec::interp_step(e, range.0.abs().max(range.1.abs()), dtype);
         if closed {
             let qd = s
                 .clone_htod(&vec![iq; nbk])
@@ -483,15 +505,15 @@ impl Slot {
         let peaks: Vec<f64> = if e > 0.0 || closed {
             vec![0.0; nbk]
         } else {
-            b.bricks
-                .iter()
-                .map(|&k| {
-                    let (s0, ext) = grid.bounds(k);
-                    codec::brick_rows(v, s0, ext)
-                        .flatten()
-                        .fold(0f64, |m, x| m.max(x.abs()))
-                })
-                .collect()
+            let mut pk = s.alloc_zeros::<u64>(nbk).during(|| "alloc".into())?;
+            let f = self.f("BPEAK(kernel)", 0)?;
+            let n64 = n as i64;
+            let mut l = s.launch_builder(&f);
+            l.arg(&self.x).arg(&n64).arg(&mut pk);
+            unsafe { l.launch(cfg(block_grid(n, nbk), 256, 0)) }
+                .during(|| "launching BPEAK".into())?;
+            let pk = s.clone_dtoh(&pk).during(|| "reading peaks".into())?;
+            pk.into_iter().map(f64::from_bits).collect()
         };
         let steps: Vec<[f64; 3]> = if closed {
             vec![[iq; 3]; nbk]
@@ -717,12 +739,8 @@ impl Slot {
         prof(s, "write")?;
         self.write_outliers(&trial_d, n, nbk, &osec_d, f32i)?;
         prof(s, "owrite")?;
-        let mut host = vec![0u8; total];
-        s.memcpy_dtoh(&self.out.slice(0..total), &mut host)
-            .during(|| "copying payloads to the host".into())?;
         let tot_h = s.clone_dtoh(&tot).during(|| "reading totals".into())?;
-        s.synchronize()
-            .during(|| "waiting for a batch of bricks".into())?;
+        let host = download(s, &self.gpu, &mut self.pbytes, &self.out, total)?;
         // The header words: step, section word counts, outlier counts.
         let mut coded = Vec::with_capacity(nbk);
         for (bi, &tr) in trial.iter().enumerate() {
@@ -864,38 +882,29 @@ impl Slot {
         let nch = chunks.clen.len();
         let dev = chunks.upload(s)?;
         let mut sizes = s.alloc_zeros::<u32>(nch).during(|| "alloc".into())?;
-        let unused = s.alloc_zeros::<u64>(1).during(|| "alloc".into())?;
-        // The two passes: sizes (nothing written to `out`), then words.
-        let (fsize, fwrite) = (
-            self.f("RENC(kernel, false)", RANS_SMEM as usize)?,
-            self.f("RENC(kernel, true)", RANS_SMEM as usize)?,
-        );
-        let renc = |f: &CudaFunction,
-                    sizes: &mut CudaSlice<u32>,
-                    offs: &CudaSlice<u64>,
-                    out: &mut CudaSlice<u8>|
-         -> Result<(), CudaError> {
-            let mut l = s.launch_builder(f);
-            l.arg(&ints)
-                .arg(cls)
-                .arg(&n64)
-                .arg(&dev.cfirst)
-                .arg(&dev.cstart)
-                .arg(&dev.clen)
-                .arg(&dev.cum)
-                .arg(&dev.scale)
-                .arg(sizes)
-                .arg(offs)
-                .arg(out);
-            unsafe { l.launch(cfg(chunks.grid(), RANS_THREADS, RANS_SMEM)) }
-                .during(|| "launching RENC".into())?;
-            Ok(())
-        };
-        renc(&fsize, &mut sizes, &unused, &mut self.out)?;
+        let mut states = s.alloc_zeros::<u32>(nch).during(|| "alloc".into())?;
+        // The tried steps' quantized values are not needed by the
+        // interpolation (one step): their room is RENC's scratch.
+        let scratch = self.ints.slice(nbk * n..TRIALS * nbk * n);
+        let f = self.f("RENC(kernel)", RANS_SMEM as usize)?;
+        let mut l = s.launch_builder(&f);
+        l.arg(&ints)
+            .arg(cls)
+            .arg(&n64)
+            .arg(&dev.cfirst)
+            .arg(&dev.cstart)
+            .arg(&dev.clen)
+            .arg(&dev.cum)
+            .arg(&dev.scale)
+            .arg(&mut sizes)
+            .arg(&mut states)
+            .arg(&scratch);
+        unsafe { l.launch(cfg(chunks.grid(), RANS_THREADS, RANS_SMEM)) }
+            .during(|| "launching RENC".into())?;
         let sizes_h = s
             .clone_dtoh(&sizes)
             .during(|| "reading chunk sizes".into())?;
-        prof(s, "r_size")?;
+        prof(s, "r_encode")?;
         // Layout: per brick the step, the stream (header, tables, chunk
         // lengths, data) and the outliers.
         let mut base = Vec::with_capacity(nbk);
@@ -926,8 +935,30 @@ impl Slot {
         }
         clear_out(s, &mut self.out, total)?;
         let offs_d = s.clone_htod(&offs).during(|| "copying offsets".into())?;
-        renc(&fwrite, &mut sizes, &offs_d, &mut self.out)?;
-        prof(s, "r_write")?;
+        // Where each chunk's scratch starts, in words (4 a value).
+        let spos: Vec<u64> = (0..nbk)
+            .flat_map(|bi| {
+                let (a, z) = (chunks.cfirst[bi] as usize, chunks.cfirst[bi + 1] as usize);
+                chunks.cstart[a..z]
+                    .iter()
+                    .map(move |&st| 4 * ((bi * n) as u64 + st))
+            })
+            .collect();
+        let spos_d = s.clone_htod(&spos).during(|| "copying offsets".into())?;
+        let f = self.f("RCOPY(kernel)", 0)?;
+        let nch64 = nch as i64;
+        let mut l = s.launch_builder(&f);
+        l.arg(&scratch)
+            .arg(&spos_d)
+            .arg(&sizes)
+            .arg(&states)
+            .arg(&offs_d)
+            .arg(&nch64)
+            .arg(&mut self.out);
+        let gx = nch.clamp(1, 65535) as u32;
+        unsafe { l.launch(cfg((gx, nch.div_ceil(65535).max(1) as u32), 256, 0)) }
+            .during(|| "launching RCOPY".into())?;
+        prof(s, "r_copy")?;
         // The outlier lists, as for the lifting transforms (trial 0).
         let trial_d = s
             .clone_htod(&vec![0i32; nbk])
@@ -936,37 +967,34 @@ impl Slot {
         self.count_outliers(&trial_d, n, nbk, &mut tot.slice_mut(..))?;
         let osec_d = s.clone_htod(&osec).during(|| "copying offsets".into())?;
         self.write_outliers(&trial_d, n, nbk, &osec_d, f32i)?;
-        let mut host = vec![0u8; total];
-        s.memcpy_dtoh(&self.out.slice(0..total), &mut host)
-            .during(|| "copying payloads to the host".into())?;
         let tot_h = s.clone_dtoh(&tot).during(|| "reading totals".into())?;
-        s.synchronize()
-            .during(|| "waiting for a batch of bricks".into())?;
+        let host = download(s, &self.gpu, &mut self.pbytes, &self.out, total)?;
         prof(s, "r_outliers")?;
         // The host's parts: step, header words, tables, chunk lengths,
         // outlier counts.
-        let mut coded = Vec::with_capacity(nbk);
-        for bi in 0..nbk {
-            let (no, nr) = (counts_h[2 * bi] as usize, counts_h[2 * bi + 1] as usize);
-            if tot_h[2 * bi] as usize != no {
-                return Err(CudaError::Unsupported(format!(
-                    "brick {}: the outlier check and the outlier lists disagree",
-                    b.bricks[bi]
-                )));
-            }
-            let words = stream_words[bi];
-            let len = 8 + 4 * words + 8 + 8 * no + sz * nr;
-            let mut pl = host[base[bi]..base[bi] + len].to_vec();
-            pl[0..8].copy_from_slice(&q.to_le_bytes());
-            for (i, w) in heads[bi].iter().enumerate() {
-                pl[8 + 4 * i..12 + 4 * i].copy_from_slice(&w.to_le_bytes());
-            }
-            let oc = 8 + 4 * words;
-            pl[oc..oc + 4].copy_from_slice(&(no as u32).to_le_bytes());
-            pl[oc + 4..oc + 8].copy_from_slice(&(nr as u32).to_le_bytes());
-            coded.push((pl, f64::from_bits(maxe_h[bi]), sse_h[bi], no));
-        }
-        Ok(coded)
+        (0..nbk)
+            .into_par_iter()
+            .map(|bi| {
+                let (no, nr) = (counts_h[2 * bi] as usize, counts_h[2 * bi + 1] as usize);
+                if tot_h[2 * bi] as usize != no {
+                    return Err(CudaError::Unsupported(format!(
+                        "brick {}: the outlier check and the outlier lists disagree",
+                        b.bricks[bi]
+                    )));
+                }
+                let words = stream_words[bi];
+                let len = 8 + 4 * words + 8 + 8 * no + sz * nr;
+                let mut pl = host[base[bi]..base[bi] + len].to_vec();
+                pl[0..8].copy_from_slice(&q.to_le_bytes());
+                for (i, w) in heads[bi].iter().enumerate() {
+                    pl[8 + 4 * i..12 + 4 * i].copy_from_slice(&w.to_le_bytes());
+                }
+                let oc = 8 + 4 * words;
+                pl[oc..oc + 4].copy_from_slice(&(no as u32).to_le_bytes());
+                pl[oc + 4..oc + 8].copy_from_slice(&(nr as u32).to_le_bytes());
+                Ok((pl, f64::from_bits(maxe_h[bi]), sse_h[bi], no))
+            })
+            .collect()
     }
 }
 
@@ -979,7 +1007,38 @@ pub fn compress(
     mem_limit: Option<usize>,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<(Vec<u8>, CodecStats, GpuRun), CudaError> {
+    let t_plan = std::time::Instant::now();
     let (range, e, grid) = codec::plan(v, opts)?;
+    prof_host("plan", t_plan);
+    run_compress(
+        v.info(),
+        opts,
+        (range, e, grid),
+        gpus,
+        mem_limit,
+        progress,
+        &|slot, b| {
+            slot.upload(v, &grid, b)?;
+            slot.stream
+                .synchronize()
+                .during(|| "copying bricks up".into())
+        },
+    )
+}
+
+/// The batches of bricks of a planned compression (`plan`: range, bound,
+/// bricks) through every GPU's slots; `fill` puts a batch's values (as
+/// doubles) into a slot's `x`.
+fn run_compress(
+    v: FieldInfo,
+    opts: &CodecOptions,
+    plan: ((f64, f64), f64, codec::BrickGrid),
+    gpus: &[Arc<Gpu>],
+    mem_limit: Option<usize>,
+    progress: &(dyn Fn(usize) + Sync),
+    fill: &(dyn Fn(&mut Slot, &Batch) -> Result<(), CudaError> + Sync),
+) -> Result<(Vec<u8>, CodecStats, GpuRun), CudaError> {
+    let (range, e, grid) = plan;
     if gpus.is_empty() {
         return Err(CudaError::NoDevice("no GPU was given".into()));
     }
@@ -1022,7 +1081,7 @@ pub fn compress(
     }
     let results: Mutex<Vec<Option<CodedBrick>>> = Mutex::new(vec![None; grid.len()]);
     let done = AtomicUsize::new(0);
-    let timing = Mutex::new((0f64, 0f64, 0f64));
+    let timing = Mutex::new((0f64, 0f64));
     let max_per = batches.iter().map(|b| b.bricks.len()).max().unwrap_or(0);
     let slots_per_gpu = 2.min(batches.len().max(1));
     run_slots(
@@ -1034,18 +1093,12 @@ pub fn compress(
         &|slot, i| {
             let b = &batches[i];
             let t0 = std::time::Instant::now();
-            slot.upload(v, &grid, b)?;
+            fill(slot, b)?;
             let t1 = std::time::Instant::now();
-            slot.stream
-                .synchronize()
-                .during(|| "copying bricks up".into())?;
-            let t2 = std::time::Instant::now();
-            let coded = slot.encode(b, v, &grid, opts.transform, e, range)?;
-            let t3 = std::time::Instant::now();
+            let coded = slot.encode(b, v.dtype, opts.transform, e, range)?;
             if let Ok(mut tm) = timing.lock() {
                 tm.0 += (t1 - t0).as_secs_f64();
-                tm.1 += (t2 - t1).as_secs_f64();
-                tm.2 += (t3 - t2).as_secs_f64();
+                tm.1 += t1.elapsed().as_secs_f64();
             }
             let mut r = results
                 .lock()
@@ -1065,12 +1118,10 @@ pub fn compress(
         .enumerate()
         .map(|(k, c)| c.ok_or_else(|| CudaError::Unsupported(format!("brick {k} was not coded"))))
         .collect::<Result<_, _>>()?;
+    let t_assemble = std::time::Instant::now();
     let (bytes, stats) = codec::assemble(v, opts, range, e, grid, &coded);
-    if let Ok(m) = PROFILE.lock() {
-        if !m.is_empty() {
-            eprintln!("codec profile (s, summed over slots): {m:?}");
-        }
-    }
+    prof_host("assemble", t_assemble);
+    print_profile("compress");
     let tm = timing.into_inner().unwrap_or_default();
     Ok((
         bytes,
@@ -1079,9 +1130,8 @@ pub fn compress(
             gpus: gpus.len(),
             batches: batches.len(),
             max_bricks_per_batch: max_per,
-            gather_s: tm.0,
-            upload_s: tm.1,
-            code_s: tm.2,
+            fill_s: tm.0,
+            code_s: tm.1,
         },
     ))
 }
@@ -1157,26 +1207,23 @@ fn sections(p: &[u8], n: usize) -> Option<Sections> {
     })
 }
 
-/// Decodes the bricks of `r` that meet `region` (all when None) on `gpus`:
-/// the Rice streams, dequantization and inverse lifting on the device, the
-/// outliers on the host. Values equal `multires::codec::decompress`'s; a
-/// brick the device finds inconsistent goes through the CPU decoder, whose
-/// error names the fault.
-pub fn decompress(
+/// The payloads of the bricks of `r` that meet `region`, read and
+/// checked, in batches of one shape sized for the slots of `gpus`; and the
+/// largest batch's values.
+fn payload_batches(
     r: &mut codec::MrzReader,
-    region: Option<codec::Region>,
+    region: &codec::Region,
     gpus: &[Arc<Gpu>],
-    progress: &(dyn Fn(usize) + Sync),
-) -> Result<Volume, CudaError> {
+) -> Result<(Vec<PayloadBatch>, usize), CudaError> {
     let h = r.header().clone();
-    let region = region.unwrap_or(codec::full_region(h.dims));
     let grid = r.grid();
-    let wanted = codec::bricks_in(&grid, &region);
+    let wanted = codec::bricks_in(&grid, region);
+    let t_read = std::time::Instant::now();
     let mut shapes: BTreeMap<[usize; 3], Vec<(usize, Vec<u8>)>> = BTreeMap::new();
-    for &k in &wanted {
-        let p = r.read_brick(k)?;
+    for (&k, p) in wanted.iter().zip(r.read_bricks(&wanted)?) {
         shapes.entry(grid.bounds(k).1).or_default().push((k, p));
     }
+    prof_host("d_read", t_read);
     if gpus.is_empty() {
         return Err(CudaError::NoDevice("no GPU was given".into()));
     }
@@ -1191,69 +1238,96 @@ pub fn decompress(
             )));
         }
         let per_value = BYTES_PER_VALUE + h.dtype.size() + 12;
-        let fit = (budget / (n * per_value + (1 << 20))).clamp(1, DEFAULT_BATCH);
+        let fit = (budget / 2 / (n * per_value + (1 << 20))).clamp(1, DEFAULT_BATCH);
         while !list.is_empty() {
             let rest = list.split_off(list.len().min(fit));
             cap = cap.max(list.len() * n);
             batches.push((dims, std::mem::replace(&mut list, rest)));
         }
     }
+    Ok((batches, cap))
+}
+
+/// Decodes the bricks of `r` that meet `region` (all when None) on `gpus`:
+/// the Rice streams, dequantization and inverse lifting on the device, the
+/// outliers on the host. Values equal `multires::codec::decompress`'s; a
+/// brick the device finds inconsistent goes through the CPU decoder, whose
+/// error names the fault.
+pub fn decompress(
+    r: &mut codec::MrzReader,
+    region: Option<codec::Region>,
+    gpus: &[Arc<Gpu>],
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<Volume, CudaError> {
+    let h = r.header().clone();
+    let region = region.unwrap_or(codec::full_region(h.dims));
+    let grid = r.grid();
+    let (batches, cap) = payload_batches(r, &region, gpus)?;
     let out_dims = region.map(|(a, b)| b - a);
     let out = Mutex::new(multires::memory::touched_vec::<f64>(
         out_dims.iter().product(),
     ));
     let done = AtomicUsize::new(0);
     let path = r.path().to_string();
-    run_slots(gpus, 1, cap, h.dtype, batches.len(), &|slot, i| {
-        let (dims, list) = &batches[i];
-        let (grid, region, h, path) = (&grid, &region, &h, &path);
-        let outliers_at = slot.decode(*dims, list, h)?;
-        let view = slot.decoded()?;
-        prof(&slot.stream, "d_host_after")?;
-        let n: usize = dims.iter().product();
-        let decoded: Vec<Result<Vec<f64>, CudaError>> = {
-            use rayon::prelude::*;
-            list.par_iter()
-                .zip(outliers_at.par_iter())
-                .enumerate()
-                .map(|(bi, ((k, p), &at))| {
-                    let res = match at {
-                        Some(at) => {
-                            codec::apply_outliers(view.brick(bi, n), &p[at..], h.abs_bound, h.dtype)
-                        }
-                        _ => codec::decode_brick(p, *dims, h.transform, h.dtype, h.abs_bound),
-                    };
-                    res.map_err(|what| {
-                        CudaError::Codec(codec::CodecError::CorruptBrick {
-                            path: path.clone(),
-                            brick: *k,
-                            place: grid.describe(*k),
-                            what,
+    // Two slots a GPU: one places its decoded bricks on the host while
+    // the other's batch is on the device.
+    let slots_per_gpu = 2.min(batches.len().max(1));
+    run_slots(
+        gpus,
+        slots_per_gpu,
+        cap,
+        h.dtype,
+        batches.len(),
+        &|slot, i| {
+            let (dims, list) = &batches[i];
+            let (grid, region, h, path) = (&grid, &region, &h, &path);
+            let outliers_at = slot.decode(*dims, list, h)?;
+            let view = slot.decoded()?;
+            prof(&slot.stream, "d_host_after")?;
+            let n: usize = dims.iter().product();
+            let decoded: Vec<Result<Vec<f64>, CudaError>> = {
+                use rayon::prelude::*;
+                list.par_iter()
+                    .zip(outliers_at.par_iter())
+                    .enumerate()
+                    .map(|(bi, ((k, p), &at))| {
+                        let res = match at {
+                            Some(at) => codec::apply_outliers(
+                                view.brick(bi, n),
+                                &p[at..],
+                                h.abs_bound,
+                                h.dtype,
+                            ),
+                            _ => codec::decode_brick(p, *dims, h.transform, h.dtype, h.abs_bound),
+                        };
+                        res.map_err(|what| {
+                            CudaError::Codec(codec::CodecError::CorruptBrick {
+                                path: path.clone(),
+                                brick: *k,
+                                place: grid.describe(*k),
+                                what,
+                            })
                         })
                     })
-                })
-                .collect()
-        };
-        let decoded: Vec<Vec<f64>> = decoded.into_iter().collect::<Result<_, _>>()?;
-        let refs: Vec<(usize, &[f64])> = list
-            .iter()
-            .zip(&decoded)
-            .map(|((k, _), y)| (*k, y.as_slice()))
-            .collect();
-        let mut o = out
-            .lock()
-            .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))?;
-        codec::place(&mut o, region, grid, &refs);
-        drop(o);
-        prof(&slot.stream, "d_host_finish")?;
-        progress(done.fetch_add(list.len(), Ordering::Relaxed) + list.len());
-        Ok(())
-    })?;
-    if let Ok(m) = PROFILE.lock() {
-        if !m.is_empty() {
-            eprintln!("codec profile (s, summed over threads): {m:?}");
-        }
-    }
+                    .collect()
+            };
+            let decoded: Vec<Vec<f64>> = decoded.into_iter().collect::<Result<_, _>>()?;
+            let refs: Vec<(usize, &[f64])> = list
+                .iter()
+                .zip(&decoded)
+                .map(|((k, _), y)| (*k, y.as_slice()))
+                .collect();
+            let mut o = out
+                .lock()
+                .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))?;
+            codec::place(&mut o, region, grid, &refs);
+            drop(o);
+            prof(&slot.stream, "d_host_finish")?;
+            progress(done.fetch_add(list.len(), Ordering::Relaxed) + list.len());
+            Ok(())
+        },
+    )?;
+    print_profile("decompress");
     let shape: Vec<usize> = out_dims[3 - h.ndim..].to_vec();
     let data = out
         .into_inner()
@@ -1271,6 +1345,18 @@ impl Slot {
         dims: [usize; 3],
         list: &[(usize, Vec<u8>)],
         h: &codec::MrzHeader,
+    ) -> Result<Vec<Option<usize>>, CudaError> {
+        self.decode_to(dims, list, h, true)
+    }
+
+    /// `decode`, leaving the rounded values in the slot's device input
+    /// (`in32`/`in64`) unless `down`.
+    fn decode_to(
+        &mut self,
+        dims: [usize; 3],
+        list: &[(usize, Vec<u8>)],
+        h: &codec::MrzHeader,
+        down: bool,
     ) -> Result<Vec<Option<usize>>, CudaError> {
         let n: usize = dims.iter().product();
         let nbk = list.len();
@@ -1347,11 +1433,13 @@ impl Slot {
                 let mut l = s.launch_builder(&f);
                 l.arg(&self.y).arg(&mut *dev).arg(&count);
                 unsafe { l.launch(cfg(grid, 256, 0)) }.during(|| "launching TO_DTYPE".into())?;
-                let pin = $pin
-                    .as_mut()
-                    .ok_or_else(|| CudaError::Unsupported("no buffer".into()))?;
-                s.memcpy_dtoh(&dev.slice(0..total), &mut *pin)
-                    .during(|| "copying decoded bricks to the host".into())?;
+                if down {
+                    let pin = $pin
+                        .as_mut()
+                        .ok_or_else(|| CudaError::Unsupported("no buffer".into()))?;
+                    s.memcpy_dtoh(&dev.slice(0..total), &mut *pin)
+                        .during(|| "copying decoded bricks to the host".into())?;
+                }
             }};
         }
         match h.dtype {
@@ -1391,34 +1479,40 @@ impl Slot {
         let nbk = list.len();
         self.classes(dims)?;
         let s = &self.stream.clone();
-        let mut data: Vec<u8> = Vec::new();
+        use rayon::prelude::*;
+        let heads: Vec<Option<(f64, rans::Header)>> = list
+            .par_iter()
+            .map(|(_, p)| {
+                codec::brick_step(p)
+                    .and_then(|(step, words)| rans::read_header(&words, n).map(|h| (step, h)))
+                    .ok()
+            })
+            .collect();
         let (mut doff, mut dlen) = (Vec::new(), Vec::new());
         let mut chunks = RansChunks::new();
         let mut at = vec![None; nbk];
         let mut q = vec![1.0f64; nbk];
-        for (bi, (_, p)) in list.iter().enumerate() {
-            let head = codec::brick_step(p)
-                .and_then(|(step, words)| rans::read_header(&words, n).map(|h| (step, words, h)));
-            let Ok((step, words, h)) = head else {
+        // Each stream's data bytes and where they go in the upload.
+        let mut parts: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+        let mut total = 0usize;
+        for (bi, head) in heads.iter().enumerate() {
+            let Some((step, h)) = head else {
                 // Decoded to nothing here, then redone on the CPU.
                 chunks.push(n, 0, None);
                 continue;
             };
-            let base = data.len();
-            data.extend(
-                words[h.data_word..h.used]
-                    .iter()
-                    .flat_map(|w| w.to_le_bytes()),
-            );
+            let base = total;
+            let range = 8 + 4 * h.data_word..8 + 4 * h.used;
+            total += range.len();
+            parts.push((bi, range));
             for j in 0..rans::chunks(n, h.chunk_log) {
                 doff.push((base + 2 * h.offsets[j]) as u64);
                 dlen.push((h.offsets[j + 1] - h.offsets[j]) as u32);
             }
             chunks.push(n, h.chunk_log, Some(&h.tables));
-            q[bi] = step;
+            q[bi] = *step;
             at[bi] = Some(8 + 4 * h.used);
         }
-        data.extend([0u8; 4]);
         let err = s.alloc_zeros::<u32>(nbk).during(|| "alloc".into())?;
         if chunks.clen.is_empty() {
             return Ok(Front {
@@ -1432,15 +1526,32 @@ impl Slot {
         let dev = chunks.upload(s)?;
         let dlen_d = s.clone_htod(&dlen).during(|| "copying chunks".into())?;
         let doff_d = s.clone_htod(&doff).during(|| "copying chunks".into())?;
-        let data_d = s
-            .clone_htod(&data)
+        // The streams gathered into pinned memory on every core, then up
+        // (4 spare bytes: the decoder may read a word past a stream's end).
+        let pin = pinned_bytes(&self.gpu, &mut self.pbytes, total + 4)?;
+        let host = pin
+            .as_mut_slice()
+            .during(|| "writing pinned memory".into())?;
+        let mut rest = &mut host[..total + 4];
+        let mut dsts = Vec::with_capacity(parts.len());
+        for (_, r) in &parts {
+            let (d, tail) = rest.split_at_mut(r.len());
+            dsts.push(d);
+            rest = tail;
+        }
+        rest.fill(0);
+        dsts.into_par_iter()
+            .zip(parts.par_iter())
+            .for_each(|(d, (bi, r))| d.copy_from_slice(&list[*bi].1[r.clone()]));
+        let mut data_d = unsafe { s.alloc::<u8>(total + 4) }.during(|| "alloc".into())?;
+        s.memcpy_htod(&host[..total + 4], &mut data_d)
             .during(|| "copying payloads to the GPU".into())?;
         let cls = self
             .classes
             .get(&dims)
             .ok_or_else(|| CudaError::Unsupported("level classes".into()))?;
         let n64 = n as i64;
-        let f = self.f("RDEC(kernel)", RANS_SMEM as usize)?;
+        let f = self.f("RDEC(kernel)", RDEC_SMEM as usize)?;
         let mut ints = self.ints.slice_mut(0..nbk * n);
         let mut l = s.launch_builder(&f);
         l.arg(&data_d)
@@ -1455,7 +1566,7 @@ impl Slot {
             .arg(&dev.scale)
             .arg(&mut ints)
             .arg(&mut err);
-        unsafe { l.launch(cfg(chunks.grid(), RANS_THREADS, RANS_SMEM)) }
+        unsafe { l.launch(cfg(chunks.grid(), RANS_THREADS, RDEC_SMEM)) }
             .during(|| "launching RDEC".into())?;
         prof(s, "d_decode")?;
         Ok(Front {
@@ -1663,6 +1774,8 @@ const RANS_THREADS: u32 = 32;
 
 /// Shared memory of a rANS block: one brick's cumulative tables and scales.
 const RANS_SMEM: u32 = ((rans::NCTX * (rans::NSYM + 1) + rans::NCTX) * 4) as u32;
+/// RDEC's: the tables and 64 starting symbols (bytes) per context.
+const RDEC_SMEM: u32 = RANS_SMEM + (rans::NCTX * 64) as u32;
 
 /// The output buffer `out`, at least `total` bytes and zeroed there (the
 /// writing kernels OR bits in and leave padding alone).
@@ -1676,6 +1789,45 @@ fn clear_out(s: &Arc<CudaStream>, out: &mut CudaSlice<u8>, total: usize) -> Resu
             .during(|| "clearing the output".into())?;
     }
     Ok(())
+}
+
+/// `buf` grown to at least `len` bytes (a power of two, kept by the slot).
+fn pinned_bytes<'a>(
+    gpu: &Gpu,
+    buf: &'a mut Option<PinnedHostSlice<u8>>,
+    len: usize,
+) -> Result<&'a mut PinnedHostSlice<u8>, CudaError> {
+    if buf.as_ref().is_none_or(|p| p.len() < len) {
+        *buf = None;
+        let cap = len.max(1).next_power_of_two();
+        // SAFETY: every use writes the bytes before reading them.
+        *buf = Some(
+            unsafe { gpu.ctx.alloc_pinned::<u8>(cap) }
+                .during(|| format!("allocating {cap} bytes of pinned memory"))?,
+        );
+    }
+    buf.as_mut()
+        .ok_or_else(|| CudaError::Unsupported("no pinned buffer".into()))
+}
+
+/// The first `total` bytes of `out`, copied down through pinned memory
+/// (pageable copies ran at about 3 GB/s).
+fn download<'a>(
+    s: &Arc<CudaStream>,
+    gpu: &Gpu,
+    buf: &'a mut Option<PinnedHostSlice<u8>>,
+    out: &CudaSlice<u8>,
+    total: usize,
+) -> Result<&'a [u8], CudaError> {
+    let pin = pinned_bytes(gpu, buf, total)?;
+    s.memcpy_dtoh(&out.slice(0..total.max(1).min(out.len())), &mut *pin)
+        .during(|| "copying payloads to the host".into())?;
+    // The context does not track events (device.rs), so the pinned
+    // slice's own wait would not wait: synchronize the stream.
+    s.synchronize()
+        .during(|| "waiting for a batch of bricks".into())?;
+    let host = pin.as_slice().during(|| "reading pinned memory".into())?;
+    Ok(&host[..total])
 }
 
 /// A launch's grid over `count` items of each of `bricks` bricks, 256
@@ -1787,4 +1939,298 @@ impl DecodedView<'_> {
             DecodedView::F64(v) => v[bi * n..(bi + 1) * n].to_vec(),
         }
     }
+}
+
+/// A float32 field (2-D or 3-D, row-major) in a GPU's memory: what
+/// `compress_resident` reads and `decompress_resident` writes, for
+/// pipelines whose data never leaves the device.
+pub struct DeviceField {
+    pub data: CudaSlice<f32>,
+    pub info: FieldInfo,
+}
+
+impl DeviceField {
+    /// `values` of `shape` copied to `gpu`.
+    pub fn upload(gpu: &Gpu, shape: &[usize], values: &[f32]) -> Result<Self, CudaError> {
+        let info = FieldInfo::new(shape, DType::F32)?;
+        if info.len() != values.len() {
+            return Err(CudaError::Unsupported(format!(
+                "shape {shape:?} does not match {} values",
+                values.len()
+            )));
+        }
+        let data = gpu
+            .stream
+            .clone_htod(values)
+            .during(|| "copying a field to the GPU".into())?;
+        gpu.stream
+            .synchronize()
+            .during(|| "copying a field to the GPU".into())?;
+        Ok(DeviceField { data, info })
+    }
+
+    /// The values, copied back to the host.
+    pub fn download(&self, gpu: &Gpu) -> Result<Vec<f32>, CudaError> {
+        gpu.stream
+            .clone_dtoh(&self.data)
+            .during(|| "copying a field from the GPU".into())
+    }
+}
+
+/// Brick origins of a batch as GATHER and SCATTER take them.
+fn origins(grid: &codec::BrickGrid, bricks: impl Iterator<Item = usize>) -> Vec<i64> {
+    bricks
+        .flat_map(|k| grid.bounds(k).0.map(|v| v as i64))
+        .collect()
+}
+
+impl Slot {
+    /// The batch's bricks gathered from a field on this GPU into `x`.
+    fn gather_resident(
+        &mut self,
+        f: &DeviceField,
+        grid: &codec::BrickGrid,
+        b: &Batch,
+    ) -> Result<(), CudaError> {
+        let s = &self.stream.clone();
+        let org = s
+            .clone_htod(&origins(grid, b.bricks.iter().copied()))
+            .during(|| "copying brick origins".into())?;
+        let n: usize = b.dims.iter().product();
+        let (yy, xx) = (f.info.dims[1] as i64, f.info.dims[2] as i64);
+        let d = b.dims.map(|v| v as i32);
+        let func = self.f("GATHER(kernel)", 0)?;
+        let mut l = s.launch_builder(&func);
+        l.arg(&f.data)
+            .arg(&org)
+            .arg(&yy)
+            .arg(&xx)
+            .arg(&d[0])
+            .arg(&d[1])
+            .arg(&d[2])
+            .arg(&mut self.x);
+        unsafe { l.launch(cfg(block_grid(n, b.bricks.len()), 256, 0)) }
+            .during(|| "launching GATHER".into())?;
+        Ok(())
+    }
+}
+
+/// The least and greatest value of a field on the GPU; an error names the
+/// first value that is not finite.
+fn device_range(gpu: &Gpu, f: &DeviceField) -> Result<(f64, f64), CudaError> {
+    let s = &gpu.stream;
+    let n = f.info.len();
+    let n64 = n as i64;
+    let blocks = n.div_ceil(256).clamp(1, 2048);
+    let mut lo = s.alloc_zeros::<f32>(blocks).during(|| "alloc".into())?;
+    let mut hi = s.alloc_zeros::<f32>(blocks).during(|| "alloc".into())?;
+    let mut bad = s.alloc_zeros::<u64>(blocks).during(|| "alloc".into())?;
+    let func = gpu.function(Kernel::Codec, "RANGE(kernel)", 0)?;
+    let mut l = s.launch_builder(&func);
+    l.arg(&f.data)
+        .arg(&n64)
+        .arg(&mut lo)
+        .arg(&mut hi)
+        .arg(&mut bad);
+    unsafe { l.launch(cfg((blocks as u32, 1), 256, 0)) }.during(|| "launching RANGE".into())?;
+    let (lo, hi, bad) = (
+        s.clone_dtoh(&lo).during(|| "reading the range".into())?,
+        s.clone_dtoh(&hi).during(|| "reading the range".into())?,
+        s.clone_dtoh(&bad).during(|| "reading the range".into())?,
+    );
+    if bad.iter().any(|&c| c > 0) {
+        let mut first = s
+            .clone_htod(&[u64::MAX])
+            .during(|| "copying a flag".into())?;
+        let func = gpu.function(Kernel::Codec, "FIRST_BAD(kernel)", 0)?;
+        let mut l = s.launch_builder(&func);
+        l.arg(&f.data).arg(&n64).arg(&mut first);
+        unsafe { l.launch(cfg((blocks as u32, 1), 256, 0)) }
+            .during(|| "launching FIRST_BAD".into())?;
+        let i = s.clone_dtoh(&first).during(|| "reading a flag".into())?[0] as usize;
+        let value = s
+            .clone_dtoh(&f.data.slice(i..i + 1))
+            .during(|| "reading a value".into())?[0];
+        return Err(codec::CodecError::NonFinite {
+            index: i,
+            value: value as f64,
+        }
+        .into());
+    }
+    let lo = lo.iter().fold(f32::INFINITY, |a, &b| a.min(b));
+    let hi = hi.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+    Ok((lo as f64, hi as f64))
+}
+
+/// Compresses a field that is already on `gpu`: the range, the bricks'
+/// gathering and all the coding on the device; the .mrz bytes come back
+/// (byte-identical to `compress` of the same values).
+pub fn compress_resident(
+    f: &DeviceField,
+    opts: &CodecOptions,
+    gpu: &Arc<Gpu>,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<(Vec<u8>, CodecStats, GpuRun), CudaError> {
+    let t_plan = std::time::Instant::now();
+    let range = device_range(gpu, f)?;
+    let plan = codec::plan_range(range, f.info.dims, opts)?;
+    prof_host("plan", t_plan);
+    let grid = plan.2;
+    run_compress(
+        f.info,
+        opts,
+        plan,
+        std::slice::from_ref(gpu),
+        None,
+        progress,
+        &|slot, b| slot.gather_resident(f, &grid, b),
+    )
+}
+
+/// Decodes a float32 .mrz into a field on `gpu`: entropy decoding,
+/// inverse transform, outliers and placement on the device (the payloads
+/// go up; a brick the device finds inconsistent is decoded by the CPU).
+/// Values equal `decompress`'s.
+pub fn decompress_resident(
+    r: &mut codec::MrzReader,
+    gpu: &Arc<Gpu>,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<DeviceField, CudaError> {
+    let h = r.header().clone();
+    if h.dtype != DType::F32 {
+        return Err(CudaError::Unsupported(format!(
+            "{}: a float64 file; decoding into GPU memory takes float32 files (decompress it to the host instead)",
+            r.path()
+        )));
+    }
+    let info = FieldInfo {
+        dims: h.dims,
+        ndim: h.ndim,
+        dtype: h.dtype,
+    };
+    let grid = r.grid();
+    let gpus = std::slice::from_ref(gpu);
+    let (batches, cap) = payload_batches(r, &codec::full_region(h.dims), gpus)?;
+    let field = Mutex::new(DeviceField {
+        data: gpu
+            .stream
+            .alloc_zeros::<f32>(info.len())
+            .during(|| "allocating the decoded field".into())?,
+        info,
+    });
+    gpu.stream
+        .synchronize()
+        .during(|| "allocating the decoded field".into())?;
+    let done = AtomicUsize::new(0);
+    let path = r.path().to_string();
+    let slots_per_gpu = 2.min(batches.len().max(1));
+    run_slots(
+        gpus,
+        slots_per_gpu,
+        cap,
+        h.dtype,
+        batches.len(),
+        &|slot, i| {
+            let (dims, list) = &batches[i];
+            let n: usize = dims.iter().product();
+            let outliers_at = slot.decode_to(*dims, list, &h, false)?;
+            prof(&slot.stream, "d_device")?;
+            // Outlier lists (checked on the host) or, for a brick the device
+            // found inconsistent, the CPU's decode (or its error).
+            let corrupt = |k: usize, what: String| {
+                CudaError::Codec(codec::CodecError::CorruptBrick {
+                    path: path.clone(),
+                    brick: k,
+                    place: grid.describe(k),
+                    what,
+                })
+            };
+            use rayon::prelude::*;
+            type Fixes = (Vec<codec::Outlier>, Option<Vec<f32>>);
+            let fixes: Vec<Fixes> = list
+                .par_iter()
+                .zip(outliers_at.par_iter())
+                .map(|((k, p), at)| match at {
+                    Some(at) => codec::outliers(&p[*at..], n, h.dtype)
+                        .map(|o| (o, None))
+                        .map_err(|w| corrupt(*k, w)),
+                    None => codec::decode_brick(p, *dims, h.transform, h.dtype, h.abs_bound)
+                        .map(|y| (Vec::new(), Some(y.into_iter().map(|v| v as f32).collect())))
+                        .map_err(|w| corrupt(*k, w)),
+                })
+                .collect::<Result<_, _>>()?;
+            let s = &slot.stream.clone();
+            let dec = slot
+                .in32
+                .as_mut()
+                .ok_or_else(|| CudaError::Unsupported("no buffer".into()))?;
+            let (mut pos, mut steps, mut exact) = (Vec::new(), Vec::new(), Vec::new());
+            for (bi, (list, whole)) in fixes.iter().enumerate() {
+                if let Some(y) = whole {
+                    s.memcpy_htod(y.as_slice(), &mut dec.slice_mut(bi * n..(bi + 1) * n))
+                        .during(|| "copying a brick decoded on the CPU".into())?;
+                }
+                for o in list {
+                    pos.push((bi * n + o.index) as u64);
+                    steps.push(o.steps);
+                    exact.push(o.exact as f32);
+                }
+            }
+            if !pos.is_empty() {
+                let up = |what| move || format!("copying {what}");
+                let pos_d = s.clone_htod(&pos).during(up("outliers"))?;
+                let steps_d = s.clone_htod(&steps).during(up("outliers"))?;
+                let exact_d = s.clone_htod(&exact).during(up("outliers"))?;
+                let count = pos.len() as i64;
+                let func = slot.f("OUTFIX(kernel)", 0)?;
+                let dec = slot
+                    .in32
+                    .as_mut()
+                    .ok_or_else(|| CudaError::Unsupported("no buffer".into()))?;
+                let mut l = s.launch_builder(&func);
+                l.arg(&mut *dec)
+                    .arg(&pos_d)
+                    .arg(&steps_d)
+                    .arg(&exact_d)
+                    .arg(&count)
+                    .arg(&h.abs_bound);
+                unsafe { l.launch(cfg((pos.len().div_ceil(256).min(65535) as u32, 1), 256, 0)) }
+                    .during(|| "launching OUTFIX".into())?;
+            }
+            let org = s
+                .clone_htod(&origins(&grid, list.iter().map(|(k, _)| *k)))
+                .during(|| "copying brick origins".into())?;
+            let (yy, xx) = (h.dims[1] as i64, h.dims[2] as i64);
+            let d = dims.map(|v| v as i32);
+            let func = slot.f("SCATTER(kernel)", 0)?;
+            let dec = slot
+                .in32
+                .as_ref()
+                .ok_or_else(|| CudaError::Unsupported("no buffer".into()))?;
+            {
+                let mut fl = field
+                    .lock()
+                    .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))?;
+                let mut l = s.launch_builder(&func);
+                l.arg(dec)
+                    .arg(&org)
+                    .arg(&yy)
+                    .arg(&xx)
+                    .arg(&d[0])
+                    .arg(&d[1])
+                    .arg(&d[2])
+                    .arg(&mut fl.data);
+                unsafe { l.launch(cfg(block_grid(n, list.len()), 256, 0)) }
+                    .during(|| "launching SCATTER".into())?;
+            }
+            s.synchronize().during(|| "placing decoded bricks".into())?;
+            prof(s, "d_place")?;
+            progress(done.fetch_add(list.len(), Ordering::Relaxed) + list.len());
+            Ok(())
+        },
+    )?;
+    print_profile("decompress_resident");
+    field
+        .into_inner()
+        .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))
 }

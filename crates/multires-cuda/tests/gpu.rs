@@ -1199,3 +1199,88 @@ fn codec_decodes_on_the_gpu_as_on_the_cpu() {
         assert!(checked > 100, "{t}");
     }
 }
+
+/// A field that lives on the GPU: compressed there into the same bytes as
+/// the host path (every transform, bounds that leave outliers, 2-D and 3-D,
+/// bricks of several shapes), decoded there into the CPU's values; a NaN
+/// is an error that names its index.
+#[test]
+fn codec_on_a_device_resident_field_equals_the_host_path() {
+    use multires::codec::fields::{make, FieldKind};
+    use multires::codec::{compress, decompress, CodecOptions, DType, ErrorBound, Lifting};
+    use multires::codec::{MrzReader, Volume};
+    use multires_cuda::codec::{compress_resident, decompress_resident, DeviceField};
+    let Some(gpu) = gpu_or_skip("codec_on_a_device_resident_field_equals_the_host_path") else {
+        return;
+    };
+    let reader =
+        |b: &[u8]| MrzReader::from_reader(Box::new(std::io::Cursor::new(b.to_vec())), "t").unwrap();
+    let f3 = make(FieldKind::Turbulent, 40, true, 11);
+    let f2 = make(FieldKind::Smooth, 90, false, 3);
+    let cases: [(Vec<usize>, Vec<f32>, [usize; 3]); 3] = [
+        (vec![40, 40, 40], f3.clone(), [16, 16, 16]),
+        (vec![40, 40, 40], f3, [17, 33, 17]),
+        (vec![90, 90], f2, [1, 32, 32]),
+    ];
+    let mut checked = 0;
+    for (shape, values, brick) in &cases {
+        let v = Volume::new(
+            shape,
+            values.iter().map(|&x| x as f64).collect(),
+            DType::F32,
+        )
+        .unwrap();
+        let field = DeviceField::upload(&gpu, shape, values).unwrap();
+        for t in Lifting::ALL {
+            for bound in [
+                ErrorBound::Rel(1e-4),
+                ErrorBound::Rel(1e-2),
+                ErrorBound::Abs(0.0),
+            ] {
+                let mut o = CodecOptions::new(t, bound);
+                o.brick = Some(*brick);
+                let (cpu, _) = compress(&v, &o, &|_| {}).unwrap();
+                let (dev, stats, _) = compress_resident(&field, &o, &gpu, &|_| {}).unwrap();
+                assert!(
+                    cpu == dev,
+                    "{t} {bound} {shape:?}: resident {} bytes, CPU {} bytes, first difference at {:?}",
+                    dev.len(),
+                    cpu.len(),
+                    cpu.iter().zip(&dev).position(|(a, b)| a != b)
+                );
+                assert!(stats.max_error <= stats.abs_bound);
+                let want = decompress(&mut reader(&cpu), None, &|_| {}).unwrap();
+                let back = decompress_resident(&mut reader(&cpu), &gpu, &|_| {}).unwrap();
+                assert_eq!(back.info.shape(), *shape);
+                let got = back.download(&gpu).unwrap();
+                let same = want
+                    .data
+                    .iter()
+                    .zip(&got)
+                    .all(|(a, &b)| a.to_bits() == (b as f64).to_bits());
+                assert!(
+                    same,
+                    "{t} {bound} {shape:?}: resident decode differs from the CPU's"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 36);
+    // A NaN: the error names where it is, as the host path's does.
+    let mut bad = make(FieldKind::Smooth, 24, true, 1);
+    bad[1234] = f32::NAN;
+    let field = DeviceField::upload(&gpu, &[24, 24, 24], &bad).unwrap();
+    let o = CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3));
+    let e = compress_resident(&field, &o, &gpu, &|_| {})
+        .err()
+        .expect("a NaN must be refused");
+    assert!(e.to_string().contains("1234"), "{e}");
+    // A float64 file cannot be decoded into a float32 field.
+    let v = Volume::new(&[8, 8], (0..64).map(|i| i as f64).collect(), DType::F64).unwrap();
+    let (b64, _) = compress(&v, &o, &|_| {}).unwrap();
+    let e = decompress_resident(&mut reader(&b64), &gpu, &|_| {})
+        .err()
+        .expect("a float64 file must be refused");
+    assert!(e.to_string().contains("float64"), "{e}");
+}

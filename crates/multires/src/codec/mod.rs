@@ -170,7 +170,59 @@ pub struct Volume {
     pub dtype: DType,
 }
 
+/// What a field is apart from its values (the container's header needs
+/// no more; a field on the GPU has no host values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldInfo {
+    pub dims: [usize; 3],
+    pub ndim: usize,
+    pub dtype: DType,
+}
+
+impl FieldInfo {
+    /// A field of `shape` (2 or 3 axes, none empty).
+    pub fn new(shape: &[usize], dtype: DType) -> Result<Self, CodecError> {
+        let dims = match *shape {
+            [y, x] => [1, y, x],
+            [z, y, x] => [z, y, x],
+            _ => {
+                return Err(CodecError::Invalid(format!(
+                    "a field of shape {shape:?}: the codec takes 2-D or 3-D arrays"
+                )))
+            }
+        };
+        if dims.contains(&0) || dims.iter().any(|&d| d > u32::MAX as usize) {
+            return Err(CodecError::Invalid(format!(
+                "shape {shape:?}: axes must hold 1 to {} values",
+                u32::MAX
+            )));
+        }
+        Ok(FieldInfo {
+            dims,
+            ndim: shape.len(),
+            dtype,
+        })
+    }
+    pub fn len(&self) -> usize {
+        self.dims.iter().product()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    pub fn shape(&self) -> Vec<usize> {
+        self.dims[3 - self.ndim..].to_vec()
+    }
+}
+
 impl Volume {
+    pub fn info(&self) -> FieldInfo {
+        FieldInfo {
+            dims: self.dims,
+            ndim: self.ndim,
+            dtype: self.dtype,
+        }
+    }
+
     /// A field from its shape (2 or 3 axes) and values.
     pub fn new(shape: &[usize], data: Vec<f64>, dtype: DType) -> Result<Self, CodecError> {
         let dims = match *shape {
@@ -586,16 +638,19 @@ pub fn decode_brick(
     apply_outliers(y, &payload[8 + 4 * used..], e, dtype)
 }
 
-/// The outlier section of a brick (the bytes after its coefficient
-/// stream) applied to its reconstruction `y`: the decoder's last step,
-/// shared with the GPU decoder.
-pub fn apply_outliers(
-    mut y: Vec<f64>,
-    rest: &[u8],
-    e: f64,
-    dtype: DType,
-) -> Result<Vec<f64>, String> {
-    let n = y.len();
+/// One stored correction: the value at `index` of its brick moves by
+/// `steps` times twice the bound, or (steps 0) is `exact`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Outlier {
+    pub index: usize,
+    pub steps: i32,
+    pub exact: f64,
+}
+
+/// The outlier section of a brick of `n` values (the bytes after its
+/// coefficient stream), checked: indices inside and increasing, the exact
+/// values all used.
+pub fn outliers(rest: &[u8], n: usize, dtype: DType) -> Result<Vec<Outlier>, String> {
     let word = |i: usize| -> Result<u32, String> {
         rest.get(4 * i..4 * i + 4)
             .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
@@ -617,6 +672,7 @@ pub fn apply_outliers(
     }
     let raws = &rest[8 + 8 * count..];
     let (mut prev, mut r) = (None, 0usize);
+    let mut list = Vec::with_capacity(count);
     for j in 0..count {
         let k = word(2 + j)? as usize;
         if k >= n || prev.is_some_and(|p| k <= p) {
@@ -626,21 +682,43 @@ pub fn apply_outliers(
         }
         prev = Some(k);
         let steps = word(2 + count + j)? as i32;
-        if steps != 0 {
-            y[k] = apply(y[k], steps, e, dtype);
-            continue;
+        let mut exact = 0.0;
+        if steps == 0 {
+            let v = raws
+                .get(r * sz..(r + 1) * sz)
+                .ok_or("more exact outliers than stored values")?;
+            r += 1;
+            exact = match dtype {
+                DType::F32 => f32::from_le_bytes([v[0], v[1], v[2], v[3]]) as f64,
+                DType::F64 => f64::from_le_bytes(v.try_into().map_err(|_| "outlier")?),
+            };
         }
-        let v = raws
-            .get(r * sz..(r + 1) * sz)
-            .ok_or("more exact outliers than stored values")?;
-        r += 1;
-        y[k] = match dtype {
-            DType::F32 => f32::from_le_bytes([v[0], v[1], v[2], v[3]]) as f64,
-            DType::F64 => f64::from_le_bytes(v.try_into().map_err(|_| "outlier")?),
-        };
+        list.push(Outlier {
+            index: k,
+            steps,
+            exact,
+        });
     }
     if r != nraw {
         return Err(format!("{nraw} exact outliers stored, {r} used"));
+    }
+    Ok(list)
+}
+
+/// The outlier section of a brick applied to its reconstruction `y`: the
+/// decoder's last step, shared with the GPU decoder.
+pub fn apply_outliers(
+    mut y: Vec<f64>,
+    rest: &[u8],
+    e: f64,
+    dtype: DType,
+) -> Result<Vec<f64>, String> {
+    for o in outliers(rest, y.len(), dtype)? {
+        y[o.index] = if o.steps != 0 {
+            apply(y[o.index], o.steps, e, dtype)
+        } else {
+            o.exact
+        };
     }
     Ok(y)
 }
@@ -669,6 +747,16 @@ pub fn plan(v: &Volume, opts: &CodecOptions) -> Result<((f64, f64), f64, BrickGr
             });
         }
     }
+    plan_range((lo, hi), v.dims, opts)
+}
+
+/// `plan` from a range found elsewhere (the GPU's, for a field on the
+/// device): the absolute bound and the bricks.
+pub fn plan_range(
+    (lo, hi): (f64, f64),
+    dims: [usize; 3],
+    opts: &CodecOptions,
+) -> Result<((f64, f64), f64, BrickGrid), CodecError> {
     let e = opts.bound.absolute(hi - lo);
     if !(e.is_finite() && e >= 0.0) {
         return Err(CodecError::Invalid(format!(
@@ -677,7 +765,7 @@ pub fn plan(v: &Volume, opts: &CodecOptions) -> Result<((f64, f64), f64, BrickGr
             hi - lo
         )));
     }
-    Ok(((lo, hi), e, opts.grid(v.dims)?))
+    Ok(((lo, hi), e, opts.grid(dims)?))
 }
 
 /// A coded brick: payload, largest error, squared error sum, outliers.
@@ -686,7 +774,7 @@ pub type CodedBrick = (Vec<u8>, f64, f64, usize);
 /// The .mrz bytes and the statistics from the coded bricks (in grid
 /// order), whichever device coded them.
 pub fn assemble(
-    v: &Volume,
+    v: FieldInfo,
     opts: &CodecOptions,
     range: (f64, f64),
     e: f64,
@@ -711,10 +799,10 @@ pub fn assemble(
     let stats = CodecStats {
         abs_bound: e,
         max_error,
-        psnr: psnr(hi - lo, sse, v.data.len()),
+        psnr: psnr(hi - lo, sse, v.len()),
         outliers: coded.iter().map(|c| c.3).sum(),
         bytes: bytes.len(),
-        ratio: (v.data.len() * v.dtype.size()) as f64 / bytes.len() as f64,
+        ratio: (v.len() * v.dtype.size()) as f64 / bytes.len() as f64,
     };
     (bytes, stats)
 }
@@ -737,7 +825,7 @@ pub fn compress(
             r
         })
         .collect::<Result<_, _>>()?;
-    Ok(assemble(v, opts, range, e, grid, &coded))
+    Ok(assemble(v.info(), opts, range, e, grid, &coded))
 }
 
 /// A [start, end) range per axis [z, y, x] of a region to decode.
@@ -838,8 +926,9 @@ pub fn decompress(
     let wanted = bricks_in(&grid, &region);
     let payloads: Vec<(usize, Vec<u8>)> = wanted
         .iter()
-        .map(|&k| r.read_brick(k).map(|p| (k, p)))
-        .collect::<Result<_, _>>()?;
+        .copied()
+        .zip(r.read_bricks(&wanted)?)
+        .collect();
     let out_dims = region.map(|(a, b)| b - a);
     let mut out = vec![0.0; out_dims.iter().product()];
     let done = std::sync::atomic::AtomicUsize::new(0);
