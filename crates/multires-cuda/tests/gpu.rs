@@ -1272,15 +1272,15 @@ fn codec_on_a_device_resident_field_equals_the_host_path() {
     bad[1234] = f32::NAN;
     let field = DeviceField::upload(&gpu, &[24, 24, 24], &bad).unwrap();
     let o = CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3));
-    let e = compress_resident(&field, &o, &gpu, &|_| {})
-        .err()
-        .expect("a NaN must be refused");
+    let Err(e) = compress_resident(&field, &o, &gpu, &|_| {}) else {
+        panic!("a NaN must be refused");
+    };
     assert!(e.to_string().contains("1234"), "{e}");
     // A float64 file cannot be decoded into a float32 field.
     let v = Volume::new(&[8, 8], (0..64).map(|i| i as f64).collect(), DType::F64).unwrap();
     let (b64, _) = compress(&v, &o, &|_| {}).unwrap();
-    let e = decompress_resident(&mut reader(&b64), &gpu, &|_| {})
-        .err()
-        .expect("a float64 file must be refused");
+    let Err(e) = decompress_resident(&mut reader(&b64), &gpu, &|_| {}) else {
+        panic!("a float64 file must be refused");
+    };
     assert!(e.to_string().contains("float64"), "{e}");
 }
