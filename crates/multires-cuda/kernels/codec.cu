@@ -842,6 +842,15 @@ __device__ __forceinline__ void r_buckets(const unsigned* sh, unsigned char* bk)
     __syncthreads();
 }
 
+// The decoder's renormalization: a word in when the state fell below
+// R_L; false when the chunk has no word left.
+__device__ __forceinline__ bool r_refill(unsigned& x, const unsigned short* d, unsigned& p, unsigned dl) {
+    if (x >= R_L) return true;
+    if (p >= dl) return false;
+    x = (x << 16) | d[p++];
+    return true;
+}
+
 // Decodes chunk c from its dlen[c] u16 words at byte offset doff[c] of
 // data into ints (zigzag undone); a fault sets err[brick]. Block row b
 // decodes brick b's chunks cfirst[b] .. cfirst[b + 1].
@@ -878,18 +887,18 @@ __device__ __forceinline__ void r_buckets(const unsigned* sh, unsigned char* bk)
             while (lo < R_NSYM - 1 && cu[lo + 1] <= slot) lo++;                                    \
             unsigned f = cu[lo + 1] - cu[lo];                                                      \
             x = f * (x >> s_) + slot - cu[lo];                                                     \
-            if (x < R_L) { if (p >= dl) { err[b] = 1; return; } x = (x << 16) | d[p++]; }          \
+            if (!r_refill(x, d, p, dl)) { err[b] = 1; return; }                                    \
             unsigned nraw = r_raw_bits((unsigned)lo), raw = 0;                                     \
             unsigned l0 = min(nraw, R_PIECE);                                                      \
             if (l0 > 0) {                                                                          \
                 raw = x & ((1u << l0) - 1);                                                        \
                 x >>= l0;                                                                          \
-                if (x < R_L) { if (p >= dl) { err[b] = 1; return; } x = (x << 16) | d[p++]; }      \
+                if (!r_refill(x, d, p, dl)) { err[b] = 1; return; }                                \
             }                                                                                      \
             if (nraw > R_PIECE) {                                                                  \
                 raw |= (x & ((1u << (nraw - R_PIECE)) - 1)) << R_PIECE;                            \
                 x >>= nraw - R_PIECE;                                                              \
-                if (x < R_L) { if (p >= dl) { err[b] = 1; return; } x = (x << 16) | d[p++]; }      \
+                if (!r_refill(x, d, p, dl)) { err[b] = 1; return; }                                \
             }                                                                                      \
             unsigned val = (unsigned)lo < R_DIRECT ? (unsigned)lo                                  \
                 : ((4u | (((unsigned)lo - R_DIRECT) & 3u)) << nraw) | raw;                         \
@@ -941,17 +950,22 @@ __device__ __forceinline__ bool r_finite(float v) {
             if (!r_finite(in[i])) atomicMin(first, (unsigned long long)i);                         \
     }
 
-// Brick b of a batch (origin org[3b..3b+3], extent d0 x d1 x d2) from a
-// field of Y x X planes, as doubles, into x.
+// Where value i of brick b (origin org[3b..3b+3], rows of d2, planes of
+// d1 rows) lies in a field of Y x X planes.
+__device__ __forceinline__ long long r_field_at(long long i, long long b, const long long* org,
+                                                long long Y, long long X, int d1, int d2) {
+    long long xx = i % d2, yy = (i / d2) % d1, zz = i / ((long long)d1 * d2);
+    return ((org[3 * b] + zz) * Y + org[3 * b + 1] + yy) * X + org[3 * b + 2] + xx;
+}
+
+// Brick b of a batch (extent d0 x d1 x d2) from a field, as doubles, into x.
 #define GATHER(name)                                                                               \
     extern "C" __global__ void name(const float* in, const long long* org, long long Y,           \
                                     long long X, int d0, int d1, int d2, double* x) {              \
         long long n = (long long)d0 * d1 * d2, b = blockIdx.y;                                     \
-        long long oz = org[3 * b], oy = org[3 * b + 1], ox = org[3 * b + 2];                       \
         for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                \
              i += (long long)gridDim.x * blockDim.x) {                                             \
-            long long xx = i % d2, yy = (i / d2) % d1, zz = i / ((long long)d1 * d2);              \
-            x[b * n + i] = (double)in[((oz + zz) * Y + oy + yy) * X + ox + xx];                    \
+            x[b * n + i] = (double)in[r_field_at(i, b, org, Y, X, d1, d2)];                        \
         }                                                                                          \
     }
 
@@ -960,11 +974,9 @@ __device__ __forceinline__ bool r_finite(float v) {
     extern "C" __global__ void name(const float* y, const long long* org, long long Y,            \
                                     long long X, int d0, int d1, int d2, float* out) {             \
         long long n = (long long)d0 * d1 * d2, b = blockIdx.y;                                     \
-        long long oz = org[3 * b], oy = org[3 * b + 1], ox = org[3 * b + 2];                       \
         for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                \
              i += (long long)gridDim.x * blockDim.x) {                                             \
-            long long xx = i % d2, yy = (i / d2) % d1, zz = i / ((long long)d1 * d2);              \
-            out[((oz + zz) * Y + oy + yy) * X + ox + xx] = y[b * n + i];                           \
+            out[r_field_at(i, b, org, Y, X, d1, d2)] = y[b * n + i];                               \
         }                                                                                          \
     }
 

@@ -1316,14 +1316,7 @@ pub fn decompress(
                             ),
                             _ => codec::decode_brick(p, *dims, h.transform, h.dtype, h.abs_bound),
                         };
-                        res.map_err(|what| {
-                            CudaError::Codec(codec::CodecError::CorruptBrick {
-                                path: path.clone(),
-                                brick: *k,
-                                place: grid.describe(*k),
-                                what,
-                            })
-                        })
+                        res.map_err(|what| corrupt_brick(path, grid, *k, what))
                     })
                     .collect()
             };
@@ -1993,6 +1986,16 @@ impl DeviceField {
     }
 }
 
+/// The error for brick `k` of the file at `path` that does not decode.
+fn corrupt_brick(path: &str, grid: &codec::BrickGrid, k: usize, what: String) -> CudaError {
+    CudaError::Codec(codec::CodecError::CorruptBrick {
+        path: path.to_string(),
+        brick: k,
+        place: grid.describe(k),
+        what,
+    })
+}
+
 /// Brick origins of a batch as GATHER and SCATTER take them.
 fn origins(grid: &codec::BrickGrid, bricks: impl Iterator<Item = usize>) -> Vec<i64> {
     bricks
@@ -2153,14 +2156,7 @@ pub fn decompress_resident(
             prof(&slot.stream, "d_device")?;
             // Outlier lists (checked on the host) or, for a brick the device
             // found inconsistent, the CPU's decode (or its error).
-            let corrupt = |k: usize, what: String| {
-                CudaError::Codec(codec::CodecError::CorruptBrick {
-                    path: path.clone(),
-                    brick: k,
-                    place: grid.describe(k),
-                    what,
-                })
-            };
+            let corrupt = |k: usize, what: String| corrupt_brick(&path, &grid, k, what);
             use rayon::prelude::*;
             type Fixes = (Vec<codec::Outlier>, Option<Vec<f32>>);
             let fixes: Vec<Fixes> = list
@@ -2176,6 +2172,7 @@ pub fn decompress_resident(
                 })
                 .collect::<Result<_, _>>()?;
             let s = &slot.stream.clone();
+            let (outfix, scatter) = (slot.f("OUTFIX(kernel)", 0)?, slot.f("SCATTER(kernel)", 0)?);
             let dec = slot
                 .in32
                 .as_mut()
@@ -2198,12 +2195,7 @@ pub fn decompress_resident(
                 let steps_d = s.clone_htod(&steps).during(up("outliers"))?;
                 let exact_d = s.clone_htod(&exact).during(up("outliers"))?;
                 let count = pos.len() as i64;
-                let func = slot.f("OUTFIX(kernel)", 0)?;
-                let dec = slot
-                    .in32
-                    .as_mut()
-                    .ok_or_else(|| CudaError::Unsupported("no buffer".into()))?;
-                let mut l = s.launch_builder(&func);
+                let mut l = s.launch_builder(&outfix);
                 l.arg(&mut *dec)
                     .arg(&pos_d)
                     .arg(&steps_d)
@@ -2218,17 +2210,12 @@ pub fn decompress_resident(
                 .during(|| "copying brick origins".into())?;
             let (yy, xx) = (h.dims[1] as i64, h.dims[2] as i64);
             let d = dims.map(|v| v as i32);
-            let func = slot.f("SCATTER(kernel)", 0)?;
-            let dec = slot
-                .in32
-                .as_ref()
-                .ok_or_else(|| CudaError::Unsupported("no buffer".into()))?;
             {
                 let mut fl = field
                     .lock()
                     .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))?;
-                let mut l = s.launch_builder(&func);
-                l.arg(dec)
+                let mut l = s.launch_builder(&scatter);
+                l.arg(&*dec)
                     .arg(&org)
                     .arg(&yy)
                     .arg(&xx)

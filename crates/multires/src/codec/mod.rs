@@ -170,6 +170,17 @@ pub struct Volume {
     pub dtype: DType,
 }
 
+/// [z, y, x] of a 2-D (z = 1) or 3-D shape.
+fn dims_of(shape: &[usize]) -> Result<[usize; 3], CodecError> {
+    match *shape {
+        [y, x] => Ok([1, y, x]),
+        [z, y, x] => Ok([z, y, x]),
+        _ => Err(CodecError::Invalid(format!(
+            "a field of shape {shape:?}: the codec takes 2-D or 3-D arrays"
+        ))),
+    }
+}
+
 /// What a field is apart from its values (the container's header needs
 /// no more; a field on the GPU has no host values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,15 +193,7 @@ pub struct FieldInfo {
 impl FieldInfo {
     /// A field of `shape` (2 or 3 axes, none empty).
     pub fn new(shape: &[usize], dtype: DType) -> Result<Self, CodecError> {
-        let dims = match *shape {
-            [y, x] => [1, y, x],
-            [z, y, x] => [z, y, x],
-            _ => {
-                return Err(CodecError::Invalid(format!(
-                    "a field of shape {shape:?}: the codec takes 2-D or 3-D arrays"
-                )))
-            }
-        };
+        let dims = dims_of(shape)?;
         if dims.contains(&0) || dims.iter().any(|&d| d > u32::MAX as usize) {
             return Err(CodecError::Invalid(format!(
                 "shape {shape:?}: axes must hold 1 to {} values",
@@ -225,15 +228,7 @@ impl Volume {
 
     /// A field from its shape (2 or 3 axes) and values.
     pub fn new(shape: &[usize], data: Vec<f64>, dtype: DType) -> Result<Self, CodecError> {
-        let dims = match *shape {
-            [y, x] => [1, y, x],
-            [z, y, x] => [z, y, x],
-            _ => {
-                return Err(CodecError::Invalid(format!(
-                    "a field of shape {shape:?}: the codec takes 2-D or 3-D arrays"
-                )))
-            }
-        };
+        let dims = dims_of(shape)?;
         if dims.contains(&0) || dims.iter().product::<usize>() != data.len() {
             return Err(CodecError::Invalid(format!(
                 "shape {shape:?} does not match {} values (or has an empty axis)",
@@ -254,7 +249,7 @@ impl Volume {
         })
     }
     pub fn shape(&self) -> Vec<usize> {
-        self.dims[3 - self.ndim..].to_vec()
+        self.info().shape()
     }
     pub fn range(&self) -> (f64, f64) {
         self.data
