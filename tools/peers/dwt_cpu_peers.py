@@ -36,7 +36,7 @@ def median(fn, repeat):
 
 
 def bench(exe, config, threads, wavelets=None):
-    cmd = [exe, "--threads", str(threads), "bench", "--config", config, "--repeat", "3"]
+    cmd = [exe, "--threads", str(threads), "bench", "--config", config, "--repeat", "5"]
     if wavelets:
         cmd += ["--dwt-wavelets", wavelets]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -64,8 +64,8 @@ def main():
     peer = {}
     for w in ("db4", "haar"):
         c = pywt.wavedec(x, w, "periodization", level=8)
-        peer[w] = (median(lambda: pywt.wavedec(x, w, "periodization", level=8), 3),
-                   median(lambda: pywt.waverec(c, w, "periodization"), 3))
+        peer[w] = (median(lambda: pywt.wavedec(x, w, "periodization", level=8), 5),
+                   median(lambda: pywt.waverec(c, w, "periodization"), 5))
         print(f"    PyWavelets {pywt.__version__} dwt-64m {w}: wavedec {peer[w][0]:.1f} ms, waverec {peer[w][1]:.1f} ms")
     del x
     ours = {t: bench(a.multires, "dwt-64m", t) for t in (1, 2)}

@@ -158,7 +158,6 @@ pub fn waverec_periodization<T: Real>(coeffs: &[&[T]], bank: &Bank<T>, out: &mut
                 let i_min = (lo + sh).div_euclid(2);
                 let i_max = (hi - 1 + sh).div_euclid(2);
                 let pairs = (i_max - i_min + 1) as usize;
-                let len = (hi - lo) as usize;
                 // a_{k-1}[p] = y[p + sh - 2 i_min] for p in [lo, hi).
                 let start = (lo + sh - 2 * i_min) as usize;
                 let a: &[T] = if k == levels {
@@ -169,14 +168,13 @@ pub fn waverec_periodization<T: Real>(coeffs: &[&[T]], bank: &Bank<T>, out: &mut
                 // coeffs[levels + 1 - k] is cD_k.
                 let d = window(coeffs[levels + 1 - k], ranges[k], gd);
                 let i0 = (i_min - lo_k) as usize;
-                if k == 1 && start == 0 && 2 * pairs == len {
-                    super::matrix::synth_interior_polyphase(a, d, bank, i0, chunk);
+                if k == 1 {
+                    // The last level writes straight to the output (start is
+                    // 0 or 1: the parity of the synthesis shift).
+                    super::matrix::synth_interior_polyphase(a, d, bank, i0, start, chunk);
                 } else {
                     y0.resize(2 * pairs, T::zero());
-                    super::matrix::synth_interior_polyphase(a, d, bank, i0, y0);
-                    if k == 1 {
-                        chunk.copy_from_slice(&y0[start..start + len]);
-                    }
+                    super::matrix::synth_interior_polyphase(a, d, bank, i0, 0, y0);
                     std::mem::swap(y0, y1);
                     a_start = start;
                 }

@@ -177,9 +177,11 @@ fn interior_polyphase_body<T: Real>(
 
 avx2_dispatch!(
     /// The synthesis interior for `auto`: the even and odd outputs of a block
-    /// as tap-by-tap multiply-adds over contiguous coefficients, then interleaved.
+    /// as tap-by-tap multiply-adds over contiguous coefficients, then
+    /// interleaved. `out` receives the outputs from `skip` (0 or 1) on, so an
+    /// odd synthesis shift writes its final level straight to the caller.
     pub(crate) fn synth_interior_polyphase / synth_interior_polyphase_avx2 => synth_interior_polyphase_body
-    (a: &[T], d: &[T], bank: &Bank<T>, i0: usize, out: &mut [T])
+    (a: &[T], d: &[T], bank: &Bank<T>, i0: usize, skip: usize, out: &mut [T])
 );
 
 #[inline(always)]
@@ -188,13 +190,15 @@ fn synth_interior_polyphase_body<T: Real>(
     d: &[T],
     bank: &Bank<T>,
     i0: usize,
+    skip: usize,
     out: &mut [T],
 ) {
     let h = bank.len / 2;
     let (re, ro, de, dro) = bank.rec_phases_rev();
     let mut ev = [T::zero(); POLY_BLOCK];
     let mut od = [T::zero(); POLY_BLOCK];
-    let pairs = out.len() / 2;
+    let len = out.len();
+    let pairs = (len + skip).div_ceil(2);
     let mut p0 = 0;
     while p0 < pairs {
         let b = (pairs - p0).min(POLY_BLOCK);
@@ -216,9 +220,29 @@ fn synth_interior_polyphase_body<T: Real>(
                 *ov = c3 * *x + c4 * *y + *ov;
             }
         }
-        for (j, pair) in out[2 * p0..2 * (p0 + b)].chunks_exact_mut(2).enumerate() {
-            pair[0] = e[j];
-            pair[1] = o[j];
+        // Pair p0 + j is (y[2 (p0 + j)], y[2 (p0 + j) + 1]); out[i] = y[i + skip].
+        let (mut j, mut i) = (0, 2 * p0);
+        if i < skip {
+            // skip is 1 and this is the first block: y[0] is dropped.
+            if let Some(x) = out.first_mut() {
+                *x = o[0];
+            }
+            j = 1;
+            i = 1;
+        } else {
+            i -= skip;
+        }
+        let full = ((len - i.min(len)) / 2).min(b - j);
+        for (pair, (x, y)) in out[i..i + 2 * full]
+            .chunks_exact_mut(2)
+            .zip(e[j..j + full].iter().zip(&o[j..j + full]))
+        {
+            pair[0] = *x;
+            pair[1] = *y;
+        }
+        let (j, i) = (j + full, i + 2 * full);
+        if j < b && i < len {
+            out[i] = e[j];
         }
         p0 += b;
     }
@@ -416,7 +440,7 @@ pub fn inverse<T: Real>(
             if pairs > 0 {
                 let (k0, k1) = (k as usize, (k + 2 * pairs) as usize);
                 if polyphase {
-                    synth_interior_polyphase(a, d, bank, i as usize, &mut out[k0..k1]);
+                    synth_interior_polyphase(a, d, bank, i as usize, 0, &mut out[k0..k1]);
                 } else {
                     synth_interior(a, d, bank, i as usize, g, &mut out[k0..k1]);
                 }
