@@ -331,10 +331,7 @@ fn bench_codec_resident(
     let Some(bytes) = last else { bail!("no run") };
     let mut back = None;
     for _ in 0..=a.repeat {
-        let mut r = multires::codec::MrzReader::from_reader(
-            Box::new(std::io::Cursor::new(bytes.clone())),
-            "bench",
-        )?;
+        let mut r = multires::codec::MrzReader::from_bytes(bytes.clone(), "bench")?;
         let t = Instant::now();
         let f = decompress_resident(&mut r, gpu, &|_| {})?;
         dt.push(t.elapsed().as_secs_f64());
@@ -423,12 +420,7 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
             let Some((bytes, s, run)) = last else {
                 bail!("no run")
             };
-            let reader = || {
-                codec::MrzReader::from_reader(
-                    Box::new(std::io::Cursor::new(bytes.clone())),
-                    "bench",
-                )
-            };
+            let reader = || codec::MrzReader::from_bytes(bytes.clone(), "bench");
             let mut dtimes = Vec::new();
             let mut back = None;
             for _ in 0..=(if on_gpu { a.repeat } else { 0 }) {

@@ -256,10 +256,7 @@ pub fn compress(a: CompressArgs) -> Result<()> {
         );
     }
     if let Some(p) = &a.plot {
-        let mut r = MrzReader::from_reader(
-            Box::new(std::io::Cursor::new(bytes)),
-            &out.display().to_string(),
-        )?;
+        let mut r = MrzReader::from_bytes(bytes, &out.display().to_string())?;
         let back = codec::decompress(&mut r, None, &|_| {})?;
         plot_before_after(p, &v, &back.data, s.abs_bound)?;
         println!("plot: {}", p.display());

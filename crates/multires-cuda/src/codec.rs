@@ -1301,35 +1301,51 @@ pub fn decompress(
             let view = slot.decoded()?;
             prof(&slot.stream, "d_host_after")?;
             let n: usize = dims.iter().product();
-            let decoded: Vec<Result<Vec<f64>, CudaError>> = {
+            // Bricks the device decoded keep their reconstruction where it
+            // was downloaded (placed from there, corrected after); the
+            // others are decoded by the CPU.
+            let checked: Vec<Result<CheckedBrick, CudaError>> = {
                 use rayon::prelude::*;
                 list.par_iter()
                     .zip(outliers_at.par_iter())
-                    .enumerate()
-                    .map(|(bi, ((k, p), &at))| {
+                    .map(|((k, p), &at)| {
                         let res = match at {
-                            Some(at) => codec::apply_outliers(
-                                view.brick(bi, n),
-                                &p[at..],
-                                h.abs_bound,
-                                h.dtype,
-                            ),
-                            _ => codec::decode_brick(p, *dims, h.transform, h.dtype, h.abs_bound),
+                            Some(at) => {
+                                codec::outliers(&p[at..], n, h.dtype).map(CheckedBrick::Device)
+                            }
+                            _ => codec::decode_brick(p, *dims, h.transform, h.dtype, h.abs_bound)
+                                .map(CheckedBrick::Cpu),
                         };
                         res.map_err(|what| corrupt_brick(path, grid, *k, what))
                     })
                     .collect()
             };
-            let decoded: Vec<Vec<f64>> = decoded.into_iter().collect::<Result<_, _>>()?;
-            let refs: Vec<(usize, &[f64])> = list
-                .iter()
-                .zip(&decoded)
-                .map(|((k, _), y)| (*k, y.as_slice()))
-                .collect();
+            let checked: Vec<CheckedBrick> = checked.into_iter().collect::<Result<_, _>>()?;
+            let mut device32: Vec<(usize, &[f32])> = Vec::new();
+            let mut device64: Vec<(usize, &[f64])> = Vec::new();
+            let mut cpu: Vec<(usize, &[f64])> = Vec::new();
+            for (bi, ((k, _), c)) in list.iter().zip(&checked).enumerate() {
+                match (c, &view) {
+                    (CheckedBrick::Cpu(y), _) => cpu.push((*k, y)),
+                    (CheckedBrick::Device(_), DecodedView::F32(v)) => {
+                        device32.push((*k, &v[bi * n..(bi + 1) * n]))
+                    }
+                    (CheckedBrick::Device(_), DecodedView::F64(v)) => {
+                        device64.push((*k, &v[bi * n..(bi + 1) * n]))
+                    }
+                }
+            }
             let mut o = out
                 .lock()
                 .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))?;
-            codec::place(&mut o, region, grid, &refs);
+            codec::place(&mut o, region, grid, &device32);
+            codec::place(&mut o, region, grid, &device64);
+            codec::place(&mut o, region, grid, &cpu);
+            for ((k, _), c) in list.iter().zip(&checked) {
+                if let CheckedBrick::Device(fix) = c {
+                    codec::place_outliers(&mut o, region, grid, *k, fix, h.abs_bound, h.dtype);
+                }
+            }
             drop(o);
             prof(&slot.stream, "d_host_finish")?;
             progress(done.fetch_add(list.len(), Ordering::Relaxed) + list.len());
@@ -1941,13 +1957,12 @@ enum DecodedView<'a> {
     F64(&'a [f64]),
 }
 
-impl DecodedView<'_> {
-    fn brick(&self, bi: usize, n: usize) -> Vec<f64> {
-        match self {
-            DecodedView::F32(v) => v[bi * n..(bi + 1) * n].iter().map(|&x| x as f64).collect(),
-            DecodedView::F64(v) => v[bi * n..(bi + 1) * n].to_vec(),
-        }
-    }
+/// A brick of a batch after the host's checks: the device's
+/// reconstruction stands (with these outlier corrections), or the CPU
+/// decoded it.
+enum CheckedBrick {
+    Device(Vec<codec::Outlier>),
+    Cpu(Vec<f64>),
 }
 
 /// A float32 field (2-D or 3-D, row-major) in a GPU's memory: what

@@ -89,8 +89,17 @@ pub fn write(h: &MrzHeader, payloads: &[&[u8]]) -> Vec<u8> {
         index.extend_from_slice(&crc.to_le_bytes());
         at += p.len() as u64;
     }
-    out.resize(HEADER_LEN + total, 0);
-    let mut rest = &mut out[HEADER_LEN..];
+    let crc = crc32fast::hash(&index);
+    index.extend_from_slice(&crc.to_le_bytes());
+    // The file's pages come untouched and are first written by the copying
+    // workers: a serial resize of 1 GB (page faults and zeroing on one
+    // core) took longer than the GPU's coding.
+    let head = out;
+    let mut out = crate::memory::zeroed_vec::<u8>(HEADER_LEN + total + index.len());
+    out[..HEADER_LEN].copy_from_slice(&head);
+    let (body, tail) = out[HEADER_LEN..].split_at_mut(total);
+    tail.copy_from_slice(&index);
+    let mut rest = body;
     let mut parts = Vec::with_capacity(payloads.len());
     for p in payloads {
         let (a, b) = rest.split_at_mut(p.len());
@@ -101,9 +110,6 @@ pub fn write(h: &MrzHeader, payloads: &[&[u8]]) -> Vec<u8> {
         .into_par_iter()
         .zip(payloads.par_iter())
         .for_each(|(d, p)| d.copy_from_slice(p));
-    let crc = crc32fast::hash(&index);
-    out.extend_from_slice(&index);
-    out.extend_from_slice(&crc.to_le_bytes());
     out
 }
 
@@ -135,7 +141,7 @@ impl Cursor<'_> {
 /// An open .mrz: header and index read and checked; bricks read on demand.
 pub struct MrzReader {
     path: String,
-    file: Box<dyn ReadSeek>,
+    file: Source,
     header: MrzHeader,
     index: Vec<(u64, u64, u32)>,
     file_len: u64,
@@ -144,6 +150,53 @@ pub struct MrzReader {
 pub trait ReadSeek: Read + Seek + Send {}
 impl<T: Read + Seek + Send> ReadSeek for T {}
 
+/// Where the bytes come from. Files (on Unix) and bytes in memory are read
+/// at positions, so many bricks are read at once; any other reader is read
+/// one brick at a time behind a lock.
+enum Source {
+    #[cfg(unix)]
+    File(std::fs::File),
+    Bytes(Vec<u8>),
+    Reader(std::sync::Mutex<Box<dyn ReadSeek>>),
+}
+
+impl Source {
+    fn len(&mut self) -> std::io::Result<u64> {
+        match self {
+            #[cfg(unix)]
+            Source::File(f) => Ok(f.metadata()?.len()),
+            Source::Bytes(b) => Ok(b.len() as u64),
+            Source::Reader(r) => r
+                .get_mut()
+                .map_err(|_| std::io::Error::other("the reader failed before"))?
+                .seek(SeekFrom::End(0)),
+        }
+    }
+
+    /// Fills `buf` from byte `at` on.
+    fn read_at(&self, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+        match self {
+            #[cfg(unix)]
+            Source::File(f) => std::os::unix::fs::FileExt::read_exact_at(f, buf, at),
+            Source::Bytes(b) => {
+                let part = usize::try_from(at)
+                    .ok()
+                    .and_then(|a| b.get(a..a.checked_add(buf.len())?))
+                    .ok_or(std::io::ErrorKind::UnexpectedEof)?;
+                buf.copy_from_slice(part);
+                Ok(())
+            }
+            Source::Reader(r) => {
+                let mut r = r
+                    .lock()
+                    .map_err(|_| std::io::Error::other("the reader failed before"))?;
+                r.seek(SeekFrom::Start(at))?;
+                r.read_exact(buf)
+            }
+        }
+    }
+}
+
 impl MrzReader {
     pub fn open(path: &std::path::Path) -> Result<Self, CodecError> {
         let name = path.display().to_string();
@@ -151,11 +204,27 @@ impl MrzReader {
             path: name.clone(),
             source,
         })?;
-        Self::from_reader(Box::new(std::io::BufReader::new(file)), &name)
+        #[cfg(unix)]
+        let src = Source::File(file);
+        #[cfg(not(unix))]
+        let src = Source::Reader(std::sync::Mutex::new(Box::new(std::io::BufReader::new(
+            file,
+        ))));
+        Self::from_source(src, &name)
     }
 
     /// Reads and checks the header and index of `file` (`name` for errors).
-    pub fn from_reader(mut file: Box<dyn ReadSeek>, name: &str) -> Result<Self, CodecError> {
+    pub fn from_reader(file: Box<dyn ReadSeek>, name: &str) -> Result<Self, CodecError> {
+        Self::from_source(Source::Reader(std::sync::Mutex::new(file)), name)
+    }
+
+    /// The same for a file's bytes in memory (bricks are then read on
+    /// every core).
+    pub fn from_bytes(bytes: Vec<u8>, name: &str) -> Result<Self, CodecError> {
+        Self::from_source(Source::Bytes(bytes), name)
+    }
+
+    fn from_source(mut file: Source, name: &str) -> Result<Self, CodecError> {
         let io = |source: std::io::Error| CodecError::Io {
             path: name.to_string(),
             source,
@@ -164,10 +233,9 @@ impl MrzReader {
             path: name.to_string(),
             what,
         };
-        let file_len = file.seek(SeekFrom::End(0)).map_err(io)?;
-        file.seek(SeekFrom::Start(0)).map_err(io)?;
-        let mut head = vec![0u8; HEADER_LEN.min(file_len as usize)];
-        file.read_exact(&mut head).map_err(io)?;
+        let file_len = file.len().map_err(io)?;
+        let mut head = vec![0u8; (HEADER_LEN as u64).min(file_len) as usize];
+        file.read_at(&mut head, 0).map_err(io)?;
         if head.len() < 6 || head[..4] != MAGIC {
             return Err(CodecError::NotMrz {
                 path: name.to_string(),
@@ -247,9 +315,8 @@ impl MrzReader {
                     "truncated or padded: {file_len} bytes, the index of {n_bricks} bricks at {index_offset} does not end the file"
                 ))
             })?;
-        file.seek(SeekFrom::Start(index_offset)).map_err(io)?;
         let mut idx = vec![0u8; index_len as usize];
-        file.read_exact(&mut idx).map_err(io)?;
+        file.read_at(&mut idx, index_offset).map_err(io)?;
         let (body, tail) = idx.split_at(idx.len() - 4);
         if crc32fast::hash(body) != u32::from_le_bytes(tail.try_into().unwrap_or_default()) {
             return Err(corrupt("the brick index's checksum does not match".into()));
@@ -292,22 +359,14 @@ impl MrzReader {
         self.index.iter().map(|e| e.1).collect()
     }
 
-    /// The payloads of bricks `ks`, read in turn and their checksums
-    /// verified on every core; an error names the first bad brick of `ks`.
+    /// The payloads of bricks `ks`, read and their checksums verified on
+    /// every core; an error names the first bad brick of `ks`.
     pub fn read_bricks(&mut self, ks: &[usize]) -> Result<Vec<Vec<u8>>, CodecError> {
         use rayon::prelude::*;
-        let raw: Vec<Vec<u8>> = ks
-            .iter()
-            .map(|&k| self.read_unchecked(k))
-            .collect::<Result<_, _>>()?;
-        let bad = ks
-            .par_iter()
-            .zip(&raw)
-            .position_first(|(&k, p)| crc32fast::hash(p) != self.index[k].2);
-        match bad {
-            Some(i) => Err(self.checksum_mismatch(ks[i])),
-            None => Ok(raw),
-        }
+        let this = &*self;
+        let got: Vec<Result<Vec<u8>, CodecError>> =
+            ks.par_iter().map(|&k| this.read_brick_at(k)).collect();
+        got.into_iter().collect()
     }
 
     fn checksum_mismatch(&self, k: usize) -> CodecError {
@@ -321,15 +380,10 @@ impl MrzReader {
 
     /// Brick `k`'s payload, its checksum verified.
     pub fn read_brick(&mut self, k: usize) -> Result<Vec<u8>, CodecError> {
-        let p = self.read_unchecked(k)?;
-        if crc32fast::hash(&p) != self.index[k].2 {
-            return Err(self.checksum_mismatch(k));
-        }
-        Ok(p)
+        self.read_brick_at(k)
     }
 
-    /// Brick `k`'s payload as stored (the index entry exists or an error).
-    fn read_unchecked(&mut self, k: usize) -> Result<Vec<u8>, CodecError> {
+    fn read_brick_at(&self, k: usize) -> Result<Vec<u8>, CodecError> {
         let grid = self.grid();
         let err = |what: String| CodecError::CorruptBrick {
             path: self.path.clone(),
@@ -337,15 +391,17 @@ impl MrzReader {
             place: grid.describe(k),
             what,
         };
-        let &(o, l, _) = self
+        let &(o, l, crc) = self
             .index
             .get(k)
             .ok_or_else(|| err(format!("no such brick; the file has {}", self.index.len())))?;
-        let mut p = vec![0u8; l as usize];
+        let mut p = crate::memory::zeroed_vec::<u8>(l as usize);
         self.file
-            .seek(SeekFrom::Start(o))
-            .and_then(|_| self.file.read_exact(&mut p))
+            .read_at(&mut p, o)
             .map_err(|e| err(format!("cannot be read ({e})")))?;
+        if crc32fast::hash(&p) != crc {
+            return Err(self.checksum_mismatch(k));
+        }
         Ok(p)
     }
 }

@@ -883,7 +883,12 @@ pub fn bricks_in(grid: &BrickGrid, region: &Region) -> Vec<usize> {
 /// region's values: planes of the output in parallel, each taking its rows
 /// from the bricks that cross it (bricks never overlap, so no two writes
 /// meet).
-pub fn place(out: &mut [f64], region: &Region, grid: &BrickGrid, bricks: &[(usize, &[f64])]) {
+pub fn place<T: Copy + Into<f64> + Sync>(
+    out: &mut [f64],
+    region: &Region,
+    grid: &BrickGrid,
+    bricks: &[(usize, &[T])],
+) {
     let out_dims = region.map(|(a, b)| b - a);
     let plane = out_dims[1] * out_dims[2];
     if plane == 0 {
@@ -902,11 +907,48 @@ pub fn place(out: &mut [f64], region: &Region, grid: &BrickGrid, bricks: &[(usiz
                 let src = ((z - s[0]) * e[1] + (yy - s[1])) * e[2];
                 let dst = (yy - region[1].0) * out_dims[2];
                 let (x0, x1) = (lo[1], hi[1]);
-                o[dst + x0 - region[2].0..dst + x1 - region[2].0]
-                    .copy_from_slice(&y[src + x0 - s[2]..src + x1 - s[2]]);
+                let d = &mut o[dst + x0 - region[2].0..dst + x1 - region[2].0];
+                let from = &y[src + x0 - s[2]..src + x1 - s[2]];
+                for (d, &v) in d.iter_mut().zip(from) {
+                    *d = v.into();
+                }
             }
         }
     });
+}
+
+/// Brick `k`'s outlier corrections applied where it was placed in `out`
+/// (values outside `region` are skipped): the GPU decoder places the
+/// device's reconstruction straight from its download and corrects after.
+pub fn place_outliers(
+    out: &mut [f64],
+    region: &Region,
+    grid: &BrickGrid,
+    k: usize,
+    list: &[Outlier],
+    e: f64,
+    dtype: DType,
+) {
+    let out_dims = region.map(|(a, b)| b - a);
+    let (s, ext) = grid.bounds(k);
+    for o in list {
+        let local = [
+            o.index / (ext[1] * ext[2]),
+            (o.index / ext[2]) % ext[1],
+            o.index % ext[2],
+        ];
+        let at = [0, 1, 2].map(|a| s[a] + local[a]);
+        if (0..3).any(|a| at[a] < region[a].0 || at[a] >= region[a].1) {
+            continue;
+        }
+        let i = ((at[0] - region[0].0) * out_dims[1] + at[1] - region[1].0) * out_dims[2] + at[2]
+            - region[2].0;
+        out[i] = if o.steps != 0 {
+            apply(out[i], o.steps, e, dtype)
+        } else {
+            o.exact
+        };
+    }
 }
 
 /// Decodes the bricks that meet `region` (all when None) of an open .mrz.

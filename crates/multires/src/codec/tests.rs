@@ -31,6 +31,20 @@ fn reader(bytes: Vec<u8>) -> Result<MrzReader, CodecError> {
     MrzReader::from_reader(Box::new(std::io::Cursor::new(bytes)), "test.mrz")
 }
 
+/// The reader's three sources: a plain reader (one brick at a time), bytes
+/// in memory and a file (both read at positions on every core).
+fn open_as(source: usize, bytes: Vec<u8>) -> Result<MrzReader, CodecError> {
+    match source {
+        0 => reader(bytes),
+        1 => MrzReader::from_bytes(bytes, "test.mrz"),
+        _ => {
+            let f = tempfile::NamedTempFile::new().unwrap();
+            std::fs::write(f.path(), &bytes).unwrap();
+            MrzReader::open(f.path())
+        }
+    }
+}
+
 #[test]
 fn the_bound_holds_on_every_value_for_every_mode_and_transform() {
     for (shape, brick) in [
@@ -132,21 +146,35 @@ fn corrupt_and_truncated_files_are_errors_naming_the_brick() {
     let mut o = CodecOptions::new(Lifting::Haar, ErrorBound::Abs(1e-3));
     o.brick = Some([1, 16, 16]);
     let (bytes, _) = compress(&v, &o, &quiet).unwrap();
-    // A flipped byte inside brick 5's payload: that brick, by name.
+    // A flipped byte inside brick 5's payload: that brick, by name, from
+    // every source (the parallel reads report the first bad brick).
     let r = reader(bytes.clone()).unwrap();
     let sizes = r.brick_sizes();
     let start = super::container::HEADER_LEN as u64 + sizes[..5].iter().sum::<u64>();
     let mut bad = bytes.clone();
     bad[start as usize + 3] ^= 0x40;
-    let mut r = reader(bad).unwrap();
-    let e = decompress(&mut r, None, &quiet).unwrap_err().to_string();
-    assert!(e.contains("brick 5") && e.contains("checksum"), "{e}");
-    // A region that avoids brick 5 still decodes.
-    let reg = parse_region("32:40,0:16", &[40, 50]).unwrap();
-    assert!(decompress(&mut r, Some(reg), &quiet).is_ok());
-    // Truncation anywhere: an error, never a panic.
-    for cut in [0, 3, 10, 97, 98, 200, bytes.len() / 2, bytes.len() - 1] {
-        assert!(reader(bytes[..cut].to_vec()).is_err(), "cut at {cut}");
+    let later = start + sizes[5..9].iter().sum::<u64>();
+    bad[later as usize + 1] ^= 0x40;
+    for source in 0..3 {
+        let mut r = open_as(source, bad.clone()).unwrap();
+        let e = decompress(&mut r, None, &quiet).unwrap_err().to_string();
+        assert!(
+            e.contains("brick 5") && e.contains("checksum"),
+            "source {source}: {e}"
+        );
+        // A region that avoids bricks 5 and 9 still decodes, equal to the
+        // plain reader's.
+        let reg = parse_region("32:40,0:16", &[40, 50]).unwrap();
+        let part = decompress(&mut r, Some(reg), &quiet).unwrap();
+        let plain = decompress(&mut reader(bytes.clone()).unwrap(), Some(reg), &quiet).unwrap();
+        assert_eq!(part.data, plain.data, "source {source}");
+        // Truncation anywhere: an error, never a panic.
+        for cut in [0, 3, 10, 97, 98, 200, bytes.len() / 2, bytes.len() - 1] {
+            assert!(
+                open_as(source, bytes[..cut].to_vec()).is_err(),
+                "source {source}, cut at {cut}"
+            );
+        }
     }
     // Every single-byte flip: an error or the exact same values.
     let good = decompress(&mut reader(bytes.clone()).unwrap(), None, &quiet).unwrap();
@@ -209,4 +237,64 @@ fn output_bytes_do_not_depend_on_the_thread_count() {
         .unwrap()
         .install(|| compress(&v, &o, &quiet).unwrap().0);
     assert_eq!(many, one);
+}
+
+#[test]
+fn outliers_placed_after_the_brick_equal_outliers_applied_before() {
+    // A 3-D grid with uneven edge bricks; each brick gets outliers of both
+    // kinds (steps and exact values), and regions crop some of them away.
+    let grid = BrickGrid {
+        dims: [7, 9, 11],
+        brick: [4, 4, 8],
+    };
+    let (e, dtype) = (0.25, DType::F32);
+    let mut bricks = Vec::new();
+    for k in 0..grid.len() {
+        let (_, ext) = grid.bounds(k);
+        let n: usize = ext.iter().product();
+        let y: Vec<f64> = (0..n)
+            .map(|i| ((k * 131 + i * 7) % 97) as f64 / 8.0)
+            .collect();
+        let idx: Vec<u32> = (0..n as u32).filter(|i| (i + k as u32).is_multiple_of(5)).collect();
+        let steps: Vec<i32> = (0..idx.len()).map(|j| [3, 0, -2][j % 3]).collect();
+        let exact: Vec<f32> = steps
+            .iter()
+            .enumerate()
+            .filter(|(_, &s)| s == 0)
+            .map(|(j, _)| -(j as f32) - 0.5)
+            .collect();
+        let mut rest = Vec::new();
+        rest.extend((idx.len() as u32).to_le_bytes());
+        rest.extend((exact.len() as u32).to_le_bytes());
+        idx.iter().for_each(|i| rest.extend(i.to_le_bytes()));
+        steps.iter().for_each(|s| rest.extend(s.to_le_bytes()));
+        exact.iter().for_each(|v| rest.extend(v.to_le_bytes()));
+        bricks.push((k, y, rest));
+    }
+    for region in [
+        full_region(grid.dims),
+        [(1, 6), (2, 9), (3, 10)],
+        [(4, 5), (0, 9), (7, 9)],
+    ] {
+        let len: usize = region.iter().map(|(a, b)| b - a).product();
+        let (mut before, mut after) = (vec![0.0; len], vec![0.0; len]);
+        let fixed: Vec<(usize, Vec<f64>)> = bricks
+            .iter()
+            .map(|(k, y, rest)| (*k, apply_outliers(y.clone(), rest, e, dtype).unwrap()))
+            .collect();
+        let refs: Vec<(usize, &[f64])> = fixed.iter().map(|(k, y)| (*k, y.as_slice())).collect();
+        place(&mut before, &region, &grid, &refs);
+        let refs: Vec<(usize, &[f64])> =
+            bricks.iter().map(|(k, y, _)| (*k, y.as_slice())).collect();
+        place(&mut after, &region, &grid, &refs);
+        for (k, y, rest) in &bricks {
+            let list = outliers(rest, y.len(), dtype).unwrap();
+            place_outliers(&mut after, &region, &grid, *k, &list, e, dtype);
+        }
+        assert_eq!(before, after, "region {region:?}");
+        assert!(
+            before.iter().any(|&v| v < 0.0),
+            "exact outliers were placed"
+        );
+    }
 }
