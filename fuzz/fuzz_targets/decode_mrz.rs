@@ -8,7 +8,7 @@ use libfuzzer_sys::fuzz_target;
 use multires::codec::{decompress, parse_region, MrzReader};
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(mut r) = MrzReader::from_reader(Box::new(std::io::Cursor::new(data.to_vec())), "fuzz")
+    let Ok(mut r) = MrzReader::from_bytes(data.to_vec(), "fuzz")
     else {
         return;
     };
