@@ -255,7 +255,9 @@ fn outliers_placed_after_the_brick_equal_outliers_applied_before() {
         let y: Vec<f64> = (0..n)
             .map(|i| ((k * 131 + i * 7) % 97) as f64 / 8.0)
             .collect();
-        let idx: Vec<u32> = (0..n as u32).filter(|i| (i + k as u32).is_multiple_of(5)).collect();
+        let idx: Vec<u32> = (0..n as u32)
+            .filter(|i| (i + k as u32).is_multiple_of(5))
+            .collect();
         let steps: Vec<i32> = (0..idx.len()).map(|j| [3, 0, -2][j % 3]).collect();
         let exact: Vec<f32> = steps
             .iter()
