@@ -207,9 +207,10 @@ impl MrzReader {
         #[cfg(unix)]
         let src = Source::File(file);
         #[cfg(not(unix))]
-        let src = Source::Reader(std::sync::Mutex::new(Box::new(std::io::BufReader::new(
-            file,
-        ))));
+        let src = {
+            let r: Box<dyn ReadSeek> = Box::new(std::io::BufReader::new(file));
+            Source::Reader(std::sync::Mutex::new(r))
+        };
         Self::from_source(src, &name)
     }
 
