@@ -1304,23 +1304,7 @@ pub fn decompress(
             // Bricks the device decoded keep their reconstruction where it
             // was downloaded (placed from there, corrected after); the
             // others are decoded by the CPU.
-            let checked: Vec<Result<CheckedBrick, CudaError>> = {
-                use rayon::prelude::*;
-                list.par_iter()
-                    .zip(outliers_at.par_iter())
-                    .map(|((k, p), &at)| {
-                        let res = match at {
-                            Some(at) => {
-                                codec::outliers(&p[at..], n, h.dtype).map(CheckedBrick::Device)
-                            }
-                            _ => codec::decode_brick(p, *dims, h.transform, h.dtype, h.abs_bound)
-                                .map(CheckedBrick::Cpu),
-                        };
-                        res.map_err(|what| corrupt_brick(path, grid, *k, what))
-                    })
-                    .collect()
-            };
-            let checked: Vec<CheckedBrick> = checked.into_iter().collect::<Result<_, _>>()?;
+            let checked = check_batch(*dims, list, &outliers_at, h, path, grid)?;
             let mut device32: Vec<(usize, &[f32])> = Vec::new();
             let mut device64: Vec<(usize, &[f64])> = Vec::new();
             let mut cpu: Vec<(usize, &[f64])> = Vec::new();
@@ -1965,6 +1949,34 @@ enum CheckedBrick {
     Cpu(Vec<f64>),
 }
 
+/// The host's part of decoding a batch, on every core: each brick's
+/// outlier list where the device's reconstruction stands (`outliers_at`
+/// Some), else the CPU's decode; an error names the brick.
+fn check_batch(
+    dims: [usize; 3],
+    list: &[(usize, Vec<u8>)],
+    outliers_at: &[Option<usize>],
+    h: &codec::MrzHeader,
+    path: &str,
+    grid: &codec::BrickGrid,
+) -> Result<Vec<CheckedBrick>, CudaError> {
+    use rayon::prelude::*;
+    let n: usize = dims.iter().product();
+    let checked: Vec<Result<CheckedBrick, CudaError>> = list
+        .par_iter()
+        .zip(outliers_at.par_iter())
+        .map(|((k, p), &at)| {
+            let res = match at {
+                Some(at) => codec::outliers(&p[at..], n, h.dtype).map(CheckedBrick::Device),
+                None => codec::decode_brick(p, dims, h.transform, h.dtype, h.abs_bound)
+                    .map(CheckedBrick::Cpu),
+            };
+            res.map_err(|what| corrupt_brick(path, grid, *k, what))
+        })
+        .collect();
+    checked.into_iter().collect()
+}
+
 /// A float32 field (2-D or 3-D, row-major) in a GPU's memory: what
 /// `compress_resident` reads and `decompress_resident` writes, for
 /// pipelines whose data never leaves the device.
@@ -2169,23 +2181,7 @@ pub fn decompress_resident(
             let n: usize = dims.iter().product();
             let outliers_at = slot.decode_to(*dims, list, &h, false)?;
             prof(&slot.stream, "d_device")?;
-            // Outlier lists (checked on the host) or, for a brick the device
-            // found inconsistent, the CPU's decode (or its error).
-            let corrupt = |k: usize, what: String| corrupt_brick(&path, &grid, k, what);
-            use rayon::prelude::*;
-            type Fixes = (Vec<codec::Outlier>, Option<Vec<f32>>);
-            let fixes: Vec<Fixes> = list
-                .par_iter()
-                .zip(outliers_at.par_iter())
-                .map(|((k, p), at)| match at {
-                    Some(at) => codec::outliers(&p[*at..], n, h.dtype)
-                        .map(|o| (o, None))
-                        .map_err(|w| corrupt(*k, w)),
-                    None => codec::decode_brick(p, *dims, h.transform, h.dtype, h.abs_bound)
-                        .map(|y| (Vec::new(), Some(y.into_iter().map(|v| v as f32).collect())))
-                        .map_err(|w| corrupt(*k, w)),
-                })
-                .collect::<Result<_, _>>()?;
+            let checked = check_batch(*dims, list, &outliers_at, &h, &path, &grid)?;
             let s = &slot.stream.clone();
             let (outfix, scatter) = (slot.f("OUTFIX(kernel)", 0)?, slot.f("SCATTER(kernel)", 0)?);
             let dec = slot
@@ -2193,15 +2189,23 @@ pub fn decompress_resident(
                 .as_mut()
                 .ok_or_else(|| CudaError::Unsupported("no buffer".into()))?;
             let (mut pos, mut steps, mut exact) = (Vec::new(), Vec::new(), Vec::new());
-            for (bi, (list, whole)) in fixes.iter().enumerate() {
-                if let Some(y) = whole {
-                    s.memcpy_htod(y.as_slice(), &mut dec.slice_mut(bi * n..(bi + 1) * n))
-                        .during(|| "copying a brick decoded on the CPU".into())?;
-                }
-                for o in list {
-                    pos.push((bi * n + o.index) as u64);
-                    steps.push(o.steps);
-                    exact.push(o.exact as f32);
+            // CPU-decoded bricks as float32, kept until the stream is synchronized.
+            let mut cpu32: Vec<Vec<f32>> = Vec::new();
+            for (bi, c) in checked.iter().enumerate() {
+                match c {
+                    CheckedBrick::Cpu(y) => {
+                        cpu32.push(y.iter().map(|&v| v as f32).collect());
+                        let y = cpu32.last().map_or(&[][..], |v| v.as_slice());
+                        s.memcpy_htod(y, &mut dec.slice_mut(bi * n..(bi + 1) * n))
+                            .during(|| "copying a brick decoded on the CPU".into())?;
+                    }
+                    CheckedBrick::Device(fix) => {
+                        for o in fix {
+                            pos.push((bi * n + o.index) as u64);
+                            steps.push(o.steps);
+                            exact.push(o.exact as f32);
+                        }
+                    }
                 }
             }
             if !pos.is_empty() {

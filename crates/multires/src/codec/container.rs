@@ -362,11 +362,10 @@ impl MrzReader {
 
     /// The payloads of bricks `ks`, read and their checksums verified on
     /// every core; an error names the first bad brick of `ks`.
-    pub fn read_bricks(&mut self, ks: &[usize]) -> Result<Vec<Vec<u8>>, CodecError> {
+    pub fn read_bricks(&self, ks: &[usize]) -> Result<Vec<Vec<u8>>, CodecError> {
         use rayon::prelude::*;
-        let this = &*self;
         let got: Vec<Result<Vec<u8>, CodecError>> =
-            ks.par_iter().map(|&k| this.read_brick_at(k)).collect();
+            ks.par_iter().map(|&k| self.read_brick(k)).collect();
         got.into_iter().collect()
     }
 
@@ -380,11 +379,7 @@ impl MrzReader {
     }
 
     /// Brick `k`'s payload, its checksum verified.
-    pub fn read_brick(&mut self, k: usize) -> Result<Vec<u8>, CodecError> {
-        self.read_brick_at(k)
-    }
-
-    fn read_brick_at(&self, k: usize) -> Result<Vec<u8>, CodecError> {
+    pub fn read_brick(&self, k: usize) -> Result<Vec<u8>, CodecError> {
         let grid = self.grid();
         let err = |what: String| CodecError::CorruptBrick {
             path: self.path.clone(),
