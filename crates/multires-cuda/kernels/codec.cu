@@ -142,7 +142,10 @@ __device__ __forceinline__ double quant_value(double v, double s) {
         long long cnt = c0 * c1 * c2;                                                            \
         for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < cnt;           \
              t += (long long)gridDim.x * blockDim.x) {                                           \
-            long long ix = t % c2, iy = (t / c2) % c1, iz = t / (c1 * c2);                       \
+            /* A pass covers at most a brick (under 2^31 values): 32-bit */                     \
+            /* index arithmetic, several times cheaper than 64-bit.       */                     \
+            unsigned tu = (unsigned)t, cu2 = (unsigned)c2, cu1 = (unsigned)c1;                   \
+            long long ix = tu % cu2, iy = (tu / cu2) % cu1, iz = tu / (cu1 * cu2);               \
             long long z = o0 + iz * st0, yy = o1 + iy * st1, xx = o2 + ix * st2;                 \
             long long k = b * n + (z * d1 + yy) * d2 + xx;                                       \
             double pred = 0.0;                                                                   \
@@ -719,39 +722,59 @@ __device__ __forceinline__ unsigned r_raw_bits(unsigned s) { return s < R_DIRECT
 __device__ __forceinline__ unsigned r_context(unsigned lv, unsigned prev) { return min(lv, 7u) * 4 + min(prev, 3u); }
 
 // Counts per brick, context and symbol (a shared histogram per block).
+// A warp takes 32 consecutive values a step; when all 32 share a bin
+// (nearly every step on a smooth field) lane 0 adds them to a running
+// count, so shared-memory atomics are paid only where bins change.
+#define R_NONE 0xffffffffu
 #define RHIST(name)                                                                                \
-    extern "C" __global__ void name(const int* ints, const unsigned* cls, long long n,            \
-                                    unsigned* hist) {                                              \
+    extern "C" __global__ void name(const int* __restrict__ ints, const unsigned* __restrict__ cls, \
+                                    long long n, unsigned* __restrict__ hist) {                    \
         extern __shared__ unsigned h[];                                                            \
         long long b = blockIdx.y;                                                                  \
         for (int k = threadIdx.x; k < R_NCTX * R_NSYM; k += blockDim.x) h[k] = 0;                  \
         __syncthreads();                                                                           \
         const int* v = ints + b * n;                                                               \
-        for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                \
-             i += (long long)gridDim.x * blockDim.x) {                                             \
-            unsigned prev = (i % R_RESET == 0) ? 0u : zigzag(v[i - 1]);                            \
-            unsigned s, nraw, raw;                                                                 \
-            r_symbol(zigzag(v[i]), s, nraw, raw);                                                  \
-            unsigned key = r_context(cls[i], prev) * R_NSYM + s;                                   \
-            /* One add per distinct key in the warp: smooth fields put   */                        \
-            /* nearly every value in one bin.                             */                       \
-            unsigned same = __match_any_sync(__activemask(), key);                                 \
-            if ((threadIdx.x & 31) == __ffs(same) - 1) atomicAdd(&h[key], __popc(same));          \
+        unsigned lane = threadIdx.x & 31, run_key = R_NONE, run = 0;                               \
+        for (long long w = blockIdx.x * (long long)blockDim.x + (threadIdx.x & ~31u); w < n;       \
+             w += (long long)gridDim.x * blockDim.x) {                                             \
+            long long i = w + lane;                                                                \
+            unsigned key = R_NONE;                                                                 \
+            if (i < n) {                                                                           \
+                unsigned prev = (i % R_RESET == 0) ? 0u : zigzag(v[i - 1]);                        \
+                unsigned s, nraw, raw;                                                             \
+                r_symbol(zigzag(v[i]), s, nraw, raw);                                              \
+                key = r_context(cls[i], prev) * R_NSYM + s;                                        \
+            }                                                                                      \
+            unsigned k0 = __shfl_sync(0xffffffffu, key, 0);                                        \
+            if (__all_sync(0xffffffffu, key == k0)) {                                              \
+                if (lane == 0 && k0 != R_NONE) {                                                   \
+                    if (k0 != run_key) {                                                           \
+                        if (run) atomicAdd(&h[run_key], run);                                      \
+                        run_key = k0;                                                              \
+                        run = 0;                                                                   \
+                    }                                                                              \
+                    run += 32;                                                                     \
+                }                                                                                  \
+            } else if (key != R_NONE) {                                                            \
+                unsigned same = __match_any_sync(__activemask(), key);                             \
+                if (lane == __ffs(same) - 1) atomicAdd(&h[key], __popc(same));                     \
+            }                                                                                      \
         }                                                                                          \
+        if (run) atomicAdd(&h[run_key], run);                                                      \
         __syncthreads();                                                                           \
         for (int k = threadIdx.x; k < R_NCTX * R_NSYM; k += blockDim.x)                            \
             if (h[k]) atomicAdd(&hist[b * (R_NCTX * R_NSYM) + k], h[k]);                           \
     }
 
-// One encoder step; an emitted word goes to scratch in emission order.
-__device__ __forceinline__ void r_put(unsigned& x, unsigned start, unsigned freq, unsigned scale,
-                                      unsigned short* o, unsigned& j) {
-    unsigned long long xmax = ((unsigned long long)(R_L >> scale) << 16) * freq;
-    if ((unsigned long long)x >= xmax) {
+// An encoder step of `nb` (1 to 16) raw bits (frequency 1 out of 2^nb);
+// an emitted word goes to scratch in emission order.
+__device__ __forceinline__ void r_put_raw(unsigned& x, unsigned bits, unsigned nb,
+                                          unsigned short* __restrict__ o, unsigned& j) {
+    if (x >= (1u << (32 - nb))) {
         o[j++] = (unsigned short)x;
         x >>= 16;
     }
-    x = ((x / freq) << scale) + (x % freq) + start;
+    x = (x << nb) | bits;
 }
 
 // Loads brick b's cumulative frequencies and scales into shared memory
@@ -763,46 +786,133 @@ __device__ __forceinline__ void r_tables(unsigned* sh, const unsigned* cum, cons
     __syncthreads();
 }
 
+// The serial coders run a chunk per lane, a warp a block (32 threads).
+// Their inputs and outputs go through tiles of 32 values of every lane's
+// chunk in shared memory (rows of 33: a value before the tile, then the
+// tile), loaded and stored by the whole warp in coalesced rows, so a
+// lane's sequence waits on shared memory, not on scattered global loads.
+#define R_ROW 33
+__device__ __forceinline__ unsigned r_warp_tiles(unsigned len) {
+    return __reduce_max_sync(0xffffffffu, (len + 31) / 32);
+}
+
+// Per context and symbol, the multiplier of an exact division by the
+// symbol's frequency f (Granlund and Montgomery's round-up method for
+// 32-bit x: with l = ceil(log2 f) and m = floor(2^(32 + l) / f) + 1,
+// x / f = (mulhi(x, m - 2^32) + x) >> l), so the encoder's serial step has
+// no division in it.
+__device__ __forceinline__ void r_reciprocals(const unsigned* sh, unsigned* rc) {
+    for (int k = threadIdx.x; k < R_NCTX * R_NSYM; k += blockDim.x) {
+        const unsigned* cu = sh + (k / R_NSYM) * (R_NSYM + 1) + k % R_NSYM;
+        unsigned f = cu[1] - cu[0];
+        unsigned l = 32 - __clz(f - 1);
+        rc[k] = f ? (unsigned)((1ull << (32 + l)) / f + 1 - (1ull << 32)) : 0u;
+    }
+    __syncthreads();
+}
+
 // Encodes every chunk once: a value emits at most 3 words (two raw pieces
 // and its symbol), so chunk c's words fit in the 4 words per value of
 // scratch at 4 * (b * n + cstart[c]); sizes[c] gets its word count with
 // the final state's two, states[c] the final state. RCOPY then lays the
 // chunks out reversed, as the decoder reads them: one pass of the serial
-// coder instead of a sizing pass and a writing pass.
+// coder instead of a sizing pass and a writing pass. Tiles go last first;
+// in each, every lane first looks up its 32 values' starts, frequencies
+// and multipliers (independent work), then runs the state through them
+// (the only serial part: a compare, a multiply-high and a multiply-add).
 #define RENC(name)                                                                                 \
-    extern "C" __global__ void name(const int* ints, const unsigned* cls, long long n,            \
-                                    const unsigned* cfirst, const unsigned long long* cstart,      \
-                                    const unsigned* clen, const unsigned* cum,                     \
-                                    const unsigned* scale, unsigned* sizes, unsigned* states,      \
-                                    unsigned short* scratch) {                                     \
+    extern "C" __global__ void name(const int* __restrict__ ints, const unsigned* __restrict__ cls, \
+                                    long long n, const unsigned* cfirst,                           \
+                                    const unsigned long long* cstart, const unsigned* clen,        \
+                                    const unsigned* cum, const unsigned* scale,                    \
+                                    unsigned* sizes, unsigned* states,                             \
+                                    unsigned short* __restrict__ scratch) {                        \
         extern __shared__ unsigned sh[];                                                           \
         long long b = blockIdx.y;                                                                  \
         r_tables(sh, cum, scale, b);                                                               \
-        long long c = cfirst[b] + blockIdx.x * (long long)blockDim.x + threadIdx.x;                \
-        if (c >= cfirst[b + 1]) return;                                                           \
-        long long st = (long long)cstart[c];                                                       \
-        long long L = clen[c];                                                                     \
-        const int* v = ints + b * n + st;                                                          \
-        const unsigned* lv = cls + st;                                                             \
+        unsigned* rc = sh + R_NCTX * (R_NSYM + 2);                                                 \
+        r_reciprocals(sh, rc);                                                                     \
+        unsigned* tv = rc + R_NCTX * R_NSYM;                                                       \
+        unsigned* tl = tv + 32 * R_ROW;                                                            \
+        unsigned* opa = tl + 32 * R_ROW;                                                           \
+        unsigned* opb = opa + 32 * R_ROW;                                                          \
+        unsigned* opc = opb + 32 * R_ROW;                                                          \
+        unsigned lane = threadIdx.x;                                                               \
+        long long c = cfirst[b] + blockIdx.x * 32ll + lane;                                        \
+        bool on = c < cfirst[b + 1];                                                               \
+        long long st = on ? (long long)cstart[c] : 0;                                              \
+        unsigned L = on ? clen[c] : 0u;                                                            \
+        const int* v = ints + b * n;                                                               \
         const unsigned* sc = sh + R_NCTX * (R_NSYM + 1);                                           \
         unsigned short* o = scratch + 4 * (b * n + st);                                            \
         unsigned x = R_L, j = 0;                                                                   \
-        unsigned cur = L > 0 ? zigzag(v[L - 1]) : 0u;                                              \
-        for (long long i = L - 1; i >= 0; i--) {                                                   \
-            unsigned prv = i > 0 ? zigzag(v[i - 1]) : 0u;                                          \
-            unsigned prev = (i == 0 || ((unsigned)(st + i) & (R_RESET - 1)) == 0) ? 0u : prv;      \
-            unsigned ctx = r_context(lv[i], prev);                                                 \
-            unsigned s, nraw, raw;                                                                 \
-            r_symbol(cur, s, nraw, raw);                                                           \
-            if (nraw > R_PIECE) r_put(x, raw >> R_PIECE, 1, nraw - R_PIECE, o, j);                 \
-            unsigned lo = min(nraw, R_PIECE);                                                      \
-            if (lo > 0) r_put(x, raw & ((1u << lo) - 1), 1, lo, o, j);                             \
-            const unsigned* cu = sh + ctx * (R_NSYM + 1);                                          \
-            r_put(x, cu[s], cu[s + 1] - cu[s], sc[ctx], o, j);                                     \
-            cur = prv;                                                                             \
+        /* The next tile waits in registers (lane = position, r = row) */                          \
+        /* while the lanes code the current one.                       */                          \
+        unsigned pv[32], pl[32], pp = 0;                                                           \
+        int t = (int)r_warp_tiles(L) - 1;                                                          \
+        auto fetch = [&](int tt) {                                                                 \
+            unsigned i = (unsigned)tt * 32 + lane;                                                 \
+            _Pragma("unroll") for (int r = 0; r < 32; r++) {                                       \
+                long long rst = __shfl_sync(0xffffffffu, st, r);                                   \
+                unsigned rl = __shfl_sync(0xffffffffu, L, r);                                      \
+                pv[r] = i < rl ? zigzag(v[rst + i]) : 0u;                                          \
+                pl[r] = i < rl ? cls[rst + i] : 0u;                                                \
+            }                                                                                      \
+            unsigned i0 = (unsigned)tt * 32;                                                       \
+            pp = tt > 0 && i0 < L ? zigzag(v[st + i0 - 1]) : 0u;                                   \
+        };                                                                                         \
+        if (t >= 0) fetch(t);                                                                      \
+        for (; t >= 0; t--) {                                                                      \
+            __syncwarp();                                                                          \
+            _Pragma("unroll") for (int r = 0; r < 32; r++) {                                       \
+                tv[r * R_ROW + 1 + lane] = pv[r];                                                  \
+                tl[r * R_ROW + 1 + lane] = pl[r];                                                  \
+            }                                                                                      \
+            tv[lane * R_ROW] = pp;                                                                 \
+            __syncwarp();                                                                          \
+            if (t > 0) fetch(t - 1);                                                               \
+            unsigned i0 = (unsigned)t * 32;                                                        \
+            if (i0 >= L) continue;                                                                 \
+            int kn = (int)min(32u, L - i0);                                                        \
+            const unsigned* rv = tv + lane * R_ROW;                                                \
+            const unsigned* rl = tl + lane * R_ROW;                                                \
+            unsigned* oa = opa + lane * R_ROW;                                                     \
+            unsigned* ob = opb + lane * R_ROW;                                                     \
+            unsigned* oc = opc + lane * R_ROW;                                                     \
+            for (int k = 0; k < kn; k++) {                                                         \
+                unsigned i = i0 + k;                                                               \
+                unsigned prev = (i == 0 || ((unsigned)(st + i) & (R_RESET - 1)) == 0) ? 0u : rv[k]; \
+                unsigned ctx = r_context(rl[k + 1], prev);                                         \
+                unsigned s, nraw, raw;                                                             \
+                r_symbol(rv[k + 1], s, nraw, raw);                                                 \
+                const unsigned* cu = sh + ctx * (R_NSYM + 1);                                      \
+                unsigned start = cu[s], f = cu[s + 1] - start;                                     \
+                oa[k] = start | (f << 16);                                                         \
+                ob[k] = rc[ctx * R_NSYM + s];                                                      \
+                oc[k] = sc[ctx] | ((32 - __clz(f - 1)) << 4);                                      \
+            }                                                                                      \
+            for (int k = kn - 1; k >= 0; k--) {                                                    \
+                unsigned val = rv[k + 1], a = oa[k], m = ob[k], e = oc[k];                         \
+                if (val >= R_DIRECT) {                                                             \
+                    unsigned s, nraw, raw;                                                         \
+                    r_symbol(val, s, nraw, raw);                                                   \
+                    if (nraw > R_PIECE) r_put_raw(x, raw >> R_PIECE, nraw - R_PIECE, o, j);        \
+                    unsigned lo = min(nraw, R_PIECE);                                              \
+                    r_put_raw(x, raw & ((1u << lo) - 1), lo, o, j);                                \
+                }                                                                                  \
+                unsigned f = a >> 16, start = a & 0xffffu, scl = e & 15u, l = e >> 4;              \
+                if ((unsigned long long)x >= ((unsigned long long)f << (32 - scl))) {              \
+                    o[j++] = (unsigned short)x;                                                    \
+                    x >>= 16;                                                                      \
+                }                                                                                  \
+                unsigned q = (unsigned)(((unsigned long long)__umulhi(x, m) + x) >> l);            \
+                x = x + start + q * ((1u << scl) - f);                                             \
+            }                                                                                      \
         }                                                                                          \
-        sizes[c] = j + 2;                                                                          \
-        states[c] = x;                                                                             \
+        if (on) {                                                                                  \
+            sizes[c] = j + 2;                                                                      \
+            states[c] = x;                                                                         \
+        }                                                                                          \
     }
 
 // Chunk c (block x; block y adds 65535 * y) at byte offset offs[c] of
@@ -824,9 +934,11 @@ __device__ __forceinline__ void r_tables(unsigned* sh, const unsigned* cum, cons
         for (unsigned k = threadIdx.x; k < j; k += blockDim.x) o[2 + k] = s[j - 1 - k];           \
     }
 
-// Per context, the first symbol of each of 64 equal slices of its slots:
-// the decoder starts its search there instead of bisecting 168 symbols.
-#define R_BUCKETS 64
+// Per context, the first symbol of each of R_BUCKETS equal slices of its
+// slots: the decoder starts its search there instead of bisecting 168
+// symbols, and rarely steps more than once.
+#define R_BUCKETS 256
+#define R_BUCKET_LOG 8
 __device__ __forceinline__ void r_buckets(const unsigned* sh, unsigned char* bk) {
     const unsigned* sc = sh + R_NCTX * (R_NSYM + 1);
     for (int ctx = threadIdx.x; ctx < R_NCTX; ctx += blockDim.x) {
@@ -844,7 +956,7 @@ __device__ __forceinline__ void r_buckets(const unsigned* sh, unsigned char* bk)
 
 // The decoder's renormalization: a word in when the state fell below
 // R_L; false when the chunk has no word left.
-__device__ __forceinline__ bool r_refill(unsigned& x, const unsigned short* d, unsigned& p, unsigned dl) {
+__device__ __forceinline__ bool r_refill(unsigned& x, const unsigned short* __restrict__ d, unsigned& p, unsigned dl) {
     if (x >= R_L) return true;
     if (p >= dl) return false;
     x = (x << 16) | d[p++];
@@ -853,59 +965,92 @@ __device__ __forceinline__ bool r_refill(unsigned& x, const unsigned short* d, u
 
 // Decodes chunk c from its dlen[c] u16 words at byte offset doff[c] of
 // data into ints (zigzag undone); a fault sets err[brick]. Block row b
-// decodes brick b's chunks cfirst[b] .. cfirst[b + 1].
+// decodes brick b's chunks cfirst[b] .. cfirst[b + 1], a lane each; level
+// classes come in and values go out through the warp's tiles.
 #define RDEC(name)                                                                                 \
-    extern "C" __global__ void name(const unsigned char* data, const unsigned long long* doff,     \
-                                    const unsigned* dlen, const unsigned* cls, long long n,        \
+    extern "C" __global__ void name(const unsigned char* __restrict__ data,                        \
+                                    const unsigned long long* doff, const unsigned* dlen,          \
+                                    const unsigned* __restrict__ cls, long long n,                 \
                                     const unsigned* cfirst, const unsigned long long* cstart,      \
                                     const unsigned* clen, const unsigned* cum,                     \
-                                    const unsigned* scale, int* ints, unsigned* err) {             \
+                                    const unsigned* scale, int* __restrict__ ints, unsigned* err) { \
         extern __shared__ unsigned sh[];                                                           \
         long long b = blockIdx.y;                                                                  \
         r_tables(sh, cum, scale, b);                                                               \
         unsigned char* bk = (unsigned char*)(sh + R_NCTX * (R_NSYM + 2));                           \
         r_buckets(sh, bk);                                                                         \
-        long long c = cfirst[b] + blockIdx.x * (long long)blockDim.x + threadIdx.x;                \
-        if (c >= cfirst[b + 1]) return;                                                            \
-        long long st = (long long)cstart[c];                                                       \
-        long long L = clen[c];                                                                     \
-        const unsigned short* d = (const unsigned short*)(data + doff[c]);                         \
-        unsigned dl = dlen[c];                                                                     \
-        int* out = ints + b * n + st;                                                              \
-        const unsigned* lv = cls + st;                                                             \
+        unsigned* tv = sh + R_NCTX * (R_NSYM + 2) + R_NCTX * R_BUCKETS / 4;                        \
+        unsigned* tl = tv + 32 * R_ROW;                                                            \
+        unsigned lane = threadIdx.x;                                                               \
+        long long c = cfirst[b] + blockIdx.x * 32ll + lane;                                        \
+        bool on = c < cfirst[b + 1];                                                               \
+        long long st = on ? (long long)cstart[c] : 0;                                              \
+        unsigned L = on ? clen[c] : 0u;                                                            \
+        const unsigned short* d = (const unsigned short*)(data + (on ? doff[c] : 0ull));           \
+        unsigned dl = on ? dlen[c] : 0u;                                                           \
+        int* out = ints + b * n;                                                                   \
         const unsigned* sc = sh + R_NCTX * (R_NSYM + 1);                                           \
-        if (dl < 2) { err[b] = 1; return; }                                                        \
-        unsigned x = ((unsigned)d[0] << 16) | d[1], p = 2, last = 0;                               \
-        for (long long i = 0; i < L; i++) {                                                        \
-            unsigned prev = (i == 0 || ((unsigned)(st + i) & (R_RESET - 1)) == 0) ? 0u : last;                       \
-            unsigned ctx = r_context(lv[i], prev);                                                 \
-            const unsigned* cu = sh + ctx * (R_NSYM + 1);                                          \
-            unsigned s_ = sc[ctx];                                                                 \
-            if (s_ > 15 || cu[R_NSYM] != (1u << s_)) { err[b] = 1; return; }                        \
-            unsigned slot = x & ((1u << s_) - 1);                                                  \
-            int lo = bk[ctx * R_BUCKETS + ((slot << 6) >> s_)];                                    \
-            while (lo < R_NSYM - 1 && cu[lo + 1] <= slot) lo++;                                    \
-            unsigned f = cu[lo + 1] - cu[lo];                                                      \
-            x = f * (x >> s_) + slot - cu[lo];                                                     \
-            if (!r_refill(x, d, p, dl)) { err[b] = 1; return; }                                    \
-            unsigned nraw = r_raw_bits((unsigned)lo), raw = 0;                                     \
-            unsigned l0 = min(nraw, R_PIECE);                                                      \
-            if (l0 > 0) {                                                                          \
-                raw = x & ((1u << l0) - 1);                                                        \
-                x >>= l0;                                                                          \
-                if (!r_refill(x, d, p, dl)) { err[b] = 1; return; }                                \
+        bool bad = on && dl < 2;                                                                   \
+        unsigned x = bad || !on ? R_L : ((unsigned)d[0] << 16) | d[1], p = 2, last = 0;             \
+        unsigned tiles = r_warp_tiles(L);                                                          \
+        /* The next tile's level classes wait in registers. */                                     \
+        unsigned pl[32];                                                                           \
+        auto fetch = [&](unsigned tt) {                                                            \
+            unsigned i = tt * 32 + lane;                                                           \
+            _Pragma("unroll") for (int r = 0; r < 32; r++) {                                       \
+                long long rst = __shfl_sync(0xffffffffu, st, r);                                   \
+                unsigned rl = __shfl_sync(0xffffffffu, L, r);                                      \
+                pl[r] = i < rl ? cls[rst + i] : 0u;                                                \
             }                                                                                      \
-            if (nraw > R_PIECE) {                                                                  \
-                raw |= (x & ((1u << (nraw - R_PIECE)) - 1)) << R_PIECE;                            \
-                x >>= nraw - R_PIECE;                                                              \
-                if (!r_refill(x, d, p, dl)) { err[b] = 1; return; }                                \
+        };                                                                                         \
+        if (tiles > 0) fetch(0);                                                                   \
+        for (unsigned t = 0; t < tiles; t++) {                                                     \
+            unsigned i0 = t * 32;                                                                  \
+            __syncwarp();                                                                          \
+            _Pragma("unroll") for (int r = 0; r < 32; r++) tl[r * R_ROW + lane] = pl[r];           \
+            __syncwarp();                                                                          \
+            if (t + 1 < tiles) fetch(t + 1);                                                       \
+            unsigned kn = i0 < L ? min(32u, L - i0) : 0u;                                          \
+            const unsigned* rl = tl + lane * R_ROW;                                                \
+            unsigned* rv = tv + lane * R_ROW;                                                      \
+            for (unsigned k = 0; k < kn && !bad; k++) {                                            \
+                unsigned i = i0 + k;                                                               \
+                unsigned prev = (i == 0 || ((unsigned)(st + i) & (R_RESET - 1)) == 0) ? 0u : last; \
+                unsigned ctx = r_context(rl[k], prev);                                             \
+                const unsigned* cu = sh + ctx * (R_NSYM + 1);                                      \
+                unsigned s_ = sc[ctx];                                                             \
+                if (s_ > 15 || cu[R_NSYM] != (1u << s_)) { bad = true; break; }                    \
+                unsigned slot = x & ((1u << s_) - 1);                                              \
+                int lo = bk[ctx * R_BUCKETS + ((slot << R_BUCKET_LOG) >> s_)];                     \
+                while (lo < R_NSYM - 1 && cu[lo + 1] <= slot) lo++;                                \
+                unsigned f = cu[lo + 1] - cu[lo];                                                  \
+                x = f * (x >> s_) + slot - cu[lo];                                                 \
+                if (!r_refill(x, d, p, dl)) { bad = true; break; }                                 \
+                unsigned nraw = r_raw_bits((unsigned)lo), raw = 0;                                 \
+                unsigned l0 = min(nraw, R_PIECE);                                                  \
+                if (l0 > 0) {                                                                      \
+                    raw = x & ((1u << l0) - 1);                                                    \
+                    x >>= l0;                                                                      \
+                    if (!r_refill(x, d, p, dl)) { bad = true; break; }                             \
+                }                                                                                  \
+                if (nraw > R_PIECE) {                                                              \
+                    raw |= (x & ((1u << (nraw - R_PIECE)) - 1)) << R_PIECE;                        \
+                    x >>= nraw - R_PIECE;                                                          \
+                    if (!r_refill(x, d, p, dl)) { bad = true; break; }                             \
+                }                                                                                  \
+                unsigned val = (unsigned)lo < R_DIRECT ? (unsigned)lo                              \
+                    : ((4u | (((unsigned)lo - R_DIRECT) & 3u)) << nraw) | raw;                     \
+                rv[k] = val;                                                                       \
+                last = val;                                                                        \
             }                                                                                      \
-            unsigned val = (unsigned)lo < R_DIRECT ? (unsigned)lo                                  \
-                : ((4u | (((unsigned)lo - R_DIRECT) & 3u)) << nraw) | raw;                         \
-            out[i] = unzigzag(val);                                                                \
-            last = val;                                                                            \
+            __syncwarp();                                                                          \
+            for (int r = 0; r < 32; r++) {                                                         \
+                long long rst = __shfl_sync(0xffffffffu, st, r);                                   \
+                unsigned rl = __shfl_sync(0xffffffffu, L, r);                                      \
+                if (i0 + lane < rl) out[rst + i0 + lane] = unzigzag(tv[r * R_ROW + lane]);         \
+            }                                                                                      \
         }                                                                                          \
-        if (x != R_L || p != dl) err[b] = 1;                                                       \
+        if (on && (bad || x != R_L || p != dl)) err[b] = 1;                                        \
     }
 
 // ---- fields that live on the device (compress_resident, decompress_resident) ----
@@ -954,7 +1099,8 @@ __device__ __forceinline__ bool r_finite(float v) {
 // d1 rows) lies in a field of Y x X planes.
 __device__ __forceinline__ long long r_field_at(long long i, long long b, const long long* org,
                                                 long long Y, long long X, int d1, int d2) {
-    long long xx = i % d2, yy = (i / d2) % d1, zz = i / ((long long)d1 * d2);
+    unsigned iu = (unsigned)i, e2 = (unsigned)d2, e1 = (unsigned)d1;
+    long long xx = iu % e2, yy = (iu / e2) % e1, zz = iu / (e1 * e2);
     return ((org[3 * b] + zz) * Y + org[3 * b + 1] + yy) * X + org[3 * b + 2] + xx;
 }
 

@@ -200,6 +200,19 @@ fn prof(s: &CudaStream, phase: &'static str) -> Result<(), CudaError> {
     Ok(())
 }
 
+/// Slots a GPU: at least two, so one batch's host work overlaps the
+/// other's kernels, and up to four where `budget` holds four slots of
+/// `cap` values, because the serial rANS kernels of one batch fill a
+/// fraction of the GPU's warps; one while profiling, so each phase is the
+/// device's own time.
+fn slots_per_gpu(batches: usize, budget: usize, cap: usize, dtype: DType) -> usize {
+    if std::env::var_os("MULTIRES_CODEC_PROFILE").is_some() {
+        return 1;
+    }
+    let slot = cap * (BYTES_PER_VALUE + dtype.size() + 12) + (1 << 20);
+    (budget / slot).clamp(2, 4).min(batches.max(1))
+}
+
 /// Adds the host time since `t0` to `phase` (with MULTIRES_CODEC_PROFILE).
 fn prof_host(phase: &'static str, t0: std::time::Instant) {
     if std::env::var_os("MULTIRES_CODEC_PROFILE").is_some() {
@@ -605,7 +618,9 @@ impl Slot {
                 .arg(&mut cn)
                 .arg(&mut mx)
                 .arg(&mut se);
-            unsafe { l.launch(cfg(block_grid(n, nbk), 256, 0)) }
+            // 16 values a thread: a warp's four atomics per brick were
+            // the kernel's cost at one value a thread.
+            unsafe { l.launch(cfg(block_grid(n.div_ceil(16), nbk), 256, 0)) }
                 .during(|| "launching CHECK".into())?;
             prof(s, "check")?;
             if closed {
@@ -876,6 +891,7 @@ impl Slot {
             .alloc_zeros::<u32>(nbk * table)
             .during(|| "alloc".into())?;
         let ints = self.ints.slice(0..nbk * n);
+        prof(s, "r_before")?;
         let fh = self.f("RHIST(kernel)", table * 4)?;
         let mut l = s.launch_builder(&fh);
         l.arg(&ints).arg(cls).arg(&n64).arg(&mut hist);
@@ -887,9 +903,11 @@ impl Slot {
             ))
         }
         .during(|| "launching RHIST".into())?;
+        prof(s, "r_hist_kernel")?;
         let hist_h = s.clone_dtoh(&hist).during(|| "reading histograms".into())?;
         prof(s, "r_hist")?;
         let plans: Vec<rans::Plan> = hist_h.par_chunks(table).map(|h| rans::plan(h, n)).collect();
+        prof(s, "r_plan")?;
         let mut chunks = RansChunks::new();
         for p in &plans {
             chunks.push(n, p.chunk_log, Some(&p.tables));
@@ -897,11 +915,12 @@ impl Slot {
         let nch = chunks.clen.len();
         let dev = chunks.upload(s)?;
         let mut sizes = s.alloc_zeros::<u32>(nch).during(|| "alloc".into())?;
+        prof(s, "r_upload")?;
         let mut states = s.alloc_zeros::<u32>(nch).during(|| "alloc".into())?;
         // The tried steps' quantized values are not needed by the
         // interpolation (one step): their room is RENC's scratch.
         let scratch = self.ints.slice(nbk * n..TRIALS * nbk * n);
-        let f = self.f("RENC(kernel)", RANS_SMEM as usize)?;
+        let f = self.f("RENC(kernel)", RENC_SMEM as usize)?;
         let mut l = s.launch_builder(&f);
         l.arg(&ints)
             .arg(cls)
@@ -914,8 +933,9 @@ impl Slot {
             .arg(&mut sizes)
             .arg(&mut states)
             .arg(&scratch);
-        unsafe { l.launch(cfg(chunks.grid(), RANS_THREADS, RANS_SMEM)) }
+        unsafe { l.launch(cfg(chunks.grid(), RANS_THREADS, RENC_SMEM)) }
             .during(|| "launching RENC".into())?;
+        prof(s, "r_enc_kernel")?;
         let sizes_h = s
             .clone_dtoh(&sizes)
             .during(|| "reading chunk sizes".into())?;
@@ -1098,7 +1118,7 @@ fn run_compress(
     let done = AtomicUsize::new(0);
     let timing = Mutex::new((0f64, 0f64));
     let max_per = batches.iter().map(|b| b.bricks.len()).max().unwrap_or(0);
-    let slots_per_gpu = 2.min(batches.len().max(1));
+    let slots_per_gpu = slots_per_gpu(batches.len(), budget, cap, v.dtype);
     run_slots(
         gpus,
         slots_per_gpu,
@@ -1285,9 +1305,9 @@ pub fn decompress(
     ));
     let done = AtomicUsize::new(0);
     let path = r.path().to_string();
-    // Two slots a GPU: one places its decoded bricks on the host while
-    // the other's batch is on the device.
-    let slots_per_gpu = 2.min(batches.len().max(1));
+    // Slots place their decoded bricks on the host while others' batches
+    // are on the device.
+    let slots_per_gpu = slots_per_gpu(batches.len(), device_budget(gpus)?, cap, h.dtype);
     run_slots(
         gpus,
         slots_per_gpu,
@@ -1560,6 +1580,7 @@ impl Slot {
             .get(&dims)
             .ok_or_else(|| CudaError::Unsupported("level classes".into()))?;
         let n64 = n as i64;
+        prof(s, "d_rdec_before")?;
         let f = self.f("RDEC(kernel)", RDEC_SMEM as usize)?;
         let mut ints = self.ints.slice_mut(0..nbk * n);
         let mut l = s.launch_builder(&f);
@@ -1778,13 +1799,19 @@ fn device_budget(gpus: &[Arc<Gpu>]) -> Result<usize, CudaError> {
     Ok(free / 10 * 7)
 }
 
-/// Threads per block of the rANS kernels (a chunk each).
+/// Threads per block of the rANS kernels (a chunk each): one warp, whose
+/// lanes share the tiles of their chunks.
 const RANS_THREADS: u32 = 32;
 
-/// Shared memory of a rANS block: one brick's cumulative tables and scales.
-const RANS_SMEM: u32 = ((rans::NCTX * (rans::NSYM + 1) + rans::NCTX) * 4) as u32;
-/// RDEC's: the tables and 64 starting symbols (bytes) per context.
-const RDEC_SMEM: u32 = RANS_SMEM + (rans::NCTX * 64) as u32;
+/// One brick's cumulative tables and scales, in shared memory.
+const RANS_TABLES: u32 = ((rans::NCTX * (rans::NSYM + 1) + rans::NCTX) * 4) as u32;
+/// Two tiles of 32 rows of 33 words (values, level classes).
+const RANS_TILES: u32 = 2 * 32 * 33 * 4;
+/// Shared memory of an RENC block: tables, a division multiplier per
+/// context and symbol, tiles, and three words per value of a tile.
+const RENC_SMEM: u32 = RANS_TABLES + (rans::NCTX * rans::NSYM * 4) as u32 + RANS_TILES * 5 / 2;
+/// RDEC's: tables, 256 starting symbols (bytes) per context, tiles.
+const RDEC_SMEM: u32 = RANS_TABLES + (rans::NCTX * 256) as u32 + RANS_TILES;
 
 /// The output buffer `out`, at least `total` bytes and zeroed there (the
 /// writing kernels OR bits in and leave padding alone).
@@ -2169,7 +2196,7 @@ pub fn decompress_resident(
         .during(|| "allocating the decoded field".into())?;
     let done = AtomicUsize::new(0);
     let path = r.path().to_string();
-    let slots_per_gpu = 2.min(batches.len().max(1));
+    let slots_per_gpu = slots_per_gpu(batches.len(), device_budget(gpus)?, cap, h.dtype);
     run_slots(
         gpus,
         slots_per_gpu,
