@@ -893,6 +893,10 @@ __device__ __forceinline__ void r_reciprocals(const unsigned* sh, unsigned* rc) 
             }                                                                                      \
             for (int k = kn - 1; k >= 0; k--) {                                                    \
                 unsigned val = rv[k + 1], a = oa[k], m = ob[k], e = oc[k];                         \
+                /* A context of one symbol (scale 0, frequency 1) and no raw */                    \
+                /* bits leaves the state as it is: nearly every value of a   */                    \
+                /* smooth field.                                             */                    \
+                if (e == 0 && val < R_DIRECT) continue;                                            \
                 if (val >= R_DIRECT) {                                                             \
                     unsigned s, nraw, raw;                                                         \
                     r_symbol(val, s, nraw, raw);                                                   \
@@ -954,6 +958,24 @@ __device__ __forceinline__ void r_buckets(const unsigned* sh, unsigned char* bk)
     __syncthreads();
 }
 
+// Per context, 0x80000000 | its symbol when it holds one symbol below
+// R_DIRECT (decoding it reads nothing and leaves the state as it is),
+// else 0.
+__device__ __forceinline__ void r_trivial(const unsigned* sh, unsigned* tri) {
+    const unsigned* sc = sh + R_NCTX * (R_NSYM + 1);
+    for (int ctx = threadIdx.x; ctx < R_NCTX; ctx += blockDim.x) {
+        const unsigned* cu = sh + ctx * (R_NSYM + 1);
+        unsigned info = 0;
+        if (sc[ctx] == 0 && cu[R_NSYM] == 1) {
+            unsigned s0 = 0;
+            while (s0 < R_NSYM - 1 && cu[s0 + 1] == 0) s0++;
+            if (s0 < R_DIRECT) info = 0x80000000u | s0;
+        }
+        tri[ctx] = info;
+    }
+    __syncthreads();
+}
+
 // The decoder's renormalization: a word in when the state fell below
 // R_L; false when the chunk has no word left.
 __device__ __forceinline__ bool r_refill(unsigned& x, const unsigned short* __restrict__ d, unsigned& p, unsigned dl) {
@@ -981,6 +1003,8 @@ __device__ __forceinline__ bool r_refill(unsigned& x, const unsigned short* __re
         r_buckets(sh, bk);                                                                         \
         unsigned* tv = sh + R_NCTX * (R_NSYM + 2) + R_NCTX * R_BUCKETS / 4;                        \
         unsigned* tl = tv + 32 * R_ROW;                                                            \
+        unsigned* tri = tl + 32 * R_ROW;                                                           \
+        r_trivial(sh, tri);                                                                        \
         unsigned lane = threadIdx.x;                                                               \
         long long c = cfirst[b] + blockIdx.x * 32ll + lane;                                        \
         bool on = c < cfirst[b + 1];                                                               \
@@ -1017,6 +1041,11 @@ __device__ __forceinline__ bool r_refill(unsigned& x, const unsigned short* __re
                 unsigned i = i0 + k;                                                               \
                 unsigned prev = (i == 0 || ((unsigned)(st + i) & (R_RESET - 1)) == 0) ? 0u : last; \
                 unsigned ctx = r_context(rl[k], prev);                                             \
+                unsigned info = tri[ctx];                                                          \
+                if (info) {                                                                        \
+                    rv[k] = last = info & 0xffu;                                                   \
+                    continue;                                                                      \
+                }                                                                                  \
                 const unsigned* cu = sh + ctx * (R_NSYM + 1);                                      \
                 unsigned s_ = sc[ctx];                                                             \
                 if (s_ > 15 || cu[R_NSYM] != (1u << s_)) { bad = true; break; }                    \
