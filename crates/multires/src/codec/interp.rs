@@ -243,33 +243,41 @@ pub fn order(dims: [usize; 3]) -> Arc<Vec<u32>> {
     morton::cached(&CACHE, dims, || interp_order(dims))
 }
 
-/// The rANS contexts' level class of each coded value, cached per shape.
+/// The rANS contexts' level class of each coded value, cached per shape
+/// (`rans::level_classes` of `order`, from the same walk without its
+/// divisions).
 pub fn classes(dims: [usize; 3]) -> Arc<Vec<u32>> {
     static CACHE: OnceLock<morton::Orders> = OnceLock::new();
     morton::cached(&CACHE, dims, || {
-        super::rans::level_classes(dims, &order(dims))
+        let back = lazy_inverse(dims);
+        let cap = super::rans::LEVELS as u32 - 1;
+        let tz = |v: usize| if v == 0 { u32::MAX } else { v.trailing_zeros() };
+        let mut out = Vec::with_capacity(dims.iter().product());
+        morton::visit(dims, |z, y, x| {
+            let c = tz(back[0][z]).min(tz(back[1][y])).min(tz(back[2][x]));
+            out.push(c.min(cap));
+        });
+        out
+    })
+}
+
+/// Per axis, the position of each lazy-layout index (the inverse of
+/// `lazy_index`).
+fn lazy_inverse(dims: [usize; 3]) -> [Vec<usize>; 3] {
+    dims.map(|n| {
+        let mut b = vec![0usize; n];
+        (0..n).for_each(|p| b[lazy_index(p, n)] = p);
+        b
     })
 }
 
 fn interp_order(dims: [usize; 3]) -> Vec<u32> {
-    // Inverse of the lazy layout per axis: layout index -> position.
-    let back = dims.map(|n| {
-        let mut b = vec![0usize; n];
-        (0..n).for_each(|p| b[lazy_index(p, n)] = p);
-        b
+    let back = lazy_inverse(dims);
+    let mut out = Vec::with_capacity(dims.iter().product());
+    morton::visit(dims, |z, y, x| {
+        out.push(((back[0][z] * dims[1] + back[1][y]) * dims[2] + back[2][x]) as u32)
     });
-    morton::order(dims)
-        .iter()
-        .map(|&k| {
-            let k = k as usize;
-            let (z, y, x) = (
-                k / (dims[1] * dims[2]),
-                (k / dims[2]) % dims[1],
-                k % dims[2],
-            );
-            ((back[0][z] * dims[1] + back[1][y]) * dims[2] + back[2][x]) as u32
-        })
-        .collect()
+    out
 }
 
 #[cfg(test)]
@@ -290,6 +298,23 @@ mod tests {
                 let p = predict(|j| line(j as f64), i, s, n);
                 assert!((p - line(i as f64)).abs() < 1e-9, "line at {i}, s {s}");
             }
+        }
+    }
+
+    #[test]
+    fn classes_equal_the_level_classes_of_the_order() {
+        for dims in [
+            [1, 1, 1],
+            [3, 5, 7],
+            [1, 37, 129],
+            [17, 9, 33],
+            [129, 127, 121],
+        ] {
+            assert_eq!(
+                *classes(dims),
+                super::super::rans::level_classes(dims, &order(dims)),
+                "{dims:?}"
+            );
         }
     }
 

@@ -65,18 +65,88 @@ pub(crate) fn cached(
 }
 
 fn morton_order(dims: [usize; 3]) -> Vec<u32> {
-    let three_d = dims[0] > 1;
-    let mut pairs: Vec<(u64, u32)> = Vec::with_capacity(dims.iter().product());
-    for z in 0..dims[0] {
-        for y in 0..dims[1] {
-            for x in 0..dims[2] {
-                let i = (z * dims[1] + y) * dims[2] + x;
-                pairs.push((key(z, y, x, three_d), i as u32));
+    let mut out = Vec::with_capacity(dims.iter().product());
+    visit(dims, |z, y, x| {
+        out.push(((z * dims[1] + y) * dims[2] + x) as u32)
+    });
+    out
+}
+
+/// Cells of a cube of side `TILE` in key order: (z, y, x) offsets, 3-D
+/// and 2-D.
+const TILE: usize = 8;
+fn tile_cells(three_d: bool) -> &'static [[u8; 3]] {
+    static T3: OnceLock<Vec<[u8; 3]>> = OnceLock::new();
+    static T2: OnceLock<Vec<[u8; 3]>> = OnceLock::new();
+    let make = |three_d: bool| {
+        let nz = if three_d { TILE } else { 1 };
+        let mut cells = vec![[0u8; 3]; nz * TILE * TILE];
+        for z in 0..nz {
+            for y in 0..TILE {
+                for x in 0..TILE {
+                    cells[key(z, y, x, three_d) as usize] = [z as u8, y as u8, x as u8];
+                }
             }
         }
+        cells
+    };
+    if three_d {
+        T3.get_or_init(|| make(true))
+    } else {
+        T2.get_or_init(|| make(false))
     }
-    pairs.sort_unstable_by_key(|p| p.0);
-    pairs.into_iter().map(|p| p.1).collect()
+}
+
+/// Calls `f(z, y, x)` for every cell of a [z, y, x] box in Morton order
+/// (increasing `key`), by walking the octree (quadtree in 2-D) of the
+/// enclosing power-of-two cube and skipping what lies outside: the order
+/// a sort of the keys gives, at a fraction of its cost (per brick shape,
+/// it was a quarter of a 256^3 compression).
+pub fn visit(dims: [usize; 3], mut f: impl FnMut(usize, usize, usize)) {
+    if dims.contains(&0) {
+        return;
+    }
+    let three_d = dims[0] > 1;
+    let side = dims.iter().copied().max().unwrap_or(1).next_power_of_two();
+    walk(dims, three_d, [0, 0, 0], side.max(TILE), &mut f);
+}
+
+fn walk(
+    dims: [usize; 3],
+    three_d: bool,
+    at: [usize; 3],
+    side: usize,
+    f: &mut impl FnMut(usize, usize, usize),
+) {
+    if (0..3).any(|a| at[a] >= dims[a]) {
+        return;
+    }
+    if side == TILE {
+        let inside = (0..3).all(|a| at[a] + if a == 0 && !three_d { 1 } else { TILE } <= dims[a]);
+        for c in tile_cells(three_d) {
+            let (z, y, x) = (
+                at[0] + c[0] as usize,
+                at[1] + c[1] as usize,
+                at[2] + c[2] as usize,
+            );
+            if inside || (z < dims[0] && y < dims[1] && x < dims[2]) {
+                f(z, y, x);
+            }
+        }
+        return;
+    }
+    let h = side / 2;
+    let children = if three_d { 8 } else { 4 };
+    for c in 0..children {
+        let (dz, dy, dx) = ((c >> 2) & 1, (c >> 1) & 1, c & 1);
+        walk(
+            dims,
+            three_d,
+            [at[0] + dz * h, at[1] + dy * h, at[2] + dx * h],
+            h,
+            f,
+        );
+    }
 }
 
 #[cfg(test)]
@@ -95,6 +165,38 @@ mod tests {
         let o = order([1, 4, 4]);
         // Visiting in Morton order gives row-major cells 0, 1, 4, 5, 2, 3, ...
         assert_eq!(&o[..6], &[0, 1, 4, 5, 2, 3]);
+    }
+
+    #[test]
+    fn the_tree_walk_gives_the_sorted_keys_order() {
+        for dims in [
+            [3, 5, 7],
+            [1, 1, 1],
+            [2, 9, 4],
+            [16, 16, 16],
+            [1, 37, 129],
+            [1, 8, 8],
+            [129, 127, 121],
+            [9, 1, 17],
+            [1, 300, 5],
+        ] {
+            let three_d = dims[0] > 1;
+            let mut pairs = Vec::new();
+            for z in 0..dims[0] {
+                for y in 0..dims[1] {
+                    for x in 0..dims[2] {
+                        pairs.push((
+                            key(z, y, x, three_d),
+                            ((z * dims[1] + y) * dims[2] + x) as u32,
+                        ));
+                    }
+                }
+            }
+            pairs.sort_unstable_by_key(|p| p.0);
+            let want: Vec<u32> = pairs.into_iter().map(|p| p.1).collect();
+            assert_eq!(morton_order(dims), want, "{dims:?}");
+        }
+        assert!(morton_order([0, 4, 4]).is_empty());
     }
 
     #[test]
