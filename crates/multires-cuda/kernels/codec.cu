@@ -816,10 +816,13 @@ __device__ __forceinline__ void r_reciprocals(const unsigned* sh, unsigned* rc) 
 // scratch at 4 * (b * n + cstart[c]); sizes[c] gets its word count with
 // the final state's two, states[c] the final state. RCOPY then lays the
 // chunks out reversed, as the decoder reads them: one pass of the serial
-// coder instead of a sizing pass and a writing pass. Tiles go last first;
-// in each, every lane first looks up its 32 values' starts, frequencies
-// and multipliers (independent work), then runs the state through them
-// (the only serial part: a compare, a multiply-high and a multiply-add).
+// coder instead of a sizing pass and a writing pass.
+// A block codes 32 chunks with 8 warps. Warp 0 runs the states (lane =
+// chunk), tiles of 32 values last first, through nothing but a compare,
+// a multiply-high and a multiply-add per value; meanwhile warps 1 to 7
+// look up the next tile's values, contexts, starts, frequencies and
+// division multipliers into the other of two stages (one block barrier a
+// tile). A lone warp on its SM did all of that itself before.
 #define RENC(name)                                                                                 \
     extern "C" __global__ void name(const int* __restrict__ ints, const unsigned* __restrict__ cls, \
                                     long long n, const unsigned* cfirst,                           \
@@ -829,89 +832,81 @@ __device__ __forceinline__ void r_reciprocals(const unsigned* sh, unsigned* rc) 
                                     unsigned short* __restrict__ scratch) {                        \
         extern __shared__ unsigned sh[];                                                           \
         long long b = blockIdx.y;                                                                  \
-        r_tables(sh, cum, scale, b);                                                               \
         unsigned* rc = sh + R_NCTX * (R_NSYM + 2);                                                 \
-        r_reciprocals(sh, rc);                                                                     \
-        unsigned* tv = rc + R_NCTX * R_NSYM;                                                       \
-        unsigned* tl = tv + 32 * R_ROW;                                                            \
-        unsigned* opa = tl + 32 * R_ROW;                                                           \
-        unsigned* opb = opa + 32 * R_ROW;                                                          \
-        unsigned* opc = opb + 32 * R_ROW;                                                          \
-        unsigned lane = threadIdx.x;                                                               \
+        long long* rowst = (long long*)(rc + R_NCTX * R_NSYM);                                     \
+        unsigned* rowl = (unsigned*)(rowst + 32);                                                  \
+        unsigned* tiles = rowl + 32;                                                               \
+        unsigned* stage0 = rc + R_NCTX * R_NSYM + 128;                                             \
+        unsigned tid = threadIdx.x, lane = tid & 31;                                               \
         long long c = cfirst[b] + blockIdx.x * 32ll + lane;                                        \
-        bool on = c < cfirst[b + 1];                                                               \
+        bool on = tid < 32 && c < cfirst[b + 1];                                                   \
         long long st = on ? (long long)cstart[c] : 0;                                              \
         unsigned L = on ? clen[c] : 0u;                                                            \
+        if (tid < 32) {                                                                            \
+            rowst[lane] = st;                                                                      \
+            rowl[lane] = L;                                                                        \
+            unsigned tl_ = __reduce_max_sync(0xffffffffu, (L + 31) / 32);                          \
+            if (lane == 0) tiles[0] = tl_;                                                         \
+        }                                                                                          \
+        r_tables(sh, cum, scale, b);                                                               \
+        r_reciprocals(sh, rc);                                                                     \
+        int T = (int)tiles[0];                                                                     \
         const int* v = ints + b * n;                                                               \
         const unsigned* sc = sh + R_NCTX * (R_NSYM + 1);                                           \
         unsigned short* o = scratch + 4 * (b * n + st);                                            \
         unsigned x = R_L, j = 0;                                                                   \
-        /* The next tile waits in registers (lane = position, r = row) */                          \
-        /* while the lanes code the current one.                       */                          \
-        unsigned pv[32], pl[32], pp = 0;                                                           \
-        int t = (int)r_warp_tiles(L) - 1;                                                          \
-        auto fetch = [&](int tt) {                                                                 \
-            unsigned i = (unsigned)tt * 32 + lane;                                                 \
-            _Pragma("unroll") for (int r = 0; r < 32; r++) {                                       \
-                long long rst = __shfl_sync(0xffffffffu, st, r);                                   \
-                unsigned rl = __shfl_sync(0xffffffffu, L, r);                                      \
-                pv[r] = i < rl ? zigzag(v[rst + i]) : 0u;                                          \
-                pl[r] = i < rl ? cls[rst + i] : 0u;                                                \
-            }                                                                                      \
-            unsigned i0 = (unsigned)tt * 32;                                                       \
-            pp = tt > 0 && i0 < L ? zigzag(v[st + i0 - 1]) : 0u;                                   \
-        };                                                                                         \
-        if (t >= 0) fetch(t);                                                                      \
-        for (; t >= 0; t--) {                                                                      \
-            __syncwarp();                                                                          \
-            _Pragma("unroll") for (int r = 0; r < 32; r++) {                                       \
-                tv[r * R_ROW + 1 + lane] = pv[r];                                                  \
-                tl[r * R_ROW + 1 + lane] = pl[r];                                                  \
-            }                                                                                      \
-            tv[lane * R_ROW] = pp;                                                                 \
-            __syncwarp();                                                                          \
-            if (t > 0) fetch(t - 1);                                                               \
-            unsigned i0 = (unsigned)t * 32;                                                        \
-            if (i0 >= L) continue;                                                                 \
-            int kn = (int)min(32u, L - i0);                                                        \
-            const unsigned* rv = tv + lane * R_ROW;                                                \
-            const unsigned* rl = tl + lane * R_ROW;                                                \
-            unsigned* oa = opa + lane * R_ROW;                                                     \
-            unsigned* ob = opb + lane * R_ROW;                                                     \
-            unsigned* oc = opc + lane * R_ROW;                                                     \
-            for (int k = 0; k < kn; k++) {                                                         \
-                unsigned i = i0 + k;                                                               \
-                unsigned prev = (i == 0 || ((unsigned)(st + i) & (R_RESET - 1)) == 0) ? 0u : rv[k]; \
-                unsigned ctx = r_context(rl[k + 1], prev);                                         \
-                unsigned s, nraw, raw;                                                             \
-                r_symbol(rv[k + 1], s, nraw, raw);                                                 \
-                const unsigned* cu = sh + ctx * (R_NSYM + 1);                                      \
-                unsigned start = cu[s], f = cu[s + 1] - start;                                     \
-                oa[k] = start | (f << 16);                                                         \
-                ob[k] = rc[ctx * R_NSYM + s];                                                      \
-                oc[k] = sc[ctx] | ((32 - __clz(f - 1)) << 4);                                      \
-            }                                                                                      \
-            for (int k = kn - 1; k >= 0; k--) {                                                    \
-                unsigned val = rv[k + 1], a = oa[k], m = ob[k], e = oc[k];                         \
-                /* A context of one symbol (scale 0, frequency 1) and no raw */                    \
-                /* bits leaves the state as it is: nearly every value of a   */                    \
-                /* smooth field.                                             */                    \
-                if (e == 0 && val < R_DIRECT) continue;                                            \
-                if (val >= R_DIRECT) {                                                             \
+        for (int step = 0; step <= T; step++) {                                                    \
+            if (tid >= 32) {                                                                       \
+                int tp = T - 1 - step;                                                             \
+                unsigned* sv = stage0 + (step & 1) * 4 * 32 * R_ROW;                               \
+                unsigned *sa = sv + 32 * R_ROW, *sb = sa + 32 * R_ROW, *se = sb + 32 * R_ROW;      \
+                for (int item = tid - 32; tp >= 0 && item < 32 * 32; item += blockDim.x - 32) {    \
+                    int r = item >> 5, k = item & 31;                                              \
+                    unsigned i = (unsigned)tp * 32 + k;                                            \
+                    if (i >= rowl[r]) continue;                                                    \
+                    long long sr = rowst[r];                                                       \
+                    unsigned cur = zigzag(v[sr + i]);                                              \
+                    unsigned prev = (i == 0 || ((unsigned)(sr + i) & (R_RESET - 1)) == 0)          \
+                                        ? 0u : zigzag(v[sr + i - 1]);                              \
+                    unsigned ctx = r_context(cls[sr + i], prev);                                   \
                     unsigned s, nraw, raw;                                                         \
-                    r_symbol(val, s, nraw, raw);                                                   \
-                    if (nraw > R_PIECE) r_put_raw(x, raw >> R_PIECE, nraw - R_PIECE, o, j);        \
-                    unsigned lo = min(nraw, R_PIECE);                                              \
-                    r_put_raw(x, raw & ((1u << lo) - 1), lo, o, j);                                \
+                    r_symbol(cur, s, nraw, raw);                                                   \
+                    const unsigned* cu = sh + ctx * (R_NSYM + 1);                                  \
+                    unsigned start = cu[s], f = cu[s + 1] - start;                                 \
+                    int at = r * R_ROW + k;                                                        \
+                    sv[at] = cur;                                                                  \
+                    sa[at] = start | (f << 16);                                                    \
+                    sb[at] = rc[ctx * R_NSYM + s];                                                 \
+                    se[at] = sc[ctx] | ((32 - __clz(f - 1)) << 4);                                 \
                 }                                                                                  \
-                unsigned f = a >> 16, start = a & 0xffffu, scl = e & 15u, l = e >> 4;              \
-                if ((unsigned long long)x >= ((unsigned long long)f << (32 - scl))) {              \
-                    o[j++] = (unsigned short)x;                                                    \
-                    x >>= 16;                                                                      \
+            } else if (step > 0) {                                                                 \
+                unsigned i0 = (unsigned)(T - step) * 32;                                           \
+                unsigned* sv = stage0 + ((step - 1) & 1) * 4 * 32 * R_ROW + lane * R_ROW;          \
+                unsigned *sa = sv + 32 * R_ROW, *sb = sa + 32 * R_ROW, *se = sb + 32 * R_ROW;      \
+                if (i0 < L) {                                                                      \
+                    for (int k = (int)min(32u, L - i0) - 1; k >= 0; k--) {                         \
+                        unsigned val = sv[k], a = sa[k], m = sb[k], e = se[k];                     \
+                        /* A context of one symbol (scale 0, frequency 1) */                       \
+                        /* and no raw bits leaves the state as it is.     */                       \
+                        if (e == 0 && val < R_DIRECT) continue;                                    \
+                        if (val >= R_DIRECT) {                                                     \
+                            unsigned s, nraw, raw;                                                 \
+                            r_symbol(val, s, nraw, raw);                                           \
+                            if (nraw > R_PIECE) r_put_raw(x, raw >> R_PIECE, nraw - R_PIECE, o, j); \
+                            unsigned lo = min(nraw, R_PIECE);                                      \
+                            r_put_raw(x, raw & ((1u << lo) - 1), lo, o, j);                        \
+                        }                                                                          \
+                        unsigned f = a >> 16, start = a & 0xffffu, scl = e & 15u, l = e >> 4;      \
+                        if ((unsigned long long)x >= ((unsigned long long)f << (32 - scl))) {      \
+                            o[j++] = (unsigned short)x;                                            \
+                            x >>= 16;                                                              \
+                        }                                                                          \
+                        unsigned q = (unsigned)(((unsigned long long)__umulhi(x, m) + x) >> l);    \
+                        x = x + start + q * ((1u << scl) - f);                                     \
+                    }                                                                              \
                 }                                                                                  \
-                unsigned q = (unsigned)(((unsigned long long)__umulhi(x, m) + x) >> l);            \
-                x = x + start + q * ((1u << scl) - f);                                             \
             }                                                                                      \
+            __syncthreads();                                                                       \
         }                                                                                          \
         if (on) {                                                                                  \
             sizes[c] = j + 2;                                                                      \

@@ -935,7 +935,7 @@ impl Slot {
             .arg(&mut sizes)
             .arg(&mut states)
             .arg(&scratch);
-        unsafe { l.launch(cfg(chunks.grid(), RANS_THREADS, RENC_SMEM)) }
+        unsafe { l.launch(cfg(chunks.grid(), RENC_THREADS, RENC_SMEM)) }
             .during(|| "launching RENC".into())?;
         prof(s, "r_enc_kernel")?;
         let sizes_h = s
@@ -1809,9 +1809,14 @@ const RANS_THREADS: u32 = 32;
 const RANS_TABLES: u32 = ((rans::NCTX * (rans::NSYM + 1) + rans::NCTX) * 4) as u32;
 /// Two tiles of 32 rows of 33 words (values, level classes).
 const RANS_TILES: u32 = 2 * 32 * 33 * 4;
+/// Threads of an RENC block: one warp runs the states of 32 chunks, seven
+/// prepare its next tile.
+const RENC_THREADS: u32 = 256;
 /// Shared memory of an RENC block: tables, a division multiplier per
-/// context and symbol, tiles, and three words per value of a tile.
-const RENC_SMEM: u32 = RANS_TABLES + (rans::NCTX * rans::NSYM * 4) as u32 + RANS_TILES * 5 / 2;
+/// context and symbol, the chunks' starts and lengths (512 bytes), and two
+/// stages of four words per value of a tile.
+const RENC_SMEM: u32 =
+    RANS_TABLES + (rans::NCTX * rans::NSYM * 4) as u32 + 512 + 2 * 4 * 32 * 33 * 4;
 /// RDEC's: tables, 256 starting symbols (bytes) per context, tiles, and
 /// a word per context marking those of one symbol.
 const RDEC_SMEM: u32 =
