@@ -15,7 +15,8 @@
 //! arithmetic (`kernels/codec.cu`, INTERP).
 
 use super::{morton, quantize};
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Levels from `COARSE_LEVEL` up (stride 4 and coarser) are quantized
 /// with the step divided by `COARSE_DIVISOR`: their errors feed every
@@ -239,26 +240,54 @@ fn lazy_index(p: usize, n: usize) -> usize {
 /// the entropy coder's blocks hold neighbours of one level. Cached per
 /// shape.
 pub fn order(dims: [usize; 3]) -> Arc<Vec<u32>> {
-    static CACHE: OnceLock<morton::Orders> = OnceLock::new();
-    morton::cached(&CACHE, dims, || interp_order(dims))
+    order_and_classes(dims).0
 }
 
 /// The rANS contexts' level class of each coded value, cached per shape
-/// (`rans::level_classes` of `order`, from the same walk without its
-/// divisions).
+/// (`rans::level_classes` of `order`, without its divisions).
 pub fn classes(dims: [usize; 3]) -> Arc<Vec<u32>> {
-    static CACHE: OnceLock<morton::Orders> = OnceLock::new();
-    morton::cached(&CACHE, dims, || {
-        let back = lazy_inverse(dims);
-        let cap = super::rans::LEVELS as u32 - 1;
-        let tz = |v: usize| if v == 0 { u32::MAX } else { v.trailing_zeros() };
-        let mut out = Vec::with_capacity(dims.iter().product());
-        morton::visit(dims, |z, y, x| {
-            let c = tz(back[0][z]).min(tz(back[1][y])).min(tz(back[2][x]));
-            out.push(c.min(cap));
-        });
-        out
-    })
+    order_and_classes(dims).1
+}
+
+type OrderAndClasses = (Arc<Vec<u32>>, Arc<Vec<u32>>);
+
+/// Both per-shape tables from one Morton walk: per axis, the lazy
+/// layout's position of each index gives the grid offset and the trailing
+/// zero bits, so a value costs three look-ups for each table.
+fn order_and_classes(dims: [usize; 3]) -> OrderAndClasses {
+    static CACHE: OnceLock<Mutex<HashMap<[usize; 3], OrderAndClasses>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(v) = cache.lock().ok().and_then(|c| c.get(&dims).cloned()) {
+        return v;
+    }
+    let back = lazy_inverse(dims);
+    let stride = [dims[1] * dims[2], dims[2], 1];
+    let cap = super::rans::LEVELS as u32 - 1;
+    let offset: [Vec<u32>; 3] =
+        [0, 1, 2].map(|a| back[a].iter().map(|&p| (p * stride[a]) as u32).collect());
+    let zeros: [Vec<u32>; 3] = [0, 1, 2].map(|a| {
+        back[a]
+            .iter()
+            .map(|&p| {
+                if p == 0 {
+                    cap
+                } else {
+                    p.trailing_zeros().min(cap)
+                }
+            })
+            .collect()
+    });
+    let n: usize = dims.iter().product();
+    let (mut order, mut classes) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    morton::visit(dims, |z, y, x| {
+        order.push(offset[0][z] + offset[1][y] + offset[2][x]);
+        classes.push(zeros[0][z].min(zeros[1][y]).min(zeros[2][x]));
+    });
+    let v = (Arc::new(order), Arc::new(classes));
+    if let Ok(mut c) = cache.lock() {
+        c.insert(dims, v.clone());
+    }
+    v
 }
 
 /// Per axis, the position of each lazy-layout index (the inverse of
@@ -269,15 +298,6 @@ fn lazy_inverse(dims: [usize; 3]) -> [Vec<usize>; 3] {
         (0..n).for_each(|p| b[lazy_index(p, n)] = p);
         b
     })
-}
-
-fn interp_order(dims: [usize; 3]) -> Vec<u32> {
-    let back = lazy_inverse(dims);
-    let mut out = Vec::with_capacity(dims.iter().product());
-    morton::visit(dims, |z, y, x| {
-        out.push(((back[0][z] * dims[1] + back[1][y]) * dims[2] + back[2][x]) as u32)
-    });
-    out
 }
 
 #[cfg(test)]

@@ -421,7 +421,16 @@ pub fn brick_rows(
 /// +-2^30 (what the clamp spoils becomes an outlier). The GPU kernel
 /// computes the same.
 pub(crate) fn quantize(c: f64, q: f64) -> i32 {
-    (c / q).round().clamp(-rice::MAX_INT, rice::MAX_INT) as i32
+    let v = c / q;
+    if v.abs() < 2147483648.0 {
+        // `round` (half away from zero) without its libm call: the
+        // truncation is exact and so is the fraction left.
+        let t = v as i64;
+        let f = v - t as f64;
+        let r = t + (f >= 0.5) as i64 - (f <= -0.5) as i64;
+        return (r as f64).clamp(-rice::MAX_INT, rice::MAX_INT) as i32;
+    }
+    v.round().clamp(-rice::MAX_INT, rice::MAX_INT) as i32
 }
 
 /// The brick's values as decoded from quantized coefficients (Morton

@@ -300,3 +300,45 @@ fn outliers_placed_after_the_brick_equal_outliers_applied_before() {
         );
     }
 }
+
+#[test]
+fn quantize_rounds_half_away_from_zero_as_round_does() {
+    let reference = |c: f64, q: f64| (c / q).round().clamp(-rice::MAX_INT, rice::MAX_INT) as i32;
+    let mut next = xorshift(2024);
+    let mut cases = vec![
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        1.5,
+        -1.5,
+        2.5,
+        0.49999999999999994,
+        -0.49999999999999994,
+        1e-300,
+        2147483647.5,
+        -2147483648.5,
+        1073741823.5,
+        1073741824.5,
+        4e9,
+        -4e9,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        f64::MAX,
+        f64::MIN_POSITIVE,
+    ];
+    for _ in 0..200_000 {
+        let x = next();
+        let mag = 2f64.powi((x % 70) as i32 - 20);
+        let v = ((x >> 8) as f64 / (1u64 << 56) as f64 - 0.5) * mag;
+        cases.push(v);
+        cases.push(v.round() + 0.5);
+        cases.push(v.round() - 0.5);
+    }
+    for &c in &cases {
+        for q in [1.0, 0.1, 3.0, 1e-3] {
+            assert_eq!(quantize(c, q), reference(c, q), "{c} / {q}");
+        }
+    }
+}
