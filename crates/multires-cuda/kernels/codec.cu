@@ -786,11 +786,10 @@ __device__ __forceinline__ void r_tables(unsigned* sh, const unsigned* cum, cons
     __syncthreads();
 }
 
-// The serial coders run a chunk per lane, a warp a block (32 threads).
-// Their inputs and outputs go through tiles of 32 values of every lane's
-// chunk in shared memory (rows of 33: a value before the tile, then the
-// tile), loaded and stored by the whole warp in coalesced rows, so a
-// lane's sequence waits on shared memory, not on scattered global loads.
+// The serial coders give each chunk a lane of one warp (32 chunks a
+// block). Values go through tiles of 32 per chunk in shared memory, one
+// row a chunk, loaded and stored in coalesced rows; rows of 33 words keep
+// the lanes' walks along their own rows free of bank conflicts.
 #define R_ROW 33
 __device__ __forceinline__ unsigned r_warp_tiles(unsigned len) {
     return __reduce_max_sync(0xffffffffu, (len + 31) / 32);

@@ -1801,8 +1801,8 @@ fn device_budget(gpus: &[Arc<Gpu>]) -> Result<usize, CudaError> {
     Ok(free / 10 * 7)
 }
 
-/// Threads per block of the rANS kernels (a chunk each): one warp, whose
-/// lanes share the tiles of their chunks.
+/// Chunks per block of the rANS kernels, and RDEC's threads (a lane a
+/// chunk, one warp sharing the tiles of its chunks).
 const RANS_THREADS: u32 = 32;
 
 /// One brick's cumulative tables and scales, in shared memory.
