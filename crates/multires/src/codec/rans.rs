@@ -369,6 +369,10 @@ pub fn encode_chunk(v: &[u32], lv: &[u32], at: usize, t: &Tables, out: &mut Vec<
         if lo > 0 {
             put(&mut x, &mut emitted, raw & ((1 << lo) - 1), 1, lo);
         }
+        // A context of one symbol (total 2^0) leaves the state as it is.
+        if t.scale[c] == 0 {
+            continue;
+        }
         put(
             &mut x,
             &mut emitted,
@@ -413,8 +417,17 @@ pub fn decode_chunk(
             out[i - 1]
         };
         let c = context(lv[i], prev);
-        let cum = &t.cum[c * (NSYM + 1)..(c + 1) * (NSYM + 1)];
         let sc = t.scale[c];
+        // A context of one symbol below DIRECT reads nothing and leaves
+        // the state as it is (nearly every value of a smooth field).
+        if sc == 0 && t.cum[c * (NSYM + 1) + NSYM] == 1 {
+            let s = slots[c][0] as u32;
+            if s < DIRECT {
+                out[i] = s;
+                continue;
+            }
+        }
+        let cum = &t.cum[c * (NSYM + 1)..(c + 1) * (NSYM + 1)];
         if cum[NSYM] != 1 << sc {
             return Err(format!(
                 "value {} uses context {c}, which has no table",
