@@ -1807,16 +1807,17 @@ const RANS_THREADS: u32 = 32;
 
 /// One brick's cumulative tables and scales, in shared memory.
 const RANS_TABLES: u32 = ((rans::NCTX * (rans::NSYM + 1) + rans::NCTX) * 4) as u32;
-/// Two tiles of 32 rows of 33 words (values, level classes).
-const RANS_TILES: u32 = 2 * 32 * 33 * 4;
+/// A tile: 32 rows (chunks) of 33 words.
+const RANS_TILE: u32 = 32 * 33 * 4;
+/// RDEC's two tiles (values, level classes).
+const RANS_TILES: u32 = 2 * RANS_TILE;
 /// Threads of an RENC block: one warp runs the states of 32 chunks, seven
 /// prepare its next tile.
 const RENC_THREADS: u32 = 256;
 /// Shared memory of an RENC block: tables, a division multiplier per
 /// context and symbol, the chunks' starts and lengths (512 bytes), and two
 /// stages of four words per value of a tile.
-const RENC_SMEM: u32 =
-    RANS_TABLES + (rans::NCTX * rans::NSYM * 4) as u32 + 512 + 2 * 4 * 32 * 33 * 4;
+const RENC_SMEM: u32 = RANS_TABLES + (rans::NCTX * rans::NSYM * 4) as u32 + 512 + 2 * 4 * RANS_TILE;
 /// RDEC's: tables, 256 starting symbols (bytes) per context, tiles, and
 /// a word per context marking those of one symbol.
 const RDEC_SMEM: u32 =

@@ -15,8 +15,7 @@
 //! arithmetic (`kernels/codec.cu`, INTERP).
 
 use super::{morton, quantize};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 /// Levels from `COARSE_LEVEL` up (stride 4 and coarser) are quantized
 /// with the step divided by `COARSE_DIVISOR`: their errors feed every
@@ -255,11 +254,11 @@ type OrderAndClasses = (Arc<Vec<u32>>, Arc<Vec<u32>>);
 /// layout's position of each index gives the grid offset and the trailing
 /// zero bits, so a value costs three look-ups for each table.
 fn order_and_classes(dims: [usize; 3]) -> OrderAndClasses {
-    static CACHE: OnceLock<Mutex<HashMap<[usize; 3], OrderAndClasses>>> = OnceLock::new();
-    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
-    if let Some(v) = cache.lock().ok().and_then(|c| c.get(&dims).cloned()) {
-        return v;
-    }
+    static CACHE: OnceLock<morton::PerShape<OrderAndClasses>> = OnceLock::new();
+    morton::cached(&CACHE, dims, || order_and_classes_of(dims))
+}
+
+fn order_and_classes_of(dims: [usize; 3]) -> OrderAndClasses {
     let back = lazy_inverse(dims);
     let stride = [dims[1] * dims[2], dims[2], 1];
     let cap = super::rans::LEVELS as u32 - 1;
@@ -283,11 +282,7 @@ fn order_and_classes(dims: [usize; 3]) -> OrderAndClasses {
         order.push(offset[0][z] + offset[1][y] + offset[2][x]);
         classes.push(zeros[0][z].min(zeros[1][y]).min(zeros[2][x]));
     });
-    let v = (Arc::new(order), Arc::new(classes));
-    if let Ok(mut c) = cache.lock() {
-        c.insert(dims, v.clone());
-    }
-    v
+    (Arc::new(order), Arc::new(classes))
 }
 
 /// Per axis, the position of each lazy-layout index (the inverse of

@@ -38,26 +38,26 @@ pub fn key(z: usize, y: usize, x: usize, three_d: bool) -> u64 {
 }
 
 /// The row-major indices of a [z, y, x] brick in Morton order, computed
-/// once per brick shape (key-value sort, as the seed's radix sort).
+/// once per brick shape (by `visit`: the order the seed's key sort gives).
 pub fn order(dims: [usize; 3]) -> Arc<Vec<u32>> {
-    static CACHE: OnceLock<Orders> = OnceLock::new();
-    cached(&CACHE, dims, || morton_order(dims))
+    static CACHE: OnceLock<PerShape<Arc<Vec<u32>>>> = OnceLock::new();
+    cached(&CACHE, dims, || Arc::new(morton_order(dims)))
 }
 
-/// Coding orders kept per brick shape.
-pub(crate) type Orders = Mutex<HashMap<[usize; 3], Arc<Vec<u32>>>>;
+/// Tables kept per brick shape.
+pub(crate) type PerShape<V> = Mutex<HashMap<[usize; 3], V>>;
 
-/// The order of `dims` in `cache`, made by `make` the first time.
-pub(crate) fn cached(
-    cache: &'static OnceLock<Orders>,
+/// The table of `dims` in `cache`, made by `make` the first time.
+pub(crate) fn cached<V: Clone>(
+    cache: &'static OnceLock<PerShape<V>>,
     dims: [usize; 3],
-    make: impl FnOnce() -> Vec<u32>,
-) -> Arc<Vec<u32>> {
+    make: impl FnOnce() -> V,
+) -> V {
     let cache = cache.get_or_init(|| Mutex::new(HashMap::new()));
     if let Some(v) = cache.lock().ok().and_then(|c| c.get(&dims).cloned()) {
         return v;
     }
-    let v = Arc::new(make());
+    let v = make();
     if let Ok(mut c) = cache.lock() {
         c.insert(dims, v.clone());
     }
