@@ -952,37 +952,57 @@ __device__ __forceinline__ void r_buckets(const unsigned* sh, unsigned char* bk)
     __syncthreads();
 }
 
-// Per context, 0x80000000 | its symbol when it holds one symbol below
-// R_DIRECT (decoding it reads nothing and leaves the state as it is),
-// else 0.
-__device__ __forceinline__ void r_trivial(const unsigned* sh, unsigned* tri) {
+// Per context, packed for one shared-memory read in the decoder's serial
+// step: 0x80000000 | its symbol when it holds one symbol below R_DIRECT
+// (decoding it reads nothing and leaves the state as it is), R_UNUSABLE
+// when its table cannot be decoded from (scale above 15, or a total that
+// is not 2^scale), else its scale.
+#define R_UNUSABLE 0x40000000u
+__device__ __forceinline__ void r_context_info(const unsigned* sh, unsigned* ci) {
     const unsigned* sc = sh + R_NCTX * (R_NSYM + 1);
     for (int ctx = threadIdx.x; ctx < R_NCTX; ctx += blockDim.x) {
         const unsigned* cu = sh + ctx * (R_NSYM + 1);
-        unsigned info = 0;
-        if (sc[ctx] == 0 && cu[R_NSYM] == 1) {
+        unsigned s_ = sc[ctx], info = s_;
+        if (s_ > 15 || cu[R_NSYM] != (1u << s_)) {
+            info = R_UNUSABLE;
+        } else if (s_ == 0) {
             unsigned s0 = 0;
             while (s0 < R_NSYM - 1 && cu[s0 + 1] == 0) s0++;
             if (s0 < R_DIRECT) info = 0x80000000u | s0;
         }
-        tri[ctx] = info;
+        ci[ctx] = info;
     }
     __syncthreads();
 }
 
-// The decoder's renormalization: a word in when the state fell below
-// R_L; false when the chunk has no word left.
-__device__ __forceinline__ bool r_refill(unsigned& x, const unsigned short* __restrict__ d, unsigned& p, unsigned dl) {
-    if (x >= R_L) return true;
-    if (p >= dl) return false;
-    x = (x << 16) | d[p++];
-    return true;
+// A lane's window on its chunk's words: 13 aligned 16-byte loads from the
+// 16-byte boundary at or below word p, into its row of shared memory;
+// returns where word p is in the row. A value reads at most 3 words (its
+// symbol and two raw pieces, one each at most), so 104 words cover a tile
+// of 32 values from any alignment. The warp loads every lane's window at
+// once at the start of a tile: a word read lane by lane when the state
+// asks for it stalls the whole warp for a memory latency nearly every
+// step on a dense stream.
+#define R_WIN 53
+__device__ __forceinline__ unsigned r_window(const unsigned short* d, unsigned p, unsigned* row) {
+    unsigned long long a = (unsigned long long)(d + p);
+    const uint4* q = (const uint4*)(a & ~15ull);
+    uint4 w[13];
+    _Pragma("unroll") for (int k = 0; k < 13; k++) w[k] = q[k];
+    _Pragma("unroll") for (int k = 0; k < 13; k++) {
+        row[4 * k] = w[k].x;
+        row[4 * k + 1] = w[k].y;
+        row[4 * k + 2] = w[k].z;
+        row[4 * k + 3] = w[k].w;
+    }
+    return (unsigned)(a & 15ull) >> 1;
 }
 
 // Decodes chunk c from its dlen[c] u16 words at byte offset doff[c] of
 // data into ints (zigzag undone); a fault sets err[brick]. Block row b
 // decodes brick b's chunks cfirst[b] .. cfirst[b + 1], a lane each; level
-// classes come in and values go out through the warp's tiles.
+// classes come in, words come in and values go out through the warp's
+// tiles. `data` has 256 readable bytes past its last stream (the windows).
 #define RDEC(name)                                                                                 \
     extern "C" __global__ void name(const unsigned char* __restrict__ data,                        \
                                     const unsigned long long* doff, const unsigned* dlen,          \
@@ -993,12 +1013,13 @@ __device__ __forceinline__ bool r_refill(unsigned& x, const unsigned short* __re
         extern __shared__ unsigned sh[];                                                           \
         long long b = blockIdx.y;                                                                  \
         r_tables(sh, cum, scale, b);                                                               \
-        unsigned char* bk = (unsigned char*)(sh + R_NCTX * (R_NSYM + 2));                           \
+        unsigned char* bk = (unsigned char*)(sh + R_NCTX * (R_NSYM + 2));                          \
         r_buckets(sh, bk);                                                                         \
         unsigned* tv = sh + R_NCTX * (R_NSYM + 2) + R_NCTX * R_BUCKETS / 4;                        \
         unsigned* tl = tv + 32 * R_ROW;                                                            \
-        unsigned* tri = tl + 32 * R_ROW;                                                           \
-        r_trivial(sh, tri);                                                                        \
+        unsigned* ci = tl + 32 * R_ROW;                                                            \
+        unsigned* win = ci + R_NCTX;                                                               \
+        r_context_info(sh, ci);                                                                    \
         unsigned lane = threadIdx.x;                                                               \
         long long c = cfirst[b] + blockIdx.x * 32ll + lane;                                        \
         bool on = c < cfirst[b + 1];                                                               \
@@ -1007,10 +1028,10 @@ __device__ __forceinline__ bool r_refill(unsigned& x, const unsigned short* __re
         const unsigned short* d = (const unsigned short*)(data + (on ? doff[c] : 0ull));           \
         unsigned dl = on ? dlen[c] : 0u;                                                           \
         int* out = ints + b * n;                                                                   \
-        const unsigned* sc = sh + R_NCTX * (R_NSYM + 1);                                           \
         bool bad = on && dl < 2;                                                                   \
-        unsigned x = bad || !on ? R_L : ((unsigned)d[0] << 16) | d[1], p = 2, last = 0;             \
+        unsigned x = bad || !on ? R_L : ((unsigned)d[0] << 16) | d[1], p = 2, last = 0;            \
         unsigned tiles = r_warp_tiles(L);                                                          \
+        unsigned* wrow = win + lane * R_WIN;                                                       \
         /* The next tile's level classes wait in registers. */                                     \
         unsigned pl[32];                                                                           \
         auto fetch = [&](unsigned tt) {                                                            \
@@ -1027,42 +1048,54 @@ __device__ __forceinline__ bool r_refill(unsigned& x, const unsigned short* __re
             __syncwarp();                                                                          \
             _Pragma("unroll") for (int r = 0; r < 32; r++) tl[r * R_ROW + lane] = pl[r];           \
             __syncwarp();                                                                          \
+            unsigned p0 = p;                                                                       \
+            const unsigned short* w = (const unsigned short*)wrow + r_window(d, p, wrow);          \
             if (t + 1 < tiles) fetch(t + 1);                                                       \
             unsigned kn = i0 < L ? min(32u, L - i0) : 0u;                                          \
             const unsigned* rl = tl + lane * R_ROW;                                                \
             unsigned* rv = tv + lane * R_ROW;                                                      \
-            for (unsigned k = 0; k < kn && !bad; k++) {                                            \
+            for (unsigned k = 0; k < kn; k++) {                                                    \
                 unsigned i = i0 + k;                                                               \
                 unsigned prev = (i == 0 || ((unsigned)(st + i) & (R_RESET - 1)) == 0) ? 0u : last; \
                 unsigned ctx = r_context(rl[k], prev);                                             \
-                unsigned info = tri[ctx];                                                          \
-                if (info) {                                                                        \
+                unsigned info = ci[ctx];                                                           \
+                /* The three words this value may read, off the serial path. */                    \
+                unsigned q = p - p0, w0 = w[q], w1 = w[q + 1], w2 = w[q + 2];                      \
+                if (info & 0x80000000u) {                                                          \
                     rv[k] = last = info & 0xffu;                                                   \
                     continue;                                                                      \
                 }                                                                                  \
-                const unsigned* cu = sh + ctx * (R_NSYM + 1);                                      \
-                unsigned s_ = sc[ctx];                                                             \
-                if (s_ > 15 || cu[R_NSYM] != (1u << s_)) { bad = true; break; }                    \
+                if (info == R_UNUSABLE) { bad = true; break; }                                     \
+                unsigned s_ = info;                                                                \
                 unsigned slot = x & ((1u << s_) - 1);                                              \
-                int lo = bk[ctx * R_BUCKETS + ((slot << R_BUCKET_LOG) >> s_)];                     \
-                while (lo < R_NSYM - 1 && cu[lo + 1] <= slot) lo++;                                \
-                unsigned f = cu[lo + 1] - cu[lo];                                                  \
-                x = f * (x >> s_) + slot - cu[lo];                                                 \
-                if (!r_refill(x, d, p, dl)) { bad = true; break; }                                 \
-                unsigned nraw = r_raw_bits((unsigned)lo), raw = 0;                                 \
-                unsigned l0 = min(nraw, R_PIECE);                                                  \
-                if (l0 > 0) {                                                                      \
-                    raw = x & ((1u << l0) - 1);                                                    \
-                    x >>= l0;                                                                      \
-                    if (!r_refill(x, d, p, dl)) { bad = true; break; }                             \
+                const unsigned* cu = sh + ctx * (R_NSYM + 1);                                      \
+                unsigned lo = bk[ctx * R_BUCKETS + ((slot << R_BUCKET_LOG) >> s_)];                \
+                unsigned c0 = cu[lo], c1 = cu[lo + 1];                                             \
+                while (c1 <= slot && lo < R_NSYM - 1) {                                            \
+                    lo++;                                                                          \
+                    c0 = c1;                                                                       \
+                    c1 = cu[lo + 1];                                                               \
                 }                                                                                  \
-                if (nraw > R_PIECE) {                                                              \
-                    raw |= (x & ((1u << (nraw - R_PIECE)) - 1)) << R_PIECE;                        \
-                    x >>= nraw - R_PIECE;                                                          \
-                    if (!r_refill(x, d, p, dl)) { bad = true; break; }                             \
-                }                                                                                  \
-                unsigned val = (unsigned)lo < R_DIRECT ? (unsigned)lo                              \
-                    : ((4u | (((unsigned)lo - R_DIRECT) & 3u)) << nraw) | raw;                     \
+                unsigned y = (c1 - c0) * (x >> s_) + slot - c0;                                    \
+                /* Renormalizations without branches, where the CPU       */                       \
+                /* decoder has them: a word in wherever the state fell    */                       \
+                /* below R_L (a stream that reads past its end is caught  */                       \
+                /* by p != dl below).                                     */                       \
+                unsigned r1 = y < R_L;                                                             \
+                y = r1 ? (y << 16) | w0 : y;                                                       \
+                unsigned nraw = r_raw_bits(lo), l0 = min(nraw, R_PIECE), l1 = nraw - l0;           \
+                unsigned raw = y & ((1u << l0) - 1);                                               \
+                y >>= l0;                                                                          \
+                unsigned r2 = l0 > 0 && y < R_L;                                                   \
+                y = r2 ? (y << 16) | (r1 ? w1 : w0) : y;                                           \
+                raw |= (y & ((1u << l1) - 1)) << R_PIECE;                                          \
+                y >>= l1;                                                                          \
+                unsigned r3 = l1 > 0 && y < R_L;                                                   \
+                unsigned rr = r1 + r2;                                                             \
+                y = r3 ? (y << 16) | (rr == 0 ? w0 : rr == 1 ? w1 : w2) : y;                       \
+                x = y;                                                                             \
+                p += rr + r3;                                                                      \
+                unsigned val = lo < R_DIRECT ? lo : ((4u | ((lo - R_DIRECT) & 3u)) << nraw) | raw; \
                 rv[k] = val;                                                                       \
                 last = val;                                                                        \
             }                                                                                      \

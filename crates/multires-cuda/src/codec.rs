@@ -1558,12 +1558,12 @@ impl Slot {
         let dlen_d = s.clone_htod(&dlen).during(|| "copying chunks".into())?;
         let doff_d = s.clone_htod(&doff).during(|| "copying chunks".into())?;
         // The streams gathered into pinned memory on every core, then up
-        // (4 spare bytes: the decoder may read a word past a stream's end).
-        let pin = pinned_bytes(&self.gpu, &mut self.pbytes, total + 4)?;
+        // (zero bytes after them: RDEC_PAD).
+        let pin = pinned_bytes(&self.gpu, &mut self.pbytes, total + RDEC_PAD)?;
         let host = pin
             .as_mut_slice()
             .during(|| "writing pinned memory".into())?;
-        let mut rest = &mut host[..total + 4];
+        let mut rest = &mut host[..total + RDEC_PAD];
         let mut dsts = Vec::with_capacity(parts.len());
         for (_, r) in &parts {
             let (d, tail) = rest.split_at_mut(r.len());
@@ -1574,8 +1574,8 @@ impl Slot {
         dsts.into_par_iter()
             .zip(parts.par_iter())
             .for_each(|(d, (bi, r))| d.copy_from_slice(&list[*bi].1[r.clone()]));
-        let mut data_d = unsafe { s.alloc::<u8>(total + 4) }.during(|| "alloc".into())?;
-        s.memcpy_htod(&host[..total + 4], &mut data_d)
+        let mut data_d = unsafe { s.alloc::<u8>(total + RDEC_PAD) }.during(|| "alloc".into())?;
+        s.memcpy_htod(&host[..total + RDEC_PAD], &mut data_d)
             .during(|| "copying payloads to the GPU".into())?;
         let cls = self
             .classes
@@ -1818,10 +1818,14 @@ const RENC_THREADS: u32 = 256;
 /// context and symbol, the chunks' starts and lengths (512 bytes), and two
 /// stages of four words per value of a tile.
 const RENC_SMEM: u32 = RANS_TABLES + (rans::NCTX * rans::NSYM * 4) as u32 + 512 + 2 * 4 * RANS_TILE;
-/// RDEC's: tables, 256 starting symbols (bytes) per context, tiles, and
-/// a word per context marking those of one symbol.
+/// RDEC's: tables, 256 starting symbols (bytes) per context, tiles, a
+/// word of packed information per context, and each lane's window on its
+/// words (53 words a lane, R_WIN).
 const RDEC_SMEM: u32 =
-    RANS_TABLES + (rans::NCTX * 256) as u32 + RANS_TILES + (rans::NCTX * 4) as u32;
+    RANS_TABLES + (rans::NCTX * 256) as u32 + RANS_TILES + (rans::NCTX * 4) as u32 + 32 * 53 * 4;
+/// Zero bytes after the last rANS stream of a batch: RDEC's windows read
+/// up to 208 bytes past a lane's position.
+const RDEC_PAD: usize = 256;
 
 /// The output buffer `out`, at least `total` bytes and zeroed there (the
 /// writing kernels OR bits in and leave padding alone).
