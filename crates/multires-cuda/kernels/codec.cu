@@ -1083,19 +1083,25 @@ __device__ __forceinline__ unsigned r_window(const unsigned short* d, unsigned p
                 /* by p != dl below).                                     */                       \
                 unsigned r1 = y < R_L;                                                             \
                 y = r1 ? (y << 16) | w0 : y;                                                       \
-                unsigned nraw = r_raw_bits(lo), l0 = min(nraw, R_PIECE), l1 = nraw - l0;           \
-                unsigned raw = y & ((1u << l0) - 1);                                               \
-                y >>= l0;                                                                          \
-                unsigned r2 = l0 > 0 && y < R_L;                                                   \
-                y = r2 ? (y << 16) | (r1 ? w1 : w0) : y;                                           \
-                raw |= (y & ((1u << l1) - 1)) << R_PIECE;                                          \
-                y >>= l1;                                                                          \
-                unsigned r3 = l1 > 0 && y < R_L;                                                   \
-                unsigned rr = r1 + r2;                                                             \
-                y = r3 ? (y << 16) | (rr == 0 ? w0 : rr == 1 ? w1 : w2) : y;                       \
+                unsigned val = lo;                                                                 \
+                /* Raw bits (values from R_DIRECT up): rare on smooth     */                       \
+                /* fields, whose steps then skip this part.               */                       \
+                if (lo >= R_DIRECT) {                                                              \
+                    unsigned nraw = r_raw_bits(lo), l0 = min(nraw, R_PIECE), l1 = nraw - l0;       \
+                    unsigned raw = y & ((1u << l0) - 1);                                           \
+                    y >>= l0;                                                                      \
+                    unsigned r2 = y < R_L;                                                         \
+                    y = r2 ? (y << 16) | (r1 ? w1 : w0) : y;                                       \
+                    raw |= (y & ((1u << l1) - 1)) << R_PIECE;                                      \
+                    y >>= l1;                                                                      \
+                    unsigned r3 = l1 > 0 && y < R_L;                                               \
+                    unsigned rr = r1 + r2;                                                         \
+                    y = r3 ? (y << 16) | (rr == 0 ? w0 : rr == 1 ? w1 : w2) : y;                   \
+                    r1 = rr + r3;                                                                  \
+                    val = ((4u | ((lo - R_DIRECT) & 3u)) << nraw) | raw;                           \
+                }                                                                                  \
                 x = y;                                                                             \
-                p += rr + r3;                                                                      \
-                unsigned val = lo < R_DIRECT ? lo : ((4u | ((lo - R_DIRECT) & 3u)) << nraw) | raw; \
+                p += r1;                                                                           \
                 rv[k] = val;                                                                       \
                 last = val;                                                                        \
             }                                                                                      \
