@@ -1230,8 +1230,8 @@ struct Sections {
 }
 
 fn sections(p: &[u8], n: usize) -> Option<Sections> {
-    let (q, words) = codec::brick_step(p).ok()?;
-    let h = rice::StreamHeader::read(&words, n).ok()?;
+    let (q, words, total) = codec::brick_step_prefix(p, rice::StreamHeader::WORDS).ok()?;
+    let h = rice::StreamHeader::read_of(&words, total, n).ok()?;
     if h.words[0] < 1 {
         return None;
     }
@@ -1513,11 +1513,7 @@ impl Slot {
         use rayon::prelude::*;
         let heads: Vec<Option<(f64, rans::Header)>> = list
             .par_iter()
-            .map(|(_, p)| {
-                codec::brick_step(p)
-                    .and_then(|(step, words)| rans::read_header(&words, n).map(|h| (step, h)))
-                    .ok()
-            })
+            .map(|(_, p)| codec::brick_rans_header(p, n).ok())
             .collect();
         let (mut doff, mut dlen) = (Vec::new(), Vec::new());
         let mut chunks = RansChunks::new();

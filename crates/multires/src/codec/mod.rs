@@ -621,6 +621,39 @@ pub fn brick_step(payload: &[u8]) -> Result<(f64, Vec<u32>), String> {
     Ok((q, words))
 }
 
+/// A brick's step and the first `words` words after it (all when fewer),
+/// with the same checks as `brick_step`, and how many words follow the
+/// step: the GPU decoder's host reads only headers, and converting whole
+/// payloads (1 GB for a 1024^3 turbulent field at 1e-4) cost more than
+/// decoding them on the device.
+pub fn brick_step_prefix(payload: &[u8], words: usize) -> Result<(f64, Vec<u32>, usize), String> {
+    if payload.len() < 8 || !payload.len().is_multiple_of(4) {
+        return Err(format!(
+            "{} bytes, not a brick (a step and whole words)",
+            payload.len()
+        ));
+    }
+    let (q, _) = brick_step(&payload[..8])?;
+    let total = (payload.len() - 8) / 4;
+    let w = payload[8..8 + 4 * words.min(total)]
+        .chunks_exact(4)
+        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+        .collect();
+    Ok((q, w, total))
+}
+
+/// The step and rANS header of an `interp` brick of `n` values, reading
+/// only the header's words.
+pub fn brick_rans_header(payload: &[u8], n: usize) -> Result<(f64, rans::Header), String> {
+    let (q, head, total) = brick_step_prefix(payload, 2)?;
+    let need = match head[..] {
+        [h0, h1] => rans::header_len(h0, h1, n),
+        _ => 2,
+    };
+    let (_, words, _) = brick_step_prefix(payload, need)?;
+    Ok((q, rans::read_header_of(&words, total, n)?))
+}
+
 /// Decodes a brick's payload; errors say what is wrong (the container adds
 /// which brick).
 pub fn decode_brick(

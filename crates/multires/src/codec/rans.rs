@@ -503,7 +503,7 @@ fn pack(data: &[u16]) -> impl Iterator<Item = u32> + '_ {
 }
 
 /// A stream's header as the decoders (CPU and GPU) need it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Header {
     pub chunk_log: u32,
     pub tables: Tables,
@@ -517,6 +517,24 @@ pub struct Header {
 
 /// Reads and checks a stream's header for `n` values.
 pub fn read_header(words: &[u32], n: usize) -> Result<Header, String> {
+    read_header_of(words, words.len(), n)
+}
+
+/// Words of a stream's header (chunk sizes included) as its first two
+/// words give them; 2 when those are out of range (`read_header` then says
+/// why).
+pub fn header_len(h0: u32, h1: u32, n: usize) -> usize {
+    let (chunk_log, width) = (h0 & 0xff, h0 >> 8);
+    if !(CHUNK_MIN_LOG..=CHUNK_MAX_LOG).contains(&chunk_log) || !(1..=32).contains(&width) {
+        return 2;
+    }
+    let lw = (chunks(n, chunk_log) * width as usize).div_ceil(32);
+    2usize.saturating_add(h1 as usize).saturating_add(lw)
+}
+
+/// `read_header` from the stream's first words only (at least
+/// `header_len` of them, or all), the stream being `total` words long.
+pub fn read_header_of(words: &[u32], total: usize, n: usize) -> Result<Header, String> {
     let head = words
         .get(..2)
         .ok_or("the coefficient stream is shorter than its header")?;
@@ -548,11 +566,11 @@ pub fn read_header(words: &[u32], n: usize) -> Result<Header, String> {
     }
     let data_word = 2 + tw + lw;
     let used = data_word + at.div_ceil(2);
-    if used > words.len() {
+    if used > total {
         return Err(format!(
             "the chunks need {} words, {} are left",
             at.div_ceil(2),
-            words.len() - data_word.min(words.len())
+            total - data_word.min(total)
         ));
     }
     Ok(Header {

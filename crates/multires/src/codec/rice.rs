@@ -74,6 +74,12 @@ impl StreamHeader {
     /// of `words`: its sections lie within `words` and its parameter
     /// section fits its nonzero blocks.
     pub fn read(words: &[u32], n: usize) -> Result<Self, String> {
+        Self::read_of(words, words.len(), n)
+    }
+
+    /// `read` from the stream's first `WORDS` words (or more), the stream
+    /// being `total` words long.
+    pub fn read_of(words: &[u32], total: usize, n: usize) -> Result<Self, String> {
         let blocks = n.div_ceil(BLOCK);
         let head = words
             .get(..Self::WORDS)
@@ -83,7 +89,7 @@ impl StreamHeader {
             words: [1, 2, 3, 4, 5].map(|i| head[i] as usize),
         };
         h.total()
-            .filter(|&t| t <= words.len())
+            .filter(|&t| t <= total)
             .ok_or("the coefficient sections run past the brick")?;
         if h.nnz > blocks || h.words[1] != (5 * h.nnz).div_ceil(32) {
             return Err(format!(

@@ -342,3 +342,58 @@ fn quantize_rounds_half_away_from_zero_as_round_does() {
         }
     }
 }
+
+/// The headers the GPU decoder's host reads from a payload's first words
+/// equal those read from all of it, and a damaged or cut payload is an
+/// error for both or for neither.
+#[test]
+fn headers_read_from_a_prefix_equal_headers_read_from_the_whole_payload() {
+    let v = field(&[40, 50], 3, DType::F32);
+    for t in [Lifting::Interp, Lifting::Haar] {
+        let mut o = CodecOptions::new(t, ErrorBound::Rel(1e-4));
+        o.brick = Some([1, 16, 16]);
+        let (bytes, _) = compress(&v, &o, &quiet).unwrap();
+        let r = reader(bytes).unwrap();
+        let grid = r.grid();
+        let ks: Vec<usize> = (0..grid.len()).collect();
+        let mut compared = 0;
+        for (&k, p) in ks.iter().zip(r.read_bricks(&ks).unwrap()) {
+            let n: usize = grid.bounds(k).1.iter().product();
+            let mut variants = vec![p.clone()];
+            for cut in [0, 5, 8, 12, 16, 40, p.len() / 2, p.len() - 4] {
+                variants.push(p[..cut.min(p.len())].to_vec());
+            }
+            for i in (8..p.len().min(80)).step_by(3) {
+                let mut b = p.clone();
+                b[i] ^= 0x81;
+                variants.push(b);
+            }
+            for b in &variants {
+                if t == Lifting::Interp {
+                    let whole =
+                        brick_step(b).and_then(|(q, w)| rans::read_header(&w, n).map(|h| (q, h)));
+                    let prefix = brick_rans_header(b, n);
+                    match (whole, prefix) {
+                        (Ok(a), Ok(b)) => assert_eq!(a, b, "brick {k}"),
+                        (Err(_), Err(_)) => {}
+                        (a, b) => panic!("brick {k}: {a:?} against {b:?}"),
+                    }
+                } else {
+                    let whole = brick_step(b)
+                        .and_then(|(q, w)| rice::StreamHeader::read(&w, n).map(|h| (q, h)));
+                    let prefix =
+                        brick_step_prefix(b, rice::StreamHeader::WORDS).and_then(|(q, w, tot)| {
+                            rice::StreamHeader::read_of(&w, tot, n).map(|h| (q, h))
+                        });
+                    match (whole, prefix) {
+                        (Ok(a), Ok(b)) => assert_eq!(a, b, "brick {k}"),
+                        (Err(_), Err(_)) => {}
+                        (a, b) => panic!("brick {k}: {a:?} against {b:?}"),
+                    }
+                }
+                compared += 1;
+            }
+        }
+        assert!(compared > 100, "{t}: {compared}");
+    }
+}
