@@ -844,7 +844,7 @@ __device__ __forceinline__ void r_reciprocals(const unsigned* sh, unsigned* rc) 
         if (tid < 32) {                                                                            \
             rowst[lane] = st;                                                                      \
             rowl[lane] = L;                                                                        \
-            unsigned tl_ = __reduce_max_sync(0xffffffffu, (L + 31) / 32);                          \
+            unsigned tl_ = r_warp_tiles(L);                                                        \
             if (lane == 0) tiles[0] = tl_;                                                         \
         }                                                                                          \
         r_tables(sh, cum, scale, b);                                                               \

@@ -604,6 +604,15 @@ fn finish_brick(
 /// A payload's step and the words after it (the coefficient stream and
 /// the outliers), checked: the decoders' (CPU and GPU) first step.
 pub fn brick_step(payload: &[u8]) -> Result<(f64, Vec<u32>), String> {
+    let (q, words, _) = brick_step_prefix(payload, usize::MAX)?;
+    Ok((q, words))
+}
+
+/// A brick's step and the first `words` words after it (all when fewer),
+/// checked as `brick_step` says, and how many words follow the step: the GPU decoder's host reads only headers, and converting whole
+/// payloads (1 GB for a 1024^3 turbulent field at 1e-4) cost more than
+/// decoding them on the device.
+pub fn brick_step_prefix(payload: &[u8], words: usize) -> Result<(f64, Vec<u32>, usize), String> {
     if payload.len() < 8 || !payload.len().is_multiple_of(4) {
         return Err(format!(
             "{} bytes, not a brick (a step and whole words)",
@@ -614,26 +623,6 @@ pub fn brick_step(payload: &[u8]) -> Result<(f64, Vec<u32>), String> {
     if !(q.is_finite() && q > 0.0) {
         return Err(format!("quantization step {q} is not a positive number"));
     }
-    let words = payload[8..]
-        .chunks_exact(4)
-        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-        .collect();
-    Ok((q, words))
-}
-
-/// A brick's step and the first `words` words after it (all when fewer),
-/// with the same checks as `brick_step`, and how many words follow the
-/// step: the GPU decoder's host reads only headers, and converting whole
-/// payloads (1 GB for a 1024^3 turbulent field at 1e-4) cost more than
-/// decoding them on the device.
-pub fn brick_step_prefix(payload: &[u8], words: usize) -> Result<(f64, Vec<u32>, usize), String> {
-    if payload.len() < 8 || !payload.len().is_multiple_of(4) {
-        return Err(format!(
-            "{} bytes, not a brick (a step and whole words)",
-            payload.len()
-        ));
-    }
-    let (q, _) = brick_step(&payload[..8])?;
     let total = (payload.len() - 8) / 4;
     let w = payload[8..8 + 4 * words.min(total)]
         .chunks_exact(4)

@@ -410,6 +410,13 @@ pub fn decode_chunk(
         }
         Ok(())
     };
+    // Per context, its symbol when it holds one below DIRECT: such a
+    // value reads nothing and leaves the state as it is (nearly every
+    // value of a smooth field).
+    let one: [Option<u32>; NCTX] = std::array::from_fn(|c| {
+        let s = *slots[c].first()? as u32;
+        (t.scale[c] == 0 && t.cum[c * (NSYM + 1) + NSYM] == 1 && s < DIRECT).then_some(s)
+    });
     for i in 0..out.len() {
         let prev = if i == 0 || (at + i).is_multiple_of(RESET) {
             0
@@ -417,16 +424,11 @@ pub fn decode_chunk(
             out[i - 1]
         };
         let c = context(lv[i], prev);
-        let sc = t.scale[c];
-        // A context of one symbol below DIRECT reads nothing and leaves
-        // the state as it is (nearly every value of a smooth field).
-        if sc == 0 && t.cum[c * (NSYM + 1) + NSYM] == 1 {
-            let s = slots[c][0] as u32;
-            if s < DIRECT {
-                out[i] = s;
-                continue;
-            }
+        if let Some(s) = one[c] {
+            out[i] = s;
+            continue;
         }
+        let sc = t.scale[c];
         let cum = &t.cum[c * (NSYM + 1)..(c + 1) * (NSYM + 1)];
         if cum[NSYM] != 1 << sc {
             return Err(format!(

@@ -348,6 +348,17 @@ fn quantize_rounds_half_away_from_zero_as_round_does() {
 /// error for both or for neither.
 #[test]
 fn headers_read_from_a_prefix_equal_headers_read_from_the_whole_payload() {
+    fn agree<T: PartialEq + std::fmt::Debug>(
+        whole: Result<T, String>,
+        prefix: Result<T, String>,
+        k: usize,
+    ) {
+        match (whole, prefix) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "brick {k}"),
+            (Err(_), Err(_)) => {}
+            (a, b) => panic!("brick {k}: {a:?} against {b:?}"),
+        }
+    }
     let v = field(&[40, 50], 3, DType::F32);
     for t in [Lifting::Interp, Lifting::Haar] {
         let mut o = CodecOptions::new(t, ErrorBound::Rel(1e-4));
@@ -373,11 +384,7 @@ fn headers_read_from_a_prefix_equal_headers_read_from_the_whole_payload() {
                     let whole =
                         brick_step(b).and_then(|(q, w)| rans::read_header(&w, n).map(|h| (q, h)));
                     let prefix = brick_rans_header(b, n);
-                    match (whole, prefix) {
-                        (Ok(a), Ok(b)) => assert_eq!(a, b, "brick {k}"),
-                        (Err(_), Err(_)) => {}
-                        (a, b) => panic!("brick {k}: {a:?} against {b:?}"),
-                    }
+                    agree(whole, prefix, k);
                 } else {
                     let whole = brick_step(b)
                         .and_then(|(q, w)| rice::StreamHeader::read(&w, n).map(|h| (q, h)));
@@ -385,11 +392,7 @@ fn headers_read_from_a_prefix_equal_headers_read_from_the_whole_payload() {
                         brick_step_prefix(b, rice::StreamHeader::WORDS).and_then(|(q, w, tot)| {
                             rice::StreamHeader::read_of(&w, tot, n).map(|h| (q, h))
                         });
-                    match (whole, prefix) {
-                        (Ok(a), Ok(b)) => assert_eq!(a, b, "brick {k}"),
-                        (Err(_), Err(_)) => {}
-                        (a, b) => panic!("brick {k}: {a:?} against {b:?}"),
-                    }
+                    agree(whole, prefix, k);
                 }
                 compared += 1;
             }
