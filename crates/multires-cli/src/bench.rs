@@ -471,8 +471,8 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
             let csec = median(times);
             let dev = match &run {
                 Some(r) => format!(
-                    "{} GPU(s), {} batches; slot seconds fill {:.3} / code {:.3}",
-                    r.gpus, r.batches, r.fill_s, r.code_s
+                    "{} GPU(s) x {} slots, {} batches; slot seconds fill {:.3} / code {:.3}",
+                    r.gpus, r.slots, r.batches, r.fill_s, r.code_s
                 ),
                 None => format!("cpu, {} threads", rayon::current_num_threads()),
             };

@@ -246,9 +246,10 @@ pub fn compress(a: CompressArgs) -> Result<()> {
     );
     if let Some(r) = run {
         println!(
-            "device: {} GPU(s) ({}), {} batch(es) of up to {} bricks; slot time putting bricks on the device {:.3} s, coding {:.3} s",
+            "device: {} GPU(s) ({}), {} slot(s) each, {} batch(es) of up to {} bricks; slot time putting bricks on the device {:.3} s, coding {:.3} s",
             r.gpus,
             gpus.as_ref().and_then(|g| g.first()).map_or(String::new(), |g| g.info.name.clone()),
+            r.slots,
             r.batches,
             r.max_bricks_per_batch,
             r.fill_s,

@@ -5,12 +5,15 @@
 //! The kernels repeat the CPU's arithmetic operation for operation (no FMA
 //! contraction), so the file is byte-identical to the CPU's.
 //!
-//! Bricks go through in batches. Every GPU has two slots, each with its own
-//! stream, device buffers and pinned input buffer, driven by its own host
-//! thread: while one slot's batch is copied up and coded, the other slot's
-//! host thread gathers the next batch into its pinned buffer. A memory
-//! limit only shrinks the batches; bricks are coded alike whatever batch or
-//! GPU they land in, so the output never depends on either.
+//! Bricks go through in batches. Every GPU has slots, each with its own
+//! stream, device buffers and pinned buffer, driven by its own host
+//! thread: for a field on the host two, so that while one slot's batch is
+//! copied up and coded, the other's host thread gathers the next batch
+//! into its pinned buffer; for a field on the device as many as memory
+//! allows, so that the serial rANS kernels of every batch run side by
+//! side. A memory limit only shrinks the batches; bricks are coded alike
+//! whatever batch, slot or GPU they land in, so the output never depends
+//! on any of them.
 
 use crate::device::Gpu;
 use crate::error::{Context, CudaError};
@@ -30,10 +33,51 @@ const TRIALS: usize = 3;
 /// The largest brick the device codes (its significance map is built in
 /// shared memory).
 pub const MAX_BRICK_VALUES: usize = 1 << 22;
-/// Device bytes per brick value in a slot: staging, x, coefficients, the
-/// decode, quantized values and corrections of every tried step, and the
-/// per-block arrays.
-const BYTES_PER_VALUE: usize = 8 + 8 + 8 + 8 + 4 * TRIALS + 4 * TRIALS + 2;
+
+/// What a slot's buffers are sized for. A decoder needs the details and
+/// the decoded values; the interpolation's coder adds its input, its
+/// reconstruction and RENC's scratch; the lifting transforms' coder keeps
+/// the quantized values and corrections of every tried step. A slot
+/// serves its own use and every lesser one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Use {
+    Decode,
+    EncodeInterp,
+    EncodeLifting,
+}
+
+impl Use {
+    fn of(encode: bool, t: lifting::Lifting) -> Use {
+        match (encode, t == lifting::Lifting::Interp) {
+            (false, _) => Use::Decode,
+            (true, true) => Use::EncodeInterp,
+            (true, false) => Use::EncodeLifting,
+        }
+    }
+
+    /// Quantized values (and RENC's scratch) and corrections per value of
+    /// a slot's capacity.
+    fn ints_corr(self) -> (usize, usize) {
+        match self {
+            Use::Decode => (1, 0),
+            Use::EncodeInterp => (TRIALS, 1),
+            Use::EncodeLifting => (TRIALS, TRIALS),
+        }
+    }
+
+    /// Device bytes a slot holds per value of its capacity (`ints_corr`,
+    /// the doubles, the stored-type buffer and the per-block arrays).
+    fn held_per_value(self, dtype: DType) -> usize {
+        let (i, c) = self.ints_corr();
+        let doubles = if self == Use::Decode { 1 } else { 3 };
+        8 * doubles + 4 * (i + c) + dtype.size() + 1
+    }
+
+    /// `held_per_value` and room for a batch's payloads and tables.
+    fn per_value(self, dtype: DType) -> usize {
+        self.held_per_value(dtype) + dtype.size() + 2
+    }
+}
 /// Bricks per batch when memory does not limit it: the rANS kernels run a
 /// thread per chunk (a few dozen a brick) through its chunk in sequence,
 /// so a batch needs many bricks to fill the device (16 a batch took 2.6
@@ -60,6 +104,8 @@ fn batch_limit(default: usize) -> usize {
 #[derive(Debug, Clone)]
 pub struct GpuRun {
     pub gpus: usize,
+    /// Slots a GPU (batches in flight at once).
+    pub slots: usize,
     pub batches: usize,
     pub max_bricks_per_batch: usize,
     /// Seconds the slots spent putting bricks on the device (gathering
@@ -81,6 +127,7 @@ struct Slot {
     stream: Arc<CudaStream>,
     cap: usize,
     dtype: DType,
+    usage: Use,
     pin32: Option<PinnedHostSlice<f32>>,
     pin64: Option<PinnedHostSlice<f64>>,
     in32: Option<CudaSlice<f32>>,
@@ -200,16 +247,101 @@ fn prof(s: &CudaStream, phase: &'static str) -> Result<(), CudaError> {
     Ok(())
 }
 
-/// Two slots a GPU, so one batch's host work overlaps the other's kernels;
-/// one while profiling, so each phase is the device's own time. (Four
-/// slots were tried: on 1024^3 fields some files and decodes differed from
-/// the host path's, which is not understood; two are what the tests cover.)
-fn slots_per_gpu(batches: usize) -> usize {
-    if std::env::var_os("MULTIRES_CODEC_PROFILE").is_some() {
-        1
-    } else {
-        2.min(batches.max(1))
+/// Slots a GPU at most: `default`; one while profiling, so each phase is
+/// the device's own time; MULTIRES_CODEC_SLOTS overrides both (a tuning
+/// knob for measurements; the output never depends on it).
+fn max_slots(default: usize) -> usize {
+    let want = std::env::var("MULTIRES_CODEC_SLOTS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&v| v > 0);
+    match want {
+        Some(v) => v,
+        None if std::env::var_os("MULTIRES_CODEC_PROFILE").is_some() => 1,
+        None => default,
     }
+}
+
+/// Slots a GPU for a field read from the host: two, so one batch's host
+/// work (gathering into pinned memory, copies) overlaps the other's kernels.
+const HOST_SLOTS: usize = 2;
+/// Slots a GPU for a field on the device: as many batches at once as
+/// memory allows. The rANS kernels last one chunk's chain however few
+/// bricks a launch holds (about 15 ms on a smooth field), so batches one
+/// after another cost a chain each; side by side on their own streams
+/// they cost about one.
+const RESIDENT_SLOTS: usize = 16;
+/// A field on the device is cut into about this many batches (more where
+/// brick shapes differ), so the host work of one overlaps the kernels of
+/// the others.
+const RESIDENT_SHARES: usize = 8;
+
+/// How a run's bricks go through the slots.
+struct Plan<T> {
+    /// Batches of bricks of one shape, the largest first.
+    batches: Vec<([usize; 3], Vec<T>)>,
+    /// Slots a GPU.
+    slots: usize,
+}
+
+impl<T> Plan<T> {
+    /// Values of each batch.
+    fn caps(&self) -> Vec<usize> {
+        self.batches
+            .iter()
+            .map(|(d, l)| d.iter().product::<usize>() * l.len())
+            .collect()
+    }
+}
+
+/// Cuts the bricks of each shape (`shapes`, in grid order) into batches of
+/// about `1 / shares` of the whole (at most `limit` bricks, and what one
+/// of `slots` slots can hold in `budget` bytes at `per_value` bytes a
+/// value), the largest first; then as many slots a GPU (up to `slots`) as
+/// the largest batches fit side by side in the budget.
+fn plan_batches<T>(
+    shapes: BTreeMap<[usize; 3], Vec<T>>,
+    budget: usize,
+    per_value: usize,
+    (slots, shares, limit): (usize, usize, usize),
+) -> Result<Plan<T>, CudaError> {
+    let cost = |d: &[usize; 3], bricks: usize| {
+        bricks * (d.iter().product::<usize>() * per_value + (1 << 20))
+    };
+    let slots = slots.max(1);
+    let total: usize = shapes.iter().map(|(d, l)| cost(d, l.len())).sum();
+    let share = total
+        .div_ceil(shares.max(1))
+        .min(budget / slots.min(shares).max(1));
+    let mut batches = Vec::new();
+    for (dims, mut list) in shapes {
+        let one = cost(&dims, 1);
+        if 2 * one > budget {
+            return Err(CudaError::MemoryLimit {
+                need: (2 * one) as u128,
+                limit: budget as u128,
+            });
+        }
+        let per = (share / one).clamp(1, limit.max(1));
+        let size = list.len().div_ceil(list.len().div_ceil(per).max(1)).max(1);
+        while !list.is_empty() {
+            let rest = list.split_off(list.len().min(size));
+            batches.push((dims, std::mem::replace(&mut list, rest)));
+        }
+    }
+    // Stable: batches of equal size keep the grid order.
+    batches.sort_by_key(|(d, l)| std::cmp::Reverse(cost(d, l.len())));
+    let mut s = slots.min(batches.len()).max(1);
+    while s > 1
+        && batches[..s]
+            .iter()
+            .map(|(d, l)| cost(d, l.len()))
+            .sum::<usize>()
+            > budget
+    {
+        s -= 1;
+    }
+    Ok(Plan { batches, slots: s })
 }
 
 /// Adds the host time since `t0` to `phase` (with MULTIRES_CODEC_PROFILE).
@@ -302,16 +434,41 @@ fn lift(
 /// coding a small volume. `release_slots` frees them.
 static POOL: Mutex<Vec<Slot>> = Mutex::new(Vec::new());
 
-fn take_slot(gpu: &Arc<Gpu>, cap: usize, dtype: DType) -> Result<Slot, CudaError> {
+/// A pooled slot of `gpu` that serves `usage` for batches of `cap` values
+/// (the smallest such), or a new one. Before allocating, every idle slot
+/// of `gpu` is freed: the run's budget counted their memory as free
+/// (`device_budget`).
+fn take_slot(gpu: &Arc<Gpu>, cap: usize, dtype: DType, usage: Use) -> Result<Slot, CudaError> {
+    let serves = |s: &Slot| s.dtype == dtype && s.usage >= usage && s.cap >= cap;
+    let mut freed = false;
     if let Ok(mut pool) = POOL.lock() {
-        if let Some(i) = pool
-            .iter()
-            .position(|s| Arc::ptr_eq(&s.gpu, gpu) && s.cap >= cap && s.dtype == dtype)
-        {
+        let best = (0..pool.len())
+            .filter(|&i| Arc::ptr_eq(&pool[i].gpu, gpu) && serves(&pool[i]))
+            .min_by_key(|&i| pool[i].cap);
+        if let Some(i) = best {
             return Ok(pool.swap_remove(i));
         }
+        let before = pool.len();
+        pool.retain(|s| !Arc::ptr_eq(&s.gpu, gpu));
+        freed = pool.len() != before;
     }
-    Slot::new(gpu.clone(), cap, dtype)
+    if freed {
+        gpu.ctx
+            .synchronize()
+            .during(|| "freeing idle codec buffers".into())?;
+    }
+    Slot::new(gpu.clone(), cap, dtype, usage)
+}
+
+/// Device bytes held by the idle slots of `gpu` (the next run may reuse or
+/// free them).
+fn pooled_bytes(gpu: &Arc<Gpu>) -> usize {
+    POOL.lock().map_or(0, |pool| {
+        pool.iter()
+            .filter(|s| Arc::ptr_eq(&s.gpu, gpu))
+            .map(|s| s.cap * s.usage.held_per_value(s.dtype))
+            .sum()
+    })
 }
 
 /// Frees the device and pinned memory that earlier compressions kept.
@@ -332,7 +489,7 @@ fn cfg(grid: (u32, u32), block: u32, smem: u32) -> LaunchConfig {
 }
 
 impl Slot {
-    fn new(gpu: Arc<Gpu>, cap: usize, dtype: DType) -> Result<Self, CudaError> {
+    fn new(gpu: Arc<Gpu>, cap: usize, dtype: DType, usage: Use) -> Result<Self, CudaError> {
         let stream = gpu.ctx.new_stream().during(|| "creating a stream".into())?;
         let nb = cap.div_ceil(32) + 64;
         macro_rules! dev {
@@ -342,37 +499,19 @@ impl Slot {
                     .during(|| format!("allocating {} values for a batch of bricks", $n))?
             };
         }
-        // SAFETY: the pinned input is written before each copy up and not
-        // touched again until the stream is synchronized. Cached, not
-        // write-combined (cudarc's alloc_pinned): the decoders read the
-        // decoded bricks back out of it, and a host read of write-combined
-        // memory is uncached.
-        let (pin32, pin64, in32, in64) = match dtype {
-            DType::F32 => (
-                Some(
-                    unsafe { gpu.ctx.alloc_pinned_with_flags::<f32>(cap, 0) }
-                        .during(|| format!("allocating {cap} values of pinned memory"))?,
-                ),
-                None,
-                Some(dev!(f32, cap)),
-                None,
-            ),
-            DType::F64 => (
-                None,
-                Some(
-                    unsafe { gpu.ctx.alloc_pinned_with_flags::<f64>(cap, 0) }
-                        .during(|| format!("allocating {cap} values of pinned memory"))?,
-                ),
-                None,
-                Some(dev!(f64, cap)),
-            ),
+        let (in32, in64) = match dtype {
+            DType::F32 => (Some(dev!(f32, cap)), None),
+            DType::F64 => (None, Some(dev!(f64, cap))),
         };
+        // A decoder's inverse works in `y` alone.
+        let coder = if usage == Use::Decode { 0 } else { cap };
+        let (ints, corr) = usage.ints_corr();
         Ok(Slot {
-            x: dev!(f64, cap),
-            c: dev!(f64, cap),
+            x: dev!(f64, coder),
+            c: dev!(f64, coder),
             y: dev!(f64, cap),
-            ints: dev!(i32, TRIALS * cap),
-            corr: dev!(i32, TRIALS * cap),
+            ints: dev!(i32, ints * cap),
+            corr: dev!(i32, corr * cap),
             nzf: dev!(u8, nb),
             mode: dev!(u32, nb),
             sizes: dev!(u32, 4 * nb),
@@ -381,15 +520,42 @@ impl Slot {
             pbytes: None,
             orders: BTreeMap::new(),
             classes: BTreeMap::new(),
-            pin32,
-            pin64,
+            pin32: None,
+            pin64: None,
             in32,
             in64,
             gpu,
             stream,
             cap,
             dtype,
+            usage,
         })
+    }
+
+    /// The pinned buffer of `cap` values (as stored), allocated on first
+    /// use: a field on the device never needs it.
+    fn pin_values(&mut self) -> Result<(), CudaError> {
+        let cap = self.cap;
+        // SAFETY: the pinned values are written before each copy up and
+        // not touched again until the stream is synchronized. Cached, not
+        // write-combined (cudarc's alloc_pinned): the decoders read the
+        // decoded bricks back out of it, and a host read of write-combined
+        // memory is uncached.
+        let what = || format!("allocating {cap} values of pinned memory");
+        match self.dtype {
+            DType::F32 if self.pin32.is_none() => {
+                self.pin32 = Some(
+                    unsafe { self.gpu.ctx.alloc_pinned_with_flags::<f32>(cap, 0) }.during(what)?,
+                )
+            }
+            DType::F64 if self.pin64.is_none() => {
+                self.pin64 = Some(
+                    unsafe { self.gpu.ctx.alloc_pinned_with_flags::<f64>(cap, 0) }.during(what)?,
+                )
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     fn f(&self, inst: &str, smem: usize) -> Result<CudaFunction, CudaError> {
@@ -400,6 +566,7 @@ impl Slot {
     /// copies them up.
     fn upload(&mut self, v: &Volume, grid: &codec::BrickGrid, b: &Batch) -> Result<(), CudaError> {
         use rayon::prelude::*;
+        self.pin_values()?;
         let n: usize = b.dims.iter().product();
         let total = n * b.bricks.len();
         let f = self.f(
@@ -1052,7 +1219,7 @@ pub fn compress(
         opts,
         (range, e, grid),
         gpus,
-        (mem_limit, DEFAULT_BATCH),
+        (mem_limit, DEFAULT_BATCH, HOST_SLOTS, HOST_SLOTS),
         progress,
         &|slot, b| {
             slot.upload(v, &grid, b)?;
@@ -1071,7 +1238,7 @@ fn run_compress(
     opts: &CodecOptions,
     plan: ((f64, f64), f64, codec::BrickGrid),
     gpus: &[Arc<Gpu>],
-    (mem_limit, batch): (Option<usize>, usize),
+    (mem_limit, batch, slots, shares): (Option<usize>, usize, usize, usize),
     progress: &(dyn Fn(usize) + Sync),
     fill: &(dyn Fn(&mut Slot, &Batch) -> Result<(), CudaError> + Sync),
 ) -> Result<(Vec<u8>, CodecStats, GpuRun), CudaError> {
@@ -1087,7 +1254,7 @@ fn run_compress(
         )));
     }
     // Bricks of a shape, in grid order, cut into batches.
-    let per_value = BYTES_PER_VALUE + v.dtype.size() + 12;
+    let usage = Use::of(true, opts.transform);
     let budget = match mem_limit {
         Some(l) => l,
         None => device_budget(gpus)?,
@@ -1096,58 +1263,43 @@ fn run_compress(
     for k in 0..grid.len() {
         shapes.entry(grid.bounds(k).1).or_default().push(k);
     }
-    let mut batches = Vec::new();
-    let mut cap = 0usize;
-    for (dims, bricks) in shapes {
-        let n: usize = dims.iter().product();
-        let fit = budget / 2 / (n * per_value + (1 << 20));
-        if fit == 0 {
-            return Err(CudaError::MemoryLimit {
-                need: (2 * (n * per_value + (1 << 20))) as u128,
-                limit: budget as u128,
-            });
-        }
-        let per = fit.min(batch_limit(batch)).min(bricks.len());
-        cap = cap.max(per * n);
-        for ch in bricks.chunks(per) {
-            batches.push(Batch {
-                dims,
-                bricks: ch.to_vec(),
-            });
-        }
-    }
+    let plan = plan_batches(
+        shapes,
+        budget,
+        usage.per_value(v.dtype),
+        (max_slots(slots), shares * gpus.len(), batch_limit(batch)),
+    )?;
+    let caps = plan.caps();
+    let slots_per_gpu = plan.slots;
+    let batches: Vec<Batch> = plan
+        .batches
+        .into_iter()
+        .map(|(dims, bricks)| Batch { dims, bricks })
+        .collect();
     let results: Mutex<Vec<Option<CodedBrick>>> = Mutex::new(vec![None; grid.len()]);
     let done = AtomicUsize::new(0);
     let timing = Mutex::new((0f64, 0f64));
     let max_per = batches.iter().map(|b| b.bricks.len()).max().unwrap_or(0);
-    let slots_per_gpu = slots_per_gpu(batches.len());
-    run_slots(
-        gpus,
-        slots_per_gpu,
-        cap,
-        v.dtype,
-        batches.len(),
-        &|slot, i| {
-            let b = &batches[i];
-            let t0 = std::time::Instant::now();
-            fill(slot, b)?;
-            let t1 = std::time::Instant::now();
-            let coded = slot.encode(b, v.dtype, opts.transform, e, range)?;
-            if let Ok(mut tm) = timing.lock() {
-                tm.0 += (t1 - t0).as_secs_f64();
-                tm.1 += t1.elapsed().as_secs_f64();
-            }
-            let mut r = results
-                .lock()
-                .map_err(|_| CudaError::Unsupported("a slot panicked".into()))?;
-            for (&k, c) in b.bricks.iter().zip(coded) {
-                r[k] = Some(c);
-            }
-            drop(r);
-            progress(done.fetch_add(b.bricks.len(), Ordering::Relaxed) + b.bricks.len());
-            Ok(())
-        },
-    )?;
+    run_slots(gpus, slots_per_gpu, (&caps, v.dtype, usage), &|slot, i| {
+        let b = &batches[i];
+        let t0 = std::time::Instant::now();
+        fill(slot, b)?;
+        let t1 = std::time::Instant::now();
+        let coded = slot.encode(b, v.dtype, opts.transform, e, range)?;
+        if let Ok(mut tm) = timing.lock() {
+            tm.0 += (t1 - t0).as_secs_f64();
+            tm.1 += t1.elapsed().as_secs_f64();
+        }
+        let mut r = results
+            .lock()
+            .map_err(|_| CudaError::Unsupported("a slot panicked".into()))?;
+        for (&k, c) in b.bricks.iter().zip(coded) {
+            r[k] = Some(c);
+        }
+        drop(r);
+        progress(done.fetch_add(b.bricks.len(), Ordering::Relaxed) + b.bricks.len());
+        Ok(())
+    })?;
     let coded: Vec<CodedBrick> = results
         .into_inner()
         .map_err(|_| CudaError::Unsupported("a slot panicked".into()))?
@@ -1165,6 +1317,7 @@ fn run_compress(
         stats,
         GpuRun {
             gpus: gpus.len(),
+            slots: slots_per_gpu,
             batches: batches.len(),
             max_bricks_per_batch: max_per,
             fill_s: tm.0,
@@ -1173,20 +1326,16 @@ fn run_compress(
     ))
 }
 
-/// Bricks of one shape with their payloads (grid index, bytes).
-type PayloadBatch = ([usize; 3], Vec<(usize, Vec<u8>)>);
-
-/// Runs `work(slot, i)` for batches 0..count on `per_gpu` slots of every
-/// GPU, a host thread each, which take the batches in turn; the slots go
-/// back to the pool afterwards.
+/// Runs `work(slot, i)` for the batches (of `caps[i]` values, the largest
+/// first) on `per_gpu` slots of every GPU, a host thread each, which take
+/// the batches in turn; the slots go back to the pool afterwards.
 fn run_slots(
     gpus: &[Arc<Gpu>],
     per_gpu: usize,
-    cap: usize,
-    dtype: DType,
-    count: usize,
+    (caps, dtype, usage): (&[usize], DType, Use),
     work: &(dyn Fn(&mut Slot, usize) -> Result<(), CudaError> + Sync),
 ) -> Result<(), CudaError> {
+    let count = caps.len();
     let next = AtomicUsize::new(0);
     std::thread::scope(|scope| -> Result<(), CudaError> {
         let mut handles = Vec::new();
@@ -1195,16 +1344,27 @@ fn run_slots(
                 let (g, next) = (g.clone(), &next);
                 handles.push(scope.spawn(move || -> Result<(), CudaError> {
                     g.ctx.bind_to_thread().during(|| "binding the GPU".into())?;
-                    let mut slot = take_slot(&g, cap, dtype)?;
+                    let mut slot: Option<Slot> = None;
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         if i >= count {
                             break;
                         }
-                        work(&mut slot, i)?;
+                        // The largest batches come first: a slot grows only
+                        // when another GPU took them.
+                        if slot.as_ref().is_none_or(|s| s.cap < caps[i]) {
+                            if let Some(old) = slot.take() {
+                                drop(old);
+                                g.ctx.synchronize().during(|| "freeing a slot".into())?;
+                            }
+                            slot = Some(take_slot(&g, caps[i], dtype, usage)?);
+                        }
+                        if let Some(s) = slot.as_mut() {
+                            work(s, i)?;
+                        }
                     }
-                    if let Ok(mut pool) = POOL.lock() {
-                        pool.push(slot);
+                    if let (Some(s), Ok(mut pool)) = (slot, POOL.lock()) {
+                        pool.push(s);
                     }
                     Ok(())
                 }));
@@ -1245,14 +1405,14 @@ fn sections(p: &[u8], n: usize) -> Option<Sections> {
 }
 
 /// The payloads of the bricks of `r` that meet `region`, read and
-/// checked, in batches of one shape sized for the slots of `gpus`; and the
-/// largest batch's values.
+/// checked, in batches of one shape for the slots of `gpus` (`plan`:
+/// bricks a batch at most, slots a GPU at most, shares of the whole).
 fn payload_batches(
     r: &mut codec::MrzReader,
     region: &codec::Region,
     gpus: &[Arc<Gpu>],
-    batch: usize,
-) -> Result<(Vec<PayloadBatch>, usize), CudaError> {
+    (batch, slots, shares): (usize, usize, usize),
+) -> Result<Plan<(usize, Vec<u8>)>, CudaError> {
     let h = r.header().clone();
     let grid = r.grid();
     let wanted = codec::bricks_in(&grid, region);
@@ -1265,25 +1425,20 @@ fn payload_batches(
     if gpus.is_empty() {
         return Err(CudaError::NoDevice("no GPU was given".into()));
     }
-    let mut batches: Vec<PayloadBatch> = Vec::new();
-    let mut cap = 0;
-    let budget = device_budget(gpus)?;
-    for (dims, mut list) in shapes {
-        let n: usize = dims.iter().product();
-        if n > MAX_BRICK_VALUES {
-            return Err(CudaError::Unsupported(format!(
-                "bricks of {dims:?}: the GPU decoder takes at most {MAX_BRICK_VALUES} values a brick; use the CPU"
-            )));
-        }
-        let per_value = BYTES_PER_VALUE + h.dtype.size() + 12;
-        let fit = (budget / 2 / (n * per_value + (1 << 20))).clamp(1, batch_limit(batch));
-        while !list.is_empty() {
-            let rest = list.split_off(list.len().min(fit));
-            cap = cap.max(list.len() * n);
-            batches.push((dims, std::mem::replace(&mut list, rest)));
-        }
+    if let Some(dims) = shapes
+        .keys()
+        .find(|d| d.iter().product::<usize>() > MAX_BRICK_VALUES)
+    {
+        return Err(CudaError::Unsupported(format!(
+            "bricks of {dims:?}: the GPU decoder takes at most {MAX_BRICK_VALUES} values a brick; use the CPU"
+        )));
     }
-    Ok((batches, cap))
+    plan_batches(
+        shapes,
+        device_budget(gpus)?,
+        Use::Decode.per_value(h.dtype),
+        (max_slots(slots), shares * gpus.len(), batch_limit(batch)),
+    )
 }
 
 /// Decodes the bricks of `r` that meet `region` (all when None) on `gpus`:
@@ -1300,7 +1455,9 @@ pub fn decompress(
     let h = r.header().clone();
     let region = region.unwrap_or(codec::full_region(h.dims));
     let grid = r.grid();
-    let (batches, cap) = payload_batches(r, &region, gpus, DEFAULT_BATCH)?;
+    let plan = payload_batches(r, &region, gpus, (DEFAULT_BATCH, HOST_SLOTS, HOST_SLOTS))?;
+    let caps = plan.caps();
+    let batches = plan.batches;
     let out_dims = region.map(|(a, b)| b - a);
     let out = Mutex::new(multires::memory::touched_vec::<f64>(
         out_dims.iter().product(),
@@ -1309,13 +1466,10 @@ pub fn decompress(
     let path = r.path().to_string();
     // Slots place their decoded bricks on the host while others' batches
     // are on the device.
-    let slots_per_gpu = slots_per_gpu(batches.len());
     run_slots(
         gpus,
-        slots_per_gpu,
-        cap,
-        h.dtype,
-        batches.len(),
+        plan.slots,
+        (&caps, h.dtype, Use::Decode),
         &|slot, i| {
             let (dims, list) = &batches[i];
             let (grid, region, h, path) = (&grid, &region, &h, &path);
@@ -1392,6 +1546,9 @@ impl Slot {
         let n: usize = dims.iter().product();
         let nbk = list.len();
         let closed = h.transform == lifting::Lifting::Interp;
+        if down {
+            self.pin_values()?;
+        }
         self.order(dims, h.transform)?;
         let s = &self.stream.clone();
         let Front { at, q, err, check } = if closed {
@@ -1784,17 +1941,17 @@ impl Slot {
     }
 }
 
-/// The device memory the codec may take on each of `gpus`: 70% of the
-/// least free.
+/// The device memory the codec may take on each of `gpus`: 80% of the
+/// least free, counting what idle slots hold (a run reuses or frees them).
 fn device_budget(gpus: &[Arc<Gpu>]) -> Result<usize, CudaError> {
     let free = gpus
         .iter()
-        .map(|g| g.free_mem())
+        .map(|g| g.free_mem().map(|f| f + pooled_bytes(g)))
         .collect::<Result<Vec<_>, _>>()?
         .into_iter()
         .min()
         .unwrap_or(0);
-    Ok(free / 10 * 7)
+    Ok(free / 10 * 8)
 }
 
 /// Chunks per block of the rANS kernels, and RDEC's threads (a lane a
@@ -2165,7 +2322,7 @@ pub fn compress_resident(
         opts,
         plan,
         std::slice::from_ref(gpu),
-        (None, RESIDENT_BATCH),
+        (None, RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
         progress,
         &|slot, b| slot.gather_resident(f, &grid, b),
     )
@@ -2194,7 +2351,7 @@ pub fn decompress_resident(
     };
     let grid = r.grid();
     let gpus = std::slice::from_ref(gpu);
-    let (batches, cap) = payload_batches(r, &codec::full_region(h.dims), gpus, RESIDENT_BATCH)?;
+    // The field first: the batches share what memory is left.
     let field = Mutex::new(DeviceField {
         data: gpu
             .stream
@@ -2205,15 +2362,20 @@ pub fn decompress_resident(
     gpu.stream
         .synchronize()
         .during(|| "allocating the decoded field".into())?;
+    let plan = payload_batches(
+        r,
+        &codec::full_region(h.dims),
+        gpus,
+        (RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
+    )?;
+    let caps = plan.caps();
+    let batches = plan.batches;
     let done = AtomicUsize::new(0);
     let path = r.path().to_string();
-    let slots_per_gpu = slots_per_gpu(batches.len());
     run_slots(
         gpus,
-        slots_per_gpu,
-        cap,
-        h.dtype,
-        batches.len(),
+        plan.slots,
+        (&caps, h.dtype, Use::Decode),
         &|slot, i| {
             let (dims, list) = &batches[i];
             let n: usize = dims.iter().product();
@@ -2293,4 +2455,117 @@ pub fn decompress_resident(
     field
         .into_inner()
         .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 1024^3 field's bricks of 129 (8 shapes), as the grid lists them.
+    fn shapes_1024() -> BTreeMap<[usize; 3], Vec<usize>> {
+        let ext = |i: usize| if i < 7 { 129 } else { 1024 - 7 * 129 };
+        let mut shapes: BTreeMap<[usize; 3], Vec<usize>> = BTreeMap::new();
+        for k in 0..512 {
+            shapes
+                .entry([ext(k / 64), ext(k / 8 % 8), ext(k % 8)])
+                .or_default()
+                .push(k);
+        }
+        shapes
+    }
+
+    fn cost(d: &[usize; 3], bricks: usize, per_value: usize) -> usize {
+        bricks * (d.iter().product::<usize>() * per_value + (1 << 20))
+    }
+
+    #[test]
+    fn plans_cover_every_brick_once_largest_first_within_the_budget() {
+        let per_value = Use::EncodeInterp.per_value(DType::F32);
+        for (budget, slots, shares, limit) in [
+            (
+                52usize << 30,
+                RESIDENT_SLOTS,
+                RESIDENT_SHARES,
+                RESIDENT_BATCH,
+            ),
+            (52 << 30, HOST_SLOTS, HOST_SLOTS, DEFAULT_BATCH),
+            (6 << 30, RESIDENT_SLOTS, RESIDENT_SHARES, RESIDENT_BATCH),
+            (1 << 30, 4, 4, 64),
+        ] {
+            let plan =
+                plan_batches(shapes_1024(), budget, per_value, (slots, shares, limit)).unwrap();
+            let mut seen: Vec<usize> = plan.batches.iter().flat_map(|(_, l)| l.clone()).collect();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..512).collect::<Vec<_>>(), "{budget} {slots}");
+            let costs: Vec<usize> = plan
+                .batches
+                .iter()
+                .map(|(d, l)| cost(d, l.len(), per_value))
+                .collect();
+            assert!(
+                costs.windows(2).all(|w| w[0] >= w[1]),
+                "not the largest first: {costs:?}"
+            );
+            assert!(plan
+                .batches
+                .iter()
+                .all(|(_, l)| !l.is_empty() && l.len() <= limit));
+            assert!(plan.slots >= 1 && plan.slots <= slots.min(plan.batches.len()));
+            assert!(
+                costs[..plan.slots].iter().sum::<usize>() <= budget,
+                "{budget} {slots}: {costs:?}"
+            );
+            // Bricks of a batch share a shape and keep the grid order.
+            let shapes = shapes_1024();
+            for (d, l) in &plan.batches {
+                assert!(l.iter().all(|k| shapes[d].contains(k)));
+                assert!(l.windows(2).all(|w| w[0] < w[1]));
+            }
+        }
+        // A field on the device with room for all of it (80% of what an
+        // H100 has free beside it): every batch at once.
+        let plan = plan_batches(
+            shapes_1024(),
+            60 << 30,
+            per_value,
+            (RESIDENT_SLOTS, RESIDENT_SHARES, RESIDENT_BATCH),
+        )
+        .unwrap();
+        assert_eq!(plan.slots, plan.batches.len(), "{}", plan.batches.len());
+    }
+
+    #[test]
+    fn a_budget_below_two_bricks_is_refused() {
+        let per_value = Use::Decode.per_value(DType::F32);
+        let one = cost(&[129, 129, 129], 1, per_value);
+        match plan_batches(shapes_1024(), 2 * one - 1, per_value, (2, 2, 64)) {
+            Err(CudaError::MemoryLimit { need, limit }) => {
+                assert_eq!((need, limit), (2 * one as u128, 2 * one as u128 - 1))
+            }
+            Err(e) => panic!("wrong error {e}"),
+            Ok(_) => panic!("a plan under the limit"),
+        }
+        let plan = plan_batches(shapes_1024(), 2 * one, per_value, (2, 2, 64)).unwrap();
+        assert_eq!(plan.batches.len(), 512);
+        assert_eq!(plan.slots, 2);
+    }
+
+    #[test]
+    fn a_slot_serves_its_own_use_and_every_lesser_one() {
+        assert!(Use::EncodeLifting > Use::EncodeInterp && Use::EncodeInterp > Use::Decode);
+        for t in [
+            lifting::Lifting::Haar,
+            lifting::Lifting::Cdf97,
+            lifting::Lifting::Interp,
+        ] {
+            assert_eq!(Use::of(false, t), Use::Decode);
+        }
+        assert_eq!(Use::of(true, lifting::Lifting::Interp), Use::EncodeInterp);
+        assert_eq!(Use::of(true, lifting::Lifting::Cdf53), Use::EncodeLifting);
+        for d in [DType::F32, DType::F64] {
+            let h =
+                [Use::Decode, Use::EncodeInterp, Use::EncodeLifting].map(|u| u.held_per_value(d));
+            assert!(h[0] < h[1] && h[1] < h[2], "{h:?}");
+        }
+    }
 }
