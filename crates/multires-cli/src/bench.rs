@@ -63,6 +63,9 @@ pub struct BenchArgs {
     /// (compress from GPU memory to .mrz bytes, decompress into GPU memory).
     #[arg(long)]
     pub resident: bool,
+    /// codec-3d: only this field (smooth or turbulent; default both).
+    #[arg(long)]
+    pub codec_field: Option<multires::codec::fields::FieldKind>,
 }
 
 pub(crate) fn median(mut v: Vec<f64>) -> f64 {
@@ -379,6 +382,9 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
         bail!("--gpus {w}: this machine has {count} GPU(s)");
     }
     for kind in [fields::FieldKind::Smooth, fields::FieldKind::Turbulent] {
+        if a.codec_field.is_some_and(|k| k != kind) {
+            continue;
+        }
         let data: Vec<f64> = fields::make(kind, size, true, 1)
             .into_iter()
             .map(f64::from)

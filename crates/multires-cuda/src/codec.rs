@@ -231,6 +231,7 @@ fn order_key(dims: [usize; 3], t: lifting::Lifting) -> ([usize; 3], bool) {
 /// synchronizing the stream) is added to `phase`; printed by `compress`.
 fn prof(s: &CudaStream, phase: &'static str) -> Result<(), CudaError> {
     use std::cell::Cell;
+    trace(phase);
     thread_local!(static LAST: Cell<Option<std::time::Instant>> = const { Cell::new(None) });
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     if !*ON.get_or_init(|| std::env::var_os("MULTIRES_CODEC_PROFILE").is_some()) {
@@ -342,6 +343,44 @@ fn plan_batches<T>(
         s -= 1;
     }
     Ok(Plan { batches, slots: s })
+}
+
+/// With MULTIRES_CODEC_TRACE set, when each slot's host thread passed
+/// each mark (no synchronization added), printed per batch by `run_slots`:
+/// a timeline of how the batches overlap.
+static TRACE: Mutex<Vec<(usize, &'static str, std::time::Instant)>> = Mutex::new(Vec::new());
+thread_local!(static TRACE_BATCH: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) });
+
+fn tracing() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("MULTIRES_CODEC_TRACE").is_some())
+}
+
+fn trace(mark: &'static str) {
+    if tracing() {
+        let b = TRACE_BATCH.with(|c| c.get());
+        if let Ok(mut t) = TRACE.lock() {
+            t.push((b, mark, std::time::Instant::now()));
+        }
+    }
+}
+
+/// Prints the marks of `trace` since `t0`, a line per batch, and clears them.
+fn print_trace(t0: std::time::Instant, caps: &[usize]) {
+    if !tracing() {
+        return;
+    }
+    if let Ok(mut t) = TRACE.lock() {
+        let marks = std::mem::take(&mut *t);
+        for (i, cap) in caps.iter().enumerate() {
+            let line: Vec<String> = marks
+                .iter()
+                .filter(|m| m.0 == i)
+                .map(|m| format!("{}@{:.1}", m.1, (m.2 - t0).as_secs_f64() * 1e3))
+                .collect();
+            eprintln!("trace batch {i} ({cap} values): {}", line.join(" "));
+        }
+    }
 }
 
 /// Adds the host time since `t0` to `phase` (with MULTIRES_CODEC_PROFILE).
@@ -1337,7 +1376,8 @@ fn run_slots(
 ) -> Result<(), CudaError> {
     let count = caps.len();
     let next = AtomicUsize::new(0);
-    std::thread::scope(|scope| -> Result<(), CudaError> {
+    let t0 = std::time::Instant::now();
+    let run = std::thread::scope(|scope| -> Result<(), CudaError> {
         let mut handles = Vec::new();
         for g in gpus {
             for _ in 0..per_gpu {
@@ -1350,6 +1390,8 @@ fn run_slots(
                         if i >= count {
                             break;
                         }
+                        TRACE_BATCH.with(|c| c.set(i));
+                        trace("start");
                         // The largest batches come first: a slot grows only
                         // when another GPU took them.
                         if slot.as_ref().is_none_or(|s| s.cap < caps[i]) {
@@ -1359,9 +1401,11 @@ fn run_slots(
                             }
                             slot = Some(take_slot(&g, caps[i], dtype, usage)?);
                         }
+                        trace("slot");
                         if let Some(s) = slot.as_mut() {
                             work(s, i)?;
                         }
+                        trace("end");
                     }
                     if let (Some(s), Ok(mut pool)) = (slot, POOL.lock()) {
                         pool.push(s);
@@ -1375,7 +1419,9 @@ fn run_slots(
                 .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))??;
         }
         Ok(())
-    })
+    });
+    print_trace(t0, caps);
+    run
 }
 
 /// A brick's payload checked and cut into sections (word offsets from the
