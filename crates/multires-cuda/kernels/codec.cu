@@ -186,14 +186,17 @@ __device__ __forceinline__ double quant_value(double v, double s) {
         }                                                                                     \
     }
 
-#define DEQUANT(name)                                                                        \
-    extern "C" __global__ void name(const int* ints, const unsigned* order, const double* q, \
-                                    double* y, long long n) {                                \
-        long long b = blockIdx.y;                                                            \
-        double s = q[b];                                                                     \
-        for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;           \
-             j += (long long)gridDim.x * blockDim.x)                                         \
-            y[b * n + order[j]] = (double)ints[b * n + j] * s;                               \
+// Quantized coefficients back to doubles at their grid points: inv[k] is
+// grid point k's place in the coding order (a gather; the scatter through
+// the order wrote 8 scattered bytes a value).
+#define DEQUANT(name)                                                                      \
+    extern "C" __global__ void name(const int* ints, const unsigned* inv, const double* q, \
+                                    double* y, long long n) {                              \
+        long long b = blockIdx.y;                                                          \
+        double s = q[b];                                                                   \
+        for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n;        \
+             k += (long long)gridDim.x * blockDim.x)                                       \
+            y[b * n + k] = (double)ints[b * n + inv[k]] * s;                               \
     }
 
 __device__ __forceinline__ double to_dtype(double v, int f32) {

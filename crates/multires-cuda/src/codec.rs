@@ -146,6 +146,10 @@ struct Slot {
     pbytes: Option<PinnedHostSlice<u8>>,
     /// Coding orders per brick shape: Morton (lifting) or interp's.
     orders: BTreeMap<([usize; 3], bool), CudaSlice<u32>>,
+    /// Their inverses: each grid point's place in the coding order, so
+    /// DEQUANT gathers (scattered 4-byte reads) instead of scattering
+    /// 8-byte writes.
+    inverses: BTreeMap<([usize; 3], bool), CudaSlice<u32>>,
     /// The rANS level classes of interp's coding order, per brick shape.
     classes: BTreeMap<[usize; 3], CudaSlice<u32>>,
 }
@@ -558,6 +562,7 @@ impl Slot {
             out: dev!(u8, 1 << 20),
             pbytes: None,
             orders: BTreeMap::new(),
+            inverses: BTreeMap::new(),
             classes: BTreeMap::new(),
             pin32: None,
             pin64: None,
@@ -661,7 +666,8 @@ impl Slot {
         Ok(())
     }
 
-    /// Uploads the coding order of `dims` under `t` once (`Slot::orders`).
+    /// Uploads the coding order of `dims` under `t` and its inverse once
+    /// (`Slot::orders`, `Slot::inverses`).
     fn order(&mut self, dims: [usize; 3], t: lifting::Lifting) -> Result<(), CudaError> {
         let key = order_key(dims, t);
         if !self.orders.contains_key(&key) {
@@ -670,11 +676,15 @@ impl Slot {
             } else {
                 morton::order(dims)
             };
-            let d = self
-                .stream
-                .clone_htod(o.as_slice())
-                .during(|| "copying a coding order".into())?;
+            let mut inv = vec![0u32; o.len()];
+            for (j, &k) in o.iter().enumerate() {
+                inv[k as usize] = j as u32;
+            }
+            let up = || "copying a coding order".to_string();
+            let d = self.stream.clone_htod(o.as_slice()).during(up)?;
+            let di = self.stream.clone_htod(&inv).during(up)?;
             self.orders.insert(key, d);
+            self.inverses.insert(key, di);
         }
         Ok(())
     }
@@ -801,9 +811,13 @@ impl Slot {
             unsafe { l.launch(cfg(block_grid(n, nbk), 256, 0)) }
                 .during(|| "launching QUANT".into())?;
             if !closed {
+                let inverse = self
+                    .inverses
+                    .get(&order_key(dims, t))
+                    .ok_or_else(|| CudaError::Unsupported("coding order".into()))?;
                 let mut l = s.launch_builder(&fd);
                 l.arg(&mut ints)
-                    .arg(order)
+                    .arg(inverse)
                     .arg(&qd)
                     .arg(&mut self.y)
                     .arg(&n64);
@@ -1606,8 +1620,8 @@ impl Slot {
         let n64 = n as i64;
         let fdequant = self.f("DEQUANT(kernel)", 0)?;
         let mut ints = self.ints.slice_mut(0..nbk * n);
-        let order = self
-            .orders
+        let inverse = self
+            .inverses
             .get(&order_key(dims, h.transform))
             .ok_or_else(|| CudaError::Unsupported("coding order".into()))?;
         // The interpolation's details go in as whole numbers (step 1).
@@ -1621,7 +1635,7 @@ impl Slot {
         };
         let mut l = s.launch_builder(&fdequant);
         l.arg(&mut ints)
-            .arg(order)
+            .arg(inverse)
             .arg(ones.as_ref().unwrap_or(&q_d))
             .arg(&mut self.y)
             .arg(&n64);
