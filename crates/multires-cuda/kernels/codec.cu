@@ -130,39 +130,44 @@ __device__ __forceinline__ double quant_value(double v, double s) {
 // One pass of multires::codec::interp over every brick of a batch
 // (blockIdx.y): the points o[a] + i * st[a] (cnt[a] per axis). axis 3:
 // the anchors, predicted by 0. Forward: x in, quantized details (as
-// doubles) into c, the reconstruction into y. Inverse: c in place.
-#define INTERP(name, INV)                                                                        \
-    extern "C" __global__ void name(const double* x, double* c, double* y, const double* q,     \
-                                    double div, long long n, int d0, int d1, int d2, int axis,   \
-                                    long long s, long long o0, long long st0, long long o1,     \
-                                    long long st1, long long o2, long long st2, long long c0,   \
-                                    long long c1, long long c2) {                                \
-        long long b = blockIdx.y;                                                                \
-        double qs = q[b] / div;                                                                  \
-        long long cnt = c0 * c1 * c2;                                                            \
-        for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < cnt;           \
-             t += (long long)gridDim.x * blockDim.x) {                                           \
-            /* A pass covers at most a brick (under 2^31 values): 32-bit */                     \
-            /* index arithmetic, several times cheaper than 64-bit.       */                     \
-            unsigned tu = (unsigned)t, cu2 = (unsigned)c2, cu1 = (unsigned)c1;                   \
-            long long ix = tu % cu2, iy = (tu / cu2) % cu1, iz = tu / (cu1 * cu2);               \
-            long long z = o0 + iz * st0, yy = o1 + iy * st1, xx = o2 + ix * st2;                 \
-            long long k = b * n + (z * d1 + yy) * d2 + xx;                                       \
-            double pred = 0.0;                                                                   \
-            if (axis != 3) {                                                                     \
-                long long pos = axis == 0 ? z : (axis == 1 ? yy : xx);                           \
-                long long stv = axis == 0 ? (long long)d1 * d2 : (axis == 1 ? d2 : 1);           \
-                long long len = axis == 0 ? d0 : (axis == 1 ? d1 : d2);                          \
-                pred = interp_predict((INV ? c : y) + k - pos * stv, stv, pos, s, len);          \
-            }                                                                                    \
-            if (INV) {                                                                           \
-                c[k] = axis == 3 ? c[k] * qs : pred + c[k] * qs;                                 \
-            } else {                                                                             \
-                double v = quant_value(axis == 3 ? x[k] : x[k] - pred, qs);                      \
-                c[k] = v;                                                                        \
-                y[k] = axis == 3 ? v * qs : pred + v * qs;                                       \
-            }                                                                                    \
-        }                                                                                        \
+// doubles) into c, the reconstruction into y. Inverse: c in place; with
+// di given, each point's detail is read from the decoded integers instead.
+#define INTERP(name, INV)                                                                      \
+    extern "C" __global__ void name(const double* x, double* c, double* y, const double* q,    \
+                                    double div, long long n, int d0, int d1, int d2, int axis, \
+                                    long long s, long long o0, long long st0, long long o1,    \
+                                    long long st1, long long o2, long long st2, long long c0,  \
+                                    long long c1, long long c2, const int* di,                 \
+                                    const unsigned* dinv) {                                    \
+        long long b = blockIdx.y;                                                              \
+        double qs = q[b] / div;                                                                \
+        long long cnt = c0 * c1 * c2;                                                          \
+        for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < cnt;          \
+             t += (long long)gridDim.x * blockDim.x) {                                         \
+            /* A pass covers at most a brick (under 2^31 values): 32-bit */                    \
+            /* index arithmetic, several times cheaper than 64-bit.       */                   \
+            unsigned tu = (unsigned)t, cu2 = (unsigned)c2, cu1 = (unsigned)c1;                 \
+            long long ix = tu % cu2, iy = (tu / cu2) % cu1, iz = tu / (cu1 * cu2);             \
+            long long z = o0 + iz * st0, yy = o1 + iy * st1, xx = o2 + ix * st2;               \
+            long long local = (z * d1 + yy) * d2 + xx, k = b * n + local;                      \
+            double pred = 0.0;                                                                 \
+            if (axis != 3) {                                                                   \
+                long long pos = axis == 0 ? z : (axis == 1 ? yy : xx);                         \
+                long long stv = axis == 0 ? (long long)d1 * d2 : (axis == 1 ? d2 : 1);         \
+                long long len = axis == 0 ? d0 : (axis == 1 ? d1 : d2);                        \
+                pred = interp_predict((INV ? c : y) + k - pos * stv, stv, pos, s, len);        \
+            }                                                                                  \
+            if (INV) {                                                                         \
+                /* The detail straight from the decoded integers (their  */                    \
+                /* place in the coding order: dinv), or from c.          */                    \
+                double dv = di ? (double)di[b * n + dinv[local]] : c[k];                       \
+                c[k] = axis == 3 ? dv * qs : pred + dv * qs;                                   \
+            } else {                                                                           \
+                double v = quant_value(axis == 3 ? x[k] : x[k] - pred, qs);                    \
+                c[k] = v;                                                                      \
+                y[k] = axis == 3 ? v * qs : pred + v * qs;                                     \
+            }                                                                                  \
+        }                                                                                      \
     }
 
 // Bricks as stored (float or double) to the doubles the codec works in.
@@ -1004,8 +1009,11 @@ __device__ __forceinline__ unsigned r_window(const unsigned short* d, unsigned p
 // Decodes chunk c from its dlen[c] u16 words at byte offset doff[c] of
 // data into ints (zigzag undone); a fault sets err[brick]. Block row b
 // decodes brick b's chunks cfirst[b] .. cfirst[b + 1], a lane each; level
-// classes come in, words come in and values go out through the warp's
+// classes come in, words come in and values go out through each warp's
 // tiles. `data` has 256 readable bytes past its last stream (the windows).
+// R_DEC_WARPS warps a block share the brick's tables, so more chains fit
+// on an SM than with one warp (and one copy of the tables) a block.
+#define R_DEC_WARPS 4
 #define RDEC(name)                                                                                 \
     extern "C" __global__ void name(const unsigned char* __restrict__ data,                        \
                                     const unsigned long long* doff, const unsigned* dlen,          \
@@ -1018,13 +1026,13 @@ __device__ __forceinline__ unsigned r_window(const unsigned short* d, unsigned p
         r_tables(sh, cum, scale, b);                                                               \
         unsigned char* bk = (unsigned char*)(sh + R_NCTX * (R_NSYM + 2));                          \
         r_buckets(sh, bk);                                                                         \
-        unsigned* tv = sh + R_NCTX * (R_NSYM + 2) + R_NCTX * R_BUCKETS / 4;                        \
+        unsigned* ci = sh + R_NCTX * (R_NSYM + 2) + R_NCTX * R_BUCKETS / 4;                        \
+        unsigned warp = threadIdx.x >> 5, lane = threadIdx.x & 31;                                 \
+        unsigned* tv = ci + R_NCTX + warp * (2 * 32 * R_ROW + 32 * R_WIN);                         \
         unsigned* tl = tv + 32 * R_ROW;                                                            \
-        unsigned* ci = tl + 32 * R_ROW;                                                            \
-        unsigned* win = ci + R_NCTX;                                                               \
+        unsigned* win = tl + 32 * R_ROW;                                                           \
         r_context_info(sh, ci);                                                                    \
-        unsigned lane = threadIdx.x;                                                               \
-        long long c = cfirst[b] + blockIdx.x * 32ll + lane;                                        \
+        long long c = cfirst[b] + (blockIdx.x * (long long)R_DEC_WARPS + warp) * 32 + lane;        \
         bool on = c < cfirst[b + 1];                                                               \
         long long st = on ? (long long)cstart[c] : 0;                                              \
         unsigned L = on ? clen[c] : 0u;                                                            \

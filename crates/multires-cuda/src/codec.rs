@@ -157,8 +157,11 @@ struct Slot {
 /// The closed-loop interpolation (multires::codec::interp) of every brick
 /// of a batch (`bricks` of `dims` in a row), one launch per pass, anchors
 /// first. Forward: `x` in, the quantized details (as doubles) into `c`,
-/// the reconstruction into `y`. Inverse: the details in `c` become the
-/// reconstruction (`x` and `y` untouched). `q` holds each brick's step.
+/// the reconstruction into `y`. Inverse (`details`: the decoded integers
+/// of each brick in coding order, and the order's inverse): the
+/// reconstruction into `c`, each point's detail read where the decoder put
+/// it (`x` and `y` untouched; no dequantization pass). `q` holds each
+/// brick's step.
 #[allow(clippy::too_many_arguments)]
 fn interp_passes(
     gpu: &Gpu,
@@ -169,9 +172,11 @@ fn interp_passes(
     q: &CudaSlice<f64>,
     dims: [usize; 3],
     bricks: usize,
-    inverse: bool,
+    details: Option<(&CudaSlice<i32>, &CudaSlice<u32>)>,
 ) -> Result<(), CudaError> {
+    let inverse = details.is_some();
     let f = gpu.function(Kernel::Codec, &format!("INTERP(kernel, {inverse})"), 0)?;
+    let null = 0u64;
     let n: usize = dims.iter().product();
     // (axis, stride, lattice per axis, level); axis 3 marks the anchors.
     let mut list = vec![(3i32, 0, interp::anchor_lattice(dims), interp::levels(dims))];
@@ -213,6 +218,10 @@ fn interp_passes(
             .arg(&c64[0])
             .arg(&c64[1])
             .arg(&c64[2]);
+        match details {
+            Some((di, dinv)) => l.arg(di).arg(dinv),
+            None => l.arg(&null).arg(&null),
+        };
         unsafe {
             l.launch(cfg(
                 (total.div_ceil(256).min(4096) as u32, bricks as u32),
@@ -738,7 +747,7 @@ impl Slot {
                 &qd,
                 dims,
                 nbk,
-                false,
+                None,
             )?;
             prof(s, "interp")?;
         } else {
@@ -1155,7 +1164,7 @@ impl Slot {
             .arg(&mut sizes)
             .arg(&mut states)
             .arg(&scratch);
-        unsafe { l.launch(cfg(chunks.grid(), RENC_THREADS, RENC_SMEM)) }
+        unsafe { l.launch(cfg(chunks.grid(1), RENC_THREADS, RENC_SMEM)) }
             .during(|| "launching RENC".into())?;
         prof(s, "r_enc_kernel")?;
         let sizes_h = s
@@ -1617,32 +1626,13 @@ impl Slot {
             self.rice_front(dims, list)?
         };
         let q_d = s.clone_htod(&q).during(|| "copying steps".into())?;
-        let n64 = n as i64;
-        let fdequant = self.f("DEQUANT(kernel)", 0)?;
-        let mut ints = self.ints.slice_mut(0..nbk * n);
         let inverse = self
             .inverses
             .get(&order_key(dims, h.transform))
             .ok_or_else(|| CudaError::Unsupported("coding order".into()))?;
-        // The interpolation's details go in as whole numbers (step 1).
-        let ones = if closed {
-            Some(
-                s.clone_htod(&vec![1.0f64; nbk])
-                    .during(|| "copying steps".into())?,
-            )
-        } else {
-            None
-        };
-        let mut l = s.launch_builder(&fdequant);
-        l.arg(&mut ints)
-            .arg(inverse)
-            .arg(ones.as_ref().unwrap_or(&q_d))
-            .arg(&mut self.y)
-            .arg(&n64);
-        unsafe { l.launch(cfg(block_grid(n, nbk), 256, 0)) }
-            .during(|| "launching DEQUANT".into())?;
-        prof(s, "d_dequant")?;
         if closed {
+            // The interpolation reads its details (whole numbers) straight
+            // from the decoded integers.
             interp_passes(
                 &self.gpu,
                 s,
@@ -1652,9 +1642,21 @@ impl Slot {
                 &q_d,
                 dims,
                 nbk,
-                true,
+                Some((&self.ints, inverse)),
             )?;
         } else {
+            let n64 = n as i64;
+            let fdequant = self.f("DEQUANT(kernel)", 0)?;
+            let mut ints = self.ints.slice_mut(0..nbk * n);
+            let mut l = s.launch_builder(&fdequant);
+            l.arg(&mut ints)
+                .arg(inverse)
+                .arg(&q_d)
+                .arg(&mut self.y)
+                .arg(&n64);
+            unsafe { l.launch(cfg(block_grid(n, nbk), 256, 0)) }
+                .during(|| "launching DEQUANT".into())?;
+            prof(s, "d_dequant")?;
             lift(&self.gpu, s, &mut self.y, dims, nbk, h.transform, true)?;
         }
         prof(s, "d_inverse")?;
@@ -1811,7 +1813,7 @@ impl Slot {
             .arg(&dev.scale)
             .arg(&mut ints)
             .arg(&mut err);
-        unsafe { l.launch(cfg(chunks.grid(), RANS_THREADS, RDEC_SMEM)) }
+        unsafe { l.launch(cfg(chunks.grid(RDEC_WARPS), 32 * RDEC_WARPS, RDEC_SMEM)) }
             .during(|| "launching RDEC".into())?;
         prof(s, "d_decode")?;
         Ok(Front {
@@ -2014,10 +2016,6 @@ fn device_budget(gpus: &[Arc<Gpu>]) -> Result<usize, CudaError> {
     Ok(free / 10 * 8)
 }
 
-/// Chunks per block of the rANS kernels, and RDEC's threads (a lane a
-/// chunk, one warp sharing the tiles of its chunks).
-const RANS_THREADS: u32 = 32;
-
 /// One brick's cumulative tables and scales, in shared memory.
 const RANS_TABLES: u32 = ((rans::NCTX * (rans::NSYM + 1) + rans::NCTX) * 4) as u32;
 /// A tile: 32 rows (chunks) of 33 words.
@@ -2031,11 +2029,16 @@ const RENC_THREADS: u32 = 256;
 /// context and symbol, the chunks' starts and lengths (512 bytes), and two
 /// stages of four words per value of a tile.
 const RENC_SMEM: u32 = RANS_TABLES + (rans::NCTX * rans::NSYM * 4) as u32 + 512 + 2 * 4 * RANS_TILE;
-/// RDEC's: tables, 256 starting symbols (bytes) per context, tiles, a
-/// word of packed information per context, and each lane's window on its
-/// words (53 words a lane, R_WIN).
-const RDEC_SMEM: u32 =
-    RANS_TABLES + (rans::NCTX * 256) as u32 + RANS_TILES + (rans::NCTX * 4) as u32 + 32 * 53 * 4;
+/// Warps of an RDEC block (R_DEC_WARPS): they share one copy of the
+/// brick's tables, so an SM holds 8 chains' warps instead of 5.
+const RDEC_WARPS: u32 = 4;
+/// RDEC's: tables, 256 starting symbols (bytes) per context, a word of
+/// packed information per context, and per warp its tiles and each lane's
+/// window on its words (53 words a lane, R_WIN).
+const RDEC_SMEM: u32 = RANS_TABLES
+    + (rans::NCTX * 256) as u32
+    + (rans::NCTX * 4) as u32
+    + RDEC_WARPS * (RANS_TILES + 32 * 53 * 4);
 /// Zero bytes after the last rANS stream of a batch: RDEC's windows read
 /// up to 208 bytes past a lane's position.
 const RDEC_PAD: usize = 256;
@@ -2171,10 +2174,11 @@ impl RansChunks {
         })
     }
 
-    /// A row of blocks per brick, a thread per chunk.
-    fn grid(&self) -> (u32, u32) {
+    /// A row of blocks per brick, a lane per chunk, `warps` warps of
+    /// chunks a block.
+    fn grid(&self, warps: u32) -> (u32, u32) {
         (
-            self.most.div_ceil(RANS_THREADS as usize).max(1) as u32,
+            self.most.div_ceil(32 * warps as usize).max(1) as u32,
             (self.cfirst.len() - 1).max(1) as u32,
         )
     }
