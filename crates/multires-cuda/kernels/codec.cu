@@ -1011,9 +1011,9 @@ __device__ __forceinline__ unsigned r_window(const unsigned short* d, unsigned p
 // decodes brick b's chunks cfirst[b] .. cfirst[b + 1], a lane each; level
 // classes come in, words come in and values go out through each warp's
 // tiles. `data` has 256 readable bytes past its last stream (the windows).
-// R_DEC_WARPS warps a block share the brick's tables, so more chains fit
-// on an SM than with one warp (and one copy of the tables) a block.
-#define R_DEC_WARPS 4
+// The warps of a block (blockDim.x / 32) share the brick's tables, so
+// more chains fit on an SM than with one warp (and one copy of the
+// tables) a block.
 #define RDEC(name)                                                                                 \
     extern "C" __global__ void name(const unsigned char* __restrict__ data,                        \
                                     const unsigned long long* doff, const unsigned* dlen,          \
@@ -1032,7 +1032,7 @@ __device__ __forceinline__ unsigned r_window(const unsigned short* d, unsigned p
         unsigned* tl = tv + 32 * R_ROW;                                                            \
         unsigned* win = tl + 32 * R_ROW;                                                           \
         r_context_info(sh, ci);                                                                    \
-        long long c = cfirst[b] + (blockIdx.x * (long long)R_DEC_WARPS + warp) * 32 + lane;        \
+        long long c = cfirst[b] + (blockIdx.x * (long long)(blockDim.x >> 5) + warp) * 32 + lane;  \
         bool on = c < cfirst[b + 1];                                                               \
         long long st = on ? (long long)cstart[c] : 0;                                              \
         unsigned L = on ? clen[c] : 0u;                                                            \
