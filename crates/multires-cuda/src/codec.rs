@@ -2033,9 +2033,9 @@ const RENC_SMEM: u32 = RANS_TABLES + (rans::NCTX * rans::NSYM * 4) as u32 + 512 
 /// Warps of an RDEC block for a launch of `chunks` chunks. Four share one
 /// copy of a brick's tables, so an SM holds 8 chains instead of 5: fewer
 /// waves where chunks are many (a 1024^3 turbulent field at 1e-4 has
-/// 65,000). A launch of few chunks takes one warp a block: each chain then
-/// ran faster (512^3 smooth batches of 7 bricks: 0.12 s of RDEC against
-/// 0.19 s at four warps; why was not measured).
+/// 65,000). A launch of few chunks (well under a wave either way) keeps
+/// one warp a block: a brick of 33 chunks would leave two of four warps,
+/// and their shared memory, idle.
 fn rdec_warps(chunks: usize) -> u32 {
     if chunks > 4096 {
         RDEC_MAX_WARPS
