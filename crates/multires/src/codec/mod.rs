@@ -609,9 +609,10 @@ pub fn brick_step(payload: &[u8]) -> Result<(f64, Vec<u32>), String> {
 }
 
 /// A brick's step and the first `words` words after it (all when fewer),
-/// checked as `brick_step` says, and how many words follow the step: the GPU decoder's host reads only headers, and converting whole
-/// payloads (1 GB for a 1024^3 turbulent field at 1e-4) cost more than
-/// decoding them on the device.
+/// checked as `brick_step` says, and how many words follow the step. The
+/// GPU decoder's host reads only headers: converting whole payloads (1 GB
+/// for a 1024^3 turbulent field at 1e-4) cost more than decoding them on
+/// the device.
 pub fn brick_step_prefix(payload: &[u8], words: usize) -> Result<(f64, Vec<u32>, usize), String> {
     if payload.len() < 8 || !payload.len().is_multiple_of(4) {
         return Err(format!(
