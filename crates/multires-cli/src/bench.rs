@@ -319,7 +319,7 @@ fn bench_codec_resident(
     field: &multires_cuda::codec::DeviceField,
     o: &multires::codec::CodecOptions,
     host_bytes: &[u8],
-    host_back: &[f64],
+    host_back: &multires::codec::Values,
     raw: f64,
 ) -> Result<()> {
     use multires_cuda::codec::{compress_resident, decompress_resident};
@@ -344,11 +344,8 @@ fn bench_codec_resident(
     dt.remove(0);
     let Some(back) = back else { bail!("no decode") };
     let same_bytes = bytes == host_bytes;
-    let same_values = back
-        .download(gpu)?
-        .iter()
-        .zip(host_back)
-        .all(|(&x, &y)| x as f64 == y);
+    let same_values =
+        matches!(host_back, multires::codec::Values::F32(h) if back.download(gpu)? == *h);
     let (c, d) = (median(ct), median(dt));
     println!(
         "codec-3d resident | {} | compress {c:.4} s = {:.2} GB/s | decompress {d:.4} s = {:.2} GB/s | {} | {}",
@@ -366,7 +363,7 @@ fn bench_codec_resident(
 /// compress (GPU or CPU, host to host) and decompress (CPU) rates. With
 /// --check, the GPU's bytes are compared with a CPU run.
 fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
-    use multires::codec::{self, fields, CodecOptions, DType, ErrorBound, Lifting, Volume};
+    use multires::codec::{self, fields, CodecOptions, ErrorBound, Lifting, Values, Volume};
     let size = a.codec_size.unwrap_or(if on_gpu { 1024 } else { 256 });
     let count = if on_gpu {
         multires_cuda::device_count()
@@ -385,16 +382,14 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
         if a.codec_field.is_some_and(|k| k != kind) {
             continue;
         }
-        let data: Vec<f64> = fields::make(kind, size, true, 1)
-            .into_iter()
-            .map(f64::from)
-            .collect();
-        let v = Volume::new(&[size; 3], data, DType::F32)?;
-        let raw = (v.data.len() * 4) as f64;
+        let v = Volume::of(&[size; 3], Values::F32(fields::make(kind, size, true, 1)))?;
+        let raw = v.data.byte_len() as f64;
         let resident = if a.resident && on_gpu {
             let gpu = multires_cuda::gpu_at(0)?;
-            let vals: Vec<f32> = v.data.iter().map(|&x| x as f32).collect();
-            let field = multires_cuda::codec::DeviceField::upload(&gpu, &[size; 3], &vals)?;
+            let Values::F32(vals) = &v.data else {
+                bail!("the codec-3d fields are float32")
+            };
+            let field = multires_cuda::codec::DeviceField::upload(&gpu, &[size; 3], vals)?;
             Some((gpu, field))
         } else {
             None
@@ -457,8 +452,9 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
             };
             let maxe = v
                 .data
+                .to_f64()
                 .iter()
-                .zip(&back.data)
+                .zip(&back.data.to_f64())
                 .map(|(x, y)| (x - y).abs())
                 .fold(0.0, f64::max);
             let same = if a.check && on_gpu {

@@ -4,7 +4,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use multires::backend::Device;
 use multires::codec::{
-    self, fields::FieldKind, CodecOptions, DType, ErrorBound, Lifting, MrzReader, Volume,
+    self, fields::FieldKind, CodecOptions, DType, ErrorBound, Lifting, MrzReader, Values, Volume,
 };
 use multires::io::{self, RawType, ReadOptions};
 use std::path::{Path, PathBuf};
@@ -119,6 +119,21 @@ fn read_volume(a: &CompressArgs) -> Result<Volume> {
         let data = img.pixels().map(|px| px.0[0] as f64).collect();
         return Ok(Volume::new(&[h as usize, w as usize], data, DType::F32)?);
     }
+    if a.raw.is_none() {
+        // A float32 .npy is read as float32: no widened copy of the field.
+        if let Some(arr) = io::read_f32_npy(p)? {
+            let shape = arr.shape().to_vec();
+            if a.shape.is_some() {
+                bail!("--shape is for raw inputs (with --raw f32|f64); an .npy carries its shape");
+            }
+            let data = match arr.as_slice() {
+                Some(d) => d.to_vec(),
+                None => arr.iter().copied().collect(),
+            };
+            return Volume::of(&shape, Values::F32(data))
+                .with_context(|| format!("{}", p.display()));
+        }
+    }
     let r = io::read_real_array(
         p,
         &ReadOptions {
@@ -226,11 +241,11 @@ pub fn compress(a: CompressArgs) -> Result<()> {
     let secs = t.elapsed().as_secs_f64();
     bar.finish();
     io::write_atomic(out, |w| w.write_all(&bytes).map_err(|e| e.to_string()))?;
-    let raw = v.data.len() * v.dtype.size();
+    let raw = v.data.byte_len();
     println!(
         "compress: {:?} {} -> {} ({} bytes), {} {}, bound {} (absolute {:.3e}): ratio {:.2}, max error {:.3e}, PSNR {:.1} dB, {} outliers stored, {:.2} s ({:.0} MB/s)",
         v.shape(),
-        v.dtype.name(),
+        v.dtype().name(),
         out.display(),
         s.bytes,
         opts.transform,
@@ -259,7 +274,7 @@ pub fn compress(a: CompressArgs) -> Result<()> {
     if let Some(p) = &a.plot {
         let mut r = MrzReader::from_bytes(bytes, &out.display().to_string())?;
         let back = codec::decompress(&mut r, None, &|_| {})?;
-        plot_before_after(p, &v, &back.data, s.abs_bound)?;
+        plot_before_after(p, &v, &back.data.to_f64(), s.abs_bound)?;
         println!("plot: {}", p.display());
     }
     Ok(())
@@ -286,13 +301,17 @@ fn seed_table(a: &CompressArgs, v: &Volume, t: f64) -> Result<()> {
     let mut first = None;
     for n in sizes {
         let (ny, nx, img) = match n {
-            None => (h, w, v.data.clone()),
+            None => (h, w, v.data.to_f64()),
             Some(0) => bail!("--seed-sizes: sizes must be at least 1"),
             Some(n) => {
                 let src = image::GrayImage::from_raw(
                     w as u32,
                     h as u32,
-                    v.data.iter().map(|&x| x.clamp(0.0, 255.0) as u8).collect(),
+                    v.data
+                        .to_f64()
+                        .iter()
+                        .map(|&x| x.clamp(0.0, 255.0) as u8)
+                        .collect(),
                 )
                 .context("the image does not fit in memory")?;
                 let r = image::imageops::resize(
@@ -342,13 +361,13 @@ fn plot_before_after(path: &Path, v: &Volume, back: &[f64], bound: f64) -> Resul
     }
     let mut img = image::RgbImage::from_pixel(width as u32, h as u32, image::Rgb([255, 255, 255]));
     let grey = |x: f64| ((x - lo) / span * 255.0).clamp(0.0, 255.0) as u8;
+    let orig = v.data.to_f64();
     for y in 0..h {
         for x in 0..w {
             let i = y * w + x;
-            let a = grey(v.data[i]);
+            let a = grey(orig[i]);
             let b = grey(back[i]);
-            let e =
-                ((v.data[i] - back[i]).abs() / bound.max(1e-300) * 255.0).clamp(0.0, 255.0) as u8;
+            let e = ((orig[i] - back[i]).abs() / bound.max(1e-300) * 255.0).clamp(0.0, 255.0) as u8;
             img.put_pixel(x as u32, y as u32, image::Rgb([a, a, a]));
             img.put_pixel((w + gap + x) as u32, y as u32, image::Rgb([b, b, b]));
             img.put_pixel(
@@ -407,6 +426,7 @@ pub fn decompress(a: DecompressArgs) -> Result<()> {
         let span = (hi - lo).max(1e-300);
         let grey: Vec<u8> = v
             .data
+            .to_f64()
             .iter()
             .map(|&x| ((x - lo) / span * 255.0).round().clamp(0.0, 255.0) as u8)
             .collect();
@@ -418,17 +438,14 @@ pub fn decompress(a: DecompressArgs) -> Result<()> {
             image::ColorType::L8,
         )?;
     } else {
-        match v.dtype {
-            DType::F32 => {
-                let d: Vec<f32> = v.data.iter().map(|&x| x as f32).collect();
-                io::write_npy(
-                    &a.output,
-                    &ndarray::ArrayD::from_shape_vec(shape.clone(), d)?,
-                )?
-            }
-            DType::F64 => io::write_npy(
+        match v.data {
+            Values::F32(d) => io::write_npy(
                 &a.output,
-                &ndarray::ArrayD::from_shape_vec(shape.clone(), v.data)?,
+                &ndarray::ArrayD::from_shape_vec(shape.clone(), d)?,
+            )?,
+            Values::F64(d) => io::write_npy(
+                &a.output,
+                &ndarray::ArrayD::from_shape_vec(shape.clone(), d)?,
             )?,
         }
     }

@@ -23,7 +23,7 @@ use cudarc::driver::{
 };
 use multires::codec::{
     self, interp, lifting, morton, rans, rice, CodecOptions, CodecStats, CodedBrick, DType,
-    FieldInfo, Volume,
+    FieldInfo, Values, Volume,
 };
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -625,7 +625,7 @@ impl Slot {
         let f = self.f(
             &format!(
                 "TO_F64(kernel, {})",
-                if v.dtype == DType::F32 {
+                if v.dtype() == DType::F32 {
                     "float"
                 } else {
                     "double"
@@ -633,8 +633,10 @@ impl Slot {
             ),
             0,
         )?;
+        // The field is held in its stored type, so a brick's rows are plain
+        // copies into pinned memory.
         macro_rules! fill {
-            ($pin:expr, $dev:expr, $t:ty) => {{
+            ($data:expr, $pin:expr, $dev:expr) => {{
                 let pin = $pin
                     .as_mut()
                     .ok_or_else(|| CudaError::Unsupported("no staging".into()))?;
@@ -646,12 +648,11 @@ impl Slot {
                     .zip(b.bricks.par_iter())
                     .for_each(|(dst, &k)| {
                         let (s, e) = grid.bounds(k);
-                        let mut i = 0;
-                        for row in codec::brick_rows(v, s, e) {
-                            for (d, &x) in dst[i..i + row.len()].iter_mut().zip(row) {
-                                *d = x as $t;
-                            }
-                            i += row.len();
+                        for (d, row) in dst
+                            .chunks_exact_mut(e[2])
+                            .zip(codec::brick_rows($data, v.dims, s, e))
+                        {
+                            d.copy_from_slice(row);
                         }
                     });
                 let dev = $dev
@@ -668,9 +669,9 @@ impl Slot {
                     .during(|| "launching TO_F64".into())?;
             }};
         }
-        match v.dtype {
-            DType::F32 => fill!(self.pin32, self.in32, f32),
-            DType::F64 => fill!(self.pin64, self.in64, f64),
+        match &v.data {
+            Values::F32(d) => fill!(d, self.pin32, self.in32),
+            Values::F64(d) => fill!(d, self.pin64, self.in64),
         }
         Ok(())
     }
@@ -1528,65 +1529,59 @@ pub fn decompress(
     let caps = plan.caps();
     let batches = plan.batches;
     let out_dims = region.map(|(a, b)| b - a);
-    let out = Mutex::new(multires::memory::touched_vec::<f64>(
-        out_dims.iter().product(),
-    ));
+    let mut out = Values::zeros(h.dtype, out_dims.iter().product());
     let done = AtomicUsize::new(0);
     let path = r.path().to_string();
-    // Slots place their decoded bricks on the host while others' batches
-    // are on the device.
-    run_slots(
-        gpus,
-        plan.slots,
-        (&caps, h.dtype, Use::Decode),
-        &|slot, i| {
-            let (dims, list) = &batches[i];
-            let (grid, region, h, path) = (&grid, &region, &h, &path);
-            let outliers_at = slot.decode(*dims, list, h)?;
-            let view = slot.decoded()?;
-            prof(&slot.stream, "d_host_after")?;
-            let n: usize = dims.iter().product();
-            // Bricks the device decoded keep their reconstruction where it
-            // was downloaded (placed from there, corrected after); the
-            // others are decoded by the CPU.
-            let checked = check_batch(*dims, list, &outliers_at, h, path, grid)?;
-            let mut device32: Vec<(usize, &[f32])> = Vec::new();
-            let mut device64: Vec<(usize, &[f64])> = Vec::new();
-            let mut cpu: Vec<(usize, &[f64])> = Vec::new();
-            for (bi, ((k, _), c)) in list.iter().zip(&checked).enumerate() {
-                match (c, &view) {
-                    (CheckedBrick::Cpu(y), _) => cpu.push((*k, y)),
-                    (CheckedBrick::Device(_), DecodedView::F32(v)) => {
-                        device32.push((*k, &v[bi * n..(bi + 1) * n]))
-                    }
-                    (CheckedBrick::Device(_), DecodedView::F64(v)) => {
-                        device64.push((*k, &v[bi * n..(bi + 1) * n]))
-                    }
+    multires::with_values!(&mut out, o => {
+        let o = codec::RegionOut::new(o, region, &grid).ok_or_else(|| {
+            CudaError::Unsupported(format!("region {region:?} is not inside the field"))
+        })?;
+        // Slots place their decoded bricks on the host, side by side and
+        // while others' batches are on the device.
+        run_slots(
+            gpus,
+            plan.slots,
+            (&caps, h.dtype, Use::Decode),
+            &|slot, i| {
+                let (dims, list) = &batches[i];
+                let (grid, h, path) = (&grid, &h, &path);
+                let outliers_at = slot.decode(*dims, list, h)?;
+                let view = slot.decoded()?;
+                prof(&slot.stream, "d_host_after")?;
+                let n: usize = dims.iter().product();
+                // Bricks the device decoded are placed from where they were
+                // downloaded and corrected there; the others are decoded
+                // by the CPU.
+                let checked = check_batch(*dims, list, &outliers_at, h, path, grid)?;
+                use rayon::prelude::*;
+                let placed = list
+                    .par_iter()
+                    .zip(&checked)
+                    .enumerate()
+                    .map(|(bi, ((k, _), c))| match (c, &view) {
+                        (CheckedBrick::Cpu(y), _) => o.place(*k, y.as_slice(), &[], 0.0, h.dtype),
+                        (CheckedBrick::Device(fix), DecodedView::F32(v)) => {
+                            o.place(*k, &v[bi * n..(bi + 1) * n], fix.as_slice(), h.abs_bound, h.dtype)
+                        }
+                        (CheckedBrick::Device(fix), DecodedView::F64(v)) => {
+                            o.place(*k, &v[bi * n..(bi + 1) * n], fix.as_slice(), h.abs_bound, h.dtype)
+                        }
+                    })
+                    .reduce(|| true, |a, b| a & b);
+                if !placed {
+                    return Err(CudaError::Unsupported(format!(
+                        "a batch of bricks of {dims:?} did not fit the output"
+                    )));
                 }
-            }
-            let mut o = out
-                .lock()
-                .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))?;
-            codec::place(&mut o, region, grid, &device32);
-            codec::place(&mut o, region, grid, &device64);
-            codec::place(&mut o, region, grid, &cpu);
-            for ((k, _), c) in list.iter().zip(&checked) {
-                if let CheckedBrick::Device(fix) = c {
-                    codec::place_outliers(&mut o, region, grid, *k, fix, h.abs_bound, h.dtype);
-                }
-            }
-            drop(o);
-            prof(&slot.stream, "d_host_finish")?;
-            progress(done.fetch_add(list.len(), Ordering::Relaxed) + list.len());
-            Ok(())
-        },
-    )?;
+                prof(&slot.stream, "d_host_finish")?;
+                progress(done.fetch_add(list.len(), Ordering::Relaxed) + list.len());
+                Ok(())
+            },
+        )
+    })?;
     print_profile("decompress");
     let shape: Vec<usize> = out_dims[3 - h.ndim..].to_vec();
-    let data = out
-        .into_inner()
-        .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))?;
-    Ok(Volume::new(&shape, data, h.dtype)?)
+    Ok(Volume::of(&shape, out)?)
 }
 
 impl Slot {

@@ -1139,10 +1139,12 @@ fn codec_decodes_on_the_gpu_as_on_the_cpu() {
                 )
                 .unwrap();
                 assert_eq!(cpu.dims, dev.dims);
+                assert_eq!(cpu.dtype(), dev.dtype(), "decoded to the stored type");
                 let same = cpu
                     .data
+                    .to_f64()
                     .iter()
-                    .zip(&dev.data)
+                    .zip(&dev.data.to_f64())
                     .all(|(a, b)| a.to_bits() == b.to_bits());
                 assert!(same, "{t} {bound} {:?}: GPU decode differs", v.dims);
                 let r = multires::codec::parse_region(region, &v.shape()).unwrap();
@@ -1255,6 +1257,7 @@ fn codec_on_a_device_resident_field_equals_the_host_path() {
                 let got = back.download(&gpu).unwrap();
                 let same = want
                     .data
+                    .to_f64()
                     .iter()
                     .zip(&got)
                     .all(|(a, &b)| a.to_bits() == (b as f64).to_bits());

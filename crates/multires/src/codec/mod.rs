@@ -160,14 +160,106 @@ impl DType {
     }
 }
 
-/// A 2-D (dims[0] == 1) or 3-D field, [z, y, x] row-major, held in f64
-/// (float32 inputs exactly).
+/// A stored value type: float32 fields stay float32 on the host (half
+/// the memory and bandwidth of widening them), and the codec computes in
+/// f64 from either.
+pub trait Sample: Copy + Send + Sync + 'static {
+    const DTYPE: DType;
+    fn to_f64(self) -> f64;
+    /// `v` rounded to this type (exact for values decoded to it).
+    fn of_f64(v: f64) -> Self;
+}
+
+impl Sample for f32 {
+    const DTYPE: DType = DType::F32;
+    #[inline]
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    #[inline]
+    fn of_f64(v: f64) -> Self {
+        v as f32
+    }
+}
+
+impl Sample for f64 {
+    const DTYPE: DType = DType::F64;
+    #[inline]
+    fn to_f64(self) -> f64 {
+        self
+    }
+    #[inline]
+    fn of_f64(v: f64) -> Self {
+        v
+    }
+}
+
+/// A field's values in their stored type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Values {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+/// Runs `$body` with `$d` bound to the values' slice, whichever the type.
+#[macro_export]
+macro_rules! with_values {
+    ($v:expr, $d:ident => $body:expr) => {
+        match $v {
+            $crate::codec::Values::F32($d) => $body,
+            $crate::codec::Values::F64($d) => $body,
+        }
+    };
+}
+
+impl Values {
+    /// `data` held as `dtype` (rounded to float32 for F32).
+    pub fn from_f64(data: Vec<f64>, dtype: DType) -> Self {
+        match dtype {
+            DType::F32 => Values::F32(data.par_iter().map(|&v| v as f32).collect()),
+            DType::F64 => Values::F64(data),
+        }
+    }
+    pub fn dtype(&self) -> DType {
+        match self {
+            Values::F32(_) => DType::F32,
+            Values::F64(_) => DType::F64,
+        }
+    }
+    pub fn len(&self) -> usize {
+        with_values!(self, d => d.len())
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Value `i` (panics out of range, as indexing does).
+    pub fn get(&self, i: usize) -> f64 {
+        with_values!(self, d => d[i].to_f64())
+    }
+    /// The values widened to f64 (a copy).
+    pub fn to_f64(&self) -> Vec<f64> {
+        with_values!(self, d => d.par_iter().map(|v| v.to_f64()).collect())
+    }
+    /// The bytes of the values as stored.
+    pub fn byte_len(&self) -> usize {
+        self.len() * self.dtype().size()
+    }
+    /// `len` zeros of `dtype`, their pages touched in parallel.
+    pub fn zeros(dtype: DType, len: usize) -> Self {
+        match dtype {
+            DType::F32 => Values::F32(crate::memory::touched_vec(len)),
+            DType::F64 => Values::F64(crate::memory::touched_vec(len)),
+        }
+    }
+}
+
+/// A 2-D (dims[0] == 1) or 3-D field, [z, y, x] row-major, in its stored
+/// type.
 #[derive(Debug, Clone)]
 pub struct Volume {
-    pub data: Vec<f64>,
+    pub data: Values,
     pub dims: [usize; 3],
     pub ndim: usize,
-    pub dtype: DType,
 }
 
 /// [z, y, x] of a 2-D (z = 1) or 3-D shape.
@@ -222,17 +314,35 @@ impl Volume {
         FieldInfo {
             dims: self.dims,
             ndim: self.ndim,
-            dtype: self.dtype,
+            dtype: self.dtype(),
         }
     }
+    pub fn dtype(&self) -> DType {
+        self.data.dtype()
+    }
 
-    /// A field from its shape (2 or 3 axes) and values.
+    /// A field from its shape (2 or 3 axes) and values as f64, held as
+    /// `dtype` (rounded to float32 for F32).
     pub fn new(shape: &[usize], data: Vec<f64>, dtype: DType) -> Result<Self, CodecError> {
+        Self::check(shape, data.len())?;
+        Self::of(shape, Values::from_f64(data, dtype))
+    }
+
+    /// A field from its shape (2 or 3 axes) and its values.
+    pub fn of(shape: &[usize], data: Values) -> Result<Self, CodecError> {
+        let dims = Self::check(shape, data.len())?;
+        Ok(Volume {
+            data,
+            dims,
+            ndim: shape.len(),
+        })
+    }
+
+    fn check(shape: &[usize], len: usize) -> Result<[usize; 3], CodecError> {
         let dims = dims_of(shape)?;
-        if dims.contains(&0) || dims.iter().product::<usize>() != data.len() {
+        if dims.contains(&0) || dims.iter().product::<usize>() != len {
             return Err(CodecError::Invalid(format!(
-                "shape {shape:?} does not match {} values (or has an empty axis)",
-                data.len()
+                "shape {shape:?} does not match {len} values (or has an empty axis)"
             )));
         }
         if dims.iter().any(|&d| d > u32::MAX as usize) {
@@ -241,28 +351,37 @@ impl Volume {
                 u32::MAX
             )));
         }
-        Ok(Volume {
-            data,
-            dims,
-            ndim: shape.len(),
-            dtype,
-        })
+        Ok(dims)
     }
     pub fn shape(&self) -> Vec<usize> {
         self.info().shape()
     }
     pub fn range(&self) -> (f64, f64) {
-        self.data
-            .par_iter()
-            .fold(
-                || (f64::INFINITY, f64::NEG_INFINITY),
-                |(lo, hi), &v| (lo.min(v), hi.max(v)),
-            )
-            .reduce(
-                || (f64::INFINITY, f64::NEG_INFINITY),
-                |a, b| (a.0.min(b.0), a.1.max(b.1)),
-            )
+        let (lo, hi, _) = with_values!(&self.data, d => scan(d));
+        (lo, hi)
     }
+}
+
+/// The smallest and largest values and whether any is NaN (NaN escapes
+/// min and max), in one parallel pass in the stored type.
+fn scan<T: Sample + PartialOrd>(d: &[T]) -> (f64, f64, bool) {
+    let (lo, hi, nan) = d
+        .par_chunks(1 << 16)
+        .map(|c| {
+            let (mut lo, mut hi, mut nan) = (f64::INFINITY, f64::NEG_INFINITY, false);
+            for &x in c {
+                let x = x.to_f64();
+                lo = lo.min(x);
+                hi = hi.max(x);
+                nan |= x.is_nan();
+            }
+            (lo, hi, nan)
+        })
+        .reduce(
+            || (f64::INFINITY, f64::NEG_INFINITY, false),
+            |a, b| (a.0.min(b.0), a.1.max(b.1), a.2 | b.2),
+        );
+    (lo, hi, nan)
 }
 
 #[derive(Debug, Clone)]
@@ -395,24 +514,27 @@ pub fn default_brick(dims: [usize; 3], t: Lifting) -> [usize; 3] {
     }
 }
 
-/// Brick values, row-major, copied out of the volume.
+/// Brick values, row-major, copied out of the volume as f64.
 pub fn gather(v: &Volume, start: [usize; 3], ext: [usize; 3]) -> Vec<f64> {
     let mut out = Vec::with_capacity(ext.iter().product());
-    brick_rows(v, start, ext).for_each(|r| out.extend_from_slice(r));
+    with_values!(&v.data, d => brick_rows(d, v.dims, start, ext)
+        .for_each(|r| out.extend(r.iter().map(|x| x.to_f64()))));
     out
 }
 
-/// The x rows of the box at `start` of extent `ext`, in row-major order
-/// (what `gather` copies; the GPU converts them into pinned memory).
-pub fn brick_rows(
-    v: &Volume,
+/// The x rows of the box at `start` of extent `ext` of a field of `dims`
+/// held in `data`, in row-major order (what `gather` copies; the GPU
+/// copies them into pinned memory).
+pub fn brick_rows<T>(
+    data: &[T],
+    dims: [usize; 3],
     start: [usize; 3],
     ext: [usize; 3],
-) -> impl Iterator<Item = &[f64]> + '_ {
+) -> impl Iterator<Item = &[T]> + '_ {
     (0..ext[0]).flat_map(move |z| {
         (0..ext[1]).map(move |y| {
-            let o = ((start[0] + z) * v.dims[1] + start[1] + y) * v.dims[2] + start[2];
-            &v.data[o..o + ext[2]]
+            let o = ((start[0] + z) * dims[1] + start[1] + y) * dims[2] + start[2];
+            &data[o..o + ext[2]]
         })
     })
 }
@@ -753,24 +875,16 @@ pub fn apply_outliers(
 /// What every compression of `v` starts from: the value range, the
 /// absolute bound and the bricks (errors for non-finite values or bounds).
 pub fn plan(v: &Volume, opts: &CodecOptions) -> Result<((f64, f64), f64, BrickGrid), CodecError> {
-    // One pass for the range and the finiteness (NaN escapes min and max,
-    // so it is counted); the offending index is looked up only on error.
-    let (lo, hi, nan) = v
-        .data
-        .par_iter()
-        .fold(
-            || (f64::INFINITY, f64::NEG_INFINITY, false),
-            |(lo, hi, nan), &x| (lo.min(x), hi.max(x), nan | x.is_nan()),
-        )
-        .reduce(
-            || (f64::INFINITY, f64::NEG_INFINITY, false),
-            |a, b| (a.0.min(b.0), a.1.max(b.1), a.2 | b.2),
-        );
+    // One pass for the range and the finiteness; the offending index is
+    // looked up only on error.
+    let (lo, hi, nan) = with_values!(&v.data, d => scan(d));
     if nan || !lo.is_finite() || !hi.is_finite() {
-        if let Some(i) = v.data.par_iter().position_first(|x| !x.is_finite()) {
+        let first =
+            with_values!(&v.data, d => d.par_iter().position_first(|x| !x.to_f64().is_finite()));
+        if let Some(i) = first {
             return Err(CodecError::NonFinite {
                 index: i,
-                value: v.data[i],
+                value: v.data.get(i),
             });
         }
     }
@@ -847,7 +961,7 @@ pub fn compress(
         .map(|k| {
             let (s, ext) = grid.bounds(k);
             let x = gather(v, s, ext);
-            let r = encode_brick(&x, ext, opts.transform, v.dtype, e, range);
+            let r = encode_brick(&x, ext, opts.transform, v.dtype(), e, range);
             progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
             r
         })
@@ -911,76 +1025,119 @@ pub fn bricks_in(grid: &BrickGrid, region: &Region) -> Vec<usize> {
         .collect()
 }
 
-/// Copies decoded bricks (grid index, row-major values) into `out`, the
-/// region's values: planes of the output in parallel, each taking its rows
-/// from the bricks that cross it (bricks never overlap, so no two writes
-/// meet).
-pub fn place<T: Copy + Into<f64> + Sync>(
-    out: &mut [f64],
-    region: &Region,
-    grid: &BrickGrid,
-    bricks: &[(usize, &[T])],
-) {
-    let out_dims = region.map(|(a, b)| b - a);
-    let plane = out_dims[1] * out_dims[2];
-    if plane == 0 {
-        return;
+/// A region's output that decoded bricks are placed into from any thread,
+/// each brick once: bricks never overlap, so no two placements write the
+/// same value, and a brick placed twice is refused rather than raced.
+pub struct RegionOut<'a, U> {
+    ptr: *mut U,
+    region: Region,
+    dims: [usize; 3],
+    grid: &'a BrickGrid,
+    placed: Vec<std::sync::atomic::AtomicBool>,
+    _out: std::marker::PhantomData<&'a mut [U]>,
+}
+
+// SAFETY: every write goes to a brick's own box within the region, and a
+// brick's box is written by the one call that claimed the brick.
+unsafe impl<U: Send> Send for RegionOut<'_, U> {}
+unsafe impl<U: Send> Sync for RegionOut<'_, U> {}
+
+impl<'a, U: Sample> RegionOut<'a, U> {
+    /// `out` holds the region's values, row-major (None: its length is not
+    /// the region's).
+    pub fn new(out: &'a mut [U], region: Region, grid: &'a BrickGrid) -> Option<Self> {
+        let dims = region.map(|(a, b)| b.saturating_sub(a));
+        let inside = (0..3).all(|a| region[a].0 <= region[a].1 && region[a].1 <= grid.dims[a]);
+        (inside && out.len() == dims.iter().product::<usize>()).then(|| RegionOut {
+            ptr: out.as_mut_ptr(),
+            region,
+            dims,
+            grid,
+            placed: (0..grid.len())
+                .map(|_| std::sync::atomic::AtomicBool::new(false))
+                .collect(),
+            _out: std::marker::PhantomData,
+        })
     }
-    out.par_chunks_mut(plane).enumerate().for_each(|(zp, o)| {
-        let z = region[0].0 + zp;
-        for &(k, y) in bricks {
-            let (s, e) = grid.bounds(k);
-            if z < s[0] || z >= s[0] + e[0] {
-                continue;
-            }
-            let lo = [1, 2].map(|a| s[a].max(region[a].0));
-            let hi = [1, 2].map(|a| (s[a] + e[a]).min(region[a].1));
-            for yy in lo[0]..hi[0] {
-                let src = ((z - s[0]) * e[1] + (yy - s[1])) * e[2];
-                let dst = (yy - region[1].0) * out_dims[2];
-                let (x0, x1) = (lo[1], hi[1]);
-                let d = &mut o[dst + x0 - region[2].0..dst + x1 - region[2].0];
-                let from = &y[src + x0 - s[2]..src + x1 - s[2]];
-                for (d, &v) in d.iter_mut().zip(from) {
-                    *d = v.into();
+
+    /// Places brick `k`'s decoded values `y` (row-major over its extent),
+    /// then moves its outliers `fix` (bound `e`, stored type `dtype`) as
+    /// the decoder does. False, with nothing written, when `k` is not a
+    /// brick, `y` is not its size, or it was placed before.
+    pub fn place<T: Sample>(
+        &self,
+        k: usize,
+        y: &[T],
+        fix: &[Outlier],
+        e: f64,
+        dtype: DType,
+    ) -> bool {
+        use std::sync::atomic::Ordering;
+        if k >= self.grid.len() {
+            return false;
+        }
+        let (s, ext) = self.grid.bounds(k);
+        let n: usize = ext.iter().product();
+        if y.len() != n || self.placed[k].swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        let (r, d) = (self.region, self.dims);
+        let lo = [0, 1, 2].map(|a| s[a].max(r[a].0));
+        let hi = [0, 1, 2].map(|a| (s[a] + ext[a]).min(r[a].1));
+        if (0..3).any(|a| lo[a] >= hi[a]) {
+            return true;
+        }
+        let at = |p: [usize; 3]| ((p[0] - r[0].0) * d[1] + p[1] - r[1].0) * d[2] + p[2] - r[2].0;
+        for z in lo[0]..hi[0] {
+            for yy in lo[1]..hi[1] {
+                let src = ((z - s[0]) * ext[1] + (yy - s[1])) * ext[2] + lo[2] - s[2];
+                let len = hi[2] - lo[2];
+                // SAFETY: the row lies in brick k's box within the region
+                // (inside `out`), which only this call writes.
+                let row = unsafe {
+                    std::slice::from_raw_parts_mut(self.ptr.add(at([z, yy, lo[2]])), len)
+                };
+                for (o, &v) in row.iter_mut().zip(&y[src..src + len]) {
+                    *o = U::of_f64(v.to_f64());
                 }
             }
         }
-    });
+        for o in fix.iter().filter(|o| o.index < n) {
+            let p = [
+                s[0] + o.index / (ext[1] * ext[2]),
+                s[1] + (o.index / ext[2]) % ext[1],
+                s[2] + o.index % ext[2],
+            ];
+            if (0..3).any(|a| p[a] < lo[a] || p[a] >= hi[a]) {
+                continue;
+            }
+            // SAFETY: as above, a value of brick k's box in the region.
+            let v = unsafe { &mut *self.ptr.add(at(p)) };
+            *v = U::of_f64(if o.steps != 0 {
+                apply(v.to_f64(), o.steps, e, dtype)
+            } else {
+                o.exact
+            });
+        }
+        true
+    }
 }
 
-/// Brick `k`'s outlier corrections applied where it was placed in `out`
-/// (values outside `region` are skipped): the GPU decoder places the
-/// device's reconstruction straight from its download and corrects after.
-pub fn place_outliers(
-    out: &mut [f64],
+/// Copies decoded bricks (grid index, row-major values) into `out`, the
+/// region's values, in parallel (false when one did not fit or came twice).
+pub fn place<T: Sample, U: Sample>(
+    out: &mut [U],
     region: &Region,
     grid: &BrickGrid,
-    k: usize,
-    list: &[Outlier],
-    e: f64,
-    dtype: DType,
-) {
-    let out_dims = region.map(|(a, b)| b - a);
-    let (s, ext) = grid.bounds(k);
-    for o in list {
-        let local = [
-            o.index / (ext[1] * ext[2]),
-            (o.index / ext[2]) % ext[1],
-            o.index % ext[2],
-        ];
-        let at = [0, 1, 2].map(|a| s[a] + local[a]);
-        if (0..3).any(|a| at[a] < region[a].0 || at[a] >= region[a].1) {
-            continue;
-        }
-        let i = ((at[0] - region[0].0) * out_dims[1] + at[1] - region[1].0) * out_dims[2] + at[2]
-            - region[2].0;
-        out[i] = if o.steps != 0 {
-            apply(out[i], o.steps, e, dtype)
-        } else {
-            o.exact
-        };
-    }
+    bricks: &[(usize, &[T])],
+) -> bool {
+    let Some(o) = RegionOut::new(out, *region, grid) else {
+        return false;
+    };
+    bricks
+        .par_iter()
+        .map(|&(k, y)| o.place(k, y, &[], 0.0, DType::F64))
+        .reduce(|| true, |a, b| a & b)
 }
 
 /// Decodes the bricks that meet `region` (all when None) of an open .mrz.
@@ -999,29 +1156,34 @@ pub fn decompress(
         .zip(r.read_bricks(&wanted)?)
         .collect();
     let out_dims = region.map(|(a, b)| b - a);
-    let mut out = vec![0.0; out_dims.iter().product()];
+    let len = out_dims.iter().product();
     let done = std::sync::atomic::AtomicUsize::new(0);
     let path = r.path().to_string();
-    let decoded: Vec<(usize, Vec<f64>)> = payloads
-        .into_par_iter()
-        .map(|(k, p)| {
-            let (_, ext) = grid.bounds(k);
-            let y = decode_brick(&p, ext, h.transform, h.dtype, h.abs_bound).map_err(|what| {
-                CodecError::CorruptBrick {
-                    path: path.clone(),
-                    brick: k,
-                    place: grid.describe(k),
-                    what,
-                }
-            });
-            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
-            y.map(|y| (k, y))
-        })
-        .collect::<Result<_, _>>()?;
-    let refs: Vec<(usize, &[f64])> = decoded.iter().map(|(k, y)| (*k, y.as_slice())).collect();
-    place(&mut out, &region, &grid, &refs);
+    let mut out = Values::zeros(h.dtype, len);
+    // Each brick is placed as soon as it is decoded, so the decoded bricks
+    // are never all held at once.
+    with_values!(&mut out, o => {
+        let o = RegionOut::new(o, region, &grid)
+            .ok_or_else(|| CodecError::Invalid(format!("region {region:?} is not inside the field")))?;
+        payloads
+            .into_par_iter()
+            .try_for_each(|(k, p)| {
+                let (_, ext) = grid.bounds(k);
+                let y = decode_brick(&p, ext, h.transform, h.dtype, h.abs_bound).map_err(|what| {
+                    CodecError::CorruptBrick {
+                        path: path.clone(),
+                        brick: k,
+                        place: grid.describe(k),
+                        what,
+                    }
+                })?;
+                o.place(k, &y, &[], 0.0, h.dtype);
+                progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
+                Ok::<(), CodecError>(())
+            })?
+    });
     let shape: Vec<usize> = out_dims[3 - h.ndim..].to_vec();
-    Volume::new(&shape, out, h.dtype)
+    Volume::of(&shape, out)
 }
 
 #[cfg(test)]

@@ -21,8 +21,9 @@ fn quiet(_: usize) {}
 
 fn max_err(a: &Volume, b: &Volume) -> f64 {
     a.data
+        .to_f64()
         .iter()
-        .zip(&b.data)
+        .zip(&b.data.to_f64())
         .map(|(x, y)| (x - y).abs())
         .fold(0.0, f64::max)
 }
@@ -122,8 +123,10 @@ fn region_decode_equals_the_crop_of_a_full_decode() {
         for z in 0..d[0] {
             for y in 0..d[1] {
                 for x in 0..d[2] {
-                    let a = part.data[(z * d[1] + y) * d[2] + x];
-                    let b = full.data[((z + reg[0].0) * 40 + y + reg[1].0) * 37 + x + reg[2].0];
+                    let a = part.data.get((z * d[1] + y) * d[2] + x);
+                    let b = full
+                        .data
+                        .get(((z + reg[0].0) * 40 + y + reg[1].0) * 37 + x + reg[2].0);
                     assert_eq!(a.to_bits(), b.to_bits(), "{spec} at {z},{y},{x}");
                 }
             }
@@ -197,7 +200,9 @@ fn corrupt_and_truncated_files_are_errors_naming_the_brick() {
 #[test]
 fn bad_inputs_are_errors() {
     let mut v = field(&[8, 8], 1, DType::F64);
-    v.data[9] = f64::NAN;
+    if let Values::F64(d) = &mut v.data {
+        d[9] = f64::NAN;
+    }
     let e = compress(
         &v,
         &CodecOptions::new(Lifting::Haar, ErrorBound::Abs(1.0)),
@@ -273,6 +278,9 @@ fn outliers_placed_after_the_brick_equal_outliers_applied_before() {
         exact.iter().for_each(|v| rest.extend(v.to_le_bytes()));
         bricks.push((k, y, rest));
     }
+    // A short output, or a region past the field, is refused.
+    assert!(RegionOut::new(&mut [0.0f64; 5], full_region(grid.dims), &grid).is_none());
+    assert!(RegionOut::new(&mut [0.0f64; 10], [(0, 1), (0, 1), (5, 15)], &grid).is_none());
     for region in [
         full_region(grid.dims),
         [(1, 6), (2, 9), (3, 10)],
@@ -285,14 +293,18 @@ fn outliers_placed_after_the_brick_equal_outliers_applied_before() {
             .map(|(k, y, rest)| (*k, apply_outliers(y.clone(), rest, e, dtype).unwrap()))
             .collect();
         let refs: Vec<(usize, &[f64])> = fixed.iter().map(|(k, y)| (*k, y.as_slice())).collect();
-        place(&mut before, &region, &grid, &refs);
-        let refs: Vec<(usize, &[f64])> =
-            bricks.iter().map(|(k, y, _)| (*k, y.as_slice())).collect();
-        place(&mut after, &region, &grid, &refs);
+        assert!(place(&mut before, &region, &grid, &refs));
+        let out = RegionOut::new(&mut after, region, &grid).unwrap();
         for (k, y, rest) in &bricks {
             let list = outliers(rest, y.len(), dtype).unwrap();
-            place_outliers(&mut after, &region, &grid, *k, &list, e, dtype);
+            assert!(out.place(*k, y, &list, e, dtype));
+            // A brick comes once: a second placement writes nothing.
+            assert!(!out.place(*k, &vec![9.0; y.len()], &[], e, dtype));
         }
+        assert!(
+            !out.place(grid.len(), &[0.0], &[], e, dtype),
+            "no such brick"
+        );
         assert_eq!(before, after, "region {region:?}");
         assert!(
             before.iter().any(|&v| v < 0.0),
@@ -399,4 +411,45 @@ fn headers_read_from_a_prefix_equal_headers_read_from_the_whole_payload() {
         }
         assert!(compared > 100, "{t}: {compared}");
     }
+}
+
+#[test]
+fn float32_fields_stay_float32() {
+    // Held, decoded and reported in their stored type: a float32 field
+    // never widens to f64 on the host.
+    let v = field(&[12, 20, 17], 4, DType::F32);
+    assert!(matches!(v.data, Values::F32(_)));
+    let opts = CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3));
+    let (b, s) = compress(&v, &opts, &quiet).unwrap();
+    let back = decompress(&mut reader(b.clone()).unwrap(), None, &quiet).unwrap();
+    let Values::F32(y) = &back.data else {
+        panic!("a float32 field decoded to {:?}", back.dtype());
+    };
+    assert_eq!(y.len(), v.data.len());
+    assert!(max_err(&v, &back) <= s.abs_bound, "bound broken");
+    // The same values given as f64 with dtype F32 give the same bytes.
+    let wide = Volume::new(&[12, 20, 17], v.data.to_f64(), DType::F32).unwrap();
+    assert_eq!(compress(&wide, &opts, &quiet).unwrap().0, b);
+    // A NaN in a float32 field is named by its index.
+    let mut bad = v.clone();
+    if let Values::F32(d) = &mut bad.data {
+        d[77] = f32::NAN;
+    }
+    let e = compress(&bad, &opts, &quiet).unwrap_err().to_string();
+    assert!(e.contains("value 77"), "{e}");
+    // Placing decoded f64 bricks into a float32 output rounds each value
+    // once, as the f64 output rounded afterwards would.
+    let grid = opts.grid(v.dims).unwrap();
+    let region = full_region(v.dims);
+    let bricks: Vec<(usize, Vec<f64>)> = (0..grid.len())
+        .map(|k| {
+            let (s, e) = grid.bounds(k);
+            (k, gather(&v, s, e).iter().map(|x| x * 1.0000001).collect())
+        })
+        .collect();
+    let refs: Vec<(usize, &[f64])> = bricks.iter().map(|(k, y)| (*k, y.as_slice())).collect();
+    let (mut o32, mut o64) = (vec![0f32; v.data.len()], vec![0f64; v.data.len()]);
+    place(&mut o32, &region, &grid, &refs);
+    place(&mut o64, &region, &grid, &refs);
+    assert!(o32.iter().zip(&o64).all(|(a, b)| *a == *b as f32));
 }
