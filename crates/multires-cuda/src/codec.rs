@@ -65,11 +65,18 @@ impl Use {
         }
     }
 
+    /// Whether the slot holds the coder's input and reconstruction as
+    /// doubles (`x`, `c`) besides `y`; a decoder's inverse works in `y`
+    /// alone.
+    fn coder_doubles(self) -> bool {
+        self != Use::Decode
+    }
+
     /// Device bytes a slot holds per value of its capacity (`ints_corr`,
     /// the doubles, the stored-type buffer and the per-block arrays).
     fn held_per_value(self, dtype: DType) -> usize {
         let (i, c) = self.ints_corr();
-        let doubles = if self == Use::Decode { 1 } else { 3 };
+        let doubles = if self.coder_doubles() { 3 } else { 1 };
         8 * doubles + 4 * (i + c) + dtype.size() + 1
     }
 
@@ -145,13 +152,32 @@ struct Slot {
     /// Pinned bytes for payloads going down (coder) or up (decoder).
     pbytes: Option<PinnedHostSlice<u8>>,
     /// Coding orders per brick shape: Morton (lifting) or interp's.
-    orders: BTreeMap<([usize; 3], bool), CudaSlice<u32>>,
-    /// Their inverses: each grid point's place in the coding order, so
-    /// DEQUANT gathers (scattered 4-byte reads) instead of scattering
-    /// 8-byte writes.
-    inverses: BTreeMap<([usize; 3], bool), CudaSlice<u32>>,
+    orders: CodingOrders,
     /// The rANS level classes of interp's coding order, per brick shape.
     classes: BTreeMap<[usize; 3], CudaSlice<u32>>,
+}
+
+/// A coding order on the device and its inverse (each grid point's place
+/// in the order, so DEQUANT gathers with scattered 4-byte reads instead
+/// of scattering 8-byte writes).
+struct CodingOrder {
+    order: CudaSlice<u32>,
+    inverse: CudaSlice<u32>,
+}
+
+type CodingOrders = BTreeMap<([usize; 3], bool), CodingOrder>;
+
+/// The coding order that `Slot::order` uploaded for `dims` under `t` (a
+/// function of the map alone, so the slot's other buffers stay free to
+/// borrow).
+fn coding_order(
+    orders: &CodingOrders,
+    dims: [usize; 3],
+    t: lifting::Lifting,
+) -> Result<&CodingOrder, CudaError> {
+    orders
+        .get(&order_key(dims, t))
+        .ok_or_else(|| CudaError::Unsupported("coding order".into()))
 }
 
 /// The closed-loop interpolation (multires::codec::interp) of every brick
@@ -555,8 +581,7 @@ impl Slot {
             DType::F32 => (Some(dev!(f32, cap)), None),
             DType::F64 => (None, Some(dev!(f64, cap))),
         };
-        // A decoder's inverse works in `y` alone.
-        let coder = if usage == Use::Decode { 0 } else { cap };
+        let coder = if usage.coder_doubles() { cap } else { 0 };
         let (ints, corr) = usage.ints_corr();
         Ok(Slot {
             x: dev!(f64, coder),
@@ -571,7 +596,6 @@ impl Slot {
             out: dev!(u8, 1 << 20),
             pbytes: None,
             orders: BTreeMap::new(),
-            inverses: BTreeMap::new(),
             classes: BTreeMap::new(),
             pin32: None,
             pin64: None,
@@ -643,25 +667,31 @@ impl Slot {
                 let host = pin
                     .as_mut_slice()
                     .during(|| "writing pinned memory".into())?;
-                host[..total]
-                    .par_chunks_mut(n)
-                    .zip(b.bricks.par_iter())
-                    .for_each(|(dst, &k)| {
-                        let (s, e) = grid.bounds(k);
-                        for (d, row) in dst
-                            .chunks_exact_mut(e[2])
-                            .zip(codec::brick_rows($data, v.dims, s, e))
-                        {
-                            d.copy_from_slice(row);
-                        }
-                    });
                 let dev = $dev
                     .as_mut()
                     .ok_or_else(|| CudaError::Unsupported("no input".into()))?;
-                let host = pin.as_slice().during(|| "reading pinned memory".into())?;
-                self.stream
-                    .memcpy_htod(&host[..total], &mut dev.slice_mut(0..total))
-                    .during(|| "copying bricks to the GPU".into())?;
+                // A piece of bricks (one a core) goes up while the next is
+                // gathered; the pieces' pinned memory is not written again
+                // before the stream is synchronized.
+                let piece = rayon::current_num_threads().max(1);
+                for (j, bricks) in b.bricks.chunks(piece).enumerate() {
+                    let at = j * piece * n;
+                    let part = &mut host[at..at + bricks.len() * n];
+                    part.par_chunks_mut(n)
+                        .zip(bricks.par_iter())
+                        .for_each(|(dst, &k)| {
+                            let (s, e) = grid.bounds(k);
+                            for (d, row) in dst
+                                .chunks_exact_mut(e[2])
+                                .zip(codec::brick_rows($data, v.dims, s, e))
+                            {
+                                d.copy_from_slice(row);
+                            }
+                        });
+                    self.stream
+                        .memcpy_htod(&*part, &mut dev.slice_mut(at..at + part.len()))
+                        .during(|| "copying bricks to the GPU".into())?;
+                }
                 let count = total as i64;
                 let mut l = self.stream.launch_builder(&f);
                 l.arg(&*dev).arg(&mut self.x).arg(&count);
@@ -677,7 +707,7 @@ impl Slot {
     }
 
     /// Uploads the coding order of `dims` under `t` and its inverse once
-    /// (`Slot::orders`, `Slot::inverses`).
+    /// (`Slot::orders`).
     fn order(&mut self, dims: [usize; 3], t: lifting::Lifting) -> Result<(), CudaError> {
         let key = order_key(dims, t);
         if !self.orders.contains_key(&key) {
@@ -691,10 +721,9 @@ impl Slot {
                 inv[k as usize] = j as u32;
             }
             let up = || "copying a coding order".to_string();
-            let d = self.stream.clone_htod(o.as_slice()).during(up)?;
-            let di = self.stream.clone_htod(&inv).during(up)?;
-            self.orders.insert(key, d);
-            self.inverses.insert(key, di);
+            let order = self.stream.clone_htod(o.as_slice()).during(up)?;
+            let inverse = self.stream.clone_htod(&inv).during(up)?;
+            self.orders.insert(key, CodingOrder { order, inverse });
         }
         Ok(())
     }
@@ -776,10 +805,7 @@ impl Slot {
         } else {
             peaks.iter().map(|&p| codec::steps(e, p)).collect()
         };
-        let order = self
-            .orders
-            .get(&order_key(dims, t))
-            .ok_or_else(|| CudaError::Unsupported("coding order".into()))?;
+        let CodingOrder { order, inverse } = coding_order(&self.orders, dims, t)?;
         let (fq, fd, fc, fs, fm) = (
             self.f("QUANT(kernel)", 0)?,
             self.f("DEQUANT(kernel)", 0)?,
@@ -821,10 +847,6 @@ impl Slot {
             unsafe { l.launch(cfg(block_grid(n, nbk), 256, 0)) }
                 .during(|| "launching QUANT".into())?;
             if !closed {
-                let inverse = self
-                    .inverses
-                    .get(&order_key(dims, t))
-                    .ok_or_else(|| CudaError::Unsupported("coding order".into()))?;
                 let mut l = s.launch_builder(&fd);
                 l.arg(&mut ints)
                     .arg(inverse)
@@ -1417,11 +1439,11 @@ fn run_slots(
                         TRACE_BATCH.with(|c| c.set(i));
                         trace("start");
                         // The largest batches come first: a slot grows only
-                        // when another GPU took them.
+                        // when another GPU took them. The small one goes
+                        // back to the pool, which `take_slot` frees.
                         if slot.as_ref().is_none_or(|s| s.cap < caps[i]) {
-                            if let Some(old) = slot.take() {
-                                drop(old);
-                                g.ctx.synchronize().during(|| "freeing a slot".into())?;
+                            if let (Some(old), Ok(mut pool)) = (slot.take(), POOL.lock()) {
+                                pool.push(old);
                             }
                             slot = Some(take_slot(&g, caps[i], dtype, usage)?);
                         }
@@ -1621,10 +1643,7 @@ impl Slot {
             self.rice_front(dims, list)?
         };
         let q_d = s.clone_htod(&q).during(|| "copying steps".into())?;
-        let inverse = self
-            .inverses
-            .get(&order_key(dims, h.transform))
-            .ok_or_else(|| CudaError::Unsupported("coding order".into()))?;
+        let inverse = &coding_order(&self.orders, dims, h.transform)?.inverse;
         if closed {
             // The interpolation reads its details (whole numbers) straight
             // from the decoded integers.
@@ -2039,14 +2058,17 @@ fn rdec_warps(chunks: usize) -> u32 {
     }
 }
 const RDEC_MAX_WARPS: u32 = 4;
+/// Words of a lane's window on its stream in RDEC: the kernel's R_WIN
+/// (13 loads of 4 words, and one more).
+const RDEC_WINDOW_WORDS: u32 = 53;
 /// RDEC's: tables, 256 starting symbols (bytes) per context, a word of
 /// packed information per context, and per warp its tiles and each lane's
-/// window on its words (53 words a lane, R_WIN).
+/// window on its words.
 const fn rdec_smem(warps: u32) -> u32 {
     RANS_TABLES
         + (rans::NCTX * 256) as u32
         + (rans::NCTX * 4) as u32
-        + warps * (RANS_TILES + 32 * 53 * 4)
+        + warps * (RANS_TILES + 32 * RDEC_WINDOW_WORDS * 4)
 }
 /// Zero bytes after the last rANS stream of a batch: RDEC's windows read
 /// up to 208 bytes past a lane's position.
@@ -2533,6 +2555,17 @@ pub fn decompress_resident(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rdec_window_matches_the_kernel() {
+        // rdec_smem sizes RDEC's shared memory from the window's length;
+        // the kernel must index with the same one.
+        let src = include_str!("../kernels/codec.cu");
+        assert!(
+            src.contains(&format!("#define R_WIN {RDEC_WINDOW_WORDS}\n")),
+            "codec.cu's R_WIN is not RDEC_WINDOW_WORDS ({RDEC_WINDOW_WORDS})"
+        );
+    }
 
     /// A 1024^3 field's bricks of 129 (8 shapes), as the grid lists them.
     fn shapes_1024() -> BTreeMap<[usize; 3], Vec<usize>> {

@@ -453,3 +453,27 @@ fn float32_fields_stay_float32() {
     place(&mut o64, &region, &grid, &refs);
     assert!(o32.iter().zip(&o64).all(|(a, b)| *a == *b as f32));
 }
+
+#[test]
+fn scan_finds_the_range_and_any_nan() {
+    let mut r = xorshift(3);
+    for n in [1, 15, 16, 17, 1000, 70_000, 200_003] {
+        let d: Vec<f32> = (0..n)
+            .map(|_| (r() % 20001) as f32 / 7.0 - 1000.0)
+            .collect();
+        let lo = d.iter().fold(f64::INFINITY, |m, &x| m.min(x as f64));
+        let hi = d.iter().fold(f64::NEG_INFINITY, |m, &x| m.max(x as f64));
+        assert_eq!(scan(&d), (lo, hi, false), "{n} values");
+        let wide: Vec<f64> = d.iter().map(|&x| x as f64).collect();
+        assert_eq!(scan(&wide), (lo, hi, false), "{n} values as f64");
+        for at in [0, n / 2, n - 1] {
+            let mut e = d.clone();
+            e[at] = f32::NAN;
+            assert!(scan(&e).2, "a NaN at {at} of {n}");
+            e[at] = f32::NEG_INFINITY;
+            let (l, h, nan) = scan(&e);
+            assert!(l == f64::NEG_INFINITY && !nan, "-inf at {at} of {n}");
+            assert!(h <= hi, "{n} values");
+        }
+    }
+}
