@@ -1420,28 +1420,43 @@ fn run_slots(
     (caps, dtype, usage): (&[usize], DType, Use),
     work: &(dyn Fn(&mut Slot, usize) -> Result<(), CudaError> + Sync),
 ) -> Result<(), CudaError> {
+    let count = caps.len();
     let next = AtomicUsize::new(0);
     let t0 = std::time::Instant::now();
-    // Each slot's host work (gathering, placing) runs on a pool of its
-    // own. On one shared pool the slots' host phases ran in lockstep, both
-    // while the GPU idled. Each pool has twice its share of the cores (all
-    // of them for two slots): a slot alone on the host should have every
-    // core, as one thread's scattered rows copy at about 1.3 GB/s.
-    let all = rayon::current_num_threads();
-    let cores = (2 * all / (gpus.len() * per_gpu).max(1)).clamp(1, all);
     let run = std::thread::scope(|scope| -> Result<(), CudaError> {
         let mut handles = Vec::new();
         for g in gpus {
             for _ in 0..per_gpu {
                 let (g, next) = (g.clone(), &next);
                 handles.push(scope.spawn(move || -> Result<(), CudaError> {
-                    let pool = rayon::ThreadPoolBuilder::new()
-                        .num_threads(cores)
-                        .build()
-                        .map_err(|e| {
-                            CudaError::Unsupported(format!("starting host threads: {e}"))
-                        })?;
-                    pool.install(|| slot_loop(&g, next, caps, (dtype, usage), work))
+                    g.ctx.bind_to_thread().during(|| "binding the GPU".into())?;
+                    let mut slot: Option<Slot> = None;
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= count {
+                            break;
+                        }
+                        TRACE_BATCH.with(|c| c.set(i));
+                        trace("start");
+                        // The largest batches come first: a slot grows only
+                        // when another GPU took them. The small one goes
+                        // back to the pool, which `take_slot` frees.
+                        if slot.as_ref().is_none_or(|s| s.cap < caps[i]) {
+                            if let (Some(old), Ok(mut pool)) = (slot.take(), POOL.lock()) {
+                                pool.push(old);
+                            }
+                            slot = Some(take_slot(&g, caps[i], dtype, usage)?);
+                        }
+                        trace("slot");
+                        if let Some(s) = slot.as_mut() {
+                            work(s, i)?;
+                        }
+                        trace("end");
+                    }
+                    if let (Some(s), Ok(mut pool)) = (slot, POOL.lock()) {
+                        pool.push(s);
+                    }
+                    Ok(())
                 }));
             }
         }
@@ -1453,46 +1468,6 @@ fn run_slots(
     });
     print_trace(t0, caps);
     run
-}
-
-/// One slot's thread: takes batches in turn until none are left, then
-/// gives its slot back to the pool.
-fn slot_loop(
-    g: &Arc<Gpu>,
-    next: &AtomicUsize,
-    caps: &[usize],
-    (dtype, usage): (DType, Use),
-    work: &(dyn Fn(&mut Slot, usize) -> Result<(), CudaError> + Sync),
-) -> Result<(), CudaError> {
-    let count = caps.len();
-    g.ctx.bind_to_thread().during(|| "binding the GPU".into())?;
-    let mut slot: Option<Slot> = None;
-    loop {
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        if i >= count {
-            break;
-        }
-        TRACE_BATCH.with(|c| c.set(i));
-        trace("start");
-        // The largest batches come first: a slot grows only when another
-        // GPU took them. The small one goes back to the pool, which
-        // `take_slot` frees.
-        if slot.as_ref().is_none_or(|s| s.cap < caps[i]) {
-            if let (Some(old), Ok(mut pool)) = (slot.take(), POOL.lock()) {
-                pool.push(old);
-            }
-            slot = Some(take_slot(g, caps[i], dtype, usage)?);
-        }
-        trace("slot");
-        if let Some(s) = slot.as_mut() {
-            work(s, i)?;
-        }
-        trace("end");
-    }
-    if let (Some(s), Ok(mut pool)) = (slot, POOL.lock()) {
-        pool.push(s);
-    }
-    Ok(())
 }
 
 /// A brick's payload checked and cut into sections (word offsets from the
