@@ -134,6 +134,18 @@ fn read_volume(a: &CompressArgs) -> Result<Volume> {
                 .with_context(|| format!("{}", p.display()));
         }
     }
+    if let (Some(RawType::F32), Some(shape)) = (a.raw, &a.shape) {
+        let data = io::read_raw_f32(p)?;
+        let n: usize = shape.iter().product();
+        if n != data.len() {
+            bail!(
+                "--shape {shape:?} holds {n} values but {} has {}",
+                p.display(),
+                data.len()
+            );
+        }
+        return Volume::of(shape, Values::F32(data)).with_context(|| format!("{}", p.display()));
+    }
     let r = io::read_real_array(
         p,
         &ReadOptions {

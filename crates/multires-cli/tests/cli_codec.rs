@@ -145,6 +145,35 @@ fn float64_and_raw_inputs_and_images() {
             "abs:0.01",
         ],
     ));
+    // The same values as a float32 .npy give the same file, and both
+    // decode to float32.
+    let v32 = ArrayD::from_shape_fn(vec![6, 7, 8], |i| {
+        ((i[0] * 7 + i[1]) * 8 + i[2]) as f32 * 0.5
+    });
+    write_npy(d.join("v.npy"), &v32).unwrap();
+    ok(&multires(
+        d,
+        &[
+            "compress",
+            "v.npy",
+            "-o",
+            "v2.mrz",
+            "--error-bound",
+            "abs:0.01",
+        ],
+    ));
+    assert_eq!(
+        std::fs::read(d.join("v.mrz")).unwrap(),
+        std::fs::read(d.join("v2.mrz")).unwrap(),
+        "raw float32 and .npy float32 give different files"
+    );
+    ok(&multires(d, &["decompress", "v.mrz", "-o", "v.back.npy"]));
+    let back: ArrayD<f32> = read_npy(d.join("v.back.npy")).unwrap();
+    assert_eq!(back.shape(), &[6, 7, 8]);
+    assert!(back
+        .iter()
+        .zip(v32.iter())
+        .all(|(a, b)| (a - b).abs() <= 0.01));
     fails_with(
         &multires(
             d,

@@ -290,6 +290,31 @@ fn read_text(path: &Path, column: usize) -> Result<Signal, IoError> {
 }
 
 fn read_raw(path: &Path, raw: RawType) -> Result<Signal, IoError> {
+    let bytes = raw_bytes(path, raw)?;
+    let v = match raw {
+        RawType::F32 => bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64)
+            .collect(),
+        RawType::F64 => bytes
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+            .collect(),
+    };
+    Ok(Signal::real(v))
+}
+
+/// Raw little-endian float32 samples as they are stored (no widened copy:
+/// the codec keeps float32 fields in float32).
+pub fn read_raw_f32(path: &Path) -> Result<Vec<f32>, IoError> {
+    Ok(raw_bytes(path, RawType::F32)?
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
+}
+
+/// A raw file's bytes, checked to hold whole samples of `raw`.
+fn raw_bytes(path: &Path, raw: RawType) -> Result<Vec<u8>, IoError> {
     let mut bytes = Vec::new();
     open(path)?
         .read_to_end(&mut bytes)
@@ -308,17 +333,7 @@ fn read_raw(path: &Path, raw: RawType) -> Result<Signal, IoError> {
             ),
         ));
     }
-    let v = match raw {
-        RawType::F32 => bytes
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64)
-            .collect(),
-        RawType::F64 => bytes
-            .chunks_exact(8)
-            .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-            .collect(),
-    };
-    Ok(Signal::real(v))
+    Ok(bytes)
 }
 
 /// A real n-D array read for the DWT, with the precision it was stored in.
