@@ -119,58 +119,53 @@ fn read_volume(a: &CompressArgs) -> Result<Volume> {
         let data = img.pixels().map(|px| px.0[0] as f64).collect();
         return Ok(Volume::new(&[h as usize, w as usize], data, DType::F32)?);
     }
-    if a.raw.is_none() {
-        // A float32 .npy is read as float32: no widened copy of the field.
-        if let Some(arr) = io::read_f32_npy(p)? {
+    if a.shape.is_some() && a.raw.is_none() {
+        bail!("--shape is for raw inputs (with --raw f32|f64); an .npy carries its shape");
+    }
+    // Float32 (.npy or raw) is read as float32: no widened copy of the field.
+    let float32 = match a.raw {
+        None => io::read_f32_npy(p)?.map(|arr| {
             let shape = arr.shape().to_vec();
-            if a.shape.is_some() {
-                bail!("--shape is for raw inputs (with --raw f32|f64); an .npy carries its shape");
-            }
             let data = match arr.as_slice() {
                 Some(d) => d.to_vec(),
                 None => arr.iter().copied().collect(),
             };
-            return Volume::of(&shape, Values::F32(data))
-                .with_context(|| format!("{}", p.display()));
+            (shape, data)
+        }),
+        Some(RawType::F32) => {
+            let data = io::read_raw_f32(p)?;
+            Some((vec![data.len()], data))
         }
-    }
-    if let (Some(RawType::F32), Some(shape)) = (a.raw, &a.shape) {
-        let data = io::read_raw_f32(p)?;
-        let n: usize = shape.iter().product();
-        if n != data.len() {
-            bail!(
-                "--shape {shape:?} holds {n} values but {} has {}",
-                p.display(),
-                data.len()
-            );
-        }
-        return Volume::of(shape, Values::F32(data)).with_context(|| format!("{}", p.display()));
-    }
-    let r = io::read_real_array(
-        p,
-        &ReadOptions {
-            raw: a.raw,
-            channel: 0,
-        },
-    )?;
-    let dtype = if r.was_f32 { DType::F32 } else { DType::F64 };
-    let shape = match (&a.shape, a.raw) {
-        (Some(s), Some(_)) => s.clone(),
-        (Some(_), None) => {
-            bail!("--shape is for raw inputs (with --raw f32|f64); an .npy carries its shape")
-        }
-        (None, _) => r.values.shape().to_vec(),
+        Some(RawType::F64) => None,
     };
+    let (stored, values) = match float32 {
+        Some((shape, data)) => (shape, Values::F32(data)),
+        None => {
+            let r = io::read_real_array(
+                p,
+                &ReadOptions {
+                    raw: a.raw,
+                    channel: 0,
+                },
+            )?;
+            let dtype = if r.was_f32 { DType::F32 } else { DType::F64 };
+            let shape = r.values.shape().to_vec();
+            (
+                shape,
+                Values::from_f64(r.values.iter().copied().collect(), dtype),
+            )
+        }
+    };
+    let shape = a.shape.clone().unwrap_or(stored);
     let n: usize = shape.iter().product();
-    if n != r.values.len() {
+    if n != values.len() {
         bail!(
             "--shape {shape:?} holds {n} values but {} has {}",
             p.display(),
-            r.values.len()
+            values.len()
         );
     }
-    let data: Vec<f64> = r.values.iter().copied().collect();
-    Volume::new(&shape, data, dtype).with_context(|| format!("{}", p.display()))
+    Volume::of(&shape, values).with_context(|| format!("{}", p.display()))
 }
 
 /// The GPUs the codec runs on (None: the CPU), from --device and --gpus.

@@ -164,14 +164,12 @@ impl DType {
 /// the memory and bandwidth of widening them), and the codec computes in
 /// f64 from either.
 pub trait Sample: Copy + Send + Sync + 'static {
-    const DTYPE: DType;
     fn to_f64(self) -> f64;
     /// `v` rounded to this type (exact for values decoded to it).
     fn of_f64(v: f64) -> Self;
 }
 
 impl Sample for f32 {
-    const DTYPE: DType = DType::F32;
     #[inline]
     fn to_f64(self) -> f64 {
         self as f64
@@ -183,7 +181,6 @@ impl Sample for f32 {
 }
 
 impl Sample for f64 {
-    const DTYPE: DType = DType::F64;
     #[inline]
     fn to_f64(self) -> f64 {
         self
@@ -324,7 +321,6 @@ impl Volume {
     /// A field from its shape (2 or 3 axes) and values as f64, held as
     /// `dtype` (rounded to float32 for F32).
     pub fn new(shape: &[usize], data: Vec<f64>, dtype: DType) -> Result<Self, CodecError> {
-        Self::check(shape, data.len())?;
         Self::of(shape, Values::from_f64(data, dtype))
     }
 
@@ -767,11 +763,18 @@ pub fn brick_step_prefix(payload: &[u8], words: usize) -> Result<(f64, Vec<u32>,
         return Err(format!("quantization step {q} is not a positive number"));
     }
     let total = (payload.len() - 8) / 4;
-    let w = payload[8..8 + 4 * words.min(total)]
+    Ok((
+        q,
+        payload_words(payload, 0..words.min(total)).collect(),
+        total,
+    ))
+}
+
+/// Words `range` after a checked payload's step, as stored (little-endian).
+fn payload_words(payload: &[u8], range: std::ops::Range<usize>) -> impl Iterator<Item = u32> + '_ {
+    payload[8 + 4 * range.start..8 + 4 * range.end]
         .chunks_exact(4)
         .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-        .collect();
-    Ok((q, w, total))
 }
 
 /// The step and rANS header of an `interp` brick of `n` values, reading
@@ -782,11 +785,7 @@ pub fn brick_rans_header(payload: &[u8], n: usize) -> Result<(f64, rans::Header)
         // The rest of the header's words, once the first two said how many.
         let need = rans::header_len(h0, h1, n).min(total);
         if need > words.len() {
-            words.extend(
-                payload[8 + 4 * words.len()..8 + 4 * need]
-                    .chunks_exact(4)
-                    .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])),
-            );
+            words.extend(payload_words(payload, words.len()..need));
         }
     }
     Ok((q, rans::read_header_of(&words, total, n)?))
@@ -1147,23 +1146,6 @@ impl<'a, U: Sample> RegionOut<'a, U> {
         }
         true
     }
-}
-
-/// Copies decoded bricks (grid index, row-major values) into `out`, the
-/// region's values, in parallel (false when one did not fit or came twice).
-pub fn place<T: Sample, U: Sample>(
-    out: &mut [U],
-    region: &Region,
-    grid: &BrickGrid,
-    bricks: &[(usize, &[T])],
-) -> bool {
-    let Some(o) = RegionOut::new(out, *region, grid) else {
-        return false;
-    };
-    bricks
-        .par_iter()
-        .map(|&(k, y)| o.place(k, y, &[], 0.0, DType::F64))
-        .reduce(|| true, |a, b| a & b)
 }
 
 /// Decodes the bricks that meet `region` (all when None) of an open .mrz.

@@ -19,6 +19,23 @@ fn field(shape: &[usize], seed: u64, dtype: DType) -> Volume {
 
 fn quiet(_: usize) {}
 
+/// Copies decoded bricks (grid index, row-major values) into `out`, the
+/// region's values, in parallel (false when one did not fit or came twice).
+fn place<T: Sample, U: Sample>(
+    out: &mut [U],
+    region: &Region,
+    grid: &BrickGrid,
+    bricks: &[(usize, &[T])],
+) -> bool {
+    let Some(o) = RegionOut::new(out, *region, grid) else {
+        return false;
+    };
+    bricks
+        .par_iter()
+        .map(|&(k, y)| o.place(k, y, &[], 0.0, DType::F64))
+        .reduce(|| true, |a, b| a & b)
+}
+
 fn max_err(a: &Volume, b: &Volume) -> f64 {
     a.data
         .to_f64()

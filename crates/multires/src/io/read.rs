@@ -290,13 +290,9 @@ fn read_text(path: &Path, column: usize) -> Result<Signal, IoError> {
 }
 
 fn read_raw(path: &Path, raw: RawType) -> Result<Signal, IoError> {
-    let bytes = raw_bytes(path, raw)?;
     let v = match raw {
-        RawType::F32 => bytes
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64)
-            .collect(),
-        RawType::F64 => bytes
+        RawType::F32 => read_raw_f32(path)?.into_iter().map(f64::from).collect(),
+        RawType::F64 => raw_bytes(path, raw)?
             .chunks_exact(8)
             .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
             .collect(),
