@@ -19,7 +19,8 @@ use crate::device::Gpu;
 use crate::error::{Context, CudaError};
 use crate::kernels::Kernel;
 use cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, CudaViewMut, LaunchConfig, PinnedHostSlice, PushKernelArg,
+    CudaFunction, CudaSlice, CudaStream, CudaView, CudaViewMut, LaunchConfig, PinnedHostSlice,
+    PushKernelArg,
 };
 use multires::codec::{
     self, interp, lifting, morton, rans, rice, CodecOptions, CodecStats, CodedBrick, DType,
@@ -178,6 +179,33 @@ fn coding_order(
     orders
         .get(&order_key(dims, t))
         .ok_or_else(|| CudaError::Unsupported("coding order".into()))
+}
+
+/// The lifting transforms' reconstruction of a batch (`bricks` of `dims`
+/// in a row) into `y`: each brick's integers (coding order) back at their
+/// grid points times its step `q[b]` (`inverse`: the order's inverse),
+/// then the inverse lifting. The coder's own decode and the decoder run
+/// this one reconstruction, as the CPU's `reconstruct` serves both.
+#[allow(clippy::too_many_arguments)]
+fn dequantize_and_lift(
+    gpu: &Gpu,
+    s: &Arc<CudaStream>,
+    ints: &CudaView<i32>,
+    inverse: &CudaSlice<u32>,
+    q: &CudaSlice<f64>,
+    y: &mut CudaSlice<f64>,
+    dims: [usize; 3],
+    bricks: usize,
+    t: lifting::Lifting,
+) -> Result<(), CudaError> {
+    let n: usize = dims.iter().product();
+    let n64 = n as i64;
+    let f = gpu.function(Kernel::Codec, "DEQUANT(kernel)", 0)?;
+    let mut l = s.launch_builder(&f);
+    l.arg(ints).arg(inverse).arg(q).arg(&mut *y).arg(&n64);
+    unsafe { l.launch(cfg(block_grid(n, bricks), 256, 0)) }
+        .during(|| "launching DEQUANT".into())?;
+    lift(gpu, s, y, dims, bricks, t, true)
 }
 
 /// The closed-loop interpolation (multires::codec::interp) of every brick
@@ -806,9 +834,8 @@ impl Slot {
             peaks.iter().map(|&p| codec::steps(e, p)).collect()
         };
         let CodingOrder { order, inverse } = coding_order(&self.orders, dims, t)?;
-        let (fq, fd, fc, fs, fm) = (
+        let (fq, fc, fs, fm) = (
             self.f("QUANT(kernel)", 0)?,
-            self.f("DEQUANT(kernel)", 0)?,
             self.f("CHECK(kernel)", 0)?,
             self.f("BSTATS(kernel)", 0)?,
             self.f("MAP(kernel)", 0)?,
@@ -847,15 +874,8 @@ impl Slot {
             unsafe { l.launch(cfg(block_grid(n, nbk), 256, 0)) }
                 .during(|| "launching QUANT".into())?;
             if !closed {
-                let mut l = s.launch_builder(&fd);
-                l.arg(&mut ints)
-                    .arg(inverse)
-                    .arg(&qd)
-                    .arg(&mut self.y)
-                    .arg(&n64);
-                unsafe { l.launch(cfg(block_grid(n, nbk), 256, 0)) }
-                    .during(|| "launching DEQUANT".into())?;
-                lift(&self.gpu, s, &mut self.y, dims, nbk, t, true)?;
+                let ints = ints.as_view();
+                dequantize_and_lift(&self.gpu, s, &ints, inverse, &qd, &mut self.y, dims, nbk, t)?;
                 prof(s, "inv_lift")?;
             }
             let mut corr = self.corr.slice_mut(tr * nbk * n..(tr + 1) * nbk * n);
@@ -1659,19 +1679,18 @@ impl Slot {
                 Some((&self.ints, inverse)),
             )?;
         } else {
-            let n64 = n as i64;
-            let fdequant = self.f("DEQUANT(kernel)", 0)?;
-            let mut ints = self.ints.slice_mut(0..nbk * n);
-            let mut l = s.launch_builder(&fdequant);
-            l.arg(&mut ints)
-                .arg(inverse)
-                .arg(&q_d)
-                .arg(&mut self.y)
-                .arg(&n64);
-            unsafe { l.launch(cfg(block_grid(n, nbk), 256, 0)) }
-                .during(|| "launching DEQUANT".into())?;
-            prof(s, "d_dequant")?;
-            lift(&self.gpu, s, &mut self.y, dims, nbk, h.transform, true)?;
+            let ints = self.ints.slice(0..nbk * n);
+            dequantize_and_lift(
+                &self.gpu,
+                s,
+                &ints,
+                inverse,
+                &q_d,
+                &mut self.y,
+                dims,
+                nbk,
+                h.transform,
+            )?;
         }
         prof(s, "d_inverse")?;
         // Rounded to the stored type on the device, down into the pinned buffer.
