@@ -66,6 +66,9 @@ pub struct BenchArgs {
     /// codec-3d: only this field (smooth or turbulent; default both).
     #[arg(long)]
     pub codec_field: Option<multires::codec::fields::FieldKind>,
+    /// codec-3d: only these relative bounds (e.g. 1e-3; default 1e-2,1e-3,1e-4).
+    #[arg(long, value_delimiter = ',', value_name = "REL")]
+    pub codec_rel: Option<Vec<f64>>,
 }
 
 pub(crate) fn median(mut v: Vec<f64>) -> f64 {
@@ -394,7 +397,14 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
         } else {
             None
         };
-        for (rel, &ngpu) in [1e-2, 1e-3, 1e-4]
+        let rels = a
+            .codec_rel
+            .clone()
+            .unwrap_or_else(|| vec![1e-2, 1e-3, 1e-4]);
+        if let Some(r) = rels.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
+            bail!("--codec-rel {r}: a relative bound must be a positive number such as 1e-3");
+        }
+        for (rel, &ngpu) in rels
             .into_iter()
             .flat_map(|r| counts.iter().map(move |g| (r, g)))
         {

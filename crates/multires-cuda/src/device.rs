@@ -37,7 +37,9 @@ pub struct Gpu {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
     pub info: GpuInfo,
-    cache: Mutex<HashMap<String, CudaFunction>>,
+    /// Compiled kernels by instance, with the dynamic shared memory limit
+    /// each was raised to.
+    cache: Mutex<HashMap<String, (CudaFunction, usize)>>,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -152,8 +154,14 @@ impl Gpu {
     ) -> Result<CudaFunction, CudaError> {
         let key = format!("{}:{instance}", kernel.file());
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        let f = match cache.get(&key) {
-            Some(f) => f.clone(),
+        if smem > self.info.smem_per_block_optin {
+            return Err(CudaError::Unsupported(format!(
+                "{instance} needs {smem} bytes of shared memory; this GPU allows {} per block",
+                self.info.smem_per_block_optin
+            )));
+        }
+        let (f, raised) = match cache.get_mut(&key) {
+            Some(e) => e,
             None => {
                 let f = crate::kernels::compile(
                     &self.ctx,
@@ -161,24 +169,23 @@ impl Gpu {
                     instance,
                     self.info.compute_capability,
                 )?;
-                cache.insert(key, f.clone());
-                f
+                cache.entry(key).or_insert((f, 48 * 1024))
             }
         };
-        if smem > 48 * 1024 {
-            if smem > self.info.smem_per_block_optin {
-                return Err(CudaError::Unsupported(format!(
-                    "{instance} needs {smem} bytes of shared memory; this GPU allows {} per block",
-                    self.info.smem_per_block_optin
-                )));
-            }
+        // Raised once, to the device's limit, before the kernel's first
+        // launch: raising it again while launches of it were in flight
+        // (once a batch) made the codec's side-by-side streams take turns
+        // (its trace showed the rANS launches in waves, a chain each).
+        if smem > *raised {
+            let limit = self.info.smem_per_block_optin;
             f.set_attribute(
                 cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                smem as i32,
+                limit as i32,
             )
-            .during(|| format!("raising the shared memory of {instance} to {smem} bytes"))?;
+            .during(|| format!("raising the shared memory of {instance} to {limit} bytes"))?;
+            *raised = limit;
         }
-        Ok(f)
+        Ok(f.clone())
     }
 
     /// Free device memory now.

@@ -52,8 +52,25 @@ impl Kernel {
     }
 }
 
-/// The name every instantiation gives its kernel.
+/// The name every instantiation gives its kernel in the source.
 pub const ENTRY: &str = "kernel";
+
+/// The name an instance's kernel is compiled under: the macro and its
+/// arguments ("INTERP(kernel, true)" becomes `k_INTERP_true`; the prefix
+/// keeps it apart from the macros' own names), so that profilers such as
+/// Nsight Compute tell the kernels apart.
+fn entry_name(instance: &str) -> String {
+    let mut name = String::from("k");
+    for part in instance
+        .replacen(ENTRY, "", 1)
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|p| !p.is_empty())
+    {
+        name.push('_');
+        name.push_str(part);
+    }
+    name
+}
 
 /// Where compiled PTX is kept between processes: $MULTIRES_CACHE_DIR, else
 /// $XDG_CACHE_HOME/multires/kernels, else ~/.cache/multires/kernels.
@@ -97,7 +114,9 @@ pub fn compile(
     instance: &str,
     (major, minor): (i32, i32),
 ) -> Result<CudaFunction, CudaError> {
-    let src = format!("{COMMON}\n{}\n{instance}\n", kernel.source());
+    let entry = entry_name(instance);
+    let named = instance.replacen(&format!("({ENTRY}"), &format!("({entry}"), 1);
+    let src = format!("{COMMON}\n{}\n{named}\n", kernel.source());
     let mut options = vec![
         format!("--gpu-architecture=compute_{major}{minor}"),
         "-std=c++17".to_string(),
@@ -112,7 +131,7 @@ pub fn compile(
     };
     if let Some(ptx) = cached_ptx(key) {
         if let Ok(module) = ctx.load_module(ptx) {
-            if let Ok(f) = module.load_function(ENTRY) {
+            if let Ok(f) = module.load_function(&entry) {
                 return Ok(f);
             }
         }
@@ -139,6 +158,25 @@ pub fn compile(
         .load_module(ptx)
         .during(|| format!("loading the PTX of {} [{instance}]", kernel.file()))?;
     module
-        .load_function(ENTRY)
+        .load_function(&entry)
         .during(|| format!("finding the entry of {} [{instance}]", kernel.file()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::entry_name;
+
+    #[test]
+    fn every_instance_gets_a_name_of_its_own() {
+        assert_eq!(entry_name("QUANT(kernel)"), "k_QUANT");
+        assert_eq!(entry_name("INTERP(kernel, true)"), "k_INTERP_true");
+        assert_eq!(
+            entry_name("LIFT(kernel, float, -0.5, 1)"),
+            "k_LIFT_float_0_5_1"
+        );
+        assert_ne!(
+            entry_name("INTERP(kernel, true)"),
+            entry_name("INTERP(kernel, false)")
+        );
+    }
 }
