@@ -127,21 +127,105 @@ __device__ __forceinline__ double quant_value(double v, double s) {
     return fmin(fmax(r, -MAX_INT_Q), MAX_INT_Q);
 }
 
+__device__ __forceinline__ double to_dtype(double v, int f32) {
+    return f32 ? (double)__double2float_rn(v) : v;
+}
+
+// multires::codec::correction: whole steps of 2e, 0 when the exact value
+// must be stored.
+__device__ __forceinline__ int correction(double want, double got, double e, int f32) {
+    if (!(e > 0.0 && isfinite(got))) return 0;
+    double k = round((want - got) / (2.0 * e));
+    if (k == 0.0 || fabs(k) > 2147483647.0) return 0;
+    int ki = (int)k;
+    double fixed = to_dtype(got + ((double)ki * 2.0) * e, f32);
+    return fabs(want - fixed) <= e ? ki : 0;
+}
+
+// One value of the encoder's check of its own decode (a: the value, r: its
+// reconstruction): its correction (INT_NONE where the bound holds), with
+// the outlier and exact counts, the largest error and the squared error
+// sum after correction added up.
+__device__ __forceinline__ int check_point(double a, double r, double e, int f32, unsigned long long& no,
+                                           unsigned long long& nr, double& m, double& s2) {
+    double v = to_dtype(r, f32);
+    double d = fabs(a - v);
+    int c = INT_NONE;
+    if (!(d <= e)) {
+        c = correction(a, v, e, f32);
+        no++;
+        if (c == 0) {
+            nr++;
+            d = fabs(a - to_dtype(a, f32));
+        } else {
+            d = fabs(a - to_dtype(v + ((double)c * 2.0) * e, f32));
+        }
+    }
+    m = fmax(m, d);
+    s2 += d * d;
+    return c;
+}
+
+// A block's check totals (see check_point) summed into brick b's: one set
+// of atomics a block (a warp's own atomics cost more than the check when
+// a thread holds a value or two, as in the interpolation's passes). Every
+// thread of the block must call it.
+__device__ __forceinline__ void check_totals(unsigned long long no, unsigned long long nr, double m,
+                                             double s2, long long b, unsigned long long* counts,
+                                             unsigned long long* maxe, double* sse) {
+    __shared__ unsigned long long sno[32], snr[32];
+    __shared__ double sm[32], ss[32];
+    for (int o = 16; o > 0; o >>= 1) {
+        no += __shfl_down_sync(0xffffffffu, no, o);
+        nr += __shfl_down_sync(0xffffffffu, nr, o);
+        m = fmax(m, __shfl_down_sync(0xffffffffu, m, o));
+        s2 += __shfl_down_sync(0xffffffffu, s2, o);
+    }
+    int w = threadIdx.x >> 5;
+    if ((threadIdx.x & 31) == 0) {
+        sno[w] = no;
+        snr[w] = nr;
+        sm[w] = m;
+        ss[w] = s2;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int i = 1; i < (int)(blockDim.x >> 5); i++) {
+            no += sno[i];
+            nr += snr[i];
+            m = fmax(m, sm[i]);
+            s2 += ss[i];
+        }
+        if (no) atomicAdd(&counts[2 * b], no);
+        if (nr) atomicAdd(&counts[2 * b + 1], nr);
+        atomicMax(&maxe[b], (unsigned long long)__double_as_longlong(m));
+        atomicAdd(&sse[b], s2);
+    }
+}
+
 // One pass of multires::codec::interp over every brick of a batch
 // (blockIdx.y): the points o[a] + i * st[a] (cnt[a] per axis). axis 3:
 // the anchors, predicted by 0. Forward: x in, quantized details (as
-// doubles) into c, the reconstruction into y. Inverse: c in place; with
-// di given, each point's detail is read from the decoded integers instead.
+// doubles) into c, the reconstruction into y; with qi given, each detail
+// goes instead to qi at its place in the coding order (qinv), and the
+// encoder's check of its own decode (CHECK) is done as each value is
+// reconstructed: a point is reconstructed once, in one pass. Inverse: c in
+// place; with di given, each point's detail is read from the decoded
+// integers instead.
 #define INTERP(name, INV)                                                                      \
     extern "C" __global__ void name(const double* x, double* c, double* y, const double* q,    \
                                     double div, long long n, int d0, int d1, int d2, int axis, \
                                     long long s, long long o0, long long st0, long long o1,    \
                                     long long st1, long long o2, long long st2, long long c0,  \
                                     long long c1, long long c2, const int* di,                 \
-                                    const unsigned* dinv) {                                    \
+                                    const unsigned* dinv, int* qi, const unsigned* qinv,       \
+                                    int* corr, double e, int f32, unsigned long long* counts,  \
+                                    unsigned long long* maxe, double* sse) {                   \
         long long b = blockIdx.y;                                                              \
         double qs = q[b] / div;                                                                \
         long long cnt = c0 * c1 * c2;                                                          \
+        unsigned long long no = 0, nr = 0;                                                     \
+        double m = 0.0, s2 = 0.0;                                                              \
         for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < cnt;          \
              t += (long long)gridDim.x * blockDim.x) {                                         \
             /* A pass covers at most a brick (under 2^31 values): 32-bit */                    \
@@ -163,11 +247,19 @@ __device__ __forceinline__ double quant_value(double v, double s) {
                 double dv = di ? (double)di[b * n + dinv[local]] : c[k];                       \
                 c[k] = axis == 3 ? dv * qs : pred + dv * qs;                                   \
             } else {                                                                           \
-                double v = quant_value(axis == 3 ? x[k] : x[k] - pred, qs);                    \
-                c[k] = v;                                                                      \
-                y[k] = axis == 3 ? v * qs : pred + v * qs;                                     \
+                double a = x[k];                                                               \
+                double v = quant_value(axis == 3 ? a : a - pred, qs);                          \
+                double r = axis == 3 ? v * qs : pred + v * qs;                                 \
+                y[k] = r;                                                                      \
+                if (qi) {                                                                      \
+                    qi[b * n + qinv[local]] = (int)v;                                          \
+                    corr[k] = check_point(a, r, e, f32, no, nr, m, s2);                        \
+                } else {                                                                       \
+                    c[k] = v;                                                                  \
+                }                                                                              \
             }                                                                                  \
         }                                                                                      \
+        if (!INV && qi) check_totals(no, nr, m, s2, b, counts, maxe, sse);                     \
     }
 
 // Bricks as stored (float or double) to the doubles the codec works in.
@@ -204,21 +296,6 @@ __device__ __forceinline__ double quant_value(double v, double s) {
             y[b * n + k] = (double)ints[b * n + inv[k]] * s;                               \
     }
 
-__device__ __forceinline__ double to_dtype(double v, int f32) {
-    return f32 ? (double)__double2float_rn(v) : v;
-}
-
-// multires::codec::correction: whole steps of 2e, 0 when the exact value
-// must be stored.
-__device__ __forceinline__ int correction(double want, double got, double e, int f32) {
-    if (!(e > 0.0 && isfinite(got))) return 0;
-    double k = round((want - got) / (2.0 * e));
-    if (k == 0.0 || fabs(k) > 2147483647.0) return 0;
-    int ki = (int)k;
-    double fixed = to_dtype(got + ((double)ki * 2.0) * e, f32);
-    return fabs(want - fixed) <= e ? ki : 0;
-}
-
 // The encoder's check of its own decode: corr[k] = INT_NONE where the value
 // holds the bound, else its correction. Per brick: outlier and exact
 // counts, the largest error and the squared error sum after correction.
@@ -230,37 +307,9 @@ __device__ __forceinline__ int correction(double want, double got, double e, int
         unsigned long long no = 0, nr = 0;                                                       \
         double m = 0.0, s2 = 0.0;                                                                \
         for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < n;               \
-             k += (long long)gridDim.x * blockDim.x) {                                           \
-            double a = x[b * n + k];                                                             \
-            double v = to_dtype(y[b * n + k], f32);                                              \
-            double d = fabs(a - v);                                                              \
-            int c = INT_NONE;                                                                    \
-            if (!(d <= e)) {                                                                     \
-                c = correction(a, v, e, f32);                                                    \
-                no++;                                                                            \
-                if (c == 0) {                                                                    \
-                    nr++;                                                                        \
-                    d = fabs(a - to_dtype(a, f32));                                              \
-                } else {                                                                         \
-                    d = fabs(a - to_dtype(v + ((double)c * 2.0) * e, f32));                      \
-                }                                                                                \
-            }                                                                                    \
-            corr[b * n + k] = c;                                                                 \
-            m = fmax(m, d);                                                                      \
-            s2 += d * d;                                                                         \
-        }                                                                                        \
-        for (int o = 16; o > 0; o >>= 1) {                                                       \
-            no += __shfl_down_sync(0xffffffffu, no, o);                                          \
-            nr += __shfl_down_sync(0xffffffffu, nr, o);                                          \
-            m = fmax(m, __shfl_down_sync(0xffffffffu, m, o));                                    \
-            s2 += __shfl_down_sync(0xffffffffu, s2, o);                                          \
-        }                                                                                        \
-        if ((threadIdx.x & 31) == 0) {                                                           \
-            if (no) atomicAdd(&counts[2 * b], no);                                               \
-            if (nr) atomicAdd(&counts[2 * b + 1], nr);                                           \
-            atomicMax(&maxe[b], (unsigned long long)__double_as_longlong(m));                    \
-            atomicAdd(&sse[b], s2);                                                              \
-        }                                                                                        \
+             k += (long long)gridDim.x * blockDim.x)                                             \
+            corr[b * n + k] = check_point(x[b * n + k], y[b * n + k], e, f32, no, nr, m, s2);    \
+        check_totals(no, nr, m, s2, b, counts, maxe, sse);                                       \
     }
 
 __device__ __forceinline__ unsigned zigzag(int i) { return ((unsigned)i << 1) ^ (unsigned)(i >> 31); }

@@ -66,19 +66,20 @@ impl Use {
         }
     }
 
-    /// Whether the slot holds the coder's input and reconstruction as
-    /// doubles (`x`, `c`) besides `y`; a decoder's inverse works in `y`
-    /// alone.
-    fn coder_doubles(self) -> bool {
-        self != Use::Decode
+    /// Which of the arrays of doubles the slot holds besides `y`: the
+    /// coder's input `x`, and the lifting coder's coefficients `c` (the
+    /// interpolation writes its details as integers in coding order; a
+    /// decoder's inverse works in `y` alone).
+    fn doubles(self) -> (bool, bool) {
+        (self != Use::Decode, self == Use::EncodeLifting)
     }
 
     /// Device bytes a slot holds per value of its capacity (`ints_corr`,
     /// the doubles, the stored-type buffer and the per-block arrays).
     fn held_per_value(self, dtype: DType) -> usize {
         let (i, c) = self.ints_corr();
-        let doubles = if self.coder_doubles() { 3 } else { 1 };
-        8 * doubles + 4 * (i + c) + dtype.size() + 1
+        let (x, cf) = self.doubles();
+        8 * (1 + x as usize + cf as usize) + 4 * (i + c) + dtype.size() + 1
     }
 
     /// `held_per_value` and room for a batch's payloads and tables.
@@ -208,9 +209,27 @@ fn dequantize_and_lift(
     lift(gpu, s, y, dims, bricks, t, true)
 }
 
+/// What the forward interpolation does besides when it codes: each
+/// detail into `ints` at its place in the coding order (`inverse`), and
+/// the encoder's check of its own decode as each value is reconstructed
+/// (CHECK's corrections into `corr`, its per-brick `counts`, `maxe` and
+/// `sse`, against the bound `e`; `f32`: the stored type is float32). The
+/// QUANT and CHECK passes over the batch are then not needed.
+struct InterpCheck<'a> {
+    ints: &'a mut CudaSlice<i32>,
+    inverse: &'a CudaSlice<u32>,
+    corr: &'a mut CudaSlice<i32>,
+    e: f64,
+    f32: i32,
+    counts: &'a mut CudaSlice<u64>,
+    maxe: &'a mut CudaSlice<u64>,
+    sse: &'a mut CudaSlice<f64>,
+}
+
 /// The closed-loop interpolation (multires::codec::interp) of every brick
 /// of a batch (`bricks` of `dims` in a row), one launch per pass, anchors
-/// first. Forward: `x` in, the quantized details (as doubles) into `c`,
+/// first. Forward: `x` in, the quantized details (as doubles) into `c`
+/// (or, with `check`, as integers in coding order, checked as they go),
 /// the reconstruction into `y`. Inverse (`details`: the decoded integers
 /// of each brick in coding order, and the order's inverse): the
 /// reconstruction into `c`, each point's detail read where the decoder put
@@ -227,6 +246,7 @@ fn interp_passes(
     dims: [usize; 3],
     bricks: usize,
     details: Option<(&CudaSlice<i32>, &CudaSlice<u32>)>,
+    mut check: Option<InterpCheck<'_>>,
 ) -> Result<(), CudaError> {
     let inverse = details.is_some();
     let f = gpu.function(Kernel::Codec, &format!("INTERP(kernel, {inverse})"), 0)?;
@@ -275,6 +295,27 @@ fn interp_passes(
         match details {
             Some((di, dinv)) => l.arg(di).arg(dinv),
             None => l.arg(&null).arg(&null),
+        };
+        let (zero_e, zero_i) = (0f64, 0i32);
+        match check.as_mut() {
+            Some(k) => l
+                .arg(&mut *k.ints)
+                .arg(k.inverse)
+                .arg(&mut *k.corr)
+                .arg(&k.e)
+                .arg(&k.f32)
+                .arg(&mut *k.counts)
+                .arg(&mut *k.maxe)
+                .arg(&mut *k.sse),
+            None => l
+                .arg(&null)
+                .arg(&null)
+                .arg(&null)
+                .arg(&zero_e)
+                .arg(&zero_i)
+                .arg(&null)
+                .arg(&null)
+                .arg(&null),
         };
         unsafe {
             l.launch(cfg(
@@ -609,11 +650,11 @@ impl Slot {
             DType::F32 => (Some(dev!(f32, cap)), None),
             DType::F64 => (None, Some(dev!(f64, cap))),
         };
-        let coder = if usage.coder_doubles() { cap } else { 0 };
+        let (x, c) = usage.doubles();
         let (ints, corr) = usage.ints_corr();
         Ok(Slot {
-            x: dev!(f64, coder),
-            c: dev!(f64, coder),
+            x: dev!(f64, if x { cap } else { 0 }),
+            c: dev!(f64, if c { cap } else { 0 }),
             y: dev!(f64, cap),
             ints: dev!(i32, ints * cap),
             corr: dev!(i32, corr * cap),
@@ -788,14 +829,35 @@ impl Slot {
         self.order(dims, t)?;
         let s = &self.stream.clone();
         prof(s, "before")?;
+        let mut counts = s
+            .alloc_zeros::<u64>(2 * nbk * TRIALS)
+            .during(|| "alloc".into())?;
+        let mut maxe = s
+            .alloc_zeros::<u64>(nbk * TRIALS)
+            .during(|| "alloc".into())?;
+        let mut sse = s
+            .alloc_zeros::<f64>(nbk * TRIALS)
+            .during(|| "alloc".into())?;
         // The interpolation codes once, at one step for the volume: its
-        // details (as doubles) into c, the reconstruction into y. The
+        // details as integers in coding order, the reconstruction into y,
+        // each value checked against the bound as it is reconstructed. The
         // lifting transforms lift x into c and try each step below.
         let iq = codec::interp_step(e, range.0.abs().max(range.1.abs()), dtype);
         if closed {
             let qd = s
                 .clone_htod(&vec![iq; nbk])
                 .during(|| "copying steps".into())?;
+            let inverse = &coding_order(&self.orders, dims, t)?.inverse;
+            let check = InterpCheck {
+                ints: &mut self.ints,
+                inverse,
+                corr: &mut self.corr,
+                e,
+                f32: f32i,
+                counts: &mut counts,
+                maxe: &mut maxe,
+                sse: &mut sse,
+            };
             interp_passes(
                 &self.gpu,
                 s,
@@ -806,6 +868,7 @@ impl Slot {
                 dims,
                 nbk,
                 None,
+                Some(check),
             )?;
             prof(s, "interp")?;
         } else {
@@ -844,15 +907,6 @@ impl Slot {
         let map_smem = levels.iter().sum::<usize>() * 4;
         let nlev = levels.len() as i32;
         let (n64, nb64) = (n as i64, nb as i64);
-        let mut counts = s
-            .alloc_zeros::<u64>(2 * nbk * TRIALS)
-            .during(|| "alloc".into())?;
-        let mut maxe = s
-            .alloc_zeros::<u64>(nbk * TRIALS)
-            .during(|| "alloc".into())?;
-        let mut sse = s
-            .alloc_zeros::<f64>(nbk * TRIALS)
-            .during(|| "alloc".into())?;
         let mut sums = s
             .alloc_zeros::<u64>(4 * nbk * TRIALS)
             .during(|| "alloc".into())?;
@@ -860,24 +914,19 @@ impl Slot {
             .alloc_zeros::<u32>(nbk * TRIALS)
             .during(|| "alloc".into())?;
         let null = 0u64;
-        for tr in 0..trials {
-            // The interpolation's details are whole numbers already: step 1.
-            let q: Vec<f64> = if closed {
-                vec![1.0; nbk]
-            } else {
-                steps.iter().map(|s| s[tr]).collect()
-            };
+        // The interpolation's details are quantized and checked already.
+        let lifted_trials = if closed { 0 } else { trials };
+        for tr in 0..lifted_trials {
+            let q: Vec<f64> = steps.iter().map(|s| s[tr]).collect();
             let qd = s.clone_htod(&q).during(|| "copying steps".into())?;
             let mut ints = self.ints.slice_mut(tr * nbk * n..(tr + 1) * nbk * n);
             let mut l = s.launch_builder(&fq);
             l.arg(&self.c).arg(order).arg(&qd).arg(&mut ints).arg(&n64);
             unsafe { l.launch(cfg(block_grid(n, nbk), 256, 0)) }
                 .during(|| "launching QUANT".into())?;
-            if !closed {
-                let ints = ints.as_view();
-                dequantize_and_lift(&self.gpu, s, &ints, inverse, &qd, &mut self.y, dims, nbk, t)?;
-                prof(s, "inv_lift")?;
-            }
+            let ints = ints.as_view();
+            dequantize_and_lift(&self.gpu, s, &ints, inverse, &qd, &mut self.y, dims, nbk, t)?;
+            prof(s, "inv_lift")?;
             let mut corr = self.corr.slice_mut(tr * nbk * n..(tr + 1) * nbk * n);
             let mut cn = counts.slice_mut(tr * 2 * nbk..(tr + 1) * 2 * nbk);
             let mut mx = maxe.slice_mut(tr * nbk..(tr + 1) * nbk);
@@ -897,9 +946,6 @@ impl Slot {
             unsafe { l.launch(cfg(block_grid(n.div_ceil(16), nbk), 256, 0)) }
                 .during(|| "launching CHECK".into())?;
             prof(s, "check")?;
-            if closed {
-                continue;
-            }
             let ints = self.ints.slice(tr * nbk * n..(tr + 1) * nbk * n);
             let mut su = sums.slice_mut(tr * 4 * nbk..(tr + 1) * 4 * nbk);
             let zero = 0i64;
@@ -1677,6 +1723,7 @@ impl Slot {
                 dims,
                 nbk,
                 Some((&self.ints, inverse)),
+                None,
             )?;
         } else {
             let ints = self.ints.slice(0..nbk * n);

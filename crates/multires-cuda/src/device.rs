@@ -177,7 +177,16 @@ impl Gpu {
         // (once a batch) made the codec's side-by-side streams take turns
         // (its trace showed the rANS launches in waves, a chain each).
         if smem > *raised {
-            let limit = self.info.smem_per_block_optin;
+            // The limit counts dynamic shared memory only: the device's
+            // per-block limit less what the kernel declares statically.
+            let fixed = f
+                .shared_size_bytes()
+                .during(|| format!("reading the static shared memory of {instance}"))?;
+            let limit = self
+                .info
+                .smem_per_block_optin
+                .saturating_sub(fixed.max(0) as usize)
+                .max(smem);
             f.set_attribute(
                 cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 limit as i32,
