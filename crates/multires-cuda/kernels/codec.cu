@@ -205,10 +205,9 @@ __device__ __forceinline__ void check_totals(unsigned long long no, unsigned lon
 
 // One pass of multires::codec::interp over every brick of a batch
 // (blockIdx.y): the points o[a] + i * st[a] (cnt[a] per axis). axis 3:
-// the anchors, predicted by 0. Forward: x in, quantized details (as
-// doubles) into c, the reconstruction into y; with qi given, each detail
-// goes instead to qi at its place in the coding order (qinv), and the
-// encoder's check of its own decode (CHECK) is done as each value is
+// the anchors, predicted by 0. Forward: x in, each quantized detail into
+// qi at its place in the coding order (qinv), the reconstruction into y,
+// and the encoder's check of its own decode (CHECK) as each value is
 // reconstructed: a point is reconstructed once, in one pass. Inverse: c in
 // place; with di given, each point's detail is read from the decoded
 // integers instead.
@@ -251,15 +250,11 @@ __device__ __forceinline__ void check_totals(unsigned long long no, unsigned lon
                 double v = quant_value(axis == 3 ? a : a - pred, qs);                          \
                 double r = axis == 3 ? v * qs : pred + v * qs;                                 \
                 y[k] = r;                                                                      \
-                if (qi) {                                                                      \
-                    qi[b * n + qinv[local]] = (int)v;                                          \
-                    corr[k] = check_point(a, r, e, f32, no, nr, m, s2);                        \
-                } else {                                                                       \
-                    c[k] = v;                                                                  \
-                }                                                                              \
+                qi[b * n + qinv[local]] = (int)v;                                              \
+                corr[k] = check_point(a, r, e, f32, no, nr, m, s2);                            \
             }                                                                                  \
         }                                                                                      \
-        if (!INV && qi) check_totals(no, nr, m, s2, b, counts, maxe, sse);                     \
+        if (!INV) check_totals(no, nr, m, s2, b, counts, maxe, sse);                           \
     }
 
 // Bricks as stored (float or double) to the doubles the codec works in.

@@ -209,12 +209,12 @@ fn dequantize_and_lift(
     lift(gpu, s, y, dims, bricks, t, true)
 }
 
-/// What the forward interpolation does besides when it codes: each
-/// detail into `ints` at its place in the coding order (`inverse`), and
-/// the encoder's check of its own decode as each value is reconstructed
-/// (CHECK's corrections into `corr`, its per-brick `counts`, `maxe` and
-/// `sse`, against the bound `e`; `f32`: the stored type is float32). The
-/// QUANT and CHECK passes over the batch are then not needed.
+/// Where the forward interpolation puts what it codes: each detail into
+/// `ints` at its place in the coding order (`inverse`), and the encoder's
+/// check of its own decode as each value is reconstructed (CHECK's
+/// corrections into `corr`, its per-brick `counts`, `maxe` and `sse`,
+/// against the bound `e`; `f32`: the stored type is float32), so no
+/// QUANT or CHECK pass over the batch is needed.
 struct InterpCheck<'a> {
     ints: &'a mut CudaSlice<i32>,
     inverse: &'a CudaSlice<u32>,
@@ -226,15 +226,20 @@ struct InterpCheck<'a> {
     sse: &'a mut CudaSlice<f64>,
 }
 
+/// Which way `interp_passes` runs.
+enum InterpPass<'a> {
+    Forward(InterpCheck<'a>),
+    /// The decoded integers of each brick in coding order, and the
+    /// order's inverse.
+    Inverse(&'a CudaSlice<i32>, &'a CudaSlice<u32>),
+}
+
 /// The closed-loop interpolation (multires::codec::interp) of every brick
 /// of a batch (`bricks` of `dims` in a row), one launch per pass, anchors
-/// first. Forward: `x` in, the quantized details (as doubles) into `c`
-/// (or, with `check`, as integers in coding order, checked as they go),
-/// the reconstruction into `y`. Inverse (`details`: the decoded integers
-/// of each brick in coding order, and the order's inverse): the
-/// reconstruction into `c`, each point's detail read where the decoder put
-/// it (`x` and `y` untouched; no dequantization pass). `q` holds each
-/// brick's step.
+/// first. Forward: `x` in, the details as `InterpCheck` says, the
+/// reconstruction into `y` (`c` untouched). Inverse: the reconstruction
+/// into `c`, each point's detail read where the decoder put it (`x` and
+/// `y` untouched; no dequantization pass). `q` holds each brick's step.
 #[allow(clippy::too_many_arguments)]
 fn interp_passes(
     gpu: &Gpu,
@@ -245,10 +250,9 @@ fn interp_passes(
     q: &CudaSlice<f64>,
     dims: [usize; 3],
     bricks: usize,
-    details: Option<(&CudaSlice<i32>, &CudaSlice<u32>)>,
-    mut check: Option<InterpCheck<'_>>,
+    mut pass: InterpPass<'_>,
 ) -> Result<(), CudaError> {
-    let inverse = details.is_some();
+    let inverse = matches!(pass, InterpPass::Inverse(..));
     let f = gpu.function(Kernel::Codec, &format!("INTERP(kernel, {inverse})"), 0)?;
     let null = 0u64;
     let n: usize = dims.iter().product();
@@ -292,13 +296,11 @@ fn interp_passes(
             .arg(&c64[0])
             .arg(&c64[1])
             .arg(&c64[2]);
-        match details {
-            Some((di, dinv)) => l.arg(di).arg(dinv),
-            None => l.arg(&null).arg(&null),
-        };
         let (zero_e, zero_i) = (0f64, 0i32);
-        match check.as_mut() {
-            Some(k) => l
+        match &mut pass {
+            InterpPass::Forward(k) => l
+                .arg(&null)
+                .arg(&null)
                 .arg(&mut *k.ints)
                 .arg(k.inverse)
                 .arg(&mut *k.corr)
@@ -307,7 +309,9 @@ fn interp_passes(
                 .arg(&mut *k.counts)
                 .arg(&mut *k.maxe)
                 .arg(&mut *k.sse),
-            None => l
+            InterpPass::Inverse(di, dinv) => l
+                .arg(*di)
+                .arg(*dinv)
                 .arg(&null)
                 .arg(&null)
                 .arg(&null)
@@ -825,7 +829,6 @@ impl Slot {
         let f32i: i32 = (dtype == DType::F32) as i32;
         let sz = dtype.size();
         let closed = t == lifting::Lifting::Interp;
-        let trials = if closed { 1 } else { TRIALS };
         self.order(dims, t)?;
         let s = &self.stream.clone();
         prof(s, "before")?;
@@ -840,10 +843,11 @@ impl Slot {
             .during(|| "alloc".into())?;
         // The interpolation codes once, at one step for the volume: its
         // details as integers in coding order, the reconstruction into y,
-        // each value checked against the bound as it is reconstructed. The
-        // lifting transforms lift x into c and try each step below.
-        let iq = codec::interp_step(e, range.0.abs().max(range.1.abs()), dtype);
+        // each value checked against the bound as it is reconstructed; then
+        // its rANS payloads. The lifting transforms lift x into c and try
+        // each step below.
         if closed {
+            let iq = codec::interp_step(e, range.0.abs().max(range.1.abs()), dtype);
             let qd = s
                 .clone_htod(&vec![iq; nbk])
                 .during(|| "copying steps".into())?;
@@ -867,18 +871,20 @@ impl Slot {
                 &qd,
                 dims,
                 nbk,
-                None,
-                Some(check),
+                InterpPass::Forward(check),
             )?;
             prof(s, "interp")?;
-        } else {
-            s.memcpy_dtod(&self.x.slice(0..nbk * n), &mut self.c.slice_mut(0..nbk * n))
-                .during(|| "copying bricks".into())?;
-            lift(&self.gpu, s, &mut self.c, dims, nbk, t, false)?;
-            prof(s, "fwd_lift")?;
+            let counts_h = s.clone_dtoh(&counts).during(|| "reading sizes".into())?;
+            let maxe_h = s.clone_dtoh(&maxe).during(|| "reading errors".into())?;
+            let sse_h = s.clone_dtoh(&sse).during(|| "reading errors".into())?;
+            return self.encode_rans(b, iq, &counts_h, &maxe_h, &sse_h, f32i, sz);
         }
+        s.memcpy_dtod(&self.x.slice(0..nbk * n), &mut self.c.slice_mut(0..nbk * n))
+            .during(|| "copying bricks".into())?;
+        lift(&self.gpu, s, &mut self.c, dims, nbk, t, false)?;
+        prof(s, "fwd_lift")?;
         // Per brick and trial: the steps (from each brick's peak on a zero bound).
-        let peaks: Vec<f64> = if e > 0.0 || closed {
+        let peaks: Vec<f64> = if e > 0.0 {
             vec![0.0; nbk]
         } else {
             let mut pk = s.alloc_zeros::<u64>(nbk).during(|| "alloc".into())?;
@@ -891,11 +897,7 @@ impl Slot {
             let pk = s.clone_dtoh(&pk).during(|| "reading peaks".into())?;
             pk.into_iter().map(f64::from_bits).collect()
         };
-        let steps: Vec<[f64; 3]> = if closed {
-            vec![[iq; 3]; nbk]
-        } else {
-            peaks.iter().map(|&p| codec::steps(e, p)).collect()
-        };
+        let steps: Vec<[f64; 3]> = peaks.iter().map(|&p| codec::steps(e, p)).collect();
         let CodingOrder { order, inverse } = coding_order(&self.orders, dims, t)?;
         let (fq, fc, fs, fm) = (
             self.f("QUANT(kernel)", 0)?,
@@ -914,9 +916,7 @@ impl Slot {
             .alloc_zeros::<u32>(nbk * TRIALS)
             .during(|| "alloc".into())?;
         let null = 0u64;
-        // The interpolation's details are quantized and checked already.
-        let lifted_trials = if closed { 0 } else { trials };
-        for tr in 0..lifted_trials {
+        for tr in 0..TRIALS {
             let q: Vec<f64> = steps.iter().map(|s| s[tr]).collect();
             let qd = s.clone_htod(&q).during(|| "copying steps".into())?;
             let mut ints = self.ints.slice_mut(tr * nbk * n..(tr + 1) * nbk * n);
@@ -979,9 +979,6 @@ impl Slot {
         let mapw_h = s.clone_dtoh(&mapw).during(|| "reading sizes".into())?;
         let maxe_h = s.clone_dtoh(&maxe).during(|| "reading errors".into())?;
         let sse_h = s.clone_dtoh(&sse).during(|| "reading errors".into())?;
-        if closed {
-            return self.encode_rans(b, iq, &counts_h, &maxe_h, &sse_h, f32i, sz);
-        }
         // Sizes per brick and trial; the smallest wins, the first on ties.
         let size_of = |bi: usize, tr: usize| -> (usize, [usize; 4], usize, usize, usize) {
             let su = &sums_h[(tr * nbk + bi) * 4..(tr * nbk + bi) * 4 + 4];
@@ -998,7 +995,7 @@ impl Slot {
         let trial: Vec<i32> = (0..nbk)
             .map(|bi| {
                 let mut best = 0;
-                for tr in 1..trials {
+                for tr in 1..TRIALS {
                     if size_of(bi, tr).0 < size_of(bi, best).0 {
                         best = tr;
                     }
@@ -1722,8 +1719,7 @@ impl Slot {
                 &q_d,
                 dims,
                 nbk,
-                Some((&self.ints, inverse)),
-                None,
+                InterpPass::Inverse(&self.ints, inverse),
             )?;
         } else {
             let ints = self.ints.slice(0..nbk * n);
