@@ -843,6 +843,10 @@ __device__ __forceinline__ void r_tables(unsigned* sh, const unsigned* cum, cons
 // row a chunk, loaded and stored in coalesced rows; rows of 33 words keep
 // the lanes' walks along their own rows free of bank conflicts.
 #define R_ROW 33
+// RENC's warps (one runs the states, the others stage) and the rows of a
+// tile each staging warp takes.
+#define R_ENC_WARPS 8
+#define R_STAGE_ROWS ((32 + R_ENC_WARPS - 2) / (R_ENC_WARPS - 1))
 __device__ __forceinline__ unsigned r_warp_tiles(unsigned len) {
     return __reduce_max_sync(0xffffffffu, (len + 31) / 32);
 }
@@ -908,24 +912,35 @@ __device__ __forceinline__ void r_reciprocals(const unsigned* sh, unsigned* rc) 
         unsigned x = R_L, j = 0;                                                                   \
         for (int step = 0; step <= T; step++) {                                                    \
             if (tid >= 32) {                                                                       \
+                /* Warp w stages rows w - 1, w + 6, ... of the tile (lane = */                     \
+                /* value): every row's loads are issued before any is used. */                     \
                 int tp = T - 1 - step;                                                             \
                 unsigned* sv = stage0 + (step & 1) * 4 * 32 * R_ROW;                               \
                 unsigned *sa = sv + 32 * R_ROW, *sb = sa + 32 * R_ROW, *se = sb + 32 * R_ROW;      \
-                for (int item = tid - 32; tp >= 0 && item < 32 * 32; item += blockDim.x - 32) {    \
-                    int r = item >> 5, k = item & 31;                                              \
-                    unsigned i = (unsigned)tp * 32 + k;                                            \
-                    if (i >= rowl[r]) continue;                                                    \
-                    long long sr = rowst[r];                                                       \
-                    unsigned cur = zigzag(v[sr + i]);                                              \
-                    unsigned prev = (i == 0 || ((unsigned)(sr + i) & (R_RESET - 1)) == 0)          \
-                                        ? 0u : zigzag(v[sr + i - 1]);                              \
-                    unsigned ctx = r_context(cls[sr + i], prev);                                   \
+                unsigned wr = (tid >> 5) - 1, i = (unsigned)tp * 32 + lane;                        \
+                int cur[R_STAGE_ROWS], pv[R_STAGE_ROWS];                                           \
+                unsigned cl[R_STAGE_ROWS];                                                         \
+                bool ok[R_STAGE_ROWS], first[R_STAGE_ROWS];                                        \
+                _Pragma("unroll") for (int u = 0; u < R_STAGE_ROWS; u++) {                         \
+                    unsigned r = wr + (R_ENC_WARPS - 1) * u;                                       \
+                    ok[u] = tp >= 0 && r < 32 && i < rowl[min(r, 31u)];                            \
+                    long long sr = ok[u] ? rowst[r] : 0;                                           \
+                    first[u] = i == 0 || ((unsigned)(sr + i) & (R_RESET - 1)) == 0;                \
+                    cur[u] = ok[u] ? v[sr + i] : 0;                                                \
+                    pv[u] = ok[u] && !first[u] ? v[sr + i - 1] : 0;                                \
+                    cl[u] = ok[u] ? cls[sr + i] : 0u;                                              \
+                }                                                                                  \
+                _Pragma("unroll") for (int u = 0; u < R_STAGE_ROWS; u++) {                         \
+                    if (!ok[u]) continue;                                                          \
+                    unsigned r = wr + (R_ENC_WARPS - 1) * u;                                       \
+                    unsigned cz = zigzag(cur[u]), prev = first[u] ? 0u : zigzag(pv[u]);            \
+                    unsigned ctx = r_context(cl[u], prev);                                         \
                     unsigned s, nraw, raw;                                                         \
-                    r_symbol(cur, s, nraw, raw);                                                   \
+                    r_symbol(cz, s, nraw, raw);                                                    \
                     const unsigned* cu = sh + ctx * (R_NSYM + 1);                                  \
                     unsigned start = cu[s], f = cu[s + 1] - start;                                 \
-                    int at = r * R_ROW + k;                                                        \
-                    sv[at] = cur;                                                                  \
+                    int at = r * R_ROW + lane;                                                     \
+                    sv[at] = cz;                                                                   \
                     sa[at] = start | (f << 16);                                                    \
                     sb[at] = rc[ctx * R_NSYM + s];                                                 \
                     se[at] = sc[ctx] | ((32 - __clz(f - 1)) << 4);                                 \
@@ -934,12 +949,17 @@ __device__ __forceinline__ void r_reciprocals(const unsigned* sh, unsigned* rc) 
                 unsigned i0 = (unsigned)(T - step) * 32;                                           \
                 unsigned* sv = stage0 + ((step - 1) & 1) * 4 * 32 * R_ROW + lane * R_ROW;          \
                 unsigned *sa = sv + 32 * R_ROW, *sb = sa + 32 * R_ROW, *se = sb + 32 * R_ROW;      \
-                if (i0 < L) {                                                                      \
-                    for (int k = (int)min(32u, L - i0) - 1; k >= 0; k--) {                         \
-                        unsigned val = sv[k], a = sa[k], m = sb[k], e = se[k];                     \
-                        /* A context of one symbol (scale 0, frequency 1) */                       \
-                        /* and no raw bits leaves the state as it is.     */                       \
-                        if (e == 0 && val < R_DIRECT) continue;                                    \
+                int k = i0 < L ? (int)min(32u, L - i0) - 1 : -1;                                   \
+                /* The next value's stage words are read while this one is */                      \
+                /* coded (they do not depend on the state).                */                      \
+                unsigned val = 0, a = 0, m = 0, e = 0;                                             \
+                if (k >= 0) { val = sv[k]; a = sa[k]; m = sb[k]; e = se[k]; }                      \
+                for (; k >= 0; k--) {                                                              \
+                    unsigned nv = 0, na = 0, nm = 0, ne = 0;                                       \
+                    if (k > 0) { nv = sv[k - 1]; na = sa[k - 1]; nm = sb[k - 1]; ne = se[k - 1]; } \
+                    /* A context of one symbol (scale 0, frequency 1) */                           \
+                    /* and no raw bits leaves the state as it is.     */                           \
+                    if (e != 0 || val >= R_DIRECT) {                                               \
                         if (val >= R_DIRECT) {                                                     \
                             unsigned s, nraw, raw;                                                 \
                             r_symbol(val, s, nraw, raw);                                           \
@@ -955,6 +975,7 @@ __device__ __forceinline__ void r_reciprocals(const unsigned* sh, unsigned* rc) 
                         unsigned q = (unsigned)(((unsigned long long)__umulhi(x, m) + x) >> l);    \
                         x = x + start + q * ((1u << scl) - f);                                     \
                     }                                                                              \
+                    val = nv; a = na; m = nm; e = ne;                                              \
                 }                                                                                  \
             }                                                                                      \
             __syncthreads();                                                                       \
@@ -1098,6 +1119,7 @@ __device__ __forceinline__ unsigned r_window(const unsigned short* d, unsigned p
             }                                                                                      \
         };                                                                                         \
         if (tiles > 0) fetch(0);                                                                   \
+        unsigned clv = 0xffffffffu, n0 = 0, n1 = 0, n2 = 0, n3 = 0;                                \
         for (unsigned t = 0; t < tiles; t++) {                                                     \
             unsigned i0 = t * 32;                                                                  \
             __syncwarp();                                                                          \
@@ -1109,11 +1131,25 @@ __device__ __forceinline__ unsigned r_window(const unsigned short* d, unsigned p
             unsigned kn = i0 < L ? min(32u, L - i0) : 0u;                                          \
             const unsigned* rl = tl + lane * R_ROW;                                                \
             unsigned* rv = tv + lane * R_ROW;                                                      \
+            /* The next value's level class is read ahead, and the    */                           \
+            /* infos of the current class's four contexts wait in     */                           \
+            /* registers (classes change a few times a chunk), so the */                           \
+            /* serial step looks up neither.                          */                           \
+            unsigned lvn = rl[0];                                                                  \
             for (unsigned k = 0; k < kn; k++) {                                                    \
                 unsigned i = i0 + k;                                                               \
                 unsigned prev = (i == 0 || ((unsigned)(st + i) & (R_RESET - 1)) == 0) ? 0u : last; \
-                unsigned ctx = r_context(rl[k], prev);                                             \
-                unsigned info = ci[ctx];                                                           \
+                unsigned lvk = min(lvn, 7u);                                                       \
+                lvn = rl[k + 1];                                                                   \
+                if (lvk != clv) {                                                                  \
+                    clv = lvk;                                                                     \
+                    n0 = ci[4 * clv];                                                              \
+                    n1 = ci[4 * clv + 1];                                                          \
+                    n2 = ci[4 * clv + 2];                                                          \
+                    n3 = ci[4 * clv + 3];                                                          \
+                }                                                                                  \
+                unsigned pc = min(prev, 3u), ctx = 4 * clv + pc;                                   \
+                unsigned info = pc == 0 ? n0 : pc == 1 ? n1 : pc == 2 ? n2 : n3;                   \
                 /* The three words this value may read, off the serial path. */                    \
                 unsigned q = p - p0, w0 = w[q], w1 = w[q + 1], w2 = w[q + 2];                      \
                 if (info & 0x80000000u) {                                                          \

@@ -26,6 +26,7 @@ use multires::codec::{
     self, interp, lifting, morton, rans, rice, CodecOptions, CodecStats, CodedBrick, DType,
     FieldInfo, Values, Volume,
 };
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -1559,21 +1560,24 @@ fn sections(p: &[u8], n: usize) -> Option<Sections> {
     })
 }
 
+/// A brick's index and payload (borrowed from a file held in memory).
+type Payload<'a> = (usize, Cow<'a, [u8]>);
+
 /// The payloads of the bricks of `r` that meet `region`, read and
 /// checked, in batches of one shape for the slots of `gpus` (`plan`:
 /// bricks a batch at most, slots a GPU at most, shares of the whole).
-fn payload_batches(
-    r: &mut codec::MrzReader,
+fn payload_batches<'r>(
+    r: &'r codec::MrzReader,
     region: &codec::Region,
     gpus: &[Arc<Gpu>],
     (batch, slots, shares): (usize, usize, usize),
-) -> Result<Plan<(usize, Vec<u8>)>, CudaError> {
+) -> Result<Plan<Payload<'r>>, CudaError> {
     let h = r.header().clone();
     let grid = r.grid();
     let wanted = codec::bricks_in(&grid, region);
     let t_read = std::time::Instant::now();
-    let mut shapes: BTreeMap<[usize; 3], Vec<(usize, Vec<u8>)>> = BTreeMap::new();
-    for (&k, p) in wanted.iter().zip(r.read_bricks(&wanted)?) {
+    let mut shapes: BTreeMap<[usize; 3], Vec<Payload>> = BTreeMap::new();
+    for (&k, p) in wanted.iter().zip(r.brick_slices(&wanted)?) {
         shapes.entry(grid.bounds(k).1).or_default().push((k, p));
     }
     prof_host("d_read", t_read);
@@ -1677,7 +1681,7 @@ impl Slot {
     fn decode(
         &mut self,
         dims: [usize; 3],
-        list: &[(usize, Vec<u8>)],
+        list: &[Payload],
         h: &codec::MrzHeader,
     ) -> Result<Vec<Option<usize>>, CudaError> {
         self.decode_to(dims, list, h, true)
@@ -1688,7 +1692,7 @@ impl Slot {
     fn decode_to(
         &mut self,
         dims: [usize; 3],
-        list: &[(usize, Vec<u8>)],
+        list: &[Payload],
         h: &codec::MrzHeader,
         down: bool,
     ) -> Result<Vec<Option<usize>>, CudaError> {
@@ -1796,11 +1800,7 @@ impl Slot {
     /// The rANS streams of a batch decoded into `ints`, a chunk per
     /// thread: per brick where its outliers start (None: its header does
     /// not read), its step, and the device's fault flags.
-    fn rans_front(
-        &mut self,
-        dims: [usize; 3],
-        list: &[(usize, Vec<u8>)],
-    ) -> Result<Front, CudaError> {
+    fn rans_front(&mut self, dims: [usize; 3], list: &[Payload]) -> Result<Front, CudaError> {
         let n: usize = dims.iter().product();
         let nbk = list.len();
         self.classes(dims)?;
@@ -1904,11 +1904,7 @@ impl Slot {
     /// The Rice streams of a batch decoded into `ints`: per brick where its
     /// outliers start (None: not a stream), its step, the device's fault
     /// flags, and the nonzero-block totals to check.
-    fn rice_front(
-        &mut self,
-        dims: [usize; 3],
-        list: &[(usize, Vec<u8>)],
-    ) -> Result<Front, CudaError> {
+    fn rice_front(&mut self, dims: [usize; 3], list: &[Payload]) -> Result<Front, CudaError> {
         let n: usize = dims.iter().product();
         let nb = n.div_ceil(32);
         let nbk = list.len();
@@ -2099,8 +2095,8 @@ const RANS_TABLES: u32 = ((rans::NCTX * (rans::NSYM + 1) + rans::NCTX) * 4) as u
 const RANS_TILE: u32 = 32 * 33 * 4;
 /// RDEC's two tiles (values, level classes).
 const RANS_TILES: u32 = 2 * RANS_TILE;
-/// Threads of an RENC block: one warp runs the states of 32 chunks, seven
-/// prepare its next tile.
+/// Threads of an RENC block (the kernel's R_ENC_WARPS warps): one warp
+/// runs the states of 32 chunks, seven prepare its next tile.
 const RENC_THREADS: u32 = 256;
 /// Shared memory of an RENC block: tables, a division multiplier per
 /// context and symbol, the chunks' starts and lengths (512 bytes), and two
@@ -2306,7 +2302,7 @@ enum CheckedBrick {
 /// Some), else the CPU's decode; an error names the brick.
 fn check_batch(
     dims: [usize; 3],
-    list: &[(usize, Vec<u8>)],
+    list: &[Payload],
     outliers_at: &[Option<usize>],
     h: &codec::MrzHeader,
     path: &str,
@@ -2509,6 +2505,7 @@ pub fn decompress_resident(
     let grid = r.grid();
     let gpus = std::slice::from_ref(gpu);
     // The field first: the batches share what memory is left.
+    let t_field = std::time::Instant::now();
     let field = Mutex::new(DeviceField {
         data: gpu
             .stream
@@ -2519,6 +2516,7 @@ pub fn decompress_resident(
     gpu.stream
         .synchronize()
         .during(|| "allocating the decoded field".into())?;
+    prof_host("d_field", t_field);
     let plan = payload_batches(
         r,
         &codec::full_region(h.dims),

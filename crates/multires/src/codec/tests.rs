@@ -182,6 +182,26 @@ fn corrupt_and_truncated_files_are_errors_naming_the_brick() {
             e.contains("brick 5") && e.contains("checksum"),
             "source {source}: {e}"
         );
+        // The GPU decoder's reads (borrowed where the file is in memory):
+        // the bad brick by name, and the good ones equal to read_bricks.
+        let e = r.brick_slices(&[2, 5]).unwrap_err().to_string();
+        assert!(
+            e.contains("brick 5") && e.contains("checksum"),
+            "source {source}: {e}"
+        );
+        let ks = [0, 4, 6, sizes.len() - 1];
+        let slices = r.brick_slices(&ks).unwrap();
+        assert_eq!(
+            slices.iter().map(|c| c.to_vec()).collect::<Vec<_>>(),
+            r.read_bricks(&ks).unwrap(),
+            "source {source}"
+        );
+        assert_eq!(
+            matches!(slices[0], std::borrow::Cow::Borrowed(_)),
+            source == 1,
+            "source {source}: only a file in memory lends its bytes"
+        );
+        assert!(r.brick_slices(&[sizes.len()]).is_err());
         // A region that avoids bricks 5 and 9 still decodes, equal to the
         // plain reader's.
         let reg = parse_region("32:40,0:16", &[40, 50]).unwrap();
