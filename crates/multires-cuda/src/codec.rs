@@ -23,8 +23,8 @@ use cudarc::driver::{
     PushKernelArg,
 };
 use multires::codec::{
-    self, interp, lifting, morton, rans, rice, CodecOptions, CodecStats, CodedBrick, DType,
-    FieldInfo, Values, Volume,
+    self, interp, lifting, morton, rans, rice, CodecOptions, CodecStats, DType, FieldInfo, Values,
+    Volume,
 };
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -496,6 +496,18 @@ fn print_trace(t0: std::time::Instant, caps: &[usize]) {
     }
 }
 
+/// With MULTIRES_CODEC_TRACE, the host stages of a run outside its
+/// batches (milliseconds since the run began).
+fn trace_stages(what: &str, t0: std::time::Instant, marks: &[(&str, std::time::Instant)]) {
+    if tracing() {
+        let line: Vec<String> = marks
+            .iter()
+            .map(|(m, t)| format!("{m}@{:.1}", (*t - t0).as_secs_f64() * 1e3))
+            .collect();
+        eprintln!("trace {what}: {}", line.join(" "));
+    }
+}
+
 /// Adds the host time since `t0` to `phase` (with MULTIRES_CODEC_PROFILE).
 fn prof_host(phase: &'static str, t0: std::time::Instant) {
     if std::env::var_os("MULTIRES_CODEC_PROFILE").is_some() {
@@ -822,7 +834,7 @@ impl Slot {
         t: lifting::Lifting,
         e: f64,
         range: (f64, f64),
-    ) -> Result<Vec<CodedBrick>, CudaError> {
+    ) -> Result<Vec<GpuCoded>, CudaError> {
         let dims = b.dims;
         let n: usize = dims.iter().product();
         let nbk = b.bricks.len();
@@ -1114,7 +1126,7 @@ impl Slot {
             p[oc..oc + 4].copy_from_slice(&(no as u32).to_le_bytes());
             p[oc + 4..oc + 8].copy_from_slice(&(nr as u32).to_le_bytes());
             let m = f64::from_bits(maxe_h[tr * nbk + bi]);
-            coded.push((p, m, sse_h[tr * nbk + bi], no));
+            coded.push((BatchBytes::own(p), m, sse_h[tr * nbk + bi], no));
         }
         Ok(coded)
     }
@@ -1192,7 +1204,7 @@ impl Slot {
         sse_h: &[f64],
         f32i: i32,
         sz: usize,
-    ) -> Result<Vec<CodedBrick>, CudaError> {
+    ) -> Result<Vec<GpuCoded>, CudaError> {
         use rayon::prelude::*;
         let dims = b.dims;
         let n: usize = dims.iter().product();
@@ -1323,32 +1335,86 @@ impl Slot {
         let tot_h = s.clone_dtoh(&tot).during(|| "reading totals".into())?;
         let host = download(s, &self.gpu, &mut self.pbytes, &self.out, total)?;
         prof(s, "r_outliers")?;
-        // The host's parts: step, header words, tables, chunk lengths,
-        // outlier counts.
-        (0..nbk)
-            .into_par_iter()
-            .map(|bi| {
-                let (no, nr) = (counts_h[2 * bi] as usize, counts_h[2 * bi + 1] as usize);
-                if tot_h[2 * bi] as usize != no {
-                    return Err(CudaError::Unsupported(format!(
-                        "brick {}: the outlier check and the outlier lists disagree",
-                        b.bricks[bi]
-                    )));
-                }
-                let words = stream_words[bi];
-                let len = 8 + 4 * words + 8 + 8 * no + sz * nr;
-                let mut pl = host[base[bi]..base[bi] + len].to_vec();
-                pl[0..8].copy_from_slice(&q.to_le_bytes());
-                for (i, w) in heads[bi].iter().enumerate() {
-                    pl[8 + 4 * i..12 + 4 * i].copy_from_slice(&w.to_le_bytes());
-                }
-                let oc = 8 + 4 * words;
-                pl[oc..oc + 4].copy_from_slice(&(no as u32).to_le_bytes());
-                pl[oc + 4..oc + 8].copy_from_slice(&(nr as u32).to_le_bytes());
-                Ok((pl, f64::from_bits(maxe_h[bi]), sse_h[bi], no))
+        // The payloads lie one after another: one copy of the batch out of
+        // pinned memory, then the host's parts (step, header words,
+        // tables, chunk lengths, outlier counts) written into it.
+        let mut buf = batch_copy(host);
+        let mut ranges = Vec::with_capacity(nbk);
+        for bi in 0..nbk {
+            let (no, nr) = (counts_h[2 * bi] as usize, counts_h[2 * bi + 1] as usize);
+            if tot_h[2 * bi] as usize != no {
+                return Err(CudaError::Unsupported(format!(
+                    "brick {}: the outlier check and the outlier lists disagree",
+                    b.bricks[bi]
+                )));
+            }
+            let words = stream_words[bi];
+            let len = 8 + 4 * words + 8 + 8 * no + sz * nr;
+            let pl = &mut buf[base[bi]..base[bi] + len];
+            pl[0..8].copy_from_slice(&q.to_le_bytes());
+            for (i, w) in heads[bi].iter().enumerate() {
+                pl[8 + 4 * i..12 + 4 * i].copy_from_slice(&w.to_le_bytes());
+            }
+            let oc = 8 + 4 * words;
+            pl[oc..oc + 4].copy_from_slice(&(no as u32).to_le_bytes());
+            pl[oc + 4..oc + 8].copy_from_slice(&(nr as u32).to_le_bytes());
+            ranges.push(base[bi]..base[bi] + len);
+        }
+        let buf = Arc::new(buf);
+        Ok(ranges
+            .into_iter()
+            .enumerate()
+            .map(|(bi, at)| {
+                let no = counts_h[2 * bi] as usize;
+                let p = BatchBytes {
+                    buf: buf.clone(),
+                    at,
+                };
+                (p, f64::from_bits(maxe_h[bi]), sse_h[bi], no)
             })
-            .collect()
+            .collect())
     }
+}
+
+/// A brick's payload: its range of its batch's bytes.
+#[derive(Clone)]
+struct BatchBytes {
+    buf: Arc<Vec<u8>>,
+    at: std::ops::Range<usize>,
+}
+
+impl BatchBytes {
+    fn own(p: Vec<u8>) -> Self {
+        let at = 0..p.len();
+        BatchBytes {
+            buf: Arc::new(p),
+            at,
+        }
+    }
+}
+
+impl AsRef<[u8]> for BatchBytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.buf[self.at.clone()]
+    }
+}
+
+/// A brick coded on the GPU: payload, largest error, squared error sum,
+/// outliers (`multires::codec::CodedBrick` with a shared payload).
+type GpuCoded = (BatchBytes, f64, f64, usize);
+
+/// A batch's payloads copied out of pinned memory on every core into one
+/// vector (huge pages): a vector a brick (1 GB of them at 1e-4 on a
+/// turbulent 1024^3 field) cost a mapping and its page faults each, from
+/// every slot's thread at once.
+fn batch_copy(host: &[u8]) -> Vec<u8> {
+    use rayon::prelude::*;
+    const PIECE: usize = 1 << 20;
+    let mut buf = multires::memory::zeroed_vec::<u8>(host.len());
+    buf.par_chunks_mut(PIECE)
+        .zip(host.par_chunks(PIECE))
+        .for_each(|(d, s)| d.copy_from_slice(s));
+    buf
 }
 
 /// Compresses `v` on `gpus` (two slots each); `mem_limit` caps the device
@@ -1392,6 +1458,7 @@ fn run_compress(
     fill: &(dyn Fn(&mut Slot, &Batch) -> Result<(), CudaError> + Sync),
 ) -> Result<(Vec<u8>, CodecStats, GpuRun), CudaError> {
     let (range, e, grid) = plan;
+    let t_run = std::time::Instant::now();
     if gpus.is_empty() {
         return Err(CudaError::NoDevice("no GPU was given".into()));
     }
@@ -1425,10 +1492,11 @@ fn run_compress(
         .into_iter()
         .map(|(dims, bricks)| Batch { dims, bricks })
         .collect();
-    let results: Mutex<Vec<Option<CodedBrick>>> = Mutex::new(vec![None; grid.len()]);
+    let results: Mutex<Vec<Option<GpuCoded>>> = Mutex::new(vec![None; grid.len()]);
     let done = AtomicUsize::new(0);
     let timing = Mutex::new((0f64, 0f64));
     let max_per = batches.iter().map(|b| b.bricks.len()).max().unwrap_or(0);
+    let t_slots = std::time::Instant::now();
     run_slots(gpus, slots_per_gpu, (&caps, v.dtype, usage), &|slot, i| {
         let b = &batches[i];
         let t0 = std::time::Instant::now();
@@ -1449,7 +1517,7 @@ fn run_compress(
         progress(done.fetch_add(b.bricks.len(), Ordering::Relaxed) + b.bricks.len());
         Ok(())
     })?;
-    let coded: Vec<CodedBrick> = results
+    let coded: Vec<GpuCoded> = results
         .into_inner()
         .map_err(|_| CudaError::Unsupported("a slot panicked".into()))?
         .into_iter()
@@ -1459,6 +1527,18 @@ fn run_compress(
     let t_assemble = std::time::Instant::now();
     let (bytes, stats) = codec::assemble(v, opts, range, e, grid, &coded);
     prof_host("assemble", t_assemble);
+    let t_end = std::time::Instant::now();
+    drop(coded);
+    trace_stages(
+        "compress",
+        t_run,
+        &[
+            ("slots", t_slots),
+            ("collected", t_assemble),
+            ("assembled", t_end),
+            ("freed", std::time::Instant::now()),
+        ],
+    );
     print_profile("compress");
     let tm = timing.into_inner().unwrap_or_default();
     Ok((
@@ -2469,6 +2549,11 @@ pub fn compress_resident(
     let range = device_range(gpu, f)?;
     let plan = codec::plan_range(range, f.info.dims, opts)?;
     prof_host("plan", t_plan);
+    trace_stages(
+        "resident plan",
+        t_plan,
+        &[("planned", std::time::Instant::now())],
+    );
     let grid = plan.2;
     run_compress(
         f.info,

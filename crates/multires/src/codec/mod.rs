@@ -938,14 +938,15 @@ pub fn plan_range(
 pub type CodedBrick = (Vec<u8>, f64, f64, usize);
 
 /// The .mrz bytes and the statistics from the coded bricks (in grid
-/// order), whichever device coded them.
-pub fn assemble(
+/// order), whichever device coded them (the GPU's payloads are ranges of
+/// its batches' bytes).
+pub fn assemble<P: AsRef<[u8]>>(
     v: FieldInfo,
     opts: &CodecOptions,
     range: (f64, f64),
     e: f64,
     grid: BrickGrid,
-    coded: &[CodedBrick],
+    coded: &[(P, f64, f64, usize)],
 ) -> (Vec<u8>, CodecStats) {
     let (lo, hi) = range;
     let header = MrzHeader {
@@ -958,7 +959,7 @@ pub fn assemble(
         brick: grid.brick,
         value_range: (lo, hi),
     };
-    let payloads: Vec<&[u8]> = coded.iter().map(|c| c.0.as_slice()).collect();
+    let payloads: Vec<&[u8]> = coded.iter().map(|c| c.0.as_ref()).collect();
     let bytes = container::write(&header, &payloads);
     let sse: f64 = coded.iter().map(|c| c.2).sum();
     let max_error = coded.iter().map(|c| c.1).fold(0.0, f64::max);
