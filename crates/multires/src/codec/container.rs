@@ -369,13 +369,28 @@ impl MrzReader {
         got.into_iter().collect()
     }
 
-    fn checksum_mismatch(&self, k: usize) -> CodecError {
+    /// An error naming brick `k` and where it lies.
+    fn brick_error(&self, k: usize, what: String) -> CodecError {
         CodecError::CorruptBrick {
             path: self.path.clone(),
             brick: k,
             place: self.grid().describe(k),
-            what: "checksum mismatch: the brick is corrupt".into(),
+            what,
         }
+    }
+
+    fn checksum_mismatch(&self, k: usize) -> CodecError {
+        self.brick_error(k, "checksum mismatch: the brick is corrupt".into())
+    }
+
+    /// Brick `k`'s index entry: offset, length, checksum.
+    fn entry(&self, k: usize) -> Result<(u64, u64, u32), CodecError> {
+        self.index.get(k).copied().ok_or_else(|| {
+            self.brick_error(
+                k,
+                format!("no such brick; the file has {}", self.index.len()),
+            )
+        })
     }
 
     /// The payloads of bricks `ks` (checksums verified) on every core,
@@ -393,12 +408,7 @@ impl MrzReader {
         };
         ks.par_iter()
             .map(|&k| {
-                let &(o, l, crc) = self.index.get(k).ok_or_else(|| CodecError::CorruptBrick {
-                    path: self.path.clone(),
-                    brick: k,
-                    place: self.grid().describe(k),
-                    what: format!("no such brick; the file has {}", self.index.len()),
-                })?;
+                let (o, l, crc) = self.entry(k)?;
                 let p = usize::try_from(o)
                     .ok()
                     .zip(usize::try_from(l).ok())
@@ -415,21 +425,11 @@ impl MrzReader {
 
     /// Brick `k`'s payload, its checksum verified.
     pub fn read_brick(&self, k: usize) -> Result<Vec<u8>, CodecError> {
-        let grid = self.grid();
-        let err = |what: String| CodecError::CorruptBrick {
-            path: self.path.clone(),
-            brick: k,
-            place: grid.describe(k),
-            what,
-        };
-        let &(o, l, crc) = self
-            .index
-            .get(k)
-            .ok_or_else(|| err(format!("no such brick; the file has {}", self.index.len())))?;
+        let (o, l, crc) = self.entry(k)?;
         let mut p = crate::memory::zeroed_vec::<u8>(l as usize);
         self.file
             .read_at(&mut p, o)
-            .map_err(|e| err(format!("cannot be read ({e})")))?;
+            .map_err(|e| self.brick_error(k, format!("cannot be read ({e})")))?;
         if crc32fast::hash(&p) != crc {
             return Err(self.checksum_mismatch(k));
         }
