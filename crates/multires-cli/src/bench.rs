@@ -63,6 +63,11 @@ pub struct BenchArgs {
     /// (compress from GPU memory to .mrz bytes, decompress into GPU memory).
     #[arg(long)]
     pub resident: bool,
+    /// codec-3d on the GPU: also time the field in page-locked host memory
+    /// on each count of --gpus (the kernels read and write it across PCIe,
+    /// with no copy on the host).
+    #[arg(long)]
+    pub pinned: bool,
     /// codec-3d: only this field (smooth or turbulent; default both).
     #[arg(long)]
     pub codec_field: Option<multires::codec::fields::FieldKind>,
@@ -361,6 +366,55 @@ fn bench_codec_resident(
     Ok(())
 }
 
+/// The codec-3d row of a field in page-locked host memory on `gpus`: the
+/// compress and decompress rates, and whether bytes and values equal the
+/// host path's.
+#[allow(clippy::too_many_arguments)]
+fn bench_codec_pinned(
+    a: &BenchArgs,
+    gpus: &[std::sync::Arc<multires_cuda::Gpu>],
+    field: &multires_cuda::codec::PinnedField,
+    out: &mut multires_cuda::codec::PinnedField,
+    o: &multires::codec::CodecOptions,
+    host_bytes: &[u8],
+    host_back: &multires::codec::Values,
+    raw: f64,
+) -> Result<()> {
+    use multires_cuda::codec::{compress_pinned, decompress_pinned};
+    let (mut ct, mut dt) = (Vec::new(), Vec::new());
+    let mut last = None;
+    for _ in 0..=a.repeat {
+        let t = Instant::now();
+        let (b, _, _) = compress_pinned(field, o, gpus, &|_| {})?;
+        ct.push(t.elapsed().as_secs_f64());
+        last = Some(b);
+    }
+    let Some(bytes) = last else { bail!("no run") };
+    for _ in 0..=a.repeat {
+        let mut r = multires::codec::MrzReader::from_bytes(bytes.clone(), "bench")?;
+        out.as_mut_slice().fill(f32::NAN);
+        let t = Instant::now();
+        decompress_pinned(&mut r, out, gpus, &|_| {})?;
+        dt.push(t.elapsed().as_secs_f64());
+    }
+    ct.remove(0);
+    dt.remove(0);
+    let same_bytes = bytes == host_bytes;
+    let same_values =
+        matches!(host_back, multires::codec::Values::F32(h) if out.as_slice() == h.as_slice());
+    let (c, d) = (median(ct), median(dt));
+    println!(
+        "codec-3d pinned | {} | {} GPU(s) | compress {c:.4} s = {:.2} GB/s | decompress {d:.4} s = {:.2} GB/s | {} | {}",
+        o.bound,
+        gpus.len(),
+        raw / c / 1e9,
+        raw / d / 1e9,
+        if same_bytes { "bytes equal to the host path's" } else { "BYTES DIFFER FROM THE HOST PATH'S" },
+        if same_values { "decoded values equal" } else { "DECODED VALUES DIFFER" }
+    );
+    Ok(())
+}
+
 /// codec-3d (DESIGN.md): the smooth and the turbulent float32 fields at
 /// rel bounds 1e-2, 1e-3, 1e-4 with CDF 9/7: ratio, PSNR, max error, and
 /// compress (GPU or CPU, host to host) and decompress (CPU) rates. With
@@ -394,6 +448,17 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
             };
             let field = multires_cuda::codec::DeviceField::upload(&gpu, &[size; 3], vals)?;
             Some((gpu, field))
+        } else {
+            None
+        };
+        let mut pinned = if a.pinned && on_gpu {
+            let gpu = multires_cuda::gpu_at(0)?;
+            let Values::F32(vals) = &v.data else {
+                bail!("the codec-3d fields are float32")
+            };
+            let field = multires_cuda::codec::PinnedField::from_values(&gpu, &[size; 3], vals)?;
+            let out = multires_cuda::codec::PinnedField::zeros(&gpu, &[size; 3])?;
+            Some((field, out))
         } else {
             None
         };
@@ -479,6 +544,9 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
             };
             if let (Some((gpu, field)), true) = (&resident, ngpu == counts[0]) {
                 bench_codec_resident(a, gpu, field, &o, &bytes, &back.data, raw)?;
+            }
+            if let Some((field, out)) = pinned.as_mut() {
+                bench_codec_pinned(a, &gpus, field, out, &o, &bytes, &back.data, raw)?;
             }
             let csec = median(times);
             let dev = match &run {

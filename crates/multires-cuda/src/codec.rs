@@ -1453,12 +1453,79 @@ fn run_compress(
     opts: &CodecOptions,
     plan: ((f64, f64), f64, codec::BrickGrid),
     gpus: &[Arc<Gpu>],
-    (mem_limit, batch, slots, shares): (Option<usize>, usize, usize, usize),
+    settings: (Option<usize>, usize, usize, usize),
     progress: &(dyn Fn(usize) + Sync),
     fill: &(dyn Fn(&mut Slot, &Batch) -> Result<(), CudaError> + Sync),
 ) -> Result<(Vec<u8>, CodecStats, GpuRun), CudaError> {
-    let (range, e, grid) = plan;
     let t_run = std::time::Instant::now();
+    let all: Vec<usize> = (0..plan.2.len()).collect();
+    let done = AtomicUsize::new(0);
+    let (coded, run) = code_bricks(
+        v,
+        opts,
+        (&plan, &all),
+        gpus,
+        settings,
+        (&done, progress),
+        fill,
+    )?;
+    let (bytes, stats) = assemble_coded(v, opts, &plan, coded, t_run)?;
+    Ok((bytes, stats, run))
+}
+
+/// A planned compression: range, absolute bound, bricks.
+type Planned = ((f64, f64), f64, codec::BrickGrid);
+
+/// The .mrz bytes from every brick coded (any order, each once).
+fn assemble_coded(
+    v: FieldInfo,
+    opts: &CodecOptions,
+    (range, e, grid): &((f64, f64), f64, codec::BrickGrid),
+    coded: Vec<(usize, GpuCoded)>,
+    t_run: std::time::Instant,
+) -> Result<(Vec<u8>, CodecStats), CudaError> {
+    let mut by_brick: Vec<Option<GpuCoded>> = vec![None; grid.len()];
+    for (k, c) in coded {
+        if let Some(slot) = by_brick.get_mut(k) {
+            *slot = Some(c);
+        }
+    }
+    let coded: Vec<GpuCoded> = by_brick
+        .into_iter()
+        .enumerate()
+        .map(|(k, c)| c.ok_or_else(|| CudaError::Unsupported(format!("brick {k} was not coded"))))
+        .collect::<Result<_, _>>()?;
+    let t_assemble = std::time::Instant::now();
+    let (bytes, stats) = codec::assemble(v, opts, *range, *e, *grid, &coded);
+    prof_host("assemble", t_assemble);
+    let t_end = std::time::Instant::now();
+    drop(coded);
+    trace_stages(
+        "compress",
+        t_run,
+        &[
+            ("collected", t_assemble),
+            ("assembled", t_end),
+            ("freed", std::time::Instant::now()),
+        ],
+    );
+    print_profile("compress");
+    Ok((bytes, stats))
+}
+
+/// Codes `bricks` of a planned compression in batches through the slots
+/// of `gpus`; `done` counts the bricks coded for `progress`, which may be
+/// shared with other calls.
+fn code_bricks(
+    v: FieldInfo,
+    opts: &CodecOptions,
+    (plan, bricks): (&Planned, &[usize]),
+    gpus: &[Arc<Gpu>],
+    (mem_limit, batch, slots, shares): (Option<usize>, usize, usize, usize),
+    (done, progress): (&AtomicUsize, &(dyn Fn(usize) + Sync)),
+    fill: &(dyn Fn(&mut Slot, &Batch) -> Result<(), CudaError> + Sync),
+) -> Result<(Vec<(usize, GpuCoded)>, GpuRun), CudaError> {
+    let (range, e, grid) = plan;
     if gpus.is_empty() {
         return Err(CudaError::NoDevice("no GPU was given".into()));
     }
@@ -1476,7 +1543,7 @@ fn run_compress(
         None => device_budget(gpus)?,
     };
     let mut shapes: BTreeMap<[usize; 3], Vec<usize>> = BTreeMap::new();
-    for k in 0..grid.len() {
+    for &k in bricks {
         shapes.entry(grid.bounds(k).1).or_default().push(k);
     }
     let plan = plan_batches(
@@ -1492,58 +1559,32 @@ fn run_compress(
         .into_iter()
         .map(|(dims, bricks)| Batch { dims, bricks })
         .collect();
-    let results: Mutex<Vec<Option<GpuCoded>>> = Mutex::new(vec![None; grid.len()]);
-    let done = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, GpuCoded)>> = Mutex::new(Vec::with_capacity(bricks.len()));
     let timing = Mutex::new((0f64, 0f64));
     let max_per = batches.iter().map(|b| b.bricks.len()).max().unwrap_or(0);
-    let t_slots = std::time::Instant::now();
     run_slots(gpus, slots_per_gpu, (&caps, v.dtype, usage), &|slot, i| {
         let b = &batches[i];
         let t0 = std::time::Instant::now();
         fill(slot, b)?;
         let t1 = std::time::Instant::now();
-        let coded = slot.encode(b, v.dtype, opts.transform, e, range)?;
+        let coded = slot.encode(b, v.dtype, opts.transform, *e, *range)?;
         if let Ok(mut tm) = timing.lock() {
             tm.0 += (t1 - t0).as_secs_f64();
             tm.1 += t1.elapsed().as_secs_f64();
         }
-        let mut r = results
+        results
             .lock()
-            .map_err(|_| CudaError::Unsupported("a slot panicked".into()))?;
-        for (&k, c) in b.bricks.iter().zip(coded) {
-            r[k] = Some(c);
-        }
-        drop(r);
+            .map_err(|_| CudaError::Unsupported("a slot panicked".into()))?
+            .extend(b.bricks.iter().copied().zip(coded));
         progress(done.fetch_add(b.bricks.len(), Ordering::Relaxed) + b.bricks.len());
         Ok(())
     })?;
-    let coded: Vec<GpuCoded> = results
+    let coded = results
         .into_inner()
-        .map_err(|_| CudaError::Unsupported("a slot panicked".into()))?
-        .into_iter()
-        .enumerate()
-        .map(|(k, c)| c.ok_or_else(|| CudaError::Unsupported(format!("brick {k} was not coded"))))
-        .collect::<Result<_, _>>()?;
-    let t_assemble = std::time::Instant::now();
-    let (bytes, stats) = codec::assemble(v, opts, range, e, grid, &coded);
-    prof_host("assemble", t_assemble);
-    let t_end = std::time::Instant::now();
-    drop(coded);
-    trace_stages(
-        "compress",
-        t_run,
-        &[
-            ("slots", t_slots),
-            ("collected", t_assemble),
-            ("assembled", t_end),
-            ("freed", std::time::Instant::now()),
-        ],
-    );
-    print_profile("compress");
+        .map_err(|_| CudaError::Unsupported("a slot panicked".into()))?;
     let tm = timing.into_inner().unwrap_or_default();
     Ok((
-        bytes,
-        stats,
+        coded,
         GpuRun {
             gpus: gpus.len(),
             slots: slots_per_gpu,
@@ -2441,6 +2482,97 @@ impl DeviceField {
     }
 }
 
+/// A float32 field (2-D or 3-D, row-major) in page-locked host memory
+/// that every GPU maps: `compress_pinned` reads it and `decompress_pinned`
+/// writes it from the kernels, across PCIe. A field in ordinary
+/// (pageable) memory must first be copied into pinned buffers by the host,
+/// whose memory bandwidth then bounds every GPU together (48 GB/s on 32
+/// cores of the two-GPU machine: two GPUs no faster than one).
+pub struct PinnedField {
+    ptr: std::ptr::NonNull<f32>,
+    pub info: FieldInfo,
+    /// The context that allocated it, current when it is freed.
+    gpu: Arc<Gpu>,
+}
+
+// The memory is owned like a Vec's; the kernels that write it are
+// synchronized before `decompress_pinned` returns.
+unsafe impl Send for PinnedField {}
+unsafe impl Sync for PinnedField {}
+
+impl PinnedField {
+    /// A field of `shape` set to zero.
+    pub fn zeros(gpu: &Arc<Gpu>, shape: &[usize]) -> Result<Self, CudaError> {
+        use cudarc::driver::sys::{CU_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_PORTABLE};
+        use rayon::prelude::*;
+        let info = FieldInfo::new(shape, DType::F32)?;
+        let bytes = info.len().checked_mul(4).ok_or_else(|| {
+            CudaError::Unsupported(format!("shape {shape:?}: too many values to address"))
+        })?;
+        let what = || format!("page-locking {bytes} bytes of host memory for a field of {shape:?}");
+        gpu.ctx.bind_to_thread().during(what)?;
+        // Portable: pinned for every GPU's context; device-mapped: the
+        // kernels address it.
+        let p = unsafe {
+            cudarc::driver::result::malloc_host(
+                bytes,
+                CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP,
+            )
+        }
+        .during(what)?;
+        let ptr =
+            std::ptr::NonNull::new(p as *mut f32).ok_or_else(|| CudaError::Unsupported(what()))?;
+        let f = PinnedField {
+            ptr,
+            info,
+            gpu: gpu.clone(),
+        };
+        // Written on every core: one thread would take seconds for a 4 GB field.
+        let all = unsafe { std::slice::from_raw_parts_mut(f.ptr.as_ptr(), f.info.len()) };
+        all.par_chunks_mut(1 << 18).for_each(|c| c.fill(0.0));
+        Ok(f)
+    }
+
+    /// `values` of `shape` copied into page-locked memory.
+    pub fn from_values(gpu: &Arc<Gpu>, shape: &[usize], values: &[f32]) -> Result<Self, CudaError> {
+        use rayon::prelude::*;
+        let mut f = Self::zeros(gpu, shape)?;
+        if f.info.len() != values.len() {
+            return Err(CudaError::Unsupported(format!(
+                "shape {shape:?} does not match {} values",
+                values.len()
+            )));
+        }
+        f.as_mut_slice()
+            .par_chunks_mut(1 << 18)
+            .zip(values.par_chunks(1 << 18))
+            .for_each(|(d, s)| d.copy_from_slice(s));
+        Ok(f)
+    }
+
+    pub fn as_slice(&self) -> &[f32] {
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.info.len()) }
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [f32] {
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.info.len()) }
+    }
+
+    /// Its address for kernels of the context bound to this thread.
+    fn device_at(&self) -> Result<u64, CudaError> {
+        mapped_at(self.ptr.as_ptr())
+    }
+}
+
+impl Drop for PinnedField {
+    fn drop(&mut self) {
+        // Nothing to report to from a drop; a failed free leaks the pages.
+        if self.gpu.ctx.bind_to_thread().is_ok() {
+            let _ = unsafe { cudarc::driver::result::free_host(self.ptr.as_ptr() as *mut _) };
+        }
+    }
+}
+
 /// The error for brick `k` of the file at `path` that does not decode.
 fn corrupt_brick(path: &str, grid: &codec::BrickGrid, k: usize, what: String) -> CudaError {
     CudaError::Codec(codec::CodecError::CorruptBrick {
@@ -2459,10 +2591,12 @@ fn origins(grid: &codec::BrickGrid, bricks: impl Iterator<Item = usize>) -> Vec<
 }
 
 impl Slot {
-    /// The batch's bricks gathered from a field on this GPU into `x`.
-    fn gather_resident(
+    /// The batch's bricks gathered into `x` from a field at device address
+    /// `at` (GPU memory, or page-locked host memory read across PCIe).
+    fn gather_from(
         &mut self,
-        f: &DeviceField,
+        at: u64,
+        info: &FieldInfo,
         grid: &codec::BrickGrid,
         b: &Batch,
     ) -> Result<(), CudaError> {
@@ -2471,11 +2605,11 @@ impl Slot {
             .clone_htod(&origins(grid, b.bricks.iter().copied()))
             .during(|| "copying brick origins".into())?;
         let n: usize = b.dims.iter().product();
-        let (yy, xx) = (f.info.dims[1] as i64, f.info.dims[2] as i64);
+        let (yy, xx) = (info.dims[1] as i64, info.dims[2] as i64);
         let d = b.dims.map(|v| v as i32);
         let func = self.f("GATHER(kernel)", 0)?;
         let mut l = s.launch_builder(&func);
-        l.arg(&f.data)
+        l.arg(&at)
             .arg(&org)
             .arg(&yy)
             .arg(&xx)
@@ -2489,11 +2623,11 @@ impl Slot {
     }
 }
 
-/// The least and greatest value of a field on the GPU; an error names the
-/// first value that is not finite.
-fn device_range(gpu: &Gpu, f: &DeviceField) -> Result<(f64, f64), CudaError> {
+/// The least and greatest finite value of `n` floats at device address
+/// `at` (GPU memory or mapped host memory), and the first index of a value
+/// that is not finite.
+fn range_at(gpu: &Gpu, at: u64, n: usize) -> Result<(f32, f32, Option<usize>), CudaError> {
     let s = &gpu.stream;
-    let n = f.info.len();
     let n64 = n as i64;
     let blocks = n.div_ceil(256).clamp(1, 2048);
     let mut lo = s.alloc_zeros::<f32>(blocks).during(|| "alloc".into())?;
@@ -2501,28 +2635,38 @@ fn device_range(gpu: &Gpu, f: &DeviceField) -> Result<(f64, f64), CudaError> {
     let mut bad = s.alloc_zeros::<u64>(blocks).during(|| "alloc".into())?;
     let func = gpu.function(Kernel::Codec, "RANGE(kernel)", 0)?;
     let mut l = s.launch_builder(&func);
-    l.arg(&f.data)
-        .arg(&n64)
-        .arg(&mut lo)
-        .arg(&mut hi)
-        .arg(&mut bad);
+    l.arg(&at).arg(&n64).arg(&mut lo).arg(&mut hi).arg(&mut bad);
     unsafe { l.launch(cfg((blocks as u32, 1), 256, 0)) }.during(|| "launching RANGE".into())?;
     let (lo, hi, bad) = (
         s.clone_dtoh(&lo).during(|| "reading the range".into())?,
         s.clone_dtoh(&hi).during(|| "reading the range".into())?,
         s.clone_dtoh(&bad).during(|| "reading the range".into())?,
     );
-    if bad.iter().any(|&c| c > 0) {
-        let mut first = s
-            .clone_htod(&[u64::MAX])
-            .during(|| "copying a flag".into())?;
-        let func = gpu.function(Kernel::Codec, "FIRST_BAD(kernel)", 0)?;
-        let mut l = s.launch_builder(&func);
-        l.arg(&f.data).arg(&n64).arg(&mut first);
-        unsafe { l.launch(cfg((blocks as u32, 1), 256, 0)) }
-            .during(|| "launching FIRST_BAD".into())?;
-        let i = s.clone_dtoh(&first).during(|| "reading a flag".into())?[0] as usize;
-        let value = s
+    let lo = lo.iter().fold(f32::INFINITY, |a, &b| a.min(b));
+    let hi = hi.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+    if bad.iter().all(|&c| c == 0) {
+        return Ok((lo, hi, None));
+    }
+    let mut first = s
+        .clone_htod(&[u64::MAX])
+        .during(|| "copying a flag".into())?;
+    let func = gpu.function(Kernel::Codec, "FIRST_BAD(kernel)", 0)?;
+    let mut l = s.launch_builder(&func);
+    l.arg(&at).arg(&n64).arg(&mut first);
+    unsafe { l.launch(cfg((blocks as u32, 1), 256, 0)) }.during(|| "launching FIRST_BAD".into())?;
+    let i = s.clone_dtoh(&first).during(|| "reading a flag".into())?[0] as usize;
+    Ok((lo, hi, Some(i)))
+}
+
+/// The least and greatest value of a field on the GPU; an error names the
+/// first value that is not finite.
+fn device_range(gpu: &Gpu, f: &DeviceField) -> Result<(f64, f64), CudaError> {
+    use cudarc::driver::DevicePtr;
+    let (at, _sync) = f.data.device_ptr(&gpu.stream);
+    let (lo, hi, bad) = range_at(gpu, at, f.info.len())?;
+    if let Some(i) = bad {
+        let value = gpu
+            .stream
             .clone_dtoh(&f.data.slice(i..i + 1))
             .during(|| "reading a value".into())?[0];
         return Err(codec::CodecError::NonFinite {
@@ -2531,8 +2675,6 @@ fn device_range(gpu: &Gpu, f: &DeviceField) -> Result<(f64, f64), CudaError> {
         }
         .into());
     }
-    let lo = lo.iter().fold(f32::INFINITY, |a, &b| a.min(b));
-    let hi = hi.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
     Ok((lo as f64, hi as f64))
 }
 
@@ -2562,8 +2704,181 @@ pub fn compress_resident(
         std::slice::from_ref(gpu),
         (None, RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
         progress,
-        &|slot, b| slot.gather_resident(f, &grid, b),
+        &|slot, b| {
+            use cudarc::driver::DevicePtr;
+            let stream = slot.stream.clone();
+            let (at, _sync) = f.data.device_ptr(&stream);
+            slot.gather_from(at, &f.info, &grid, b)
+        },
     )
+}
+
+/// The bricks of `grid` in `parts` slabs of whole brick layers along the
+/// first axis: (first plane, end plane, bricks). A slab is one span of
+/// memory, so it crosses PCIe in one copy.
+fn slabs(grid: &codec::BrickGrid, parts: usize) -> Vec<(usize, usize, Vec<usize>)> {
+    let layers = grid.counts()[0];
+    let parts = parts.max(1);
+    (0..parts)
+        .map(|g| {
+            let plane = |l: usize| (l * grid.brick[0]).min(grid.dims[0]);
+            let (z0, z1) = (plane(g * layers / parts), plane((g + 1) * layers / parts));
+            let bricks = (0..grid.len())
+                .filter(|&k| (z0..z1).contains(&grid.bounds(k).0[0]))
+                .collect();
+            (z0, z1, bricks)
+        })
+        .collect()
+}
+
+/// Whether a slab of `len` floats goes to `g`'s memory (at most half of
+/// what is free, so the batches keep room); MULTIRES_PINNED_ACROSS_PCIE
+/// keeps every slab on the host (how the path for fields larger than the
+/// GPUs is tested and measured on small ones).
+fn slab_fits(len: usize, g: &Gpu) -> Result<bool, CudaError> {
+    if std::env::var_os("MULTIRES_PINNED_ACROSS_PCIE").is_some() {
+        return Ok(false);
+    }
+    Ok(2 * 4 * len < g.free_mem()?)
+}
+
+/// Work for one GPU (its index and itself) on a thread of its own.
+type GpuWork<'a, T> = dyn Fn(usize, &Arc<Gpu>) -> Result<T, CudaError> + Sync + 'a;
+
+/// Runs `work(i, gpu)` for every GPU on a thread of its own (its context
+/// bound) and returns the results in GPU order.
+fn on_every_gpu<T: Send>(gpus: &[Arc<Gpu>], work: &GpuWork<'_, T>) -> Result<Vec<T>, CudaError> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = gpus
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                scope.spawn(move || -> Result<T, CudaError> {
+                    g.ctx.bind_to_thread().during(|| "binding the GPU".into())?;
+                    work(i, g)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))?
+            })
+            .collect()
+    })
+}
+
+/// Compresses a field in page-locked host memory on `gpus`; bytes equal
+/// `compress`'s. The field is cut into slabs of whole brick layers, one a
+/// GPU: each GPU copies its slab up with the copy engines (the link's full
+/// rate, no SM waiting on PCIe) and takes its range there, then codes its
+/// bricks from device memory. A slab that does not fit in half the GPU's
+/// free memory stays on the host and the kernels read it across PCIe.
+pub fn compress_pinned(
+    f: &PinnedField,
+    opts: &CodecOptions,
+    gpus: &[Arc<Gpu>],
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<(Vec<u8>, CodecStats, GpuRun), CudaError> {
+    use cudarc::driver::DevicePtr;
+    if gpus.is_empty() {
+        return Err(CudaError::NoDevice("no GPU was given".into()));
+    }
+    let t_run = std::time::Instant::now();
+    let grid = opts.grid(f.info.dims)?;
+    let plane = f.info.dims[1] * f.info.dims[2];
+    let parts = slabs(&grid, gpus.len());
+    type Loaded = (Option<CudaSlice<f32>>, (f32, f32, Option<usize>));
+    let loaded: Vec<Loaded> = on_every_gpu(gpus, &|i, g| {
+        let (a, b) = (parts[i].0 * plane, parts[i].1 * plane);
+        if a == b {
+            return Ok((None, (f32::INFINITY, f32::NEG_INFINITY, None)));
+        }
+        let host = &f.as_slice()[a..b];
+        let (dev, r) = if slab_fits(host.len(), g)? {
+            let mut dev = unsafe { g.stream.alloc::<f32>(host.len()) }
+                .during(|| "allocating a slab of the field".into())?;
+            g.stream
+                .memcpy_htod(host, &mut dev)
+                .during(|| "copying a slab of the field up".into())?;
+            let r = {
+                let (at, _sync) = dev.device_ptr(&g.stream);
+                range_at(g, at, host.len())?
+            };
+            (Some(dev), r)
+        } else {
+            (
+                None,
+                range_at(g, f.device_at()? + 4 * a as u64, host.len())?,
+            )
+        };
+        Ok((dev, (r.0, r.1, r.2.map(|j| a + j))))
+    })?;
+    if let Some(i) = loaded.iter().filter_map(|l| l.1 .2).min() {
+        return Err(codec::CodecError::NonFinite {
+            index: i,
+            value: f.as_slice()[i] as f64,
+        }
+        .into());
+    }
+    let lo = loaded.iter().fold(f32::INFINITY, |a, l| a.min(l.1 .0));
+    let hi = loaded.iter().fold(f32::NEG_INFINITY, |a, l| a.max(l.1 .1));
+    let plan = codec::plan_range((lo as f64, hi as f64), f.info.dims, opts)?;
+    prof_host("plan", t_run);
+    trace_stages(
+        "pinned plan",
+        t_run,
+        &[("planned", std::time::Instant::now())],
+    );
+    let done = AtomicUsize::new(0);
+    let coded = on_every_gpu(gpus, &|i, g| {
+        let base = 4 * (parts[i].0 * plane) as u64;
+        let dev = &loaded[i].0;
+        // GATHER addresses the whole field: a slab on the device stands
+        // where its first plane would be.
+        let fill = |slot: &mut Slot, b: &Batch| match dev {
+            Some(d) => {
+                let stream = slot.stream.clone();
+                let (at, _sync) = d.device_ptr(&stream);
+                slot.gather_from(at.wrapping_sub(base), &f.info, &plan.2, b)
+            }
+            None => slot.gather_from(f.device_at()?, &f.info, &plan.2, b),
+        };
+        if parts[i].2.is_empty() {
+            return Ok(None);
+        }
+        code_bricks(
+            f.info,
+            opts,
+            (&plan, &parts[i].2),
+            std::slice::from_ref(g),
+            (None, RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
+            (&done, progress),
+            &fill,
+        )
+        .map(Some)
+    })?;
+    drop(loaded);
+    let mut run = GpuRun {
+        gpus: gpus.len(),
+        slots: 0,
+        batches: 0,
+        max_bricks_per_batch: 0,
+        fill_s: 0.0,
+        code_s: 0.0,
+    };
+    let mut all = Vec::with_capacity(grid.len());
+    for (c, r) in coded.into_iter().flatten() {
+        all.extend(c);
+        run.slots = run.slots.max(r.slots);
+        run.batches += r.batches;
+        run.max_bricks_per_batch = run.max_bricks_per_batch.max(r.max_bricks_per_batch);
+        run.fill_s += r.fill_s;
+        run.code_s += r.code_s;
+    }
+    let (bytes, stats) = assemble_coded(f.info, opts, &plan, all, t_run)?;
+    Ok((bytes, stats, run))
 }
 
 /// Decodes a float32 .mrz into a field on `gpu`: entropy decoding,
@@ -2575,43 +2890,209 @@ pub fn decompress_resident(
     gpu: &Arc<Gpu>,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<DeviceField, CudaError> {
-    let h = r.header().clone();
-    if h.dtype != DType::F32 {
-        return Err(CudaError::Unsupported(format!(
-            "{}: a float64 file; decoding into GPU memory takes float32 files (decompress it to the host instead)",
-            r.path()
-        )));
-    }
+    use cudarc::driver::DevicePtrMut;
+    let h = float32_header(
+        r,
+        "decoding into GPU memory",
+        "decompress it to the host instead",
+    )?;
     let info = FieldInfo {
         dims: h.dims,
         ndim: h.ndim,
         dtype: h.dtype,
     };
-    let grid = r.grid();
-    let gpus = std::slice::from_ref(gpu);
     // The field first: the batches share what memory is left.
     let t_field = std::time::Instant::now();
-    let field = Mutex::new(DeviceField {
-        data: gpu
-            .stream
-            .alloc_zeros::<f32>(info.len())
-            .during(|| "allocating the decoded field".into())?,
-        info,
-    });
+    let mut data = gpu
+        .stream
+        .alloc_zeros::<f32>(info.len())
+        .during(|| "allocating the decoded field".into())?;
     gpu.stream
         .synchronize()
         .during(|| "allocating the decoded field".into())?;
     prof_host("d_field", t_field);
+    {
+        let (at, _sync) = data.device_ptr_mut(&gpu.stream);
+        decode_into(r, std::slice::from_ref(gpu), &|| Ok(at), progress)?;
+    }
+    print_profile("decompress_resident");
+    Ok(DeviceField { data, info })
+}
+
+/// Decodes a float32 .mrz on `gpus` into `out`, a field in page-locked
+/// host memory of the file's shape; values equal `decompress`'s. Each GPU
+/// decodes a slab of whole brick layers into its memory and copies it down
+/// with the copy engines in one span; a slab that does not fit in half the
+/// GPU's free memory is written by the kernels across PCIe instead.
+pub fn decompress_pinned(
+    r: &mut codec::MrzReader,
+    out: &mut PinnedField,
+    gpus: &[Arc<Gpu>],
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<(), CudaError> {
+    if gpus.is_empty() {
+        return Err(CudaError::NoDevice("no GPU was given".into()));
+    }
+    let h = float32_header(r, "decoding into page-locked memory", "use decompress")?;
+    if (out.info.dims, out.info.ndim) != (h.dims, h.ndim) {
+        return Err(CudaError::Unsupported(format!(
+            "{}: a field of {:?}, but the output holds {:?}",
+            r.path(),
+            &h.dims[3 - h.ndim..],
+            &out.info.dims[3 - out.info.ndim..]
+        )));
+    }
+    let grid = r.grid();
+    let plane = h.dims[1] * h.dims[2];
+    let parts = slabs(&grid, gpus.len());
+    // The slabs first, so that the batches share what memory is left.
+    let slab_mem = on_every_gpu(gpus, &|i, g| {
+        let len = (parts[i].1 - parts[i].0) * plane;
+        if len == 0 || !slab_fits(len, g)? {
+            return Ok(None);
+        }
+        let d = unsafe { g.stream.alloc::<f32>(len) }
+            .during(|| "allocating a slab of the field".into())?;
+        Ok(Some(Mutex::new(d)))
+    })?;
+    let mut plans = Vec::with_capacity(gpus.len());
+    for (g, (z0, z1, bricks)) in gpus.iter().zip(&parts) {
+        plans.push(if bricks.is_empty() {
+            None
+        } else {
+            let region = [(*z0, *z1), (0, h.dims[1]), (0, h.dims[2])];
+            Some(payload_batches(
+                r,
+                &region,
+                std::slice::from_ref(g),
+                (RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
+            )?)
+        });
+    }
+    let (path, done) = (r.path().to_string(), AtomicUsize::new(0));
+    // Disjoint spans of the output, one a slab.
+    let host = out.ptr.as_ptr() as usize;
+    let mut rest = out.as_mut_slice();
+    let mut spans = Vec::with_capacity(parts.len());
+    for (z0, z1, _) in &parts {
+        let (span, tail) = std::mem::take(&mut rest).split_at_mut((z1 - z0) * plane);
+        spans.push(Mutex::new(span));
+        rest = tail;
+    }
+    on_every_gpu(gpus, &|i, g| {
+        use cudarc::driver::DevicePtrMut;
+        let Some(plan) = &plans[i] else {
+            return Ok(());
+        };
+        let base = 4 * (parts[i].0 * plane) as u64;
+        let lock = || CudaError::Unsupported("a GPU thread panicked".into());
+        match &slab_mem[i] {
+            Some(m) => {
+                let mut d = m.lock().map_err(|_| lock())?;
+                let at = {
+                    let (at, _sync) = d.device_ptr_mut(&g.stream);
+                    at.wrapping_sub(base)
+                };
+                decode_plan(
+                    &h,
+                    &grid,
+                    &path,
+                    plan,
+                    std::slice::from_ref(g),
+                    &|| Ok(at),
+                    (&done, progress),
+                )?;
+                let mut span = spans[i].lock().map_err(|_| lock())?;
+                g.stream
+                    .memcpy_dtoh(&*d, &mut **span)
+                    .during(|| "copying a decoded slab down".into())?;
+                g.stream
+                    .synchronize()
+                    .during(|| "copying a decoded slab down".into())
+            }
+            None => {
+                let at = &|| mapped_at(host as *mut f32);
+                decode_plan(
+                    &h,
+                    &grid,
+                    &path,
+                    plan,
+                    std::slice::from_ref(g),
+                    at,
+                    (&done, progress),
+                )
+            }
+        }
+    })?;
+    print_profile("decompress_pinned");
+    Ok(())
+}
+
+/// The address of page-locked host memory for kernels of the context
+/// bound to this thread.
+fn mapped_at(ptr: *mut f32) -> Result<u64, CudaError> {
+    let mut at = 0u64;
+    unsafe {
+        cudarc::driver::sys::cuMemHostGetDevicePointer_v2(&mut at, ptr as *mut std::ffi::c_void, 0)
+    }
+    .result()
+    .during(|| "mapping a page-locked field".into())?;
+    Ok(at)
+}
+
+/// The header of a float32 file; a float64 one is an error naming `what`
+/// was asked and what to do instead.
+fn float32_header(
+    r: &codec::MrzReader,
+    what: &str,
+    instead: &str,
+) -> Result<codec::MrzHeader, CudaError> {
+    let h = r.header().clone();
+    if h.dtype != DType::F32 {
+        return Err(CudaError::Unsupported(format!(
+            "{}: a float64 file; {what} takes float32 files ({instead})",
+            r.path()
+        )));
+    }
+    Ok(h)
+}
+
+/// Every brick of the float32 file `r` decoded on `gpus` and placed into
+/// the field at the device address `at` gives in a slot's thread (GPU
+/// memory, or mapped host memory); bricks are disjoint, so slots place
+/// theirs side by side.
+fn decode_into(
+    r: &mut codec::MrzReader,
+    gpus: &[Arc<Gpu>],
+    at: &(dyn Fn() -> Result<u64, CudaError> + Sync),
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<(), CudaError> {
+    let h = r.header().clone();
+    let grid = r.grid();
     let plan = payload_batches(
         r,
         &codec::full_region(h.dims),
         gpus,
         (RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
     )?;
-    let caps = plan.caps();
-    let batches = plan.batches;
     let done = AtomicUsize::new(0);
-    let path = r.path().to_string();
+    decode_plan(&h, &grid, r.path(), &plan, gpus, at, (&done, progress))
+}
+
+/// The batches of `plan` decoded on `gpus` and placed into the field at
+/// the device address `at` gives; `done` counts bricks for `progress`.
+fn decode_plan(
+    h: &codec::MrzHeader,
+    grid: &codec::BrickGrid,
+    path: &str,
+    plan: &Plan<Payload>,
+    gpus: &[Arc<Gpu>],
+    at: &(dyn Fn() -> Result<u64, CudaError> + Sync),
+    (done, progress): (&AtomicUsize, &(dyn Fn(usize) + Sync)),
+) -> Result<(), CudaError> {
+    let caps = plan.caps();
+    let batches = &plan.batches;
+    let h = h.clone();
     run_slots(
         gpus,
         plan.slots,
@@ -2621,7 +3102,7 @@ pub fn decompress_resident(
             let n: usize = dims.iter().product();
             let outliers_at = slot.decode_to(*dims, list, &h, false)?;
             prof(&slot.stream, "d_device")?;
-            let checked = check_batch(*dims, list, &outliers_at, &h, &path, &grid)?;
+            let checked = check_batch(*dims, list, &outliers_at, &h, path, grid)?;
             let s = &slot.stream.clone();
             let (outfix, scatter) = (slot.f("OUTFIX(kernel)", 0)?, slot.f("SCATTER(kernel)", 0)?);
             let dec = slot
@@ -2665,36 +3146,28 @@ pub fn decompress_resident(
                     .during(|| "launching OUTFIX".into())?;
             }
             let org = s
-                .clone_htod(&origins(&grid, list.iter().map(|(k, _)| *k)))
+                .clone_htod(&origins(grid, list.iter().map(|(k, _)| *k)))
                 .during(|| "copying brick origins".into())?;
             let (yy, xx) = (h.dims[1] as i64, h.dims[2] as i64);
             let d = dims.map(|v| v as i32);
-            {
-                let mut fl = field
-                    .lock()
-                    .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))?;
-                let mut l = s.launch_builder(&scatter);
-                l.arg(&*dec)
-                    .arg(&org)
-                    .arg(&yy)
-                    .arg(&xx)
-                    .arg(&d[0])
-                    .arg(&d[1])
-                    .arg(&d[2])
-                    .arg(&mut fl.data);
-                unsafe { l.launch(cfg(block_grid(n, list.len()), 256, 0)) }
-                    .during(|| "launching SCATTER".into())?;
-            }
+            let out = at()?;
+            let mut l = s.launch_builder(&scatter);
+            l.arg(&*dec)
+                .arg(&org)
+                .arg(&yy)
+                .arg(&xx)
+                .arg(&d[0])
+                .arg(&d[1])
+                .arg(&d[2])
+                .arg(&out);
+            unsafe { l.launch(cfg(block_grid(n, list.len()), 256, 0)) }
+                .during(|| "launching SCATTER".into())?;
             s.synchronize().during(|| "placing decoded bricks".into())?;
             prof(s, "d_place")?;
             progress(done.fetch_add(list.len(), Ordering::Relaxed) + list.len());
             Ok(())
         },
-    )?;
-    print_profile("decompress_resident");
-    field
-        .into_inner()
-        .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))
+    )
 }
 
 #[cfg(test)]

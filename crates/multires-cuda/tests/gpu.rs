@@ -1207,14 +1207,24 @@ fn codec_decodes_on_the_gpu_as_on_the_cpu() {
 /// bricks of several shapes), decoded there into the CPU's values; a NaN
 /// is an error that names its index.
 #[test]
-fn codec_on_a_device_resident_field_equals_the_host_path() {
+fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
     use multires::codec::fields::{make, FieldKind};
     use multires::codec::{compress, decompress, CodecOptions, DType, ErrorBound, Lifting};
     use multires::codec::{MrzReader, Volume};
+    use multires_cuda::codec::{compress_pinned, decompress_pinned, PinnedField};
     use multires_cuda::codec::{compress_resident, decompress_resident, DeviceField};
-    let Some(gpu) = gpu_or_skip("codec_on_a_device_resident_field_equals_the_host_path") else {
+    let Some(gpu) = gpu_or_skip("codec_on_a_device_resident_or_pinned_field_equals_the_host_path")
+    else {
         return;
     };
+    // A page-locked field is read and written by every GPU, each twice
+    // over (two lists of slots), so shares and batches cross GPUs.
+    let gpus: Vec<_> = (0..multires_cuda::device_count())
+        .flat_map(|i| {
+            let g = multires_cuda::gpu_at(i).unwrap();
+            [g.clone(), g]
+        })
+        .collect();
     let reader =
         |b: &[u8]| MrzReader::from_reader(Box::new(std::io::Cursor::new(b.to_vec())), "t").unwrap();
     let f3 = make(FieldKind::Turbulent, 40, true, 11);
@@ -1233,6 +1243,8 @@ fn codec_on_a_device_resident_field_equals_the_host_path() {
         )
         .unwrap();
         let field = DeviceField::upload(&gpu, shape, values).unwrap();
+        let pinned = PinnedField::from_values(&gpu, shape, values).unwrap();
+        let mut pinned_out = PinnedField::zeros(&gpu, shape).unwrap();
         for t in Lifting::ALL {
             for bound in [
                 ErrorBound::Rel(1e-4),
@@ -1265,6 +1277,34 @@ fn codec_on_a_device_resident_field_equals_the_host_path() {
                     same,
                     "{t} {bound} {shape:?}: resident decode differs from the CPU's"
                 );
+                // Slabs on the devices, then slabs left on the host.
+                for across in [false, true] {
+                    if across {
+                        std::env::set_var("MULTIRES_PINNED_ACROSS_PCIE", "1");
+                    }
+                    let (pin, _, run) = compress_pinned(&pinned, &o, &gpus, &|_| {}).unwrap();
+                    assert_eq!(run.gpus, gpus.len());
+                    assert!(
+                        cpu == pin,
+                        "{t} {bound} {shape:?} across PCIe {across}: pinned {} bytes, CPU {} bytes, first difference at {:?}",
+                        pin.len(),
+                        cpu.len(),
+                        cpu.iter().zip(&pin).position(|(a, b)| a != b)
+                    );
+                    pinned_out.as_mut_slice().fill(f32::NAN);
+                    decompress_pinned(&mut reader(&cpu), &mut pinned_out, &gpus, &|_| {}).unwrap();
+                    std::env::remove_var("MULTIRES_PINNED_ACROSS_PCIE");
+                    let same = want
+                        .data
+                        .to_f64()
+                        .iter()
+                        .zip(pinned_out.as_slice())
+                        .all(|(a, &b)| a.to_bits() == (b as f64).to_bits());
+                    assert!(
+                        same,
+                        "{t} {bound} {shape:?} across PCIe {across}: pinned decode differs from the CPU's"
+                    );
+                }
                 checked += 1;
             }
         }
@@ -1279,10 +1319,41 @@ fn codec_on_a_device_resident_field_equals_the_host_path() {
         panic!("a NaN must be refused");
     };
     assert!(e.to_string().contains("1234"), "{e}");
+    // In a page-locked field, the first NaN is named whichever GPU's share
+    // holds it (here the last share, and an earlier one).
+    bad[1234] = 0.5;
+    bad[13800] = f32::NAN;
+    let mut p = PinnedField::from_values(&gpu, &[24, 24, 24], &bad).unwrap();
+    let Err(e) = compress_pinned(&p, &o, &gpus, &|_| {}) else {
+        panic!("a NaN must be refused");
+    };
+    assert!(e.to_string().contains("value 13800 is NaN"), "{e}");
+    p.as_mut_slice()[7] = f32::INFINITY;
+    let Err(e) = compress_pinned(&p, &o, &gpus, &|_| {}) else {
+        panic!("an infinity must be refused");
+    };
+    assert!(e.to_string().contains("value 7 is inf"), "{e}");
+    // A decoded field must have the file's shape.
+    let (b24, _) = compress(
+        &Volume::new(&[24, 24, 24], vec![1.0; 13824], DType::F32).unwrap(),
+        &o,
+        &|_| {},
+    )
+    .unwrap();
+    let mut wrong = PinnedField::zeros(&gpu, &[24, 24, 25]).unwrap();
+    let Err(e) = decompress_pinned(&mut reader(&b24), &mut wrong, &gpus, &|_| {}) else {
+        panic!("a field of another shape must be refused");
+    };
+    assert!(e.to_string().contains("[24, 24, 25]"), "{e}");
     // A float64 file cannot be decoded into a float32 field.
     let v = Volume::new(&[8, 8], (0..64).map(|i| i as f64).collect(), DType::F64).unwrap();
     let (b64, _) = compress(&v, &o, &|_| {}).unwrap();
     let Err(e) = decompress_resident(&mut reader(&b64), &gpu, &|_| {}) else {
+        panic!("a float64 file must be refused");
+    };
+    assert!(e.to_string().contains("float64"), "{e}");
+    let mut f8 = PinnedField::zeros(&gpu, &[8, 8]).unwrap();
+    let Err(e) = decompress_pinned(&mut reader(&b64), &mut f8, &gpus, &|_| {}) else {
         panic!("a float64 file must be refused");
     };
     assert!(e.to_string().contains("float64"), "{e}");
