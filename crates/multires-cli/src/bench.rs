@@ -331,30 +331,19 @@ fn bench_codec_resident(
     raw: f64,
 ) -> Result<()> {
     use multires_cuda::codec::{compress_resident, decompress_resident};
-    let (mut ct, mut dt) = (Vec::new(), Vec::new());
-    let mut last = None;
-    for _ in 0..=a.repeat {
-        let t = Instant::now();
-        let (b, _, _) = compress_resident(field, o, gpu, &|_| {})?;
-        ct.push(t.elapsed().as_secs_f64());
-        last = Some(b);
-    }
-    let Some(bytes) = last else { bail!("no run") };
     let mut back = None;
-    for _ in 0..=a.repeat {
-        let mut r = multires::codec::MrzReader::from_bytes(bytes.clone(), "bench")?;
-        let t = Instant::now();
-        let f = decompress_resident(&mut r, gpu, &|_| {})?;
-        dt.push(t.elapsed().as_secs_f64());
-        back = Some(f);
-    }
-    ct.remove(0);
-    dt.remove(0);
+    let (bytes, c, d) = time_codec(
+        a.repeat,
+        &mut || Ok(compress_resident(field, o, gpu, &|_| {})?.0),
+        &mut |r| {
+            back = Some(decompress_resident(r, gpu, &|_| {})?);
+            Ok(())
+        },
+    )?;
     let Some(back) = back else { bail!("no decode") };
     let same_bytes = bytes == host_bytes;
     let same_values =
         matches!(host_back, multires::codec::Values::F32(h) if back.download(gpu)? == *h);
-    let (c, d) = (median(ct), median(dt));
     println!(
         "codec-3d resident | {} | compress {c:.4} s = {:.2} GB/s | decompress {d:.4} s = {:.2} GB/s | {} | {}",
         o.bound,
@@ -364,6 +353,33 @@ fn bench_codec_resident(
         if same_values { "decoded values equal" } else { "DECODED VALUES DIFFER" }
     );
     Ok(())
+}
+
+/// The last bytes of `compress` and the median seconds of it and of
+/// `decompress` (which reads them), each run once to warm up and then
+/// `repeat` times.
+fn time_codec(
+    repeat: usize,
+    compress: &mut dyn FnMut() -> Result<Vec<u8>>,
+    decompress: &mut dyn FnMut(&mut multires::codec::MrzReader) -> Result<()>,
+) -> Result<(Vec<u8>, f64, f64)> {
+    let (mut ct, mut dt) = (Vec::new(), Vec::new());
+    let mut last = None;
+    for _ in 0..=repeat {
+        let t = Instant::now();
+        last = Some(compress()?);
+        ct.push(t.elapsed().as_secs_f64());
+    }
+    let Some(bytes) = last else { bail!("no run") };
+    for _ in 0..=repeat {
+        let mut r = multires::codec::MrzReader::from_bytes(bytes.clone(), "bench")?;
+        let t = Instant::now();
+        decompress(&mut r)?;
+        dt.push(t.elapsed().as_secs_f64());
+    }
+    ct.remove(0);
+    dt.remove(0);
+    Ok((bytes, median(ct), median(dt)))
 }
 
 /// The codec-3d row of a field in page-locked host memory on `gpus`: the
@@ -381,28 +397,16 @@ fn bench_codec_pinned(
     raw: f64,
 ) -> Result<()> {
     use multires_cuda::codec::{compress_pinned, decompress_pinned};
-    let (mut ct, mut dt) = (Vec::new(), Vec::new());
-    let mut last = None;
-    for _ in 0..=a.repeat {
-        let t = Instant::now();
-        let (b, _, _) = compress_pinned(field, o, gpus, &|_| {})?;
-        ct.push(t.elapsed().as_secs_f64());
-        last = Some(b);
-    }
-    let Some(bytes) = last else { bail!("no run") };
-    for _ in 0..=a.repeat {
-        let mut r = multires::codec::MrzReader::from_bytes(bytes.clone(), "bench")?;
-        out.as_mut_slice().fill(f32::NAN);
-        let t = Instant::now();
-        decompress_pinned(&mut r, out, gpus, &|_| {})?;
-        dt.push(t.elapsed().as_secs_f64());
-    }
-    ct.remove(0);
-    dt.remove(0);
+    // NaN once, outside the timing: a value no decode wrote stays NaN.
+    out.as_mut_slice().fill(f32::NAN);
+    let (bytes, c, d) = time_codec(
+        a.repeat,
+        &mut || Ok(compress_pinned(field, o, gpus, &|_| {})?.0),
+        &mut |r| Ok(decompress_pinned(r, out, gpus, &|_| {})?),
+    )?;
     let same_bytes = bytes == host_bytes;
     let same_values =
         matches!(host_back, multires::codec::Values::F32(h) if out.as_slice() == h.as_slice());
-    let (c, d) = (median(ct), median(dt));
     println!(
         "codec-3d pinned | {} | {} GPU(s) | compress {c:.4} s = {:.2} GB/s | decompress {d:.4} s = {:.2} GB/s | {} | {}",
         o.bound,

@@ -2986,43 +2986,29 @@ pub fn decompress_pinned(
         };
         let base = 4 * (parts[i].0 * plane) as u64;
         let lock = || CudaError::Unsupported("a GPU thread panicked".into());
-        match &slab_mem[i] {
-            Some(m) => {
-                let mut d = m.lock().map_err(|_| lock())?;
-                let at = {
-                    let (at, _sync) = d.device_ptr_mut(&g.stream);
-                    at.wrapping_sub(base)
-                };
-                decode_plan(
-                    &h,
-                    &grid,
-                    &path,
-                    plan,
-                    std::slice::from_ref(g),
-                    &|| Ok(at),
-                    (&done, progress),
-                )?;
-                let mut span = spans[i].lock().map_err(|_| lock())?;
-                g.stream
-                    .memcpy_dtoh(&*d, &mut **span)
-                    .during(|| "copying a decoded slab down".into())?;
-                g.stream
-                    .synchronize()
-                    .during(|| "copying a decoded slab down".into())
+        let mut slab = match &slab_mem[i] {
+            Some(m) => Some(m.lock().map_err(|_| lock())?),
+            None => None,
+        };
+        let at = match slab.as_mut() {
+            Some(d) => {
+                let (at, _sync) = d.device_ptr_mut(&g.stream);
+                at.wrapping_sub(base)
             }
-            None => {
-                let at = &|| mapped_at(host as *mut f32);
-                decode_plan(
-                    &h,
-                    &grid,
-                    &path,
-                    plan,
-                    std::slice::from_ref(g),
-                    at,
-                    (&done, progress),
-                )
-            }
+            None => mapped_at(host as *mut f32)?,
+        };
+        let gpu = std::slice::from_ref(g);
+        decode_plan(&h, &grid, &path, plan, gpu, &|| Ok(at), (&done, progress))?;
+        if let Some(d) = slab {
+            let mut span = spans[i].lock().map_err(|_| lock())?;
+            g.stream
+                .memcpy_dtoh(&*d, &mut **span)
+                .during(|| "copying a decoded slab down".into())?;
+            g.stream
+                .synchronize()
+                .during(|| "copying a decoded slab down".into())?;
         }
+        Ok(())
     })?;
     print_profile("decompress_pinned");
     Ok(())
