@@ -1451,7 +1451,7 @@ pub fn compress(
 fn run_compress(
     v: FieldInfo,
     opts: &CodecOptions,
-    plan: ((f64, f64), f64, codec::BrickGrid),
+    plan: Planned,
     gpus: &[Arc<Gpu>],
     settings: (Option<usize>, usize, usize, usize),
     progress: &(dyn Fn(usize) + Sync),
@@ -1480,7 +1480,7 @@ type Planned = ((f64, f64), f64, codec::BrickGrid);
 fn assemble_coded(
     v: FieldInfo,
     opts: &CodecOptions,
-    (range, e, grid): &((f64, f64), f64, codec::BrickGrid),
+    (range, e, grid): &Planned,
     coded: Vec<(usize, GpuCoded)>,
     t_run: std::time::Instant,
 ) -> Result<(Vec<u8>, CodecStats), CudaError> {
@@ -2503,9 +2503,31 @@ unsafe impl Sync for PinnedField {}
 impl PinnedField {
     /// A field of `shape` set to zero.
     pub fn zeros(gpu: &Arc<Gpu>, shape: &[usize]) -> Result<Self, CudaError> {
+        Self::page_locked(gpu, shape, None)
+    }
+
+    /// `values` of `shape` copied into page-locked memory.
+    pub fn from_values(gpu: &Arc<Gpu>, shape: &[usize], values: &[f32]) -> Result<Self, CudaError> {
+        Self::page_locked(gpu, shape, Some(values))
+    }
+
+    /// A field of `shape`, each value written once: from `values`, or zero.
+    fn page_locked(
+        gpu: &Arc<Gpu>,
+        shape: &[usize],
+        values: Option<&[f32]>,
+    ) -> Result<Self, CudaError> {
         use cudarc::driver::sys::{CU_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_PORTABLE};
         use rayon::prelude::*;
+        use std::mem::MaybeUninit;
+        const PIECE: usize = 1 << 18;
         let info = FieldInfo::new(shape, DType::F32)?;
+        if let Some(v) = values.filter(|v| v.len() != info.len()) {
+            return Err(CudaError::Unsupported(format!(
+                "shape {shape:?} does not match {} values",
+                v.len()
+            )));
+        }
         let bytes = info.len().checked_mul(4).ok_or_else(|| {
             CudaError::Unsupported(format!("shape {shape:?}: too many values to address"))
         })?;
@@ -2527,26 +2549,24 @@ impl PinnedField {
             info,
             gpu: gpu.clone(),
         };
-        // Written on every core: one thread would take seconds for a 4 GB field.
-        let all = unsafe { std::slice::from_raw_parts_mut(f.ptr.as_ptr(), f.info.len()) };
-        all.par_chunks_mut(1 << 18).for_each(|c| c.fill(0.0));
-        Ok(f)
-    }
-
-    /// `values` of `shape` copied into page-locked memory.
-    pub fn from_values(gpu: &Arc<Gpu>, shape: &[usize], values: &[f32]) -> Result<Self, CudaError> {
-        use rayon::prelude::*;
-        let mut f = Self::zeros(gpu, shape)?;
-        if f.info.len() != values.len() {
-            return Err(CudaError::Unsupported(format!(
-                "shape {shape:?} does not match {} values",
-                values.len()
-            )));
+        // Written on every core (one thread would take seconds for a 4 GB
+        // field), as uninitialized memory until then.
+        let all = unsafe {
+            std::slice::from_raw_parts_mut(f.ptr.as_ptr() as *mut MaybeUninit<f32>, info.len())
+        };
+        match values {
+            None => all
+                .par_chunks_mut(PIECE)
+                .for_each(|c| c.fill(MaybeUninit::new(0.0))),
+            Some(v) => all
+                .par_chunks_mut(PIECE)
+                .zip(v.par_chunks(PIECE))
+                .for_each(|(d, s)| {
+                    for (d, &s) in d.iter_mut().zip(s) {
+                        d.write(s);
+                    }
+                }),
         }
-        f.as_mut_slice()
-            .par_chunks_mut(1 << 18)
-            .zip(values.par_chunks(1 << 18))
-            .for_each(|(d, s)| d.copy_from_slice(s));
         Ok(f)
     }
 
@@ -2833,21 +2853,20 @@ pub fn compress_pinned(
     );
     let done = AtomicUsize::new(0);
     let coded = on_every_gpu(gpus, &|i, g| {
-        let base = 4 * (parts[i].0 * plane) as u64;
-        let dev = &loaded[i].0;
-        // GATHER addresses the whole field: a slab on the device stands
-        // where its first plane would be.
-        let fill = |slot: &mut Slot, b: &Batch| match dev {
-            Some(d) => {
-                let stream = slot.stream.clone();
-                let (at, _sync) = d.device_ptr(&stream);
-                slot.gather_from(at.wrapping_sub(base), &f.info, &plan.2, b)
-            }
-            None => slot.gather_from(f.device_at()?, &f.info, &plan.2, b),
-        };
         if parts[i].2.is_empty() {
             return Ok(None);
         }
+        // GATHER addresses the whole field: a slab on the device stands
+        // where its first plane would be (copied and ranged on the GPU's
+        // stream, which `range_at` synchronized).
+        let at = match &loaded[i].0 {
+            Some(d) => {
+                let (at, _sync) = d.device_ptr(&g.stream);
+                at.wrapping_sub(4 * (parts[i].0 * plane) as u64)
+            }
+            None => f.device_at()?,
+        };
+        let fill = |slot: &mut Slot, b: &Batch| slot.gather_from(at, &f.info, &plan.2, b);
         code_bricks(
             f.info,
             opts,
@@ -2913,7 +2932,7 @@ pub fn decompress_resident(
     prof_host("d_field", t_field);
     {
         let (at, _sync) = data.device_ptr_mut(&gpu.stream);
-        decode_into(r, std::slice::from_ref(gpu), &|| Ok(at), progress)?;
+        decode_into(r, std::slice::from_ref(gpu), at, progress)?;
     }
     print_profile("decompress_resident");
     Ok(DeviceField { data, info })
@@ -2998,7 +3017,7 @@ pub fn decompress_pinned(
             None => mapped_at(host as *mut f32)?,
         };
         let gpu = std::slice::from_ref(g);
-        decode_plan(&h, &grid, &path, plan, gpu, &|| Ok(at), (&done, progress))?;
+        decode_plan(&h, &grid, &path, plan, gpu, at, (&done, progress))?;
         if let Some(d) = slab {
             let mut span = spans[i].lock().map_err(|_| lock())?;
             g.stream
@@ -3044,13 +3063,12 @@ fn float32_header(
 }
 
 /// Every brick of the float32 file `r` decoded on `gpus` and placed into
-/// the field at the device address `at` gives in a slot's thread (GPU
-/// memory, or mapped host memory); bricks are disjoint, so slots place
-/// theirs side by side.
+/// the field at device address `at` (GPU memory, or mapped host memory);
+/// bricks are disjoint, so slots place theirs side by side.
 fn decode_into(
     r: &mut codec::MrzReader,
     gpus: &[Arc<Gpu>],
-    at: &(dyn Fn() -> Result<u64, CudaError> + Sync),
+    at: u64,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<(), CudaError> {
     let h = r.header().clone();
@@ -3066,14 +3084,14 @@ fn decode_into(
 }
 
 /// The batches of `plan` decoded on `gpus` and placed into the field at
-/// the device address `at` gives; `done` counts bricks for `progress`.
+/// device address `at`; `done` counts bricks for `progress`.
 fn decode_plan(
     h: &codec::MrzHeader,
     grid: &codec::BrickGrid,
     path: &str,
     plan: &Plan<Payload>,
     gpus: &[Arc<Gpu>],
-    at: &(dyn Fn() -> Result<u64, CudaError> + Sync),
+    at: u64,
     (done, progress): (&AtomicUsize, &(dyn Fn(usize) + Sync)),
 ) -> Result<(), CudaError> {
     let caps = plan.caps();
@@ -3136,7 +3154,6 @@ fn decode_plan(
                 .during(|| "copying brick origins".into())?;
             let (yy, xx) = (h.dims[1] as i64, h.dims[2] as i64);
             let d = dims.map(|v| v as i32);
-            let out = at()?;
             let mut l = s.launch_builder(&scatter);
             l.arg(&*dec)
                 .arg(&org)
@@ -3145,7 +3162,7 @@ fn decode_plan(
                 .arg(&d[0])
                 .arg(&d[1])
                 .arg(&d[2])
-                .arg(&out);
+                .arg(&at);
             unsafe { l.launch(cfg(block_grid(n, list.len()), 256, 0)) }
                 .during(|| "launching SCATTER".into())?;
             s.synchronize().during(|| "placing decoded bricks".into())?;
