@@ -1,4 +1,4 @@
-"""Host-to-device copy rate from pinned memory, per GPU and on all GPUs at
+"""Host-to-device (and device-to-host) copy rate from pinned memory, per GPU and on all GPUs at
 once: the ceiling that the codec's streaming target (80% of it) refers to.
 Usage: python3 tools/device/h2d_rate.py [GiB]"""
 import sys
@@ -14,13 +14,14 @@ host = torch.empty(n, dtype=torch.uint8).pin_memory()
 devs = [torch.empty(n, dtype=torch.uint8, device=f"cuda:{i}") for i in range(count)]
 
 
-def copy(i, reps, out):
+def copy(i, reps, out, down=False):
+    dst, src = (host, devs[i]) if down else (devs[i], host)
     with torch.cuda.device(i):
-        devs[i].copy_(host, non_blocking=True)
+        dst.copy_(src, non_blocking=True)
         torch.cuda.synchronize(i)
         t = time.perf_counter()
         for _ in range(reps):
-            devs[i].copy_(host, non_blocking=True)
+            dst.copy_(src, non_blocking=True)
         torch.cuda.synchronize(i)
         out[i] = time.perf_counter() - t
 
@@ -29,6 +30,8 @@ for i in range(count):
     out = {}
     copy(i, 3, out)
     print(f"h2d | GPU {i} ({torch.cuda.get_device_name(i)}) | {3 * n / out[i] / 1e9:.1f} GB/s pinned")
+    copy(i, 3, out, down=True)
+    print(f"d2h | GPU {i} ({torch.cuda.get_device_name(i)}) | {3 * n / out[i] / 1e9:.1f} GB/s pinned")
 if count > 1:
     out = {}
     ts = [threading.Thread(target=copy, args=(i, 3, out)) for i in range(count)]
