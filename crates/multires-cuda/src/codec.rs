@@ -833,7 +833,6 @@ impl Slot {
         dtype: DType,
         t: lifting::Lifting,
         e: f64,
-        range: (f64, f64),
     ) -> Result<Vec<GpuCoded>, CudaError> {
         let dims = b.dims;
         let n: usize = dims.iter().product();
@@ -859,11 +858,27 @@ impl Slot {
         // each value checked against the bound as it is reconstructed; then
         // its rANS payloads. The lifting transforms lift x into c and try
         // each step below.
+        // Each brick's peak: the interpolation's step (its margin for
+        // rounding) and a zero bound's step depend on it.
+        let peaks: Vec<f64> = if e > 0.0 && !closed {
+            vec![0.0; nbk]
+        } else {
+            let mut pk = s.alloc_zeros::<u64>(nbk).during(|| "alloc".into())?;
+            let f = self.f("BPEAK(kernel)", 0)?;
+            let n64 = n as i64;
+            let mut l = s.launch_builder(&f);
+            l.arg(&self.x).arg(&n64).arg(&mut pk);
+            unsafe { l.launch(cfg(block_grid(n, nbk), 256, 0)) }
+                .during(|| "launching BPEAK".into())?;
+            let pk = s.clone_dtoh(&pk).during(|| "reading peaks".into())?;
+            pk.into_iter().map(f64::from_bits).collect()
+        };
         if closed {
-            let iq = codec::interp_step(e, range.0.abs().max(range.1.abs()), dtype);
-            let qd = s
-                .clone_htod(&vec![iq; nbk])
-                .during(|| "copying steps".into())?;
+            let iq: Vec<f64> = peaks
+                .iter()
+                .map(|&p| codec::interp_step(e, p, dtype))
+                .collect();
+            let qd = s.clone_htod(&iq).during(|| "copying steps".into())?;
             let inverse = &coding_order(&self.orders, dims, t)?.inverse;
             let check = InterpCheck {
                 ints: &mut self.ints,
@@ -890,26 +905,13 @@ impl Slot {
             let counts_h = s.clone_dtoh(&counts).during(|| "reading sizes".into())?;
             let maxe_h = s.clone_dtoh(&maxe).during(|| "reading errors".into())?;
             let sse_h = s.clone_dtoh(&sse).during(|| "reading errors".into())?;
-            return self.encode_rans(b, iq, &counts_h, &maxe_h, &sse_h, f32i, sz);
+            return self.encode_rans(b, &iq, &counts_h, &maxe_h, &sse_h, f32i, sz);
         }
         s.memcpy_dtod(&self.x.slice(0..nbk * n), &mut self.c.slice_mut(0..nbk * n))
             .during(|| "copying bricks".into())?;
         lift(&self.gpu, s, &mut self.c, dims, nbk, t, false)?;
         prof(s, "fwd_lift")?;
-        // Per brick and trial: the steps (from each brick's peak on a zero bound).
-        let peaks: Vec<f64> = if e > 0.0 {
-            vec![0.0; nbk]
-        } else {
-            let mut pk = s.alloc_zeros::<u64>(nbk).during(|| "alloc".into())?;
-            let f = self.f("BPEAK(kernel)", 0)?;
-            let n64 = n as i64;
-            let mut l = s.launch_builder(&f);
-            l.arg(&self.x).arg(&n64).arg(&mut pk);
-            unsafe { l.launch(cfg(block_grid(n, nbk), 256, 0)) }
-                .during(|| "launching BPEAK".into())?;
-            let pk = s.clone_dtoh(&pk).during(|| "reading peaks".into())?;
-            pk.into_iter().map(f64::from_bits).collect()
-        };
+        // Per brick and trial: the steps.
         let steps: Vec<[f64; 3]> = peaks.iter().map(|&p| codec::steps(e, p)).collect();
         let CodingOrder { order, inverse } = coding_order(&self.orders, dims, t)?;
         let (fq, fc, fs, fm) = (
@@ -1198,7 +1200,7 @@ impl Slot {
     fn encode_rans(
         &mut self,
         b: &Batch,
-        q: f64,
+        q: &[f64],
         counts_h: &[u64],
         maxe_h: &[u64],
         sse_h: &[f64],
@@ -1351,7 +1353,7 @@ impl Slot {
             let words = stream_words[bi];
             let len = 8 + 4 * words + 8 + 8 * no + sz * nr;
             let pl = &mut buf[base[bi]..base[bi] + len];
-            pl[0..8].copy_from_slice(&q.to_le_bytes());
+            pl[0..8].copy_from_slice(&q[bi].to_le_bytes());
             for (i, w) in heads[bi].iter().enumerate() {
                 pl[8 + 4 * i..12 + 4 * i].copy_from_slice(&w.to_le_bytes());
             }
@@ -1525,7 +1527,7 @@ fn code_bricks(
     (done, progress): (&AtomicUsize, &(dyn Fn(usize) + Sync)),
     fill: &(dyn Fn(&mut Slot, &Batch) -> Result<(), CudaError> + Sync),
 ) -> Result<(Vec<(usize, GpuCoded)>, GpuRun), CudaError> {
-    let (range, e, grid) = plan;
+    let (_, e, grid) = plan;
     if gpus.is_empty() {
         return Err(CudaError::NoDevice("no GPU was given".into()));
     }
@@ -1567,7 +1569,7 @@ fn code_bricks(
         let t0 = std::time::Instant::now();
         fill(slot, b)?;
         let t1 = std::time::Instant::now();
-        let coded = slot.encode(b, v.dtype, opts.transform, *e, *range)?;
+        let coded = slot.encode(b, v.dtype, opts.transform, *e)?;
         if let Ok(mut tm) = timing.lock() {
             tm.0 += (t1 - t0).as_secs_f64();
             tm.1 += t1.elapsed().as_secs_f64();

@@ -616,8 +616,10 @@ fn apply(got: f64, k: i32, e: f64, dtype: DType) -> f64 {
 
 /// The step of the closed-loop interpolation (`interp`): twice the bound,
 /// less a margin for rounding the reconstruction to the stored type (an
-/// ulp at the volume's largest magnitude `peak`), so few values need
-/// outlier corrections. One step for the whole volume.
+/// ulp at the brick's largest magnitude `peak`), so few values need
+/// outlier corrections. The brick's own peak, not the volume's, so a brick
+/// can be coded before the rest of the volume has been read (streaming
+/// under an absolute bound); each payload stores its step.
 pub fn interp_step(e: f64, peak: f64, dtype: DType) -> f64 {
     if e > 0.0 {
         let ulp = match dtype {
@@ -640,11 +642,10 @@ pub(crate) fn encode_brick(
     t: Lifting,
     dtype: DType,
     e: f64,
-    range: (f64, f64),
 ) -> Result<CodedBrick, CodecError> {
     let peak = x.iter().fold(0f64, |m, v| m.max(v.abs()));
     if t == Lifting::Interp {
-        let q = interp_step(e, range.0.abs().max(range.1.abs()), dtype);
+        let q = interp_step(e, peak, dtype);
         let (grid, mut y) = interp::forward(x, dims, q);
         let ints: Vec<i32> = interp::order(dims)
             .iter()
@@ -987,7 +988,7 @@ pub fn compress(
         .map(|k| {
             let (s, ext) = grid.bounds(k);
             let x = gather(v, s, ext);
-            let r = encode_brick(&x, ext, opts.transform, v.dtype(), e, range);
+            let r = encode_brick(&x, ext, opts.transform, v.dtype(), e);
             progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
             r
         })
