@@ -382,9 +382,12 @@ fn time_codec(
     Ok((bytes, median(ct), median(dt)))
 }
 
-/// The codec-3d row of a field in page-locked host memory on `gpus`: the
+/// The codec-3d rows of a field in page-locked host memory on `gpus`: the
 /// compress and decompress rates, and whether bytes and values equal the
-/// host path's.
+/// host path's; then the same bound stated as the absolute bound it gives
+/// on this field (`abs_bound`), under which each GPU codes a group of brick
+/// layers as soon as it has arrived (the header then says abs, so the
+/// bricks' payloads are what is compared).
 #[allow(clippy::too_many_arguments)]
 fn bench_codec_pinned(
     a: &BenchArgs,
@@ -392,30 +395,51 @@ fn bench_codec_pinned(
     field: &multires_cuda::codec::PinnedField,
     out: &mut multires_cuda::codec::PinnedField,
     o: &multires::codec::CodecOptions,
-    host_bytes: &[u8],
-    host_back: &multires::codec::Values,
+    abs_bound: f64,
+    (host_bytes, host_back): (&[u8], &multires::codec::Values),
     raw: f64,
 ) -> Result<()> {
+    use multires::codec::{CodecOptions, ErrorBound, MrzReader};
     use multires_cuda::codec::{compress_pinned, decompress_pinned};
-    // NaN once, outside the timing: a value no decode wrote stays NaN.
-    out.as_mut_slice().fill(f32::NAN);
-    let (bytes, c, d) = time_codec(
-        a.repeat,
-        &mut || Ok(compress_pinned(field, o, gpus, &|_| {})?.0),
-        &mut |r| Ok(decompress_pinned(r, out, gpus, &|_| {})?),
-    )?;
-    let same_bytes = bytes == host_bytes;
-    let same_values =
-        matches!(host_back, multires::codec::Values::F32(h) if out.as_slice() == h.as_slice());
-    println!(
-        "codec-3d pinned | {} | {} GPU(s) | compress {c:.4} s = {:.2} GB/s | decompress {d:.4} s = {:.2} GB/s | {} | {}",
-        o.bound,
-        gpus.len(),
-        raw / c / 1e9,
-        raw / d / 1e9,
-        if same_bytes { "bytes equal to the host path's" } else { "BYTES DIFFER FROM THE HOST PATH'S" },
-        if same_values { "decoded values equal" } else { "DECODED VALUES DIFFER" }
-    );
+    let payloads = |b: &[u8]| -> Result<Vec<Vec<u8>>> {
+        let r = MrzReader::from_bytes(b.to_vec(), "bench")?;
+        let all: Vec<usize> = (0..r.grid().len()).collect();
+        Ok(r.brick_slices(&all)?.into_iter().map(|p| p.to_vec()).collect())
+    };
+    let abs = CodecOptions {
+        bound: ErrorBound::Abs(abs_bound),
+        ..o.clone()
+    };
+    for (o, stated) in [(o, "as given"), (&abs, "as abs")] {
+        // NaN once, outside the timing: a value no decode wrote stays NaN.
+        out.as_mut_slice().fill(f32::NAN);
+        let (bytes, c, d) = time_codec(
+            a.repeat,
+            &mut || Ok(compress_pinned(field, o, gpus, &|_| {})?.0),
+            &mut |r| Ok(decompress_pinned(r, out, gpus, &|_| {})?),
+        )?;
+        let same_bytes = if std::ptr::eq(o, &abs) {
+            if payloads(&bytes)? == payloads(host_bytes)? {
+                "payloads equal to the host path's"
+            } else {
+                "PAYLOADS DIFFER FROM THE HOST PATH'S"
+            }
+        } else if bytes == host_bytes {
+            "bytes equal to the host path's"
+        } else {
+            "BYTES DIFFER FROM THE HOST PATH'S"
+        };
+        let same_values =
+            matches!(host_back, multires::codec::Values::F32(h) if out.as_slice() == h.as_slice());
+        println!(
+            "codec-3d pinned | {} ({stated}) | {} GPU(s) | compress {c:.4} s = {:.2} GB/s | decompress {d:.4} s = {:.2} GB/s | {same_bytes} | {}",
+            o.bound,
+            gpus.len(),
+            raw / c / 1e9,
+            raw / d / 1e9,
+            if same_values { "decoded values equal" } else { "DECODED VALUES DIFFER" }
+        );
+    }
     Ok(())
 }
 
@@ -550,7 +574,16 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
                 bench_codec_resident(a, gpu, field, &o, &bytes, &back.data, raw)?;
             }
             if let Some((field, out)) = pinned.as_mut() {
-                bench_codec_pinned(a, &gpus, field, out, &o, &bytes, &back.data, raw)?;
+                bench_codec_pinned(
+                    a,
+                    &gpus,
+                    field,
+                    out,
+                    &o,
+                    s.abs_bound,
+                    (&bytes, &back.data),
+                    raw,
+                )?;
             }
             let csec = median(times);
             let dev = match &run {

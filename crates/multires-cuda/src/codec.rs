@@ -29,7 +29,7 @@ use multires::codec::{
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 const TRIALS: usize = 3;
 /// The largest brick the device codes (its significance map is built in
@@ -129,6 +129,8 @@ pub struct GpuRun {
 struct Batch {
     dims: [usize; 3],
     bricks: Vec<usize>,
+    /// Its group of bricks in the plan (a brick layer of a slab, or 0).
+    group: usize,
 }
 
 /// The device side of one slot: buffers sized for `cap` values.
@@ -392,8 +394,11 @@ const RESIDENT_SHARES: usize = 8;
 
 /// How a run's bricks go through the slots.
 struct Plan<T> {
-    /// Batches of bricks of one shape, the largest first.
+    /// Batches of bricks of one shape: a group's after the group before,
+    /// the largest first within a group.
     batches: Vec<([usize; 3], Vec<T>)>,
+    /// The group of each batch.
+    group: Vec<usize>,
     /// Slots a GPU.
     slots: usize,
 }
@@ -408,13 +413,15 @@ impl<T> Plan<T> {
     }
 }
 
-/// Cuts the bricks of each shape (`shapes`, in grid order) into batches of
-/// about `1 / shares` of the whole (at most `limit` bricks, and what one
-/// of `slots` slots can hold in `budget` bytes at `per_value` bytes a
-/// value), the largest first; then as many slots a GPU (up to `slots`) as
-/// the largest batches fit side by side in the budget.
+/// Cuts the bricks of each group, and within it of each shape (`groups`,
+/// in grid order), into batches of about `1 / shares` of the whole (at
+/// most `limit` bricks, and what one of `slots` slots can hold in `budget`
+/// bytes at `per_value` bytes a value), the largest first within a group
+/// and the groups in their order (a slab's brick layers, coded as they
+/// arrive or copied down as they are decoded); then as many slots a GPU
+/// (up to `slots`) as the largest batches fit side by side in the budget.
 fn plan_batches<T>(
-    shapes: BTreeMap<[usize; 3], Vec<T>>,
+    groups: Vec<BTreeMap<[usize; 3], Vec<T>>>,
     budget: usize,
     per_value: usize,
     (slots, shares, limit): (usize, usize, usize),
@@ -423,39 +430,45 @@ fn plan_batches<T>(
         bricks * (d.iter().product::<usize>() * per_value + (1 << 20))
     };
     let slots = slots.max(1);
-    let total: usize = shapes.iter().map(|(d, l)| cost(d, l.len())).sum();
-    let share = total
-        .div_ceil(shares.max(1))
-        .min(budget / slots.min(shares).max(1));
-    let mut batches = Vec::new();
-    for (dims, mut list) in shapes {
-        let one = cost(&dims, 1);
-        if 2 * one > budget {
-            return Err(CudaError::MemoryLimit {
-                need: (2 * one) as u128,
-                limit: budget as u128,
-            });
+    let shares = shares.max(1);
+    let per_group = shares.div_ceil(groups.len().max(1));
+    let cap = budget / slots.min(shares);
+    let (mut batches, mut group) = (Vec::new(), Vec::new());
+    for (g, shapes) in groups.into_iter().enumerate() {
+        let total: usize = shapes.iter().map(|(d, l)| cost(d, l.len())).sum();
+        let share = total.div_ceil(per_group).min(cap);
+        let mut mine = Vec::new();
+        for (dims, mut list) in shapes {
+            let one = cost(&dims, 1);
+            if 2 * one > budget {
+                return Err(CudaError::MemoryLimit {
+                    need: (2 * one) as u128,
+                    limit: budget as u128,
+                });
+            }
+            let per = (share / one).clamp(1, limit.max(1));
+            let size = list.len().div_ceil(list.len().div_ceil(per).max(1)).max(1);
+            while !list.is_empty() {
+                let rest = list.split_off(list.len().min(size));
+                mine.push((dims, std::mem::replace(&mut list, rest)));
+            }
         }
-        let per = (share / one).clamp(1, limit.max(1));
-        let size = list.len().div_ceil(list.len().div_ceil(per).max(1)).max(1);
-        while !list.is_empty() {
-            let rest = list.split_off(list.len().min(size));
-            batches.push((dims, std::mem::replace(&mut list, rest)));
-        }
+        // Stable: batches of equal size keep the grid order.
+        mine.sort_by_key(|(d, l)| std::cmp::Reverse(cost(d, l.len())));
+        group.extend(std::iter::repeat_n(g, mine.len()));
+        batches.extend(mine);
     }
-    // Stable: batches of equal size keep the grid order.
-    batches.sort_by_key(|(d, l)| std::cmp::Reverse(cost(d, l.len())));
+    let mut costs: Vec<usize> = batches.iter().map(|(d, l)| cost(d, l.len())).collect();
+    costs.sort_unstable_by(|a, b| b.cmp(a));
     let mut s = slots.min(batches.len()).max(1);
-    while s > 1
-        && batches[..s]
-            .iter()
-            .map(|(d, l)| cost(d, l.len()))
-            .sum::<usize>()
-            > budget
-    {
+    while s > 1 && costs[..s].iter().sum::<usize>() > budget {
         s -= 1;
     }
-    Ok(Plan { batches, slots: s })
+    Ok(Plan {
+        batches,
+        group,
+        slots: s,
+    })
 }
 
 /// With MULTIRES_CODEC_TRACE set, when each slot's host thread passed
@@ -1465,7 +1478,7 @@ fn run_compress(
     let (coded, run) = code_bricks(
         v,
         opts,
-        (&plan, &all),
+        (&plan, std::slice::from_ref(&all)),
         gpus,
         settings,
         (&done, progress),
@@ -1521,7 +1534,7 @@ fn assemble_coded(
 fn code_bricks(
     v: FieldInfo,
     opts: &CodecOptions,
-    (plan, bricks): (&Planned, &[usize]),
+    (plan, groups): (&Planned, &[Vec<usize>]),
     gpus: &[Arc<Gpu>],
     (mem_limit, batch, slots, shares): (Option<usize>, usize, usize, usize),
     (done, progress): (&AtomicUsize, &(dyn Fn(usize) + Sync)),
@@ -1544,10 +1557,16 @@ fn code_bricks(
         Some(l) => l,
         None => device_budget(gpus)?,
     };
-    let mut shapes: BTreeMap<[usize; 3], Vec<usize>> = BTreeMap::new();
-    for &k in bricks {
-        shapes.entry(grid.bounds(k).1).or_default().push(k);
-    }
+    let shapes = groups
+        .iter()
+        .map(|bricks| {
+            let mut shapes: BTreeMap<[usize; 3], Vec<usize>> = BTreeMap::new();
+            for &k in bricks {
+                shapes.entry(grid.bounds(k).1).or_default().push(k);
+            }
+            shapes
+        })
+        .collect();
     let plan = plan_batches(
         shapes,
         budget,
@@ -1559,9 +1578,15 @@ fn code_bricks(
     let batches: Vec<Batch> = plan
         .batches
         .into_iter()
-        .map(|(dims, bricks)| Batch { dims, bricks })
+        .zip(plan.group)
+        .map(|((dims, bricks), group)| Batch {
+            dims,
+            bricks,
+            group,
+        })
         .collect();
-    let results: Mutex<Vec<(usize, GpuCoded)>> = Mutex::new(Vec::with_capacity(bricks.len()));
+    let count = groups.iter().map(Vec::len).sum();
+    let results: Mutex<Vec<(usize, GpuCoded)>> = Mutex::new(Vec::with_capacity(count));
     let timing = Mutex::new((0f64, 0f64));
     let max_per = batches.iter().map(|b| b.bricks.len()).max().unwrap_or(0);
     run_slots(gpus, slots_per_gpu, (&caps, v.dtype, usage), &|slot, i| {
@@ -1686,37 +1711,42 @@ fn sections(p: &[u8], n: usize) -> Option<Sections> {
 /// A brick's index and payload (borrowed from a file held in memory).
 type Payload<'a> = (usize, Cow<'a, [u8]>);
 
-/// The payloads of the bricks of `r` that meet `region`, read and
-/// checked, in batches of one shape for the slots of `gpus` (`plan`:
-/// bricks a batch at most, slots a GPU at most, shares of the whole).
+/// The payloads of the bricks of `r` that meet each of `regions` (a
+/// group each, in their order), read and checked, in batches of one shape
+/// for the slots of `gpus` (`plan`: bricks a batch at most, slots a GPU at
+/// most, shares of the whole).
 fn payload_batches<'r>(
     r: &'r codec::MrzReader,
-    region: &codec::Region,
+    regions: &[codec::Region],
     gpus: &[Arc<Gpu>],
     (batch, slots, shares): (usize, usize, usize),
 ) -> Result<Plan<Payload<'r>>, CudaError> {
     let h = r.header().clone();
     let grid = r.grid();
-    let wanted = codec::bricks_in(&grid, region);
-    let t_read = std::time::Instant::now();
-    let mut shapes: BTreeMap<[usize; 3], Vec<Payload>> = BTreeMap::new();
-    for (&k, p) in wanted.iter().zip(r.brick_slices(&wanted)?) {
-        shapes.entry(grid.bounds(k).1).or_default().push((k, p));
-    }
-    prof_host("d_read", t_read);
     if gpus.is_empty() {
         return Err(CudaError::NoDevice("no GPU was given".into()));
     }
-    if let Some(dims) = shapes
-        .keys()
-        .find(|d| d.iter().product::<usize>() > MAX_BRICK_VALUES)
-    {
-        return Err(CudaError::Unsupported(format!(
-            "bricks of {dims:?}: the GPU decoder takes at most {MAX_BRICK_VALUES} values a brick; use the CPU"
-        )));
+    let t_read = std::time::Instant::now();
+    let mut groups = Vec::with_capacity(regions.len());
+    for region in regions {
+        let wanted = codec::bricks_in(&grid, region);
+        let mut shapes: BTreeMap<[usize; 3], Vec<Payload>> = BTreeMap::new();
+        for (&k, p) in wanted.iter().zip(r.brick_slices(&wanted)?) {
+            shapes.entry(grid.bounds(k).1).or_default().push((k, p));
+        }
+        if let Some(dims) = shapes
+            .keys()
+            .find(|d| d.iter().product::<usize>() > MAX_BRICK_VALUES)
+        {
+            return Err(CudaError::Unsupported(format!(
+                "bricks of {dims:?}: the GPU decoder takes at most {MAX_BRICK_VALUES} values a brick; use the CPU"
+            )));
+        }
+        groups.push(shapes);
     }
+    prof_host("d_read", t_read);
     plan_batches(
-        shapes,
+        groups,
         device_budget(gpus)?,
         Use::Decode.per_value(h.dtype),
         (max_slots(slots), shares * gpus.len(), batch_limit(batch)),
@@ -1737,7 +1767,12 @@ pub fn decompress(
     let h = r.header().clone();
     let region = region.unwrap_or(codec::full_region(h.dims));
     let grid = r.grid();
-    let plan = payload_batches(r, &region, gpus, (DEFAULT_BATCH, HOST_SLOTS, HOST_SLOTS))?;
+    let plan = payload_batches(
+        r,
+        std::slice::from_ref(&region),
+        gpus,
+        (DEFAULT_BATCH, HOST_SLOTS, HOST_SLOTS),
+    )?;
     let caps = plan.caps();
     let batches = plan.batches;
     let out_dims = region.map(|(a, b)| b - a);
@@ -2648,8 +2683,12 @@ impl Slot {
 /// The least and greatest finite value of `n` floats at device address
 /// `at` (GPU memory or mapped host memory), and the first index of a value
 /// that is not finite.
-fn range_at(gpu: &Gpu, at: u64, n: usize) -> Result<(f32, f32, Option<usize>), CudaError> {
-    let s = &gpu.stream;
+fn range_at(
+    gpu: &Gpu,
+    s: &Arc<CudaStream>,
+    at: u64,
+    n: usize,
+) -> Result<Range32, CudaError> {
     let n64 = n as i64;
     let blocks = n.div_ceil(256).clamp(1, 2048);
     let mut lo = s.alloc_zeros::<f32>(blocks).during(|| "alloc".into())?;
@@ -2685,7 +2724,7 @@ fn range_at(gpu: &Gpu, at: u64, n: usize) -> Result<(f32, f32, Option<usize>), C
 fn device_range(gpu: &Gpu, f: &DeviceField) -> Result<(f64, f64), CudaError> {
     use cudarc::driver::DevicePtr;
     let (at, _sync) = f.data.device_ptr(&gpu.stream);
-    let (lo, hi, bad) = range_at(gpu, at, f.info.len())?;
+    let (lo, hi, bad) = range_at(gpu, &gpu.stream, at, f.info.len())?;
     if let Some(i) = bad {
         let value = gpu
             .stream
@@ -2791,12 +2830,160 @@ fn on_every_gpu<T: Send>(gpus: &[Arc<Gpu>], work: &GpuWork<'_, T>) -> Result<Vec
     })
 }
 
+/// Most groups of brick layers a slab is cut into (MULTIRES_PINNED_GROUPS
+/// overrides it, 1 being the whole slab at once): each group crosses PCIe
+/// on its own, so the first layers are coded (or copied down) while the
+/// last are still on the way.
+fn max_layer_groups() -> usize {
+    std::env::var("MULTIRES_PINNED_GROUPS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&v| v > 0)
+        .unwrap_or(16)
+}
+
+/// A slab's planes as groups of whole brick layers, in order: each
+/// group's planes [a, b) and its bricks.
+type LayerGroup = ((usize, usize), Vec<usize>);
+
+fn layer_groups(grid: &codec::BrickGrid, (z0, z1, bricks): &(usize, usize, Vec<usize>)) -> Vec<LayerGroup> {
+    let bz = grid.brick[0].max(1);
+    let layers = (z1 - z0).div_ceil(bz);
+    let n = layers.min(max_layer_groups());
+    (0..n)
+        .map(|g| {
+            let a = z0 + g * layers / n * bz;
+            let b = (z0 + (g + 1) * layers / n * bz).min(*z1);
+            let mine = bricks
+                .iter()
+                .copied()
+                .filter(|&k| (a..b).contains(&grid.bounds(k).0[0]))
+                .collect();
+            ((a, b), mine)
+        })
+        .collect()
+}
+
+/// The least and greatest finite value of a span, and the first index of
+/// one that is not finite.
+type Range32 = (f32, f32, Option<usize>);
+
+/// The groups of a slab that have reached the device (each with its
+/// range), and whether the copying stopped early (an error, or a value
+/// that is not finite): the coder waits here for each batch's group.
+struct Arrivals {
+    state: Mutex<(Vec<Option<Range32>>, bool)>,
+    cv: Condvar,
+}
+
+impl Arrivals {
+    fn new(groups: usize) -> Self {
+        Arrivals {
+            state: Mutex::new((vec![None; groups], false)),
+            cv: Condvar::new(),
+        }
+    }
+
+    fn arrive(&self, g: usize, r: Range32) {
+        if let Ok(mut st) = self.state.lock() {
+            st.0[g] = Some(r);
+        }
+        self.cv.notify_all();
+    }
+
+    fn stop(&self) {
+        if let Ok(mut st) = self.state.lock() {
+            st.1 = true;
+        }
+        self.cv.notify_all();
+    }
+
+    /// Until group `g` is on the device with finite values; an error when
+    /// the copying stopped before (the run reports why).
+    fn wait(&self, g: usize) -> Result<(), CudaError> {
+        let stopped = || CudaError::Unsupported("the copy of the field stopped".into());
+        let mut st = self.state.lock().map_err(|_| stopped())?;
+        loop {
+            match st.0[g] {
+                Some((_, _, None)) => return Ok(()),
+                Some(_) => return Err(stopped()),
+                None if st.1 => return Err(stopped()),
+                None => st = self.cv.wait(st).map_err(|_| stopped())?,
+            }
+        }
+    }
+
+    fn ranges(&self) -> Vec<Option<Range32>> {
+        self.state.lock().map(|st| st.0.clone()).unwrap_or_default()
+    }
+}
+
+/// Stops the arrivals however the copier ends, so no coder waits forever.
+struct StopOnDrop<'a>(&'a Arrivals);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.stop();
+    }
+}
+
+/// Copies a slab's groups (`spans`: float offsets in the slab) up one
+/// after another on a stream of their own, each followed by its range on
+/// that stream, and announces each; stops after a value that is not
+/// finite.
+fn upload_groups(
+    g: &Arc<Gpu>,
+    host: &[f32],
+    dev: &mut CudaSlice<f32>,
+    spans: &[(usize, usize)],
+    arrivals: &Arrivals,
+) -> Result<(), CudaError> {
+    use cudarc::driver::DevicePtr;
+    let _stop = StopOnDrop(arrivals);
+    g.ctx
+        .bind_to_thread()
+        .during(|| "binding the GPU".into())?;
+    let cs = g.ctx.new_stream().during(|| "creating a stream".into())?;
+    for (gi, &(a, b)) in spans.iter().enumerate() {
+        cs.memcpy_htod(&host[a..b], &mut dev.slice_mut(a..b))
+            .during(|| "copying a slab of the field up".into())?;
+        let at = {
+            let v = dev.slice(a..b);
+            let (at, _sync) = v.device_ptr(&cs);
+            at
+        };
+        let r = range_at(g, &cs, at, b - a)?;
+        arrivals.arrive(gi, (r.0, r.1, r.2.map(|j| a + j)));
+        if r.2.is_some() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// A GPU's coded bricks and how its run went.
+type Coded = (Vec<(usize, GpuCoded)>, GpuRun);
+
+/// A GPU's slab for `compress_pinned`: where GATHER finds the field, the
+/// slab's device copy (when it has one), its groups' ranges, and its
+/// bricks when they were coded as they arrived.
+struct Staged {
+    at: u64,
+    _dev: Option<CudaSlice<f32>>,
+    ranges: Vec<Option<Range32>>,
+    coded: Option<Coded>,
+}
+
 /// Compresses a field in page-locked host memory on `gpus`; bytes equal
 /// `compress`'s. The field is cut into slabs of whole brick layers, one a
-/// GPU: each GPU copies its slab up with the copy engines (the link's full
-/// rate, no SM waiting on PCIe) and takes its range there, then codes its
-/// bricks from device memory. A slab that does not fit in half the GPU's
-/// free memory stays on the host and the kernels read it across PCIe.
+/// GPU, and a slab into groups of layers: each GPU copies its groups up
+/// with the copy engines (the link's full rate, no SM waiting on PCIe),
+/// taking each group's range there, and codes its bricks from device
+/// memory. Under an absolute bound a group is coded as soon as it has
+/// arrived, while the next ones cross PCIe (no step depends on the range);
+/// a relative or PSNR bound needs the whole field's range first. A slab
+/// that does not fit in half the GPU's free memory stays on the host and
+/// the kernels read it across PCIe.
 pub fn compress_pinned(
     f: &PinnedField,
     opts: &CodecOptions,
@@ -2811,41 +2998,116 @@ pub fn compress_pinned(
     let grid = opts.grid(f.info.dims)?;
     let plane = f.info.dims[1] * f.info.dims[2];
     let parts = slabs(&grid, gpus.len());
-    type Loaded = (Option<CudaSlice<f32>>, (f32, f32, Option<usize>));
-    let loaded: Vec<Loaded> = on_every_gpu(gpus, &|i, g| {
-        let (a, b) = (parts[i].0 * plane, parts[i].1 * plane);
-        if a == b {
-            return Ok((None, (f32::INFINITY, f32::NEG_INFINITY, None)));
+    let groups: Vec<Vec<LayerGroup>> = parts.iter().map(|p| layer_groups(&grid, p)).collect();
+    let early = match opts.bound {
+        codec::ErrorBound::Abs(_) => Some(codec::plan_range((0.0, 0.0), f.info.dims, opts)?),
+        _ => None,
+    };
+    let done = AtomicUsize::new(0);
+    type Wait<'w> = &'w (dyn Fn(usize) -> Result<(), CudaError> + Sync);
+    let code = |i: usize, g: &Arc<Gpu>, plan: &Planned, at: u64, wait: Wait| {
+        let bricks: Vec<Vec<usize>> = groups[i].iter().map(|(_, b)| b.clone()).collect();
+        if bricks.iter().all(Vec::is_empty) {
+            return Ok(None);
         }
-        let host = &f.as_slice()[a..b];
-        let (dev, r) = if slab_fits(host.len(), g)? {
-            let mut dev = unsafe { g.stream.alloc::<f32>(host.len()) }
-                .during(|| "allocating a slab of the field".into())?;
-            g.stream
-                .memcpy_htod(host, &mut dev)
-                .during(|| "copying a slab of the field up".into())?;
-            let r = {
-                let (at, _sync) = dev.device_ptr(&g.stream);
-                range_at(g, at, host.len())?
-            };
-            (Some(dev), r)
-        } else {
-            (
-                None,
-                range_at(g, f.device_at()? + 4 * a as u64, host.len())?,
-            )
+        let fill = |slot: &mut Slot, b: &Batch| {
+            wait(b.group)?;
+            slot.gather_from(at, &f.info, &plan.2, b)
         };
-        Ok((dev, (r.0, r.1, r.2.map(|j| a + j))))
-    })?;
-    if let Some(i) = loaded.iter().filter_map(|l| l.1 .2).min() {
-        return Err(codec::CodecError::NonFinite {
-            index: i,
-            value: f.as_slice()[i] as f64,
+        code_bricks(
+            f.info,
+            opts,
+            (plan, &bricks),
+            std::slice::from_ref(g),
+            (None, RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
+            (&done, progress),
+            &fill,
+        )
+        .map(Some)
+    };
+    let mut staged = on_every_gpu(gpus, &|i, g| -> Result<Staged, CudaError> {
+        let base = parts[i].0 * plane;
+        let len = (parts[i].1 - parts[i].0) * plane;
+        let host = &f.as_slice()[base..base + len];
+        if len == 0 || !slab_fits(len, g)? {
+            // GATHER and RANGE read the field across PCIe.
+            let at = f.device_at()?;
+            let r = match len {
+                0 => (f32::INFINITY, f32::NEG_INFINITY, None),
+                _ => range_at(g, &g.stream, at + 4 * base as u64, len)?,
+            };
+            let coded = match (&early, r.2) {
+                (Some(p), None) => code(i, g, p, at, &|_| Ok(()))?,
+                _ => None,
+            };
+            return Ok(Staged {
+                at,
+                _dev: None,
+                ranges: vec![Some(r)],
+                coded,
+            });
         }
-        .into());
+        let mut dev = unsafe { g.stream.alloc::<f32>(len) }
+            .during(|| "allocating a slab of the field".into())?;
+        g.stream
+            .synchronize()
+            .during(|| "allocating a slab of the field".into())?;
+        // GATHER addresses the whole field: the slab stands where its
+        // first plane would be.
+        let at = {
+            let (at, _sync) = dev.device_ptr(&g.stream);
+            at.wrapping_sub(4 * base as u64)
+        };
+        let spans: Vec<(usize, usize)> = groups[i]
+            .iter()
+            .map(|((a, b), _)| ((a - parts[i].0) * plane, (b - parts[i].0) * plane))
+            .collect();
+        let arrivals = Arrivals::new(spans.len());
+        let (up, coded) = std::thread::scope(|sc| {
+            let up = sc.spawn(|| upload_groups(g, host, &mut dev, &spans, &arrivals));
+            let coded = match &early {
+                Some(p) => code(i, g, p, at, &|k| arrivals.wait(k)),
+                None => Ok(None),
+            };
+            (up.join(), coded)
+        });
+        let up = up.map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))?;
+        let ranges = arrivals.ranges();
+        // A value that is not finite is the error, whatever stopped.
+        if ranges.iter().flatten().any(|r| r.2.is_some()) {
+            return Ok(Staged {
+                at,
+                _dev: None,
+                ranges,
+                coded: None,
+            });
+        }
+        up?;
+        Ok(Staged {
+            at,
+            _dev: Some(dev),
+            ranges,
+            coded: coded?,
+        })
+    })?;
+    // Slabs and groups are in field order: the first bad value is the
+    // first one found.
+    for (i, st) in staged.iter().enumerate() {
+        if let Some(j) = st.ranges.iter().flatten().find_map(|r| r.2) {
+            let index = parts[i].0 * plane + j;
+            return Err(codec::CodecError::NonFinite {
+                index,
+                value: f.as_slice()[index] as f64,
+            }
+            .into());
+        }
     }
-    let lo = loaded.iter().fold(f32::INFINITY, |a, l| a.min(l.1 .0));
-    let hi = loaded.iter().fold(f32::NEG_INFINITY, |a, l| a.max(l.1 .1));
+    let (lo, hi) = staged
+        .iter()
+        .flat_map(|s| s.ranges.iter().flatten())
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), r| {
+            (l.min(r.0), h.max(r.1))
+        });
     let plan = codec::plan_range((lo as f64, hi as f64), f.info.dims, opts)?;
     prof_host("plan", t_run);
     trace_stages(
@@ -2853,34 +3115,11 @@ pub fn compress_pinned(
         t_run,
         &[("planned", std::time::Instant::now())],
     );
-    let done = AtomicUsize::new(0);
-    let coded = on_every_gpu(gpus, &|i, g| {
-        if parts[i].2.is_empty() {
-            return Ok(None);
-        }
-        // GATHER addresses the whole field: a slab on the device stands
-        // where its first plane would be (copied and ranged on the GPU's
-        // stream, which `range_at` synchronized).
-        let at = match &loaded[i].0 {
-            Some(d) => {
-                let (at, _sync) = d.device_ptr(&g.stream);
-                at.wrapping_sub(4 * (parts[i].0 * plane) as u64)
-            }
-            None => f.device_at()?,
-        };
-        let fill = |slot: &mut Slot, b: &Batch| slot.gather_from(at, &f.info, &plan.2, b);
-        code_bricks(
-            f.info,
-            opts,
-            (&plan, &parts[i].2),
-            std::slice::from_ref(g),
-            (None, RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
-            (&done, progress),
-            &fill,
-        )
-        .map(Some)
-    })?;
-    drop(loaded);
+    let coded: Vec<Option<Coded>> = match early {
+        Some(_) => staged.iter_mut().map(|s| s.coded.take()).collect(),
+        None => on_every_gpu(gpus, &|i, g| code(i, g, &plan, staged[i].at, &|_| Ok(())))?,
+    };
+    drop(staged);
     let mut run = GpuRun {
         gpus: gpus.len(),
         slots: 0,
@@ -2942,9 +3181,11 @@ pub fn decompress_resident(
 
 /// Decodes a float32 .mrz on `gpus` into `out`, a field in page-locked
 /// host memory of the file's shape; values equal `decompress`'s. Each GPU
-/// decodes a slab of whole brick layers into its memory and copies it down
-/// with the copy engines in one span; a slab that does not fit in half the
-/// GPU's free memory is written by the kernels across PCIe instead.
+/// decodes a slab of whole brick layers into its memory, a group of layers
+/// after another, and copies each group down with the copy engines as soon
+/// as it is decoded, while the next groups decode. A slab that does not
+/// fit in half the GPU's free memory is written by the kernels across
+/// PCIe instead.
 pub fn decompress_pinned(
     r: &mut codec::MrzReader,
     out: &mut PinnedField,
@@ -2974,17 +3215,33 @@ pub fn decompress_pinned(
         }
         let d = unsafe { g.stream.alloc::<f32>(len) }
             .during(|| "allocating a slab of the field".into())?;
+        g.stream
+            .synchronize()
+            .during(|| "allocating a slab of the field".into())?;
         Ok(Some(Mutex::new(d)))
     })?;
+    // A group of layers a batch group where the slab is on the device;
+    // the slab as one group where the kernels write the host's memory.
+    let spans: Vec<Vec<(usize, usize)>> = parts
+        .iter()
+        .zip(&slab_mem)
+        .map(|(p, m)| match m {
+            Some(_) => layer_groups(&grid, p).into_iter().map(|(z, _)| z).collect(),
+            None => vec![(p.0, p.1)],
+        })
+        .collect();
     let mut plans = Vec::with_capacity(gpus.len());
-    for (g, (z0, z1, bricks)) in gpus.iter().zip(&parts) {
-        plans.push(if bricks.is_empty() {
+    for ((g, part), zs) in gpus.iter().zip(&parts).zip(&spans) {
+        plans.push(if part.2.is_empty() {
             None
         } else {
-            let region = [(*z0, *z1), (0, h.dims[1]), (0, h.dims[2])];
+            let regions: Vec<codec::Region> = zs
+                .iter()
+                .map(|&z| [z, (0, h.dims[1]), (0, h.dims[2])])
+                .collect();
             Some(payload_batches(
                 r,
-                &region,
+                &regions,
                 std::slice::from_ref(g),
                 (RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
             )?)
@@ -2994,42 +3251,68 @@ pub fn decompress_pinned(
     // Disjoint spans of the output, one a slab.
     let host = out.ptr.as_ptr() as usize;
     let mut rest = out.as_mut_slice();
-    let mut spans = Vec::with_capacity(parts.len());
+    let mut outs = Vec::with_capacity(parts.len());
     for (z0, z1, _) in &parts {
         let (span, tail) = std::mem::take(&mut rest).split_at_mut((z1 - z0) * plane);
-        spans.push(Mutex::new(span));
+        outs.push(Mutex::new(span));
         rest = tail;
     }
+    let lock = || CudaError::Unsupported("a GPU thread panicked".into());
     on_every_gpu(gpus, &|i, g| {
         use cudarc::driver::DevicePtrMut;
         let Some(plan) = &plans[i] else {
             return Ok(());
         };
-        let base = 4 * (parts[i].0 * plane) as u64;
-        let lock = || CudaError::Unsupported("a GPU thread panicked".into());
-        let mut slab = match &slab_mem[i] {
-            Some(m) => Some(m.lock().map_err(|_| lock())?),
-            None => None,
-        };
-        let at = match slab.as_mut() {
-            Some(d) => {
-                let (at, _sync) = d.device_ptr_mut(&g.stream);
-                at.wrapping_sub(base)
-            }
-            None => mapped_at(host as *mut f32)?,
-        };
         let gpu = std::slice::from_ref(g);
-        decode_plan(&h, &grid, &path, plan, gpu, at, (&done, progress))?;
-        if let Some(d) = slab {
-            let mut span = spans[i].lock().map_err(|_| lock())?;
-            g.stream
-                .memcpy_dtoh(&*d, &mut **span)
-                .during(|| "copying a decoded slab down".into())?;
-            g.stream
-                .synchronize()
-                .during(|| "copying a decoded slab down".into())?;
-        }
-        Ok(())
+        let Some(m) = &slab_mem[i] else {
+            let at: Placement = (mapped_at(host as *mut f32)?, &|_| ());
+            return decode_plan(&h, &grid, &path, plan, gpu, at, (&done, progress));
+        };
+        let mut slab = m.lock().map_err(|_| lock())?;
+        let at = {
+            let (at, _sync) = slab.device_ptr_mut(&g.stream);
+            at.wrapping_sub(4 * (parts[i].0 * plane) as u64)
+        };
+        let mut span = outs[i].lock().map_err(|_| lock())?;
+        // Batches still to place, a group.
+        let left: Vec<AtomicUsize> = (0..spans[i].len())
+            .map(|k| AtomicUsize::new(plan.group.iter().filter(|&&q| q == k).count()))
+            .collect();
+        let waiting = left.iter().filter(|l| l.load(Ordering::Relaxed) > 0).count();
+        let (tx, rx) = std::sync::mpsc::channel::<usize>();
+        let (decoded, copied) = std::thread::scope(|sc| {
+            let decoder = sc.spawn(|| {
+                // The sender goes with this thread: however decoding ends,
+                // the copying below stops waiting.
+                let tx = tx;
+                g.ctx
+                    .bind_to_thread()
+                    .during(|| "binding the GPU".into())?;
+                let placed = |k: usize| {
+                    if left[k].fetch_sub(1, Ordering::AcqRel) == 1 {
+                        let _ = tx.send(k);
+                    }
+                };
+                let at = (at, &placed as &(dyn Fn(usize) + Sync));
+                decode_plan(&h, &grid, &path, plan, gpu, at, (&done, progress))
+            });
+            let copied = (|| -> Result<(), CudaError> {
+                let cs = g.ctx.new_stream().during(|| "creating a stream".into())?;
+                for _ in 0..waiting {
+                    let Ok(k) = rx.recv() else { break };
+                    let (a, b) = spans[i][k];
+                    let (a, b) = ((a - parts[i].0) * plane, (b - parts[i].0) * plane);
+                    let src = slab.slice(a..b);
+                    cs.memcpy_dtoh(&src, &mut span[a..b])
+                        .during(|| "copying decoded layers down".into())?;
+                }
+                cs.synchronize()
+                    .during(|| "copying decoded layers down".into())
+            })();
+            (decoder.join(), copied)
+        });
+        decoded.map_err(|_| lock())??;
+        copied
     })?;
     print_profile("decompress_pinned");
     Ok(())
@@ -3077,23 +3360,29 @@ fn decode_into(
     let grid = r.grid();
     let plan = payload_batches(
         r,
-        &codec::full_region(h.dims),
+        &[codec::full_region(h.dims)],
         gpus,
         (RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
     )?;
     let done = AtomicUsize::new(0);
+    let at: Placement = (at, &|_| ());
     decode_plan(&h, &grid, r.path(), &plan, gpus, at, (&done, progress))
 }
 
+/// Where decoded bricks go (a field's device address), and what to tell
+/// when a batch of a group is there (its group).
+type Placement<'a> = (u64, &'a (dyn Fn(usize) + Sync));
+
 /// The batches of `plan` decoded on `gpus` and placed into the field at
-/// device address `at`; `done` counts bricks for `progress`.
+/// device address `at`, `placed` told of each batch's group once its
+/// values are there; `done` counts bricks for `progress`.
 fn decode_plan(
     h: &codec::MrzHeader,
     grid: &codec::BrickGrid,
     path: &str,
     plan: &Plan<Payload>,
     gpus: &[Arc<Gpu>],
-    at: u64,
+    (at, placed): Placement,
     (done, progress): (&AtomicUsize, &(dyn Fn(usize) + Sync)),
 ) -> Result<(), CudaError> {
     let caps = plan.caps();
@@ -3169,6 +3458,7 @@ fn decode_plan(
                 .during(|| "launching SCATTER".into())?;
             s.synchronize().during(|| "placing decoded bricks".into())?;
             prof(s, "d_place")?;
+            placed(plan.group[i]);
             progress(done.fetch_add(list.len(), Ordering::Relaxed) + list.len());
             Ok(())
         },
@@ -3222,7 +3512,7 @@ mod tests {
             (1 << 30, 4, 4, 64),
         ] {
             let plan =
-                plan_batches(shapes_1024(), budget, per_value, (slots, shares, limit)).unwrap();
+                plan_batches(vec![shapes_1024()], budget, per_value, (slots, shares, limit)).unwrap();
             let mut seen: Vec<usize> = plan.batches.iter().flat_map(|(_, l)| l.clone()).collect();
             seen.sort_unstable();
             assert_eq!(seen, (0..512).collect::<Vec<_>>(), "{budget} {slots}");
@@ -3254,7 +3544,7 @@ mod tests {
         // A field on the device with room for all of it (80% of what an
         // H100 has free beside it): every batch at once.
         let plan = plan_batches(
-            shapes_1024(),
+            vec![shapes_1024()],
             60 << 30,
             per_value,
             (RESIDENT_SLOTS, RESIDENT_SHARES, RESIDENT_BATCH),
@@ -3264,17 +3554,66 @@ mod tests {
     }
 
     #[test]
+    fn groups_of_layers_are_planned_in_order_each_within_itself() {
+        // A 1024^3 field's 8 brick layers, a group each (how a slab is
+        // coded as it arrives and copied down as it is decoded).
+        let per_value = Use::EncodeInterp.per_value(DType::F32);
+        let layers: Vec<BTreeMap<[usize; 3], Vec<usize>>> = (0..8)
+            .map(|z| {
+                let mut m = shapes_1024();
+                m.retain(|_, l| {
+                    l.retain(|k| k / 64 == z);
+                    !l.is_empty()
+                });
+                m
+            })
+            .collect();
+        let budget = 60usize << 30;
+        let plan = plan_batches(
+            layers.clone(),
+            budget,
+            per_value,
+            (RESIDENT_SLOTS, RESIDENT_SHARES, RESIDENT_BATCH),
+        )
+        .unwrap();
+        assert_eq!(plan.group.len(), plan.batches.len());
+        assert!(plan.group.windows(2).all(|w| w[0] <= w[1]), "{:?}", plan.group);
+        for (z, want) in layers.iter().enumerate() {
+            let mut got: Vec<usize> = plan
+                .batches
+                .iter()
+                .zip(&plan.group)
+                .filter(|(_, &g)| g == z)
+                .flat_map(|((_, l), _)| l.clone())
+                .collect();
+            got.sort_unstable();
+            let mut all: Vec<usize> = want.values().flatten().copied().collect();
+            all.sort_unstable();
+            assert_eq!(got, all, "layer {z}");
+        }
+        // One share a group: a batch a shape of a layer (4 shapes a layer).
+        assert_eq!(plan.batches.len(), 32);
+        let mut costs: Vec<usize> = plan
+            .batches
+            .iter()
+            .map(|(d, l)| cost(d, l.len(), per_value))
+            .collect();
+        costs.sort_unstable_by(|a, b| b.cmp(a));
+        assert!(plan.slots > 1 && costs[..plan.slots].iter().sum::<usize>() <= budget);
+    }
+
+    #[test]
     fn a_budget_below_two_bricks_is_refused() {
         let per_value = Use::Decode.per_value(DType::F32);
         let one = cost(&[129, 129, 129], 1, per_value);
-        match plan_batches(shapes_1024(), 2 * one - 1, per_value, (2, 2, 64)) {
+        match plan_batches(vec![shapes_1024()], 2 * one - 1, per_value, (2, 2, 64)) {
             Err(CudaError::MemoryLimit { need, limit }) => {
                 assert_eq!((need, limit), (2 * one as u128, 2 * one as u128 - 1))
             }
             Err(e) => panic!("wrong error {e}"),
             Ok(_) => panic!("a plan under the limit"),
         }
-        let plan = plan_batches(shapes_1024(), 2 * one, per_value, (2, 2, 64)).unwrap();
+        let plan = plan_batches(vec![shapes_1024()], 2 * one, per_value, (2, 2, 64)).unwrap();
         assert_eq!(plan.batches.len(), 512);
         assert_eq!(plan.slots, 2);
     }

@@ -1229,10 +1229,13 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
         |b: &[u8]| MrzReader::from_reader(Box::new(std::io::Cursor::new(b.to_vec())), "t").unwrap();
     let f3 = make(FieldKind::Turbulent, 40, true, 11);
     let f2 = make(FieldKind::Smooth, 90, false, 3);
-    let cases: [(Vec<usize>, Vec<f32>, [usize; 3]); 3] = [
+    // The last 3-D case has 8 brick layers: each slab of the page-locked
+    // field goes up (and comes down) in several groups of layers.
+    let cases: [(Vec<usize>, Vec<f32>, [usize; 3]); 4] = [
         (vec![40, 40, 40], f3.clone(), [16, 16, 16]),
-        (vec![40, 40, 40], f3, [17, 33, 17]),
+        (vec![40, 40, 40], f3.clone(), [17, 33, 17]),
         (vec![90, 90], f2, [1, 32, 32]),
+        (vec![40, 40, 40], f3, [5, 40, 40]),
     ];
     let mut checked = 0;
     for (shape, values, brick) in &cases {
@@ -1250,6 +1253,9 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
                 ErrorBound::Rel(1e-4),
                 ErrorBound::Rel(1e-2),
                 ErrorBound::Abs(0.0),
+                // A positive absolute bound: the pinned path codes each
+                // group of layers as it arrives.
+                ErrorBound::Abs(2e-3),
             ] {
                 let mut o = CodecOptions::new(t, bound);
                 o.brick = Some(*brick);
@@ -1309,7 +1315,7 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
             }
         }
     }
-    assert_eq!(checked, 36);
+    assert_eq!(checked, 64);
     // A NaN: the error names where it is, as the host path's does.
     let mut bad = make(FieldKind::Smooth, 24, true, 1);
     bad[1234] = f32::NAN;
@@ -1320,19 +1326,31 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
     };
     assert!(e.to_string().contains("1234"), "{e}");
     // In a page-locked field, the first NaN is named whichever GPU's share
-    // holds it (here the last share, and an earlier one).
+    // and group of layers holds it (here the last layer, then also the
+    // first), under a relative bound (the range first) and an absolute one
+    // (layers coded as they arrive), with slabs on the devices or not.
     bad[1234] = 0.5;
     bad[13800] = f32::NAN;
-    let mut p = PinnedField::from_values(&gpu, &[24, 24, 24], &bad).unwrap();
-    let Err(e) = compress_pinned(&p, &o, &gpus, &|_| {}) else {
-        panic!("a NaN must be refused");
-    };
-    assert!(e.to_string().contains("value 13800 is NaN"), "{e}");
-    p.as_mut_slice()[7] = f32::INFINITY;
-    let Err(e) = compress_pinned(&p, &o, &gpus, &|_| {}) else {
-        panic!("an infinity must be refused");
-    };
-    assert!(e.to_string().contains("value 7 is inf"), "{e}");
+    for across in [false, true] {
+        if across {
+            std::env::set_var("MULTIRES_PINNED_ACROSS_PCIE", "1");
+        }
+        for bound in [ErrorBound::Rel(1e-3), ErrorBound::Abs(1e-3)] {
+            let mut o = CodecOptions::new(Lifting::Interp, bound);
+            o.brick = Some([4, 8, 8]);
+            let mut p = PinnedField::from_values(&gpu, &[24, 24, 24], &bad).unwrap();
+            let Err(e) = compress_pinned(&p, &o, &gpus, &|_| {}) else {
+                panic!("a NaN must be refused");
+            };
+            assert!(e.to_string().contains("value 13800 is NaN"), "{bound}: {e}");
+            p.as_mut_slice()[7] = f32::INFINITY;
+            let Err(e) = compress_pinned(&p, &o, &gpus, &|_| {}) else {
+                panic!("an infinity must be refused");
+            };
+            assert!(e.to_string().contains("value 7 is inf"), "{bound}: {e}");
+        }
+        std::env::remove_var("MULTIRES_PINNED_ACROSS_PCIE");
+    }
     // A decoded field must have the file's shape.
     let (b24, _) = compress(
         &Volume::new(&[24, 24, 24], vec![1.0; 13824], DType::F32).unwrap(),
