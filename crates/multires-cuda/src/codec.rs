@@ -129,8 +129,6 @@ pub struct GpuRun {
 struct Batch {
     dims: [usize; 3],
     bricks: Vec<usize>,
-    /// Its group of bricks in the plan (a brick layer of a slab, or 0).
-    group: usize,
 }
 
 /// The device side of one slot: buffers sized for `cap` values.
@@ -1478,7 +1476,7 @@ fn run_compress(
     let (coded, run) = code_bricks(
         v,
         opts,
-        (&plan, std::slice::from_ref(&all)),
+        (&plan, &all),
         gpus,
         settings,
         (&done, progress),
@@ -1534,7 +1532,7 @@ fn assemble_coded(
 fn code_bricks(
     v: FieldInfo,
     opts: &CodecOptions,
-    (plan, groups): (&Planned, &[Vec<usize>]),
+    (plan, bricks): (&Planned, &[usize]),
     gpus: &[Arc<Gpu>],
     (mem_limit, batch, slots, shares): (Option<usize>, usize, usize, usize),
     (done, progress): (&AtomicUsize, &(dyn Fn(usize) + Sync)),
@@ -1557,18 +1555,12 @@ fn code_bricks(
         Some(l) => l,
         None => device_budget(gpus)?,
     };
-    let shapes = groups
-        .iter()
-        .map(|bricks| {
-            let mut shapes: BTreeMap<[usize; 3], Vec<usize>> = BTreeMap::new();
-            for &k in bricks {
-                shapes.entry(grid.bounds(k).1).or_default().push(k);
-            }
-            shapes
-        })
-        .collect();
+    let mut shapes: BTreeMap<[usize; 3], Vec<usize>> = BTreeMap::new();
+    for &k in bricks {
+        shapes.entry(grid.bounds(k).1).or_default().push(k);
+    }
     let plan = plan_batches(
-        shapes,
+        vec![shapes],
         budget,
         usage.per_value(v.dtype),
         (max_slots(slots), shares * gpus.len(), batch_limit(batch)),
@@ -1578,15 +1570,9 @@ fn code_bricks(
     let batches: Vec<Batch> = plan
         .batches
         .into_iter()
-        .zip(plan.group)
-        .map(|((dims, bricks), group)| Batch {
-            dims,
-            bricks,
-            group,
-        })
+        .map(|(dims, bricks)| Batch { dims, bricks })
         .collect();
-    let count = groups.iter().map(Vec::len).sum();
-    let results: Mutex<Vec<(usize, GpuCoded)>> = Mutex::new(Vec::with_capacity(count));
+    let results: Mutex<Vec<(usize, GpuCoded)>> = Mutex::new(Vec::with_capacity(bricks.len()));
     let timing = Mutex::new((0f64, 0f64));
     let max_per = batches.iter().map(|b| b.bricks.len()).max().unwrap_or(0);
     run_slots(gpus, slots_per_gpu, (&caps, v.dtype, usage), &|slot, i| {
@@ -2830,26 +2816,42 @@ fn on_every_gpu<T: Send>(gpus: &[Arc<Gpu>], work: &GpuWork<'_, T>) -> Result<Vec
     })
 }
 
-/// Most groups of brick layers a slab is cut into (MULTIRES_PINNED_GROUPS
-/// overrides it, 1 being the whole slab at once): each group crosses PCIe
-/// on its own, so the first layers are coded (or copied down) while the
-/// last are still on the way.
-fn max_layer_groups() -> usize {
-    std::env::var("MULTIRES_PINNED_GROUPS")
+/// Groups of brick layers a slab crosses PCIe in, at most (1 with
+/// MULTIRES_PINNED_GROUPS=1: the whole slab, then the coding): the
+/// coder's batches start as their layers arrive.
+fn upload_groups_max() -> usize {
+    env_count("MULTIRES_PINNED_GROUPS").unwrap_or(16)
+}
+
+/// Groups of brick layers the decoder copies down as each is decoded
+/// (MULTIRES_PINNED_DECODE_GROUPS; default 1, the whole slab). A plan a
+/// group costs a round of the rANS chains a group: on the H100, 4 groups
+/// took 166 ms where one took 130 ms (1024^3, smooth, 1e-3).
+fn decode_groups() -> usize {
+    env_count("MULTIRES_PINNED_DECODE_GROUPS").unwrap_or(1)
+}
+
+/// A positive count from the environment (a tuning knob for
+/// measurements; the output never depends on it).
+fn env_count(name: &str) -> Option<usize> {
+    std::env::var(name)
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
         .filter(|&v| v > 0)
-        .unwrap_or(16)
 }
 
 /// A slab's planes as groups of whole brick layers, in order: each
 /// group's planes [a, b) and its bricks.
 type LayerGroup = ((usize, usize), Vec<usize>);
 
-fn layer_groups(grid: &codec::BrickGrid, (z0, z1, bricks): &(usize, usize, Vec<usize>)) -> Vec<LayerGroup> {
+fn layer_groups(
+    grid: &codec::BrickGrid,
+    (z0, z1, bricks): &(usize, usize, Vec<usize>),
+    most: usize,
+) -> Vec<LayerGroup> {
     let bz = grid.brick[0].max(1);
     let layers = (z1 - z0).div_ceil(bz);
-    let n = layers.min(max_layer_groups());
+    let n = layers.min(most.max(1));
     (0..n)
         .map(|g| {
             let a = z0 + g * layers / n * bz;
@@ -2998,26 +3000,39 @@ pub fn compress_pinned(
     let grid = opts.grid(f.info.dims)?;
     let plane = f.info.dims[1] * f.info.dims[2];
     let parts = slabs(&grid, gpus.len());
-    let groups: Vec<Vec<LayerGroup>> = parts.iter().map(|p| layer_groups(&grid, p)).collect();
+    let groups: Vec<Vec<LayerGroup>> = parts
+        .iter()
+        .map(|p| layer_groups(&grid, p, upload_groups_max()))
+        .collect();
     let early = match opts.bound {
         codec::ErrorBound::Abs(_) => Some(codec::plan_range((0.0, 0.0), f.info.dims, opts)?),
         _ => None,
     };
     let done = AtomicUsize::new(0);
     type Wait<'w> = &'w (dyn Fn(usize) -> Result<(), CudaError> + Sync);
+    // One plan for the slab's bricks, as for a field on the device (a
+    // plan a group of layers cost a round of the rANS chains a group:
+    // twice the time); a batch waits for the group of its last brick
+    // layer (the groups arrive in order).
     let code = |i: usize, g: &Arc<Gpu>, plan: &Planned, at: u64, wait: Wait| {
-        let bricks: Vec<Vec<usize>> = groups[i].iter().map(|(_, b)| b.clone()).collect();
-        if bricks.iter().all(Vec::is_empty) {
+        if parts[i].2.is_empty() {
             return Ok(None);
         }
+        let last_group = |b: &Batch| {
+            let z = b.bricks.iter().map(|&k| plan.2.bounds(k).0[0]).max();
+            groups[i]
+                .iter()
+                .position(|((a, e), _)| z.is_some_and(|z| (*a..*e).contains(&z)))
+                .unwrap_or(0)
+        };
         let fill = |slot: &mut Slot, b: &Batch| {
-            wait(b.group)?;
+            wait(last_group(b))?;
             slot.gather_from(at, &f.info, &plan.2, b)
         };
         code_bricks(
             f.info,
             opts,
-            (plan, &bricks),
+            (plan, &parts[i].2),
             std::slice::from_ref(g),
             (None, RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
             (&done, progress),
@@ -3226,7 +3241,10 @@ pub fn decompress_pinned(
         .iter()
         .zip(&slab_mem)
         .map(|(p, m)| match m {
-            Some(_) => layer_groups(&grid, p).into_iter().map(|(z, _)| z).collect(),
+            Some(_) => layer_groups(&grid, p, decode_groups())
+                .into_iter()
+                .map(|(z, _)| z)
+                .collect(),
             None => vec![(p.0, p.1)],
         })
         .collect();
