@@ -3000,14 +3000,20 @@ pub fn compress_pinned(
     let grid = opts.grid(f.info.dims)?;
     let plane = f.info.dims[1] * f.info.dims[2];
     let parts = slabs(&grid, gpus.len());
-    let groups: Vec<Vec<LayerGroup>> = parts
-        .iter()
-        .map(|p| layer_groups(&grid, p, upload_groups_max()))
-        .collect();
     let early = match opts.bound {
         codec::ErrorBound::Abs(_) => Some(codec::plan_range((0.0, 0.0), f.info.dims, opts)?),
         _ => None,
     };
+    // Groups only where a batch can start before the slab is whole.
+    let most = if early.is_some() {
+        upload_groups_max()
+    } else {
+        1
+    };
+    let groups: Vec<Vec<LayerGroup>> = parts
+        .iter()
+        .map(|p| layer_groups(&grid, p, most))
+        .collect();
     let done = AtomicUsize::new(0);
     type Wait<'w> = &'w (dyn Fn(usize) -> Result<(), CudaError> + Sync);
     // One plan for the slab's bricks, as for a field on the device (a
