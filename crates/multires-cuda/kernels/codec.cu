@@ -1294,7 +1294,8 @@ __device__ __forceinline__ long long r_field_at(long long i, long long b, const 
     }
 
 // Per brick, the largest magnitude (its bits: non-negative doubles order
-// as integers), for the lifting transforms' steps on a zero bound.
+// as integers), for the interpolation's steps and the lifting transforms'
+// on a zero bound.
 #define BPEAK(name)                                                                                \
     extern "C" __global__ void name(const double* x, long long n, unsigned long long* peak) {     \
         long long b = blockIdx.y;                                                                  \
@@ -1304,4 +1305,17 @@ __device__ __forceinline__ long long r_field_at(long long i, long long b, const 
             m = fmax(m, fabs(x[b * n + i]));                                                       \
         for (int o = 16; o > 0; o >>= 1) m = fmax(m, __shfl_down_sync(0xffffffffu, m, o));        \
         if ((threadIdx.x & 31) == 0) atomicMax(&peak[b], (unsigned long long)__double_as_longlong(m)); \
+    }
+
+// Per brick, multires::codec::interp_step of its peak (the same
+// operations; this file is compiled without FMA): the interpolation's
+// step, computed where the peak is, so no batch waits on the host for it.
+#define ISTEP(name)                                                                                \
+    extern "C" __global__ void name(const unsigned long long* peak, double e, double ulp,         \
+                                    long long n, double* q) {                                      \
+        long long b = blockIdx.x * (long long)blockDim.x + threadIdx.x;                            \
+        if (b >= n) return;                                                                        \
+        double p = __longlong_as_double((long long)peak[b]);                                       \
+        q[b] = e > 0.0 ? 2.0 * fmax(e - p * ulp, 0.5 * e)                                          \
+                       : fmax(p * 1e-6, 2.2250738585072014e-308);                                  \
     }

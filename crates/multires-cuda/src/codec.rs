@@ -864,15 +864,14 @@ impl Slot {
         let mut sse = s
             .alloc_zeros::<f64>(nbk * TRIALS)
             .during(|| "alloc".into())?;
-        // The interpolation codes once, at one step for the volume: its
-        // details as integers in coding order, the reconstruction into y,
-        // each value checked against the bound as it is reconstructed; then
-        // its rANS payloads. The lifting transforms lift x into c and try
-        // each step below.
-        // Each brick's peak: the interpolation's step (its margin for
-        // rounding) and a zero bound's step depend on it.
-        let peaks: Vec<f64> = if e > 0.0 && !closed {
-            vec![0.0; nbk]
+        // The interpolation codes once, at each brick's step: its details
+        // as integers in coding order, the reconstruction into y, each
+        // value checked against the bound as it is reconstructed; then its
+        // rANS payloads. The lifting transforms lift x into c and try each
+        // step below. Each brick's peak: the interpolation's step (its
+        // margin for rounding) and a zero bound's step depend on it.
+        let pk = if e > 0.0 && !closed {
+            None
         } else {
             let mut pk = s.alloc_zeros::<u64>(nbk).during(|| "alloc".into())?;
             let f = self.f("BPEAK(kernel)", 0)?;
@@ -881,15 +880,21 @@ impl Slot {
             l.arg(&self.x).arg(&n64).arg(&mut pk);
             unsafe { l.launch(cfg(block_grid(n, nbk), 256, 0)) }
                 .during(|| "launching BPEAK".into())?;
-            let pk = s.clone_dtoh(&pk).during(|| "reading peaks".into())?;
-            pk.into_iter().map(f64::from_bits).collect()
+            Some(pk)
         };
-        if closed {
-            let iq: Vec<f64> = peaks
-                .iter()
-                .map(|&p| codec::interp_step(e, p, dtype))
-                .collect();
-            let qd = s.clone_htod(&iq).during(|| "copying steps".into())?;
+        if let (true, Some(pk)) = (closed, &pk) {
+            // The steps on the device (read back with the sizes below).
+            let mut qd = s.alloc_zeros::<f64>(nbk).during(|| "alloc".into())?;
+            let ulp = match dtype {
+                DType::F32 => f32::EPSILON as f64,
+                DType::F64 => f64::EPSILON,
+            };
+            let f = self.f("ISTEP(kernel)", 0)?;
+            let nbk64 = nbk as i64;
+            let mut l = s.launch_builder(&f);
+            l.arg(pk).arg(&e).arg(&ulp).arg(&nbk64).arg(&mut qd);
+            unsafe { l.launch(cfg((nbk.div_ceil(256) as u32, 1), 256, 0)) }
+                .during(|| "launching ISTEP".into())?;
             let inverse = &coding_order(&self.orders, dims, t)?.inverse;
             let check = InterpCheck {
                 ints: &mut self.ints,
@@ -916,13 +921,23 @@ impl Slot {
             let counts_h = s.clone_dtoh(&counts).during(|| "reading sizes".into())?;
             let maxe_h = s.clone_dtoh(&maxe).during(|| "reading errors".into())?;
             let sse_h = s.clone_dtoh(&sse).during(|| "reading errors".into())?;
+            let iq = s.clone_dtoh(&qd).during(|| "reading steps".into())?;
             return self.encode_rans(b, &iq, &counts_h, &maxe_h, &sse_h, f32i, sz);
         }
         s.memcpy_dtod(&self.x.slice(0..nbk * n), &mut self.c.slice_mut(0..nbk * n))
             .during(|| "copying bricks".into())?;
         lift(&self.gpu, s, &mut self.c, dims, nbk, t, false)?;
         prof(s, "fwd_lift")?;
-        // Per brick and trial: the steps.
+        // Per brick and trial: the steps (from each brick's peak on a zero bound).
+        let peaks: Vec<f64> = match &pk {
+            Some(pk) => s
+                .clone_dtoh(pk)
+                .during(|| "reading peaks".into())?
+                .into_iter()
+                .map(f64::from_bits)
+                .collect(),
+            None => vec![0.0; nbk],
+        };
         let steps: Vec<[f64; 3]> = peaks.iter().map(|&p| codec::steps(e, p)).collect();
         let CodingOrder { order, inverse } = coding_order(&self.orders, dims, t)?;
         let (fq, fc, fs, fm) = (
