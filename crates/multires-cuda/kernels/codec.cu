@@ -1298,13 +1298,20 @@ __device__ __forceinline__ long long r_field_at(long long i, long long b, const 
 // on a zero bound.
 #define BPEAK(name)                                                                                \
     extern "C" __global__ void name(const double* x, long long n, unsigned long long* peak) {     \
+        __shared__ double w[32];                                                                   \
         long long b = blockIdx.y;                                                                  \
         double m = 0.0;                                                                            \
         for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                \
              i += (long long)gridDim.x * blockDim.x)                                               \
             m = fmax(m, fabs(x[b * n + i]));                                                       \
         for (int o = 16; o > 0; o >>= 1) m = fmax(m, __shfl_down_sync(0xffffffffu, m, o));        \
-        if ((threadIdx.x & 31) == 0) atomicMax(&peak[b], (unsigned long long)__double_as_longlong(m)); \
+        if ((threadIdx.x & 31) == 0) w[threadIdx.x >> 5] = m;                                      \
+        __syncthreads();                                                                           \
+        /* One atomic a block: a warp's each contended on the brick's word. */                    \
+        if (threadIdx.x == 0) {                                                                    \
+            for (int k = 1; k < (int)(blockDim.x >> 5); k++) m = fmax(m, w[k]);                    \
+            atomicMax(&peak[b], (unsigned long long)__double_as_longlong(m));                      \
+        }                                                                                          \
     }
 
 // Per brick, multires::codec::interp_step of its peak (the same

@@ -878,7 +878,9 @@ impl Slot {
             let n64 = n as i64;
             let mut l = s.launch_builder(&f);
             l.arg(&self.x).arg(&n64).arg(&mut pk);
-            unsafe { l.launch(cfg(block_grid(n, nbk), 256, 0)) }
+            // At most 64 blocks a brick, each looping: few atomics.
+            let gx = n.div_ceil(256 * 32).clamp(1, 64) as u32;
+            unsafe { l.launch(cfg((gx, nbk as u32), 256, 0)) }
                 .during(|| "launching BPEAK".into())?;
             Some(pk)
         };
