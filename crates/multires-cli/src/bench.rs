@@ -404,7 +404,10 @@ fn bench_codec_pinned(
     let payloads = |b: &[u8]| -> Result<Vec<Vec<u8>>> {
         let r = MrzReader::from_bytes(b.to_vec(), "bench")?;
         let all: Vec<usize> = (0..r.grid().len()).collect();
-        Ok(r.brick_slices(&all)?.into_iter().map(|p| p.to_vec()).collect())
+        Ok(r.brick_slices(&all)?
+            .into_iter()
+            .map(|p| p.to_vec())
+            .collect())
     };
     let abs = CodecOptions {
         bound: ErrorBound::Abs(abs_bound),

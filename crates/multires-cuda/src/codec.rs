@@ -2686,12 +2686,7 @@ impl Slot {
 /// The least and greatest finite value of `n` floats at device address
 /// `at` (GPU memory or mapped host memory), and the first index of a value
 /// that is not finite.
-fn range_at(
-    gpu: &Gpu,
-    s: &Arc<CudaStream>,
-    at: u64,
-    n: usize,
-) -> Result<Range32, CudaError> {
+fn range_at(gpu: &Gpu, s: &Arc<CudaStream>, at: u64, n: usize) -> Result<Range32, CudaError> {
     let n64 = n as i64;
     let blocks = n.div_ceil(256).clamp(1, 2048);
     let mut lo = s.alloc_zeros::<f32>(blocks).during(|| "alloc".into())?;
@@ -2959,9 +2954,7 @@ fn upload_groups(
 ) -> Result<(), CudaError> {
     use cudarc::driver::DevicePtr;
     let _stop = StopOnDrop(arrivals);
-    g.ctx
-        .bind_to_thread()
-        .during(|| "binding the GPU".into())?;
+    g.ctx.bind_to_thread().during(|| "binding the GPU".into())?;
     let cs = g.ctx.new_stream().during(|| "creating a stream".into())?;
     for (gi, &(a, b)) in spans.iter().enumerate() {
         cs.memcpy_htod(&host[a..b], &mut dev.slice_mut(a..b))
@@ -3027,10 +3020,7 @@ pub fn compress_pinned(
     } else {
         1
     };
-    let groups: Vec<Vec<LayerGroup>> = parts
-        .iter()
-        .map(|p| layer_groups(&grid, p, most))
-        .collect();
+    let groups: Vec<Vec<LayerGroup>> = parts.iter().map(|p| layer_groups(&grid, p, most)).collect();
     let done = AtomicUsize::new(0);
     type Wait<'w> = &'w (dyn Fn(usize) -> Result<(), CudaError> + Sync);
     // One plan for the slab's bricks, as for a field on the device (a
@@ -3319,16 +3309,17 @@ pub fn decompress_pinned(
         let left: Vec<AtomicUsize> = (0..spans[i].len())
             .map(|k| AtomicUsize::new(plan.group.iter().filter(|&&q| q == k).count()))
             .collect();
-        let waiting = left.iter().filter(|l| l.load(Ordering::Relaxed) > 0).count();
+        let waiting = left
+            .iter()
+            .filter(|l| l.load(Ordering::Relaxed) > 0)
+            .count();
         let (tx, rx) = std::sync::mpsc::channel::<usize>();
         let (decoded, copied) = std::thread::scope(|sc| {
             let decoder = sc.spawn(|| {
                 // The sender goes with this thread: however decoding ends,
                 // the copying below stops waiting.
                 let tx = tx;
-                g.ctx
-                    .bind_to_thread()
-                    .during(|| "binding the GPU".into())?;
+                g.ctx.bind_to_thread().during(|| "binding the GPU".into())?;
                 let placed = |k: usize| {
                     if left[k].fetch_sub(1, Ordering::AcqRel) == 1 {
                         let _ = tx.send(k);
@@ -3552,8 +3543,13 @@ mod tests {
             (6 << 30, RESIDENT_SLOTS, RESIDENT_SHARES, RESIDENT_BATCH),
             (1 << 30, 4, 4, 64),
         ] {
-            let plan =
-                plan_batches(vec![shapes_1024()], budget, per_value, (slots, shares, limit)).unwrap();
+            let plan = plan_batches(
+                vec![shapes_1024()],
+                budget,
+                per_value,
+                (slots, shares, limit),
+            )
+            .unwrap();
             let mut seen: Vec<usize> = plan.batches.iter().flat_map(|(_, l)| l.clone()).collect();
             seen.sort_unstable();
             assert_eq!(seen, (0..512).collect::<Vec<_>>(), "{budget} {slots}");
@@ -3618,7 +3614,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(plan.group.len(), plan.batches.len());
-        assert!(plan.group.windows(2).all(|w| w[0] <= w[1]), "{:?}", plan.group);
+        assert!(
+            plan.group.windows(2).all(|w| w[0] <= w[1]),
+            "{:?}",
+            plan.group
+        );
         for (z, want) in layers.iter().enumerate() {
             let mut got: Vec<usize> = plan
                 .batches
