@@ -2852,28 +2852,20 @@ fn env_count(name: &str) -> Option<usize> {
         .filter(|&v| v > 0)
 }
 
-/// A slab's planes as groups of whole brick layers, in order: each
-/// group's planes [a, b) and its bricks.
-type LayerGroup = ((usize, usize), Vec<usize>);
-
+/// A slab's planes [z0, z1) as at most `most` groups of whole brick
+/// layers, in order: each group's planes [a, b).
 fn layer_groups(
     grid: &codec::BrickGrid,
-    (z0, z1, bricks): &(usize, usize, Vec<usize>),
+    (z0, z1): (usize, usize),
     most: usize,
-) -> Vec<LayerGroup> {
+) -> Vec<(usize, usize)> {
     let bz = grid.brick[0].max(1);
     let layers = (z1 - z0).div_ceil(bz);
     let n = layers.min(most.max(1));
     (0..n)
         .map(|g| {
             let a = z0 + g * layers / n * bz;
-            let b = (z0 + (g + 1) * layers / n * bz).min(*z1);
-            let mine = bricks
-                .iter()
-                .copied()
-                .filter(|&k| (a..b).contains(&grid.bounds(k).0[0]))
-                .collect();
-            ((a, b), mine)
+            (a, (z0 + (g + 1) * layers / n * bz).min(z1))
         })
         .collect()
 }
@@ -3020,7 +3012,10 @@ pub fn compress_pinned(
     } else {
         1
     };
-    let groups: Vec<Vec<LayerGroup>> = parts.iter().map(|p| layer_groups(&grid, p, most)).collect();
+    let groups: Vec<Vec<(usize, usize)>> = parts
+        .iter()
+        .map(|p| layer_groups(&grid, (p.0, p.1), most))
+        .collect();
     let done = AtomicUsize::new(0);
     type Wait<'w> = &'w (dyn Fn(usize) -> Result<(), CudaError> + Sync);
     // One plan for the slab's bricks, as for a field on the device (a
@@ -3035,7 +3030,7 @@ pub fn compress_pinned(
             let z = b.bricks.iter().map(|&k| plan.2.bounds(k).0[0]).max();
             groups[i]
                 .iter()
-                .position(|((a, e), _)| z.is_some_and(|z| (*a..*e).contains(&z)))
+                .position(|&(a, e)| z.is_some_and(|z| (a..e).contains(&z)))
                 .unwrap_or(0)
         };
         let fill = |slot: &mut Slot, b: &Batch| {
@@ -3088,7 +3083,7 @@ pub fn compress_pinned(
         };
         let spans: Vec<(usize, usize)> = groups[i]
             .iter()
-            .map(|((a, b), _)| ((a - parts[i].0) * plane, (b - parts[i].0) * plane))
+            .map(|&(a, b)| ((a - parts[i].0) * plane, (b - parts[i].0) * plane))
             .collect();
         let arrivals = Arrivals::new(spans.len());
         let (up, coded) = std::thread::scope(|sc| {
@@ -3209,11 +3204,11 @@ pub fn decompress_resident(
 
 /// Decodes a float32 .mrz on `gpus` into `out`, a field in page-locked
 /// host memory of the file's shape; values equal `decompress`'s. Each GPU
-/// decodes a slab of whole brick layers into its memory, a group of layers
-/// after another, and copies each group down with the copy engines as soon
-/// as it is decoded, while the next groups decode. A slab that does not
-/// fit in half the GPU's free memory is written by the kernels across
-/// PCIe instead.
+/// decodes a slab of whole brick layers into its memory and copies it down
+/// with the copy engines: whole by default, or in groups of layers
+/// (`decode_groups`), each as soon as it is decoded while the next ones
+/// decode. A slab that does not fit in half the GPU's free memory is
+/// written by the kernels across PCIe instead.
 pub fn decompress_pinned(
     r: &mut codec::MrzReader,
     out: &mut PinnedField,
@@ -3254,10 +3249,7 @@ pub fn decompress_pinned(
         .iter()
         .zip(&slab_mem)
         .map(|(p, m)| match m {
-            Some(_) => layer_groups(&grid, p, decode_groups())
-                .into_iter()
-                .map(|(z, _)| z)
-                .collect(),
+            Some(_) => layer_groups(&grid, (p.0, p.1), decode_groups()),
             None => vec![(p.0, p.1)],
         })
         .collect();

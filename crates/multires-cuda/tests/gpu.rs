@@ -1269,18 +1269,20 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
                     cpu.iter().zip(&dev).position(|(a, b)| a != b)
                 );
                 assert!(stats.max_error <= stats.abs_bound);
-                let want = decompress(&mut reader(&cpu), None, &|_| {}).unwrap();
+                let want = decompress(&mut reader(&cpu), None, &|_| {})
+                    .unwrap()
+                    .data
+                    .to_f64();
+                // Decoded float32 values equal the CPU decoder's, bit for bit.
+                let same_as_cpu = |got: &[f32]| {
+                    want.iter()
+                        .zip(got)
+                        .all(|(a, &b)| a.to_bits() == (b as f64).to_bits())
+                };
                 let back = decompress_resident(&mut reader(&cpu), &gpu, &|_| {}).unwrap();
                 assert_eq!(back.info.shape(), *shape);
-                let got = back.download(&gpu).unwrap();
-                let same = want
-                    .data
-                    .to_f64()
-                    .iter()
-                    .zip(&got)
-                    .all(|(a, &b)| a.to_bits() == (b as f64).to_bits());
                 assert!(
-                    same,
+                    same_as_cpu(&back.download(&gpu).unwrap()),
                     "{t} {bound} {shape:?}: resident decode differs from the CPU's"
                 );
                 // Slabs on the devices, then slabs left on the host.
@@ -1304,14 +1306,8 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
                         pinned_out.as_mut_slice().fill(f32::NAN);
                         decompress_pinned(&mut reader(&cpu), &mut pinned_out, &gpus, &|_| {})
                             .unwrap();
-                        let same = want
-                            .data
-                            .to_f64()
-                            .iter()
-                            .zip(pinned_out.as_slice())
-                            .all(|(a, &b)| a.to_bits() == (b as f64).to_bits());
                         assert!(
-                            same,
+                            same_as_cpu(pinned_out.as_slice()),
                             "{t} {bound} {shape:?} across PCIe {across}, {groups} group(s): pinned decode differs from the CPU's"
                         );
                     }
