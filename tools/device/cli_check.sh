@@ -51,7 +51,8 @@ $M wavedec $T/x4.npy -o $T/c4_bad.npz --wavelet db4 --device cuda --gpu-mem-limi
 # --gpus 1) must write the CPU's bytes; the file decodes within the bound.
 $M make-field --kind turbulent --size 96 -o $T/f.npy > /dev/null
 $M compress $T/f.npy -o $T/f_cpu.mrz --error-bound rel:1e-3 --brick 32 --device cpu | tail -1
-$M compress $T/f.npy -o $T/f_cuda.mrz --error-bound rel:1e-3 --brick 32 --device cuda | tail -2
+$M compress $T/f.npy -o $T/f_cuda.mrz --error-bound rel:1e-3 --brick 32 --device cuda | tee $T/f_cuda.log | tail -3
+grep -q "into page-locked memory" $T/f_cuda.log  # a float32 .npy takes the page-locked path
 $M compress $T/f.npy -o $T/f_st.mrz --error-bound rel:1e-3 --brick 32 --device cuda --gpus 1 --gpu-mem-limit 8MiB | tail -1
 cmp $T/f_cpu.mrz $T/f_cuda.mrz && cmp $T/f_cpu.mrz $T/f_st.mrz && echo "CLI codec: cuda, streamed and cpu bytes identical"
 $M compress data/rocket.pgm -o $T/r_cuda.mrz --error-bound psnr:40 --device cuda | tail -1
@@ -66,4 +67,29 @@ $M decompress $T/f_cuda.mrz -o $T/f_reg_gpu.npy --device cuda --region 3:50,10:1
 python3 -c "
 import numpy as np
 a=np.load('$T/f_back_cpu.npy'); b=np.load('$T/f_back_gpu.npy'); x=np.load('$T/f.npy'); r=np.load('$T/f_reg_gpu.npy')
-print('CLI decode gpu == cpu:', bool((a==b).all()), '| region == crop:', bool((r==b[3:50,10:11,:]).all()), '| max error', float(np.abs(b.astype(float)-x).max()))"
+print('CLI decode gpu == cpu:', bool((a==b).all()), '| region == crop:', bool((r==b[3:50,10:11,:]).all()), '| max error', float(np.abs(b.astype(float)-x).max()))
+assert a.dtype == b.dtype == np.float32 and (a==b).all() and (r==b[3:50,10:11,:]).all()"
+# The page-locked path for raw float32 and a 2-D .npy; float64 and a
+# Fortran-order .npy take the ordinary path; each gives the CPU's bytes.
+python3 -c "
+import numpy as np
+x=np.load('$T/f.npy'); x.tofile('$T/f.raw')
+rng=np.random.default_rng(2)
+np.save('$T/g2.npy', rng.standard_normal((300,517)).astype(np.float32))
+np.save('$T/g64.npy', x.astype(np.float64))
+np.save('$T/gF.npy', np.asfortranarray(x))"
+$M compress $T/f.raw --raw f32 --shape 96,96,96 -o $T/fr_cuda.mrz --error-bound rel:1e-3 --brick 32 --device cuda | grep -q "page-locked"
+cmp $T/f_cpu.mrz $T/fr_cuda.mrz && echo "CLI codec: raw float32 through page-locked memory: identical"
+for k in g2 g64 gF; do
+  $M compress $T/$k.npy -o $T/${k}_cpu.mrz --error-bound abs:1e-2 --device cpu > /dev/null
+  $M compress $T/$k.npy -o $T/${k}_cuda.mrz --error-bound abs:1e-2 --device cuda > $T/$k.log
+  cmp $T/${k}_cpu.mrz $T/${k}_cuda.mrz && echo "CLI codec: $k identical ($(grep -c page-locked $T/$k.log) page-locked)"
+  $M decompress $T/${k}_cuda.mrz -o $T/${k}_gpu.npy --device cuda > /dev/null
+  $M decompress $T/${k}_cuda.mrz -o $T/${k}_cpu.npy --device cpu > /dev/null
+  cmp $T/${k}_gpu.npy $T/${k}_cpu.npy && echo "CLI decode: $k identical"
+done
+head -c 100000 $T/f.npy > $T/trunc.npy
+if $M compress $T/trunc.npy -o $T/trunc.mrz --device cuda; then echo "a truncated .npy compressed"; exit 1; fi
+test ! -e $T/trunc.mrz && echo "(expected error above; nothing written)"
+$M compress $T/f.raw --raw f32 --shape 96,96,95 -o $T/trunc.mrz --device cuda || echo "(expected error above)"
+echo "cli_check: all passed"

@@ -108,6 +108,67 @@ fn is_image(p: &Path) -> bool {
         .is_some_and(|e| ["pgm", "png", "pnm"].contains(&e.to_ascii_lowercase().as_str()))
 }
 
+fn is_npy(p: &Path) -> bool {
+    p.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
+}
+
+/// A float32 input the GPU codec can read straight into page-locked
+/// memory: a little-endian C-order .npy, or raw float32 with --shape.
+struct Float32File {
+    shape: Vec<usize>,
+    header: io::NpyHeader,
+}
+
+/// The input as a `Float32File`, when it is one (None: read it as a volume).
+fn float32_file(a: &CompressArgs) -> Result<Option<Float32File>> {
+    let p = &a.input;
+    if is_image(p) && a.raw.is_none() {
+        return Ok(None);
+    }
+    match a.raw {
+        None if is_npy(p) => {
+            let h = io::read_npy_header(p)?;
+            if !h.is_f32_c_order() {
+                return Ok(None);
+            }
+            io::check_f32_npy(p, &h)?;
+            Ok(Some(Float32File {
+                shape: h.shape.clone(),
+                header: h,
+            }))
+        }
+        Some(RawType::F32) => {
+            let Some(shape) = a.shape.clone() else {
+                return Ok(None);
+            };
+            let len = std::fs::metadata(p)
+                .with_context(|| format!("cannot read {}", p.display()))?
+                .len();
+            // Raw samples read like an .npy without a header.
+            let header = io::NpyHeader {
+                descr: "<f4".into(),
+                fortran_order: false,
+                shape: shape.clone(),
+                data_offset: 0,
+                file_len: len,
+            };
+            let n = header.len().unwrap_or(usize::MAX);
+            if (n as u64).checked_mul(4) != Some(len) {
+                bail!(
+                    "--shape {shape:?} holds {n} values but {} has {} bytes ({} float32 values)",
+                    p.display(),
+                    len,
+                    len / 4
+                );
+            }
+            Ok(Some(Float32File { shape, header }))
+        }
+        _ => Ok(None),
+    }
+}
+
 /// The input as a codec volume.
 fn read_volume(a: &CompressArgs) -> Result<Volume> {
     let p = &a.input;
@@ -124,14 +185,8 @@ fn read_volume(a: &CompressArgs) -> Result<Volume> {
     }
     // Float32 (.npy or raw) is read as float32: no widened copy of the field.
     let float32 = match a.raw {
-        None => io::read_f32_npy(p)?.map(|arr| {
-            let shape = arr.shape().to_vec();
-            let data = match arr.as_slice() {
-                Some(d) => d.to_vec(),
-                None => arr.iter().copied().collect(),
-            };
-            (shape, data)
-        }),
+        None if is_npy(p) => io::read_f32_npy_vec(p)?,
+        None => None,
         Some(RawType::F32) => {
             let data = io::read_raw_f32(p)?;
             Some((vec![data.len()], data))
@@ -211,24 +266,44 @@ fn select_gpus(
     Ok(Some(gpus))
 }
 
+/// The codec options of `a` for an `ndim`-D input.
+fn codec_options(a: &CompressArgs, ndim: usize) -> Result<CodecOptions> {
+    let mut opts = CodecOptions::new(a.transform, a.error_bound);
+    if let Some(b) = &a.brick {
+        opts.brick = Some(match (b.len(), ndim) {
+            (1, 3) => [b[0]; 3],
+            (1, 2) => [1, b[0], b[0]],
+            (3, 3) => [b[0], b[1], b[2]],
+            (2, 2) => [1, b[0], b[1]],
+            _ => bail!("--brick {b:?}: give one extent, or one per axis of the {ndim}-D input"),
+        });
+    }
+    Ok(opts)
+}
+
+type Gpus = Vec<std::sync::Arc<multires_cuda::Gpu>>;
+
 pub fn compress(a: CompressArgs) -> Result<()> {
     let gpus = codec_gpus(&a)?;
+    // A float32 file for the GPU goes straight into page-locked memory,
+    // which the GPUs read at the link's rate (ordinary memory must first
+    // be copied into pinned buffers by the host). --gpu-mem-limit keeps
+    // the batched path it asks for.
+    if let (Some(g), None, None) = (&gpus, a.gpu_mem_limit, a.seed_thresholds) {
+        if let Some(f) = float32_file(&a)? {
+            if (2..=3).contains(&f.shape.len()) {
+                if let Some(done) = compress_page_locked(&a, &f, g)? {
+                    return Ok(done);
+                }
+            }
+        }
+    }
     let v = read_volume(&a)?;
     if let Some(t) = a.seed_thresholds {
         return seed_table(&a, &v, t);
     }
     let out = a.output.as_ref().context("--output is required")?;
-    let mut opts = CodecOptions::new(a.transform, a.error_bound);
-    if let Some(b) = &a.brick {
-        let nd = v.ndim;
-        opts.brick = Some(match (b.len(), nd) {
-            (1, 3) => [b[0]; 3],
-            (1, 2) => [1, b[0], b[0]],
-            (3, 3) => [b[0], b[1], b[2]],
-            (2, 2) => [1, b[0], b[1]],
-            _ => bail!("--brick {b:?}: give one extent, or one per axis of the {nd}-D input"),
-        });
-    }
+    let opts = codec_options(&a, v.ndim)?;
     let grid_len = opts.grid(v.dims)?.len();
     let bar = crate::progress::Bar::new(grid_len as u64, "compress");
     let t = Instant::now();
@@ -249,10 +324,86 @@ pub fn compress(a: CompressArgs) -> Result<()> {
     bar.finish();
     io::write_atomic(out, |w| w.write_all(&bytes).map_err(|e| e.to_string()))?;
     let raw = v.data.byte_len();
+    report(
+        (&a, &opts, grid_len),
+        (&v.shape(), v.dtype()),
+        (&s, secs, raw),
+        run.as_ref().zip(gpus.as_ref()),
+    );
+    if let Some(p) = &a.plot {
+        let mut r = MrzReader::from_bytes(bytes, &out.display().to_string())?;
+        let back = codec::decompress(&mut r, None, &|_| {})?;
+        plot_before_after(p, &v, &back.data.to_f64(), s.abs_bound)?;
+        println!("plot: {}", p.display());
+    }
+    Ok(())
+}
+
+/// Compresses a float32 file on the GPUs from page-locked memory it is
+/// read into; None (after a note) when that memory cannot be had, for the
+/// ordinary path.
+fn compress_page_locked(a: &CompressArgs, f: &Float32File, gpus: &Gpus) -> Result<Option<()>> {
+    use multires_cuda::codec::{compress_pinned, FillError, PinnedField};
+    let out = a.output.as_ref().context("--output is required")?;
+    let p = &a.input;
+    let file = std::fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?;
+    let t_read = Instant::now();
+    let read = |first: usize, d: &mut [f32]| io::read_f32_npy_at(p, &file, &f.header, first, d);
+    let field = match PinnedField::filled(&gpus[0], &f.shape, &read) {
+        Ok(field) => field,
+        Err(FillError::Fill(e)) => return Err(e.into()),
+        Err(FillError::Cuda(e)) => {
+            eprintln!(
+                "note: {e:#}; reading {} into ordinary memory instead (slower)",
+                p.display()
+            );
+            return Ok(None);
+        }
+    };
+    let read_s = t_read.elapsed().as_secs_f64();
+    let opts = codec_options(a, f.shape.len())?;
+    let grid_len = opts.grid(field.info.dims)?.len();
+    let bar = crate::progress::Bar::new(grid_len as u64, "compress");
+    let t = Instant::now();
+    let (bytes, s, run) = compress_pinned(&field, &opts, gpus, &|d| bar.update(d, grid_len))
+        .context("compressing on the GPU")?;
+    let secs = t.elapsed().as_secs_f64();
+    bar.finish();
+    io::write_atomic(out, |w| w.write_all(&bytes).map_err(|e| e.to_string()))?;
+    report(
+        (a, &opts, grid_len),
+        (&f.shape, DType::F32),
+        (&s, secs, 4 * field.info.len()),
+        Some((&run, gpus)),
+    );
+    println!(
+        "read: {} into page-locked memory in {:.2} s ({:.0} MB/s)",
+        p.display(),
+        read_s,
+        (4 * field.info.len()) as f64 / read_s / 1e6
+    );
+    if let Some(pl) = &a.plot {
+        let v = Volume::of(&f.shape, Values::F32(field.as_slice().to_vec()))?;
+        let mut r = MrzReader::from_bytes(bytes, &out.display().to_string())?;
+        let back = codec::decompress(&mut r, None, &|_| {})?;
+        plot_before_after(pl, &v, &back.data.to_f64(), s.abs_bound)?;
+        println!("plot: {}", pl.display());
+    }
+    Ok(Some(()))
+}
+
+/// The lines `compress` prints: the result, and how the GPUs ran.
+fn report(
+    (a, opts, grid_len): (&CompressArgs, &CodecOptions, usize),
+    (shape, dtype): (&[usize], DType),
+    (s, secs, raw): (&codec::CodecStats, f64, usize),
+    run: Option<(&multires_cuda::codec::GpuRun, &Gpus)>,
+) {
+    let out = a.output.as_deref().unwrap_or(Path::new("-"));
     println!(
         "compress: {:?} {} -> {} ({} bytes), {} {}, bound {} (absolute {:.3e}): ratio {:.2}, max error {:.3e}, PSNR {:.1} dB, {} outliers stored, {:.2} s ({:.0} MB/s)",
-        v.shape(),
-        v.dtype().name(),
+        shape,
+        dtype.name(),
         out.display(),
         s.bytes,
         opts.transform,
@@ -266,11 +417,11 @@ pub fn compress(a: CompressArgs) -> Result<()> {
         secs,
         raw as f64 / secs / 1e6
     );
-    if let Some(r) = run {
+    if let Some((r, gpus)) = run {
         println!(
             "device: {} GPU(s) ({}), {} slot(s) each, {} batch(es) of up to {} bricks; slot time putting bricks on the device {:.3} s, coding {:.3} s",
             r.gpus,
-            gpus.as_ref().and_then(|g| g.first()).map_or(String::new(), |g| g.info.name.clone()),
+            gpus.first().map_or(String::new(), |g| g.info.name.clone()),
             r.slots,
             r.batches,
             r.max_bricks_per_batch,
@@ -278,13 +429,6 @@ pub fn compress(a: CompressArgs) -> Result<()> {
             r.code_s
         );
     }
-    if let Some(p) = &a.plot {
-        let mut r = MrzReader::from_bytes(bytes, &out.display().to_string())?;
-        let back = codec::decompress(&mut r, None, &|_| {})?;
-        plot_before_after(p, &v, &back.data.to_f64(), s.abs_bound)?;
-        println!("plot: {}", p.display());
-    }
-    Ok(())
 }
 
 /// The seed's table: per size, values, survivors, ratio, forward and inverse times.
@@ -413,6 +557,34 @@ pub fn decompress(a: DecompressArgs) -> Result<()> {
     let bar = crate::progress::Bar::new(n as u64, "decompress");
     let t = Instant::now();
     let gpus = select_gpus(a.device, a.gpus.as_deref(), a.gpus.is_some())?;
+    // A whole float32 field for an .npy: decoded by the GPUs into
+    // page-locked memory (copied down at the link's rate), written from
+    // there on every core.
+    if let (Some(g), None, Some("npy"), DType::F32) = (&gpus, region, ext.as_deref(), h.dtype) {
+        use multires_cuda::codec::{decompress_pinned, PinnedField};
+        let shape = h.shape();
+        match PinnedField::zeros(&g[0], &shape) {
+            Ok(mut field) => {
+                decompress_pinned(&mut r, &mut field, g, &|d| bar.update(d, n))
+                    .context("decompressing on the GPU")?;
+                bar.finish();
+                let secs = t.elapsed().as_secs_f64();
+                let t_write = Instant::now();
+                io::write_f32_npy(&a.output, &shape, field.as_slice())?;
+                println!(
+                    "decompress: {} -> {} {:?} {} in {:.2} s (written in {:.2} s)",
+                    a.input.display(),
+                    a.output.display(),
+                    shape,
+                    h.dtype.name(),
+                    secs,
+                    t_write.elapsed().as_secs_f64()
+                );
+                return Ok(());
+            }
+            Err(e) => eprintln!("note: {e:#}; decoding into ordinary memory instead (slower)"),
+        }
+    }
     let v = match &gpus {
         None => codec::decompress(&mut r, region, &|d| bar.update(d, n))?,
         Some(g) => multires_cuda::codec::decompress(&mut r, region, g, &|d| bar.update(d, n))
@@ -446,10 +618,7 @@ pub fn decompress(a: DecompressArgs) -> Result<()> {
         )?;
     } else {
         match v.data {
-            Values::F32(d) => io::write_npy(
-                &a.output,
-                &ndarray::ArrayD::from_shape_vec(shape.clone(), d)?,
-            )?,
+            Values::F32(d) => io::write_f32_npy(&a.output, &shape, &d)?,
             Values::F64(d) => io::write_npy(
                 &a.output,
                 &ndarray::ArrayD::from_shape_vec(shape.clone(), d)?,
@@ -528,10 +697,7 @@ pub fn make_field(a: MakeFieldArgs) -> Result<()> {
     } else {
         vec![a.size; 3]
     };
-    io::write_npy(
-        &a.output,
-        &ndarray::ArrayD::from_shape_vec(shape.clone(), v)?,
-    )?;
+    io::write_f32_npy(&a.output, &shape, &v)?;
     println!(
         "make-field: {:?} {:?} float32 (seed {}) -> {} in {:.2} s",
         a.kind,

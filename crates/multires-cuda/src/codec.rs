@@ -345,6 +345,16 @@ fn order_key(dims: [usize; 3], t: lifting::Lifting) -> ([usize; 3], bool) {
 fn prof(s: &CudaStream, phase: &'static str) -> Result<(), CudaError> {
     use std::cell::Cell;
     trace(phase);
+    if timeline() {
+        use cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
+        let ev = s
+            .record_event(Some(CU_EVENT_DEFAULT))
+            .during(|| "recording a timeline event".into())?;
+        let b = TRACE_BATCH.with(|c| c.get());
+        if let Ok(mut t) = TIMELINE.lock() {
+            t.push((b, phase, ev));
+        }
+    }
     thread_local!(static LAST: Cell<Option<std::time::Instant>> = const { Cell::new(None) });
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     if !*ON.get_or_init(|| std::env::var_os("MULTIRES_CODEC_PROFILE").is_some()) {
@@ -474,6 +484,51 @@ fn plan_batches<T>(
 /// a timeline of how the batches overlap.
 static TRACE: Mutex<Vec<(usize, &'static str, std::time::Instant)>> = Mutex::new(Vec::new());
 thread_local!(static TRACE_BATCH: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) });
+
+/// With MULTIRES_CODEC_TIMELINE set, `prof` records an event on the
+/// slot's stream at each phase's end instead of timing it on the host:
+/// when each batch's kernels finished on the device, batches side by side
+/// (printed by `run_slots`, milliseconds from the first event).
+static TIMELINE: Mutex<Vec<(usize, &'static str, cudarc::driver::CudaEvent)>> =
+    Mutex::new(Vec::new());
+
+fn timeline() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("MULTIRES_CODEC_TIMELINE").is_some())
+}
+
+/// Prints the events of `TIMELINE` (a line per batch) and clears them.
+fn print_timeline(caps: &[usize]) {
+    let Ok(mut t) = TIMELINE.lock() else { return };
+    let marks = std::mem::take(&mut *t);
+    let Some((_, _, first)) = marks.first() else {
+        return;
+    };
+    let at: Vec<f32> = marks
+        .iter()
+        .map(|m| {
+            if m.2.context() == first.context() {
+                first.elapsed_ms(&m.2).unwrap_or(f32::NAN)
+            } else {
+                f32::NAN
+            }
+        })
+        .collect();
+    let t0 = at
+        .iter()
+        .copied()
+        .filter(|x| x.is_finite())
+        .fold(f32::INFINITY, f32::min);
+    for (i, cap) in caps.iter().enumerate() {
+        let line: Vec<String> = marks
+            .iter()
+            .zip(&at)
+            .filter(|(m, _)| m.0 == i)
+            .map(|(m, a)| format!("{}@{:.1}", m.1, a - t0))
+            .collect();
+        eprintln!("timeline batch {i} ({cap} values): {}", line.join(" "));
+    }
+}
 
 fn tracing() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
@@ -1682,6 +1737,7 @@ fn run_slots(
         Ok(())
     });
     print_trace(t0, caps);
+    print_timeline(caps);
     run
 }
 
@@ -2535,6 +2591,39 @@ pub struct PinnedField {
     gpu: Arc<Gpu>,
 }
 
+/// Writes a piece of a field (values `first` on): `PinnedField::filled`.
+pub type Filler<'f, E> = dyn Fn(usize, &mut [f32]) -> Result<(), E> + Sync + 'f;
+
+/// Where a `PinnedField`'s values come from.
+enum Source<'a, E> {
+    Zeros,
+    Values(&'a [f32]),
+    With(&'a Filler<'a, E>),
+}
+
+/// Why `PinnedField::filled` failed: the page-locked allocation (the
+/// caller may fall back to ordinary memory), or the filler's own error.
+#[derive(Debug)]
+pub enum FillError<E> {
+    Cuda(CudaError),
+    Fill(E),
+}
+
+impl<E> From<CudaError> for FillError<E> {
+    fn from(e: CudaError) -> Self {
+        FillError::Cuda(e)
+    }
+}
+
+impl FillError<std::convert::Infallible> {
+    fn into_cuda(self) -> CudaError {
+        match self {
+            FillError::Cuda(e) => e,
+            FillError::Fill(never) => match never {},
+        }
+    }
+}
+
 // The memory is owned like a Vec's; the kernels that write it are
 // synchronized before `decompress_pinned` returns.
 unsafe impl Send for PinnedField {}
@@ -2543,30 +2632,45 @@ unsafe impl Sync for PinnedField {}
 impl PinnedField {
     /// A field of `shape` set to zero.
     pub fn zeros(gpu: &Arc<Gpu>, shape: &[usize]) -> Result<Self, CudaError> {
-        Self::page_locked(gpu, shape, None)
+        Self::page_locked(gpu, shape, Source::Zeros).map_err(FillError::into_cuda)
     }
 
     /// `values` of `shape` copied into page-locked memory.
     pub fn from_values(gpu: &Arc<Gpu>, shape: &[usize], values: &[f32]) -> Result<Self, CudaError> {
-        Self::page_locked(gpu, shape, Some(values))
+        Self::page_locked(gpu, shape, Source::Values(values)).map_err(FillError::into_cuda)
     }
 
-    /// A field of `shape`, each value written once: from `values`, or zero.
-    fn page_locked(
+    /// A field of `shape` whose values `fill(first, piece)` writes, piece
+    /// by piece on every core (value `first` on): a file read straight
+    /// into page-locked memory, with no copy in ordinary memory first.
+    pub fn filled<E: Send>(
         gpu: &Arc<Gpu>,
         shape: &[usize],
-        values: Option<&[f32]>,
-    ) -> Result<Self, CudaError> {
+        fill: &Filler<'_, E>,
+    ) -> Result<Self, FillError<E>> {
+        Self::page_locked(gpu, shape, Source::With(fill))
+    }
+
+    /// A field of `shape`, each value written once: zero, from `values`, or
+    /// by a filler (each piece zeroed first, so it never sees memory that
+    /// was not written).
+    fn page_locked<E: Send>(
+        gpu: &Arc<Gpu>,
+        shape: &[usize],
+        values: Source<'_, E>,
+    ) -> Result<Self, FillError<E>> {
         use cudarc::driver::sys::{CU_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_PORTABLE};
         use rayon::prelude::*;
         use std::mem::MaybeUninit;
         const PIECE: usize = 1 << 18;
-        let info = FieldInfo::new(shape, DType::F32)?;
-        if let Some(v) = values.filter(|v| v.len() != info.len()) {
-            return Err(CudaError::Unsupported(format!(
-                "shape {shape:?} does not match {} values",
-                v.len()
-            )));
+        let info = FieldInfo::new(shape, DType::F32).map_err(CudaError::from)?;
+        if let Source::Values(v) = values {
+            if v.len() != info.len() {
+                return Err(FillError::Cuda(CudaError::Unsupported(format!(
+                    "shape {shape:?} does not match {} values",
+                    v.len()
+                ))));
+            }
         }
         let bytes = info.len().checked_mul(4).ok_or_else(|| {
             CudaError::Unsupported(format!("shape {shape:?}: too many values to address"))
@@ -2595,17 +2699,28 @@ impl PinnedField {
             std::slice::from_raw_parts_mut(f.ptr.as_ptr() as *mut MaybeUninit<f32>, info.len())
         };
         match values {
-            None => all
+            Source::Zeros => all
                 .par_chunks_mut(PIECE)
                 .for_each(|c| c.fill(MaybeUninit::new(0.0))),
-            Some(v) => all
+            Source::Values(v) => {
+                all.par_chunks_mut(PIECE)
+                    .zip(v.par_chunks(PIECE))
+                    .for_each(|(d, s)| {
+                        for (d, &s) in d.iter_mut().zip(s) {
+                            d.write(s);
+                        }
+                    })
+            }
+            Source::With(fill) => all
                 .par_chunks_mut(PIECE)
-                .zip(v.par_chunks(PIECE))
-                .for_each(|(d, s)| {
-                    for (d, &s) in d.iter_mut().zip(s) {
-                        d.write(s);
-                    }
-                }),
+                .enumerate()
+                .try_for_each(|(i, c)| {
+                    c.fill(MaybeUninit::new(0.0));
+                    // SAFETY: every value of the piece was just written.
+                    let c = unsafe { &mut *(c as *mut [MaybeUninit<f32>] as *mut [f32]) };
+                    fill(i * PIECE, c)
+                })
+                .map_err(FillError::Fill)?,
         }
         Ok(f)
     }

@@ -3,8 +3,13 @@
 //! beside the target and are renamed into place only when complete, so an
 //! error never leaves a half-written output behind.
 
+mod npy;
 mod read;
 mod write;
+
+pub use npy::{
+    check_f32_npy, read_f32_npy_at, read_f32_npy_vec, read_npy_header, write_f32_npy, NpyHeader,
+};
 
 pub use read::{
     read_f32_npy, read_matrix, read_npz, read_raw_f32, read_real_array, read_signal, Matrix,

@@ -18,7 +18,7 @@ pub fn write_atomic(
 }
 
 /// The temporary-file-then-rename step shared by every writer.
-fn with_temp_file(
+pub(super) fn with_temp_file(
     path: &Path,
     fill: impl FnOnce(&std::fs::File) -> Result<(), String>,
 ) -> Result<(), IoError> {

@@ -1,0 +1,389 @@
+//! Float32 .npy files read and written on every core, straight between the
+//! file and the caller's memory: a 4 GB field took seconds through one
+//! buffered stream and an extra copy (ndarray-npy's reader, then a Vec),
+//! and the GPU codec wants it in page-locked memory it owns.
+use super::IoError;
+use rayon::prelude::*;
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+/// `buf.len()` bytes of `file` from byte `at` (positioned reads, so every
+/// core reads its own piece of one open file).
+fn read_exact_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(file, buf, at)
+    }
+    #[cfg(windows)]
+    {
+        let (mut buf, mut at) = (buf, at);
+        while !buf.is_empty() {
+            match std::os::windows::fs::FileExt::seek_read(file, buf, at)? {
+                0 => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+                k => {
+                    buf = &mut buf[k..];
+                    at += k as u64;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `buf` written into `file` at byte `at`.
+fn write_all_at(file: &File, buf: &[u8], at: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::write_all_at(file, buf, at)
+    }
+    #[cfg(windows)]
+    {
+        let (mut buf, mut at) = (buf, at);
+        while !buf.is_empty() {
+            let k = std::os::windows::fs::FileExt::seek_write(file, buf, at)?;
+            buf = &buf[k..];
+            at += k as u64;
+        }
+        Ok(())
+    }
+}
+
+/// What an .npy header says, and where its data start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NpyHeader {
+    /// numpy's type string, e.g. `<f4`.
+    pub descr: String,
+    pub fortran_order: bool,
+    pub shape: Vec<usize>,
+    /// Bytes before the data.
+    pub data_offset: u64,
+    /// Bytes of the whole file.
+    pub file_len: u64,
+}
+
+impl NpyHeader {
+    /// Whether the data are little-endian float32 in C order: what
+    /// `read_f32_npy_into` reads.
+    pub fn is_f32_c_order(&self) -> bool {
+        matches!(self.descr.as_str(), "<f4" | "=f4") && !self.fortran_order
+    }
+
+    pub fn len(&self) -> Option<usize> {
+        self.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == Some(0)
+    }
+}
+
+/// Pieces each core reads or writes at a time.
+const PIECE: usize = 1 << 21;
+
+fn format_err(path: &Path, why: impl Into<String>) -> IoError {
+    IoError::Format {
+        path: path.display().to_string(),
+        why: why.into(),
+    }
+}
+
+/// The header of the .npy at `path` (numpy format versions 1 to 3).
+pub fn read_npy_header(path: &Path) -> Result<NpyHeader, IoError> {
+    let mut f = File::open(path).map_err(|source| IoError::Open {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let file_len = f
+        .metadata()
+        .map_err(|source| IoError::Open {
+            path: path.display().to_string(),
+            source,
+        })?
+        .len();
+    let bad = |why: &str| format_err(path, format!("not a valid .npy file: {why}"));
+    let mut pre = [0u8; 8];
+    f.read_exact(&mut pre)
+        .map_err(|_| bad("shorter than the .npy preamble"))?;
+    if &pre[..6] != b"\x93NUMPY" {
+        return Err(bad("it does not start with \\x93NUMPY"));
+    }
+    let (len, at) = match pre[6] {
+        1 => {
+            let mut l = [0u8; 2];
+            f.read_exact(&mut l).map_err(|_| bad("truncated header"))?;
+            (u16::from_le_bytes(l) as u64, 10u64)
+        }
+        2 | 3 => {
+            let mut l = [0u8; 4];
+            f.read_exact(&mut l).map_err(|_| bad("truncated header"))?;
+            (u32::from_le_bytes(l) as u64, 12u64)
+        }
+        v => return Err(bad(&format!("format version {v} (1 to 3 are known)"))),
+    };
+    if at + len > file_len {
+        return Err(bad("its header runs past the end of the file"));
+    }
+    let mut text = vec![0u8; len as usize];
+    f.read_exact(&mut text)
+        .map_err(|_| bad("truncated header"))?;
+    // Versions 1 and 2 are latin-1, 3 UTF-8; a valid header is ASCII.
+    let text = String::from_utf8(text).map_err(|_| bad("its header is not text"))?;
+    let dict: py_literal::Value = text
+        .trim_end()
+        .parse()
+        .map_err(|e| bad(&format!("its header does not parse ({e})")))?;
+    let entries = dict
+        .as_dict()
+        .ok_or_else(|| bad("its header is not a dictionary"))?;
+    let get = |k: &str| {
+        entries
+            .iter()
+            .find(|(key, _)| key.as_string().is_some_and(|s| s == k))
+            .map(|(_, v)| v)
+            .ok_or_else(|| bad(&format!("its header has no '{k}'")))
+    };
+    let descr = get("descr")?
+        .as_string()
+        .ok_or_else(|| bad("'descr' is not a plain type string"))?
+        .clone();
+    let fortran_order = get("fortran_order")?
+        .as_boolean()
+        .ok_or_else(|| bad("'fortran_order' is not True or False"))?;
+    let shape = get("shape")?
+        .as_tuple()
+        .ok_or_else(|| bad("'shape' is not a tuple"))?
+        .iter()
+        .map(|d| {
+            d.as_integer()
+                .and_then(|i| i.to_string().parse::<usize>().ok())
+                .ok_or_else(|| bad("'shape' holds something other than sizes"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(NpyHeader {
+        descr,
+        fortran_order,
+        shape,
+        data_offset: at + len,
+        file_len,
+    })
+}
+
+/// The data of a float32 .npy (`h`, from `read_npy_header`) read into
+/// `dst[..]`, a piece of the array starting at value `first`: for callers
+/// that own the destination (page-locked memory) and read it in parallel.
+pub fn read_f32_npy_at(
+    path: &Path,
+    file: &File,
+    h: &NpyHeader,
+    first: usize,
+    dst: &mut [f32],
+) -> Result<(), IoError> {
+    let at = h.data_offset + 4 * first as u64;
+    read_exact_at(file, bytemuck::cast_slice_mut(dst), at)
+        .map_err(|e| format_err(path, format!("reading values {first}..: {e}")))?;
+    if cfg!(target_endian = "big") {
+        for v in dst.iter_mut() {
+            *v = f32::from_bits(u32::from_le(v.to_bits()));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that `h` describes a float32 C-order array whose data fill the
+/// rest of the file exactly.
+pub fn check_f32_npy(path: &Path, h: &NpyHeader) -> Result<usize, IoError> {
+    if !h.is_f32_c_order() {
+        return Err(format_err(
+            path,
+            format!(
+                "holds {} {} values; this reader takes little-endian float32 in C order",
+                h.descr,
+                if h.fortran_order {
+                    "Fortran-order"
+                } else {
+                    "C-order"
+                }
+            ),
+        ));
+    }
+    let n = h
+        .len()
+        .ok_or_else(|| format_err(path, format!("shape {:?} is too large", h.shape)))?;
+    let want = (n as u64)
+        .checked_mul(4)
+        .and_then(|b| b.checked_add(h.data_offset))
+        .ok_or_else(|| format_err(path, format!("shape {:?} is too large", h.shape)))?;
+    if want != h.file_len {
+        return Err(format_err(
+            path,
+            format!(
+                "its header says {:?} float32 values ({} bytes with the header), but the file has {} bytes",
+                h.shape, want, h.file_len
+            ),
+        ));
+    }
+    Ok(n)
+}
+
+/// A shape and its values in C order.
+pub type ShapedF32 = (Vec<usize>, Vec<f32>);
+
+/// A float32 C-order .npy read on every core; None when the file is an
+/// .npy of another type (for the general reader).
+pub fn read_f32_npy_vec(path: &Path) -> Result<Option<ShapedF32>, IoError> {
+    let h = read_npy_header(path)?;
+    if !h.is_f32_c_order() {
+        return Ok(None);
+    }
+    let n = check_f32_npy(path, &h)?;
+    let file = File::open(path).map_err(|source| IoError::Open {
+        path: path.display().to_string(),
+        source,
+    })?;
+    // Zeroed by the allocator (fresh pages), then overwritten once.
+    let mut data = vec![0f32; n];
+    data.par_chunks_mut(PIECE)
+        .enumerate()
+        .try_for_each(|(i, d)| read_f32_npy_at(path, &file, &h, i * PIECE, d))?;
+    Ok(Some((h.shape, data)))
+}
+
+/// Writes `data` (C order, `shape`) as a float32 .npy on every core,
+/// atomically (a temporary file renamed into place when complete).
+pub fn write_f32_npy(path: &Path, shape: &[usize], data: &[f32]) -> Result<(), IoError> {
+    let n: usize = shape.iter().product();
+    if n != data.len() {
+        return Err(IoError::Write {
+            path: path.display().to_string(),
+            why: format!("shape {shape:?} does not match {} values", data.len()),
+        });
+    }
+    super::write::with_temp_file(path, |file| {
+        // The header, and the file's full length (a hole the pieces fill).
+        ndarray_npy::write_zeroed_npy::<f32, _>(file, ndarray::IxDyn(shape))
+            .map_err(|e| e.to_string())?;
+        let len = file.metadata().map_err(|e| e.to_string())?.len();
+        let start = len
+            .checked_sub(4 * n as u64)
+            .ok_or("the header is longer than the file")?;
+        data.par_chunks(PIECE).enumerate().try_for_each(|(i, d)| {
+            let at = start + 4 * (i * PIECE) as u64;
+            if cfg!(target_endian = "big") {
+                let le: Vec<u8> = d.iter().flat_map(|v| v.to_le_bytes()).collect();
+                write_all_at(file, &le, at)
+            } else {
+                write_all_at(file, bytemuck::cast_slice(d), at)
+            }
+            .map_err(|e| e.to_string())
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray_npy::WriteNpyExt;
+
+    fn npy_of(shape: &[usize], v: &[f32]) -> Vec<u8> {
+        let a = ndarray::ArrayD::from_shape_vec(shape.to_vec(), v.to_vec()).unwrap();
+        let mut b = Vec::new();
+        a.write_npy(&mut b).unwrap();
+        b
+    }
+
+    #[test]
+    fn float32_npy_reads_and_writes_like_ndarray_npy() {
+        let dir = tempfile::tempdir().unwrap();
+        // More than one piece, and a last piece that is not full.
+        let n = 2 * PIECE + 1234;
+        let v: Vec<f32> = (0..n).map(|i| (i as f32).sin() * 1e3).collect();
+        let shape = [n / 2, 2];
+        let p = dir.path().join("a.npy");
+        std::fs::write(&p, npy_of(&shape, &v)).unwrap();
+        let (s, back) = read_f32_npy_vec(&p).unwrap().unwrap();
+        assert_eq!(s, shape);
+        assert_eq!(back, v);
+        // A piece from the middle, as the GPU codec's reader takes them.
+        let h = read_npy_header(&p).unwrap();
+        assert_eq!(check_f32_npy(&p, &h).unwrap(), n);
+        let file = File::open(&p).unwrap();
+        let mut dst = vec![-1f32; 1000];
+        read_f32_npy_at(&p, &file, &h, PIECE + 7, &mut dst).unwrap();
+        assert_eq!(dst, v[PIECE + 7..PIECE + 1007]);
+        let e = read_f32_npy_at(&p, &file, &h, n - 10, &mut dst).unwrap_err();
+        assert!(e.to_string().contains("a.npy"), "{e}");
+        // Written on every core: the same bytes as ndarray-npy's writer.
+        let q = dir.path().join("b.npy");
+        write_f32_npy(&q, &shape, &v).unwrap();
+        assert_eq!(std::fs::read(&q).unwrap(), npy_of(&shape, &v));
+    }
+
+    #[test]
+    fn other_types_are_left_to_the_general_reader() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("d.npy");
+        let a = ndarray::Array2::<f64>::zeros((3, 4));
+        let mut b = Vec::new();
+        a.write_npy(&mut b).unwrap();
+        std::fs::write(&p, b).unwrap();
+        assert!(read_f32_npy_vec(&p).unwrap().is_none());
+        let h = read_npy_header(&p).unwrap();
+        assert_eq!(h.shape, [3, 4]);
+        assert_eq!(h.descr, "<f8");
+        let e = check_f32_npy(&p, &h).unwrap_err();
+        assert!(e.to_string().contains("<f8"), "{e}");
+    }
+
+    #[test]
+    fn truncated_and_malformed_files_are_errors_naming_the_fault() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = npy_of(&[4, 5], &[1.5; 20]);
+        let cases: Vec<(Vec<u8>, &str)> = vec![
+            (good[..good.len() - 3].to_vec(), "the file has"),
+            ([good.clone(), vec![0; 4]].concat(), "the file has"),
+            (good[..5].to_vec(), "preamble"),
+            (b"PK\x03\x04 not numpy".to_vec(), "NUMPY"),
+            (good[..40].to_vec(), "header runs past"),
+            (
+                {
+                    let mut g = good.clone();
+                    g[6] = 9;
+                    g
+                },
+                "version 9",
+            ),
+            (
+                {
+                    let mut g = good.clone();
+                    let at = g.windows(5).position(|w| w == b"shape").unwrap();
+                    g[at..at + 5].copy_from_slice(b"shapf");
+                    g
+                },
+                "no 'shape'",
+            ),
+        ];
+        for (i, (bytes, want)) in cases.into_iter().enumerate() {
+            let p = dir.path().join(format!("c{i}.npy"));
+            std::fs::write(&p, bytes).unwrap();
+            let e = match read_f32_npy_vec(&p) {
+                Err(e) => e.to_string(),
+                Ok(_) => panic!("case {i} read"),
+            };
+            assert!(e.contains(want), "case {i}: {e}");
+            assert!(e.contains(&format!("c{i}.npy")), "case {i}: {e}");
+        }
+    }
+
+    #[test]
+    fn failed_writes_name_the_path_and_leave_nothing_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("w.npy");
+        let e = write_f32_npy(&p, &[3, 3], &[0.0; 8]).unwrap_err();
+        assert!(e.to_string().contains("w.npy"), "{e}");
+        let q = dir.path().join("missing").join("w.npy");
+        let e = write_f32_npy(&q, &[2, 2], &[0.0; 4]).unwrap_err();
+        assert!(e.to_string().contains("missing"), "{e}");
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+    }
+}
