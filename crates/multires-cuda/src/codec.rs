@@ -15,12 +15,11 @@
 //! whatever batch, slot or GPU they land in, so the output never depends
 //! on any of them.
 
-use crate::device::Gpu;
+use crate::device::{Gpu, Registered};
 use crate::error::{Context, CudaError};
 use crate::kernels::Kernel;
 use cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, CudaView, CudaViewMut, LaunchConfig, PinnedHostSlice,
-    PushKernelArg,
+    CudaFunction, CudaSlice, CudaStream, CudaView, CudaViewMut, LaunchConfig, PushKernelArg,
 };
 use multires::codec::{
     self, interp, lifting, morton, rans, rice, CodecOptions, CodecStats, DType, FieldInfo, Values,
@@ -138,8 +137,8 @@ struct Slot {
     cap: usize,
     dtype: DType,
     usage: Use,
-    pin32: Option<PinnedHostSlice<f32>>,
-    pin64: Option<PinnedHostSlice<f64>>,
+    pin32: Option<Registered<f32>>,
+    pin64: Option<Registered<f64>>,
     in32: Option<CudaSlice<f32>>,
     in64: Option<CudaSlice<f64>>,
     x: CudaSlice<f64>,
@@ -153,7 +152,7 @@ struct Slot {
     cnt: CudaSlice<u32>,
     out: CudaSlice<u8>,
     /// Pinned bytes for payloads going down (coder) or up (decoder).
-    pbytes: Option<PinnedHostSlice<u8>>,
+    pbytes: Option<Registered<u8>>,
     /// Coding orders per brick shape: Morton (lifting) or interp's.
     orders: CodingOrders,
     /// The rANS level classes of interp's coding order, per brick shape.
@@ -765,22 +764,15 @@ impl Slot {
     /// use: a field on the device never needs it.
     fn pin_values(&mut self) -> Result<(), CudaError> {
         let cap = self.cap;
-        // SAFETY: the pinned values are written before each copy up and
-        // not touched again until the stream is synchronized. Cached, not
-        // write-combined (cudarc's alloc_pinned): the decoders read the
-        // decoded bricks back out of it, and a host read of write-combined
-        // memory is uncached.
-        let what = || format!("allocating {cap} values of pinned memory");
+        // The pinned values are written before each copy up and not
+        // touched again until the stream is synchronized; cached memory
+        // (not write-combined): the decoders read decoded bricks out of it.
         match self.dtype {
             DType::F32 if self.pin32.is_none() => {
-                self.pin32 = Some(
-                    unsafe { self.gpu.ctx.alloc_pinned_with_flags::<f32>(cap, 0) }.during(what)?,
-                )
+                self.pin32 = Some(Registered::zeroed(&self.gpu.ctx, cap, 0)?)
             }
             DType::F64 if self.pin64.is_none() => {
-                self.pin64 = Some(
-                    unsafe { self.gpu.ctx.alloc_pinned_with_flags::<f64>(cap, 0) }.during(what)?,
-                )
+                self.pin64 = Some(Registered::zeroed(&self.gpu.ctx, cap, 0)?)
             }
             _ => {}
         }
@@ -816,9 +808,7 @@ impl Slot {
                 let pin = $pin
                     .as_mut()
                     .ok_or_else(|| CudaError::Unsupported("no staging".into()))?;
-                let host = pin
-                    .as_mut_slice()
-                    .during(|| "writing pinned memory".into())?;
+                let host = &mut pin[..];
                 let dev = $dev
                     .as_mut()
                     .ok_or_else(|| CudaError::Unsupported("no input".into()))?;
@@ -1984,7 +1974,7 @@ impl Slot {
                     let pin = $pin
                         .as_mut()
                         .ok_or_else(|| CudaError::Unsupported("no buffer".into()))?;
-                    s.memcpy_dtoh(&dev.slice(0..total), &mut *pin)
+                    s.memcpy_dtoh(&dev.slice(0..total), &mut pin[..total])
                         .during(|| "copying decoded bricks to the host".into())?;
                 }
             }};
@@ -2068,9 +2058,7 @@ impl Slot {
         // The streams gathered into pinned memory on every core, then up
         // (zero bytes after them: RDEC_PAD).
         let pin = pinned_bytes(&self.gpu, &mut self.pbytes, total + RDEC_PAD)?;
-        let host = pin
-            .as_mut_slice()
-            .during(|| "writing pinned memory".into())?;
+        let host = &mut pin[..];
         let mut rest = &mut host[..total + RDEC_PAD];
         let mut dsts = Vec::with_capacity(parts.len());
         for (_, r) in &parts {
@@ -2282,12 +2270,8 @@ impl Slot {
     /// The last decoded batch in the pinned buffer, as stored.
     fn decoded(&self) -> Result<DecodedView<'_>, CudaError> {
         Ok(match (&self.pin32, &self.pin64) {
-            (Some(p), _) => {
-                DecodedView::F32(p.as_slice().during(|| "reading pinned memory".into())?)
-            }
-            (_, Some(p)) => {
-                DecodedView::F64(p.as_slice().during(|| "reading pinned memory".into())?)
-            }
+            (Some(p), _) => DecodedView::F32(p),
+            (_, Some(p)) => DecodedView::F64(p),
             _ => return Err(CudaError::Unsupported("no pinned buffer".into())),
         })
     }
@@ -2366,18 +2350,13 @@ fn clear_out(s: &Arc<CudaStream>, out: &mut CudaSlice<u8>, total: usize) -> Resu
 /// `buf` grown to at least `len` bytes (a power of two, kept by the slot).
 fn pinned_bytes<'a>(
     gpu: &Gpu,
-    buf: &'a mut Option<PinnedHostSlice<u8>>,
+    buf: &'a mut Option<Registered<u8>>,
     len: usize,
-) -> Result<&'a mut PinnedHostSlice<u8>, CudaError> {
+) -> Result<&'a mut Registered<u8>, CudaError> {
     if buf.as_ref().is_none_or(|p| p.len() < len) {
         *buf = None;
         let cap = len.max(1).next_power_of_two();
-        // SAFETY: every use writes the bytes before reading them. Cached
-        // (flags 0): the coder's payloads are read back on the host.
-        *buf = Some(
-            unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(cap, 0) }
-                .during(|| format!("allocating {cap} bytes of pinned memory"))?,
-        );
+        *buf = Some(Registered::zeroed(&gpu.ctx, cap, 0)?);
     }
     buf.as_mut()
         .ok_or_else(|| CudaError::Unsupported("no pinned buffer".into()))
@@ -2388,19 +2367,17 @@ fn pinned_bytes<'a>(
 fn download<'a>(
     s: &Arc<CudaStream>,
     gpu: &Gpu,
-    buf: &'a mut Option<PinnedHostSlice<u8>>,
+    buf: &'a mut Option<Registered<u8>>,
     out: &CudaSlice<u8>,
     total: usize,
 ) -> Result<&'a [u8], CudaError> {
     let pin = pinned_bytes(gpu, buf, total)?;
-    s.memcpy_dtoh(&out.slice(0..total.max(1).min(out.len())), &mut *pin)
+    let n = total.max(1).min(out.len());
+    s.memcpy_dtoh(&out.slice(0..n), &mut pin[..n])
         .during(|| "copying payloads to the host".into())?;
-    // The context does not track events (device.rs), so the pinned
-    // slice's own wait would not wait: synchronize the stream.
     s.synchronize()
         .during(|| "waiting for a batch of bricks".into())?;
-    let host = pin.as_slice().during(|| "reading pinned memory".into())?;
-    Ok(&host[..total])
+    Ok(&pin[..total])
 }
 
 /// A launch's grid over `count` items of each of `bricks` bricks, 256
@@ -2585,10 +2562,8 @@ impl DeviceField {
 /// whose memory bandwidth then bounds every GPU together (48 GB/s on 32
 /// cores of the two-GPU machine: two GPUs no faster than one).
 pub struct PinnedField {
-    ptr: std::ptr::NonNull<f32>,
+    data: Registered<f32>,
     pub info: FieldInfo,
-    /// The context that allocated it, current when it is freed.
-    gpu: Arc<Gpu>,
 }
 
 /// Writes a piece of a field (values `first` on): `PinnedField::filled`.
@@ -2624,11 +2599,6 @@ impl FillError<std::convert::Infallible> {
     }
 }
 
-// The memory is owned like a Vec's; the kernels that write it are
-// synchronized before `decompress_pinned` returns.
-unsafe impl Send for PinnedField {}
-unsafe impl Sync for PinnedField {}
-
 impl PinnedField {
     /// A field of `shape` set to zero.
     pub fn zeros(gpu: &Arc<Gpu>, shape: &[usize]) -> Result<Self, CudaError> {
@@ -2651,17 +2621,18 @@ impl PinnedField {
         Self::page_locked(gpu, shape, Source::With(fill))
     }
 
-    /// A field of `shape`, each value written once: zero, from `values`, or
-    /// by a filler (each piece zeroed first, so it never sees memory that
-    /// was not written).
+    /// A field of `shape` in ordinary memory on transparent huge pages,
+    /// written on every core (zero, from `values`, or by a filler), then
+    /// registered with CUDA. `cuMemHostAlloc` of 4 GiB took 2.4 s on the
+    /// H100 machine (a million 4 KiB page faults, one thread);
+    /// registering memory already touched took 0.18 s.
     fn page_locked<E: Send>(
         gpu: &Arc<Gpu>,
         shape: &[usize],
         values: Source<'_, E>,
     ) -> Result<Self, FillError<E>> {
-        use cudarc::driver::sys::{CU_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_PORTABLE};
+        use cudarc::driver::sys::{CU_MEMHOSTREGISTER_DEVICEMAP, CU_MEMHOSTREGISTER_PORTABLE};
         use rayon::prelude::*;
-        use std::mem::MaybeUninit;
         const PIECE: usize = 1 << 18;
         let info = FieldInfo::new(shape, DType::F32).map_err(CudaError::from)?;
         if let Source::Values(v) = values {
@@ -2672,79 +2643,57 @@ impl PinnedField {
                 ))));
             }
         }
-        let bytes = info.len().checked_mul(4).ok_or_else(|| {
-            CudaError::Unsupported(format!("shape {shape:?}: too many values to address"))
-        })?;
-        let what = || format!("page-locking {bytes} bytes of host memory for a field of {shape:?}");
-        gpu.ctx.bind_to_thread().during(what)?;
+        if info.len().checked_mul(4).is_none() {
+            return Err(FillError::Cuda(CudaError::Unsupported(format!(
+                "shape {shape:?}: too many values to address"
+            ))));
+        }
+        let data = match values {
+            Source::Zeros => multires::memory::touched_vec::<f32>(info.len()),
+            Source::Values(v) => {
+                let mut d = multires::memory::zeroed_vec::<f32>(info.len());
+                d.par_chunks_mut(PIECE)
+                    .zip(v.par_chunks(PIECE))
+                    .for_each(|(d, s)| d.copy_from_slice(s));
+                d
+            }
+            Source::With(fill) => {
+                let mut d = multires::memory::zeroed_vec::<f32>(info.len());
+                d.par_chunks_mut(PIECE)
+                    .enumerate()
+                    .try_for_each(|(i, c)| fill(i * PIECE, c))
+                    .map_err(FillError::Fill)?;
+                d
+            }
+        };
         // Portable: pinned for every GPU's context; device-mapped: the
         // kernels address it.
-        let p = unsafe {
-            cudarc::driver::result::malloc_host(
-                bytes,
-                CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP,
-            )
-        }
-        .during(what)?;
-        let ptr =
-            std::ptr::NonNull::new(p as *mut f32).ok_or_else(|| CudaError::Unsupported(what()))?;
-        let f = PinnedField {
-            ptr,
-            info,
-            gpu: gpu.clone(),
-        };
-        // Written on every core (one thread would take seconds for a 4 GB
-        // field), as uninitialized memory until then.
-        let all = unsafe {
-            std::slice::from_raw_parts_mut(f.ptr.as_ptr() as *mut MaybeUninit<f32>, info.len())
-        };
-        match values {
-            Source::Zeros => all
-                .par_chunks_mut(PIECE)
-                .for_each(|c| c.fill(MaybeUninit::new(0.0))),
-            Source::Values(v) => {
-                all.par_chunks_mut(PIECE)
-                    .zip(v.par_chunks(PIECE))
-                    .for_each(|(d, s)| {
-                        for (d, &s) in d.iter_mut().zip(s) {
-                            d.write(s);
-                        }
-                    })
-            }
-            Source::With(fill) => all
-                .par_chunks_mut(PIECE)
-                .enumerate()
-                .try_for_each(|(i, c)| {
-                    c.fill(MaybeUninit::new(0.0));
-                    // SAFETY: every value of the piece was just written.
-                    let c = unsafe { &mut *(c as *mut [MaybeUninit<f32>] as *mut [f32]) };
-                    fill(i * PIECE, c)
-                })
-                .map_err(FillError::Fill)?,
-        }
-        Ok(f)
+        let data = Registered::register(
+            &gpu.ctx,
+            data,
+            CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP,
+        )
+        .map_err(|e| match e {
+            CudaError::Driver { what, source } => CudaError::Driver {
+                what: format!("{what} (a field of {shape:?})"),
+                source,
+            },
+            e => e,
+        })?;
+        Ok(PinnedField { data, info })
     }
 
     pub fn as_slice(&self) -> &[f32] {
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.info.len()) }
+        &self.data
     }
 
     pub fn as_mut_slice(&mut self) -> &mut [f32] {
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.info.len()) }
+        &mut self.data
     }
 
     /// Its address for kernels of the context bound to this thread.
     fn device_at(&self) -> Result<u64, CudaError> {
-        mapped_at(self.ptr.as_ptr())
-    }
-}
-
-impl Drop for PinnedField {
-    fn drop(&mut self) {
-        // Nothing to report to from a drop; a failed free leaks the pages.
-        if self.gpu.ctx.bind_to_thread().is_ok() {
-            let _ = unsafe { cudarc::driver::result::free_host(self.ptr.as_ptr() as *mut _) };
-        }
+        mapped_at(self.data.as_ptr() as *mut f32)
     }
 }
 
@@ -3387,7 +3336,7 @@ pub fn decompress_pinned(
     }
     let (path, done) = (r.path().to_string(), AtomicUsize::new(0));
     // Disjoint spans of the output, one a slab.
-    let host = out.ptr.as_ptr() as usize;
+    let host = out.data.as_mut_ptr() as usize;
     let mut rest = out.as_mut_slice();
     let mut outs = Vec::with_capacity(parts.len());
     for (z0, z1, _) in &parts {
