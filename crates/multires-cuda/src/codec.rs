@@ -487,7 +487,9 @@ thread_local!(static TRACE_BATCH: std::cell::Cell<usize> = const { std::cell::Ce
 /// With MULTIRES_CODEC_TIMELINE set, `prof` records an event on the
 /// slot's stream at each phase's end instead of timing it on the host:
 /// when each batch's kernels finished on the device, batches side by side
-/// (printed by `run_slots`, milliseconds from the first event).
+/// (printed by `run_slots`, milliseconds from the first event). The
+/// events themselves slow a run (1024^3 smooth, resident: compress 57 to
+/// 39 GB/s), so read the order and the gaps, not the total.
 static TIMELINE: Mutex<Vec<(usize, &'static str, cudarc::driver::CudaEvent)>> =
     Mutex::new(Vec::new());
 
@@ -2564,6 +2566,37 @@ impl DeviceField {
 pub struct PinnedField {
     data: Registered<f32>,
     pub info: FieldInfo,
+    /// The values' range (least and greatest finite value, and the first
+    /// value that is not finite), taken on the host as the field was
+    /// written (the values were in cache then); None once it may have
+    /// changed. With it, a relative or PSNR bound is known before the
+    /// field crosses PCIe, so `compress_pinned` codes layers as they
+    /// arrive, as under an absolute bound.
+    range: Option<Range32>,
+}
+
+/// The range of `v` (values `first` on), in the form RANGE gives: least
+/// and greatest finite value, and the first index that is not finite.
+fn host_range(first: usize, v: &[f32]) -> Range32 {
+    let (mut lo, mut hi, mut bad) = (f32::INFINITY, f32::NEG_INFINITY, None);
+    for (i, &x) in v.iter().enumerate() {
+        if x.is_finite() {
+            lo = lo.min(x);
+            hi = hi.max(x);
+        } else if bad.is_none() {
+            bad = Some(first + i);
+        }
+    }
+    (lo, hi, bad)
+}
+
+/// Two ranges as one (the first bad index of either).
+fn join_ranges(a: Range32, b: Range32) -> Range32 {
+    let bad = match (a.2, b.2) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
+    };
+    (a.0.min(b.0), a.1.max(b.1), bad)
 }
 
 /// Writes a piece of a field (values `first` on): `PinnedField::filled`.
@@ -2648,22 +2681,37 @@ impl PinnedField {
                 "shape {shape:?}: too many values to address"
             ))));
         }
-        let data = match values {
-            Source::Zeros => multires::memory::touched_vec::<f32>(info.len()),
+        let none = (f32::INFINITY, f32::NEG_INFINITY, None);
+        let (data, range) = match values {
+            Source::Zeros => (
+                multires::memory::touched_vec::<f32>(info.len()),
+                (0.0, 0.0, None),
+            ),
             Source::Values(v) => {
                 let mut d = multires::memory::zeroed_vec::<f32>(info.len());
-                d.par_chunks_mut(PIECE)
+                let r = d
+                    .par_chunks_mut(PIECE)
                     .zip(v.par_chunks(PIECE))
-                    .for_each(|(d, s)| d.copy_from_slice(s));
-                d
+                    .enumerate()
+                    .map(|(i, (d, s))| {
+                        d.copy_from_slice(s);
+                        host_range(i * PIECE, d)
+                    })
+                    .reduce(|| none, join_ranges);
+                (d, r)
             }
             Source::With(fill) => {
                 let mut d = multires::memory::zeroed_vec::<f32>(info.len());
-                d.par_chunks_mut(PIECE)
+                let r = d
+                    .par_chunks_mut(PIECE)
                     .enumerate()
-                    .try_for_each(|(i, c)| fill(i * PIECE, c))
+                    .map(|(i, c)| {
+                        fill(i * PIECE, c)?;
+                        Ok(host_range(i * PIECE, c))
+                    })
+                    .try_reduce(|| none, |a, b| Ok(join_ranges(a, b)))
                     .map_err(FillError::Fill)?;
-                d
+                (d, r)
             }
         };
         // Portable: pinned for every GPU's context; device-mapped: the
@@ -2680,14 +2728,21 @@ impl PinnedField {
             },
             e => e,
         })?;
-        Ok(PinnedField { data, info })
+        Ok(PinnedField {
+            data,
+            info,
+            range: Some(range),
+        })
     }
 
     pub fn as_slice(&self) -> &[f32] {
         &self.data
     }
 
+    /// The values to change (the range taken when it was written is
+    /// forgotten: `compress_pinned` then takes it on the device).
     pub fn as_mut_slice(&mut self) -> &mut [f32] {
+        self.range = None;
         &mut self.data
     }
 
@@ -3066,8 +3121,24 @@ pub fn compress_pinned(
     let grid = opts.grid(f.info.dims)?;
     let plane = f.info.dims[1] * f.info.dims[2];
     let parts = slabs(&grid, gpus.len());
-    let early = match opts.bound {
-        codec::ErrorBound::Abs(_) => Some(codec::plan_range((0.0, 0.0), f.info.dims, opts)?),
+    // The coding plan before the field is on the device: an absolute
+    // bound needs no range; a relative or PSNR one needs the range the
+    // host took as the field was written, where there is one. (The file's
+    // header takes the devices' ranges below, as without it.)
+    let early = match (opts.bound, f.range) {
+        (_, Some((_, _, Some(index)))) => {
+            return Err(codec::CodecError::NonFinite {
+                index,
+                value: f.as_slice()[index] as f64,
+            }
+            .into())
+        }
+        (codec::ErrorBound::Abs(_), _) => Some(codec::plan_range((0.0, 0.0), f.info.dims, opts)?),
+        (_, Some((lo, hi, None))) if lo <= hi => Some(codec::plan_range(
+            (lo as f64, hi as f64),
+            f.info.dims,
+            opts,
+        )?),
         _ => None,
     };
     // Groups only where a batch can start before the slab is whole.
@@ -3282,6 +3353,9 @@ pub fn decompress_pinned(
     if gpus.is_empty() {
         return Err(CudaError::NoDevice("no GPU was given".into()));
     }
+    // The kernels and copies below write the values: the range taken
+    // when the field was made no longer holds.
+    out.range = None;
     let h = float32_header(r, "decoding into page-locked memory", "use decompress")?;
     if (out.info.dims, out.info.ndim) != (h.dims, h.ndim) {
         return Err(CudaError::Unsupported(format!(
@@ -3556,6 +3630,22 @@ fn decode_plan(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn host_ranges_join_like_the_devices() {
+        let v = [3.0f32, f32::NAN, -2.0, 7.5, f32::INFINITY, 0.25];
+        let whole = host_range(0, &v);
+        assert_eq!(whole, (-2.0, 7.5, Some(1)));
+        // Pieces in any order give the whole range and the first bad index.
+        let a = host_range(0, &v[..3]);
+        let b = host_range(3, &v[3..]);
+        assert_eq!(b, (0.25, 7.5, Some(4)));
+        assert_eq!(join_ranges(a, b), whole);
+        assert_eq!(join_ranges(b, a), whole);
+        let none = (f32::INFINITY, f32::NEG_INFINITY, None);
+        assert_eq!(join_ranges(none, b), b);
+        assert_eq!(host_range(9, &[]), none);
+    }
 
     #[test]
     fn rdec_window_matches_the_kernel() {

@@ -1247,6 +1247,10 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
         .unwrap();
         let field = DeviceField::upload(&gpu, shape, values).unwrap();
         let pinned = PinnedField::from_values(&gpu, shape, values).unwrap();
+        // The same values after `as_mut_slice`: the range the host took
+        // while writing them is forgotten, so the devices take it.
+        let mut unknown = PinnedField::from_values(&gpu, shape, values).unwrap();
+        let _ = unknown.as_mut_slice();
         let mut pinned_out = PinnedField::zeros(&gpu, shape).unwrap();
         for t in Lifting::ALL {
             for bound in [
@@ -1292,6 +1296,11 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
                     }
                     let (pin, _, run) = compress_pinned(&pinned, &o, &gpus, &|_| {}).unwrap();
                     assert_eq!(run.gpus, gpus.len());
+                    let (pin2, _, _) = compress_pinned(&unknown, &o, &gpus, &|_| {}).unwrap();
+                    assert!(
+                        cpu == pin2,
+                        "{t} {bound} {shape:?} across PCIe {across}: pinned, range not known on the host: bytes differ from the CPU's"
+                    );
                     assert!(
                         cpu == pin,
                         "{t} {bound} {shape:?} across PCIe {across}: pinned {} bytes, CPU {} bytes, first difference at {:?}",
