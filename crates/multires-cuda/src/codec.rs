@@ -99,6 +99,14 @@ const DEFAULT_BATCH: usize = 64;
 /// H100: 13 to 17 GB/s against 11 to 12 with 64).
 const RESIDENT_BATCH: usize = 128;
 
+/// Values a batch holds at most. Batches of 247M and 369M values (1024^3
+/// smooth on the H100, one slot, MULTIRES_CODEC_BATCH 128 and 200) wrote
+/// streams the decoders refuse ("the chunk's words end early"); 185M
+/// values and below were right. The cause is not found yet, so batches
+/// stay well below that (runs on the H100 and H200 never made batches
+/// above 125M values).
+const MAX_BATCH_VALUES: usize = 1 << 27;
+
 /// Bricks per batch at most: `default`, or MULTIRES_CODEC_BATCH (a
 /// tuning knob for measurements; the output never depends on it).
 fn batch_limit(default: usize) -> usize {
@@ -453,7 +461,10 @@ fn plan_batches<T>(
                     limit: budget as u128,
                 });
             }
-            let per = (share / one).clamp(1, limit.max(1));
+            let per = (share / one)
+                .clamp(1, limit.max(1))
+                .min(MAX_BATCH_VALUES / dims.iter().product::<usize>().max(1))
+                .max(1);
             let size = list.len().div_ceil(list.len().div_ceil(per).max(1)).max(1);
             while !list.is_empty() {
                 let rest = list.split_off(list.len().min(size));
@@ -3734,6 +3745,16 @@ mod tests {
         )
         .unwrap();
         assert_eq!(plan.slots, plan.batches.len(), "{}", plan.batches.len());
+        // One slot, a large budget and a high brick limit (how the bad
+        // streams were made): batches stay under MAX_BATCH_VALUES.
+        for limit in [128, 200, 4096] {
+            let plan =
+                plan_batches(vec![shapes_1024()], 120 << 30, per_value, (1, 1, limit)).unwrap();
+            let most = plan.caps().into_iter().max().unwrap_or(0);
+            assert!(most <= MAX_BATCH_VALUES, "{limit}: {most}");
+            let bricks: usize = plan.batches.iter().map(|(_, l)| l.len()).sum();
+            assert_eq!(bricks, 512);
+        }
     }
 
     #[test]
