@@ -6,12 +6,13 @@
 
 use crate::cufft_ols::CufftGroup;
 use crate::device::Gpu;
+use crate::device::Registered;
 use crate::error::{Context, CudaError};
 use crate::kernels::Kernel;
 use crate::masks::DeviceMasks;
 use crate::spectra::twiddles;
 use crate::GpuReal;
-use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use multires::cwt::{Algorithm, CwtValues, OutputKind};
 use multires::{CwtPlan, Signal};
 use num_complex::Complex64;
@@ -868,9 +869,9 @@ pub fn cwt_chunked<T: GpuReal>(
     }
     struct Slot<T: GpuReal> {
         win: CudaCwt<T>,
-        pin_re: PinnedHostSlice<T>,
-        pin_im: Option<PinnedHostSlice<T>>,
-        pin_out: PinnedHostSlice<T>,
+        pin_re: Registered<T>,
+        pin_im: Option<Registered<T>>,
+        pin_out: Registered<T>,
         /// (first column, width) of the window whose columns wait in pin_out.
         pending: Option<(usize, usize)>,
     }
@@ -888,26 +889,14 @@ pub fn cwt_chunked<T: GpuReal>(
             re: alloc_dev(len_in)?,
             im: if cx { Some(alloc_dev(len_in)?) } else { None },
         });
-        // SAFETY: pinned buffers are fully written before each use (inputs)
-        // or written by the device before being read (outputs).
-        let (pin_re, pin_im, pin_out) = unsafe {
-            (
-                gpu.ctx.alloc_pinned::<T>(len_in),
-                if cx {
-                    Some(gpu.ctx.alloc_pinned::<T>(len_in))
-                } else {
-                    None
-                },
-                gpu.ctx.alloc_pinned_with_flags::<T>(win.out.len(), 0),
-            )
-        };
-        let pinned = |r: Result<PinnedHostSlice<T>, cudarc::driver::DriverError>| {
-            r.during(|| "allocating pinned host memory".to_string())
-        };
+        // Page-locked by registration (faulted in on every core, not one
+        // page at a time by cuMemHostAlloc); inputs are written before each
+        // use, outputs by the device before they are read.
+        let pin = |n: usize| Registered::<T>::zeroed(&gpu.ctx, n, 0);
         slots.push(Slot {
-            pin_re: pinned(pin_re)?,
-            pin_im: pin_im.map(pinned).transpose()?,
-            pin_out: pinned(pin_out)?,
+            pin_re: pin(len_in)?,
+            pin_im: if cx { Some(pin(len_in)?) } else { None },
+            pin_out: pin(win.out.len())?,
             win,
             pending: None,
         });
@@ -925,10 +914,7 @@ pub fn cwt_chunked<T: GpuReal>(
             .synchronize()
             .during(|| "waiting for a window".into())?;
         if let Some((c0, w)) = slot.pending.take() {
-            let host = slot
-                .pin_out
-                .as_slice()
-                .during(|| "waiting for a window's columns".into())?;
+            let host = &slot.pin_out[..];
             dst.par_chunks_mut(cols * elem)
                 .zip(host.par_chunks(chunk * elem))
                 .take(rows)
@@ -945,10 +931,7 @@ pub fn cwt_chunked<T: GpuReal>(
         scatter(slot, dst)?;
         let start = c0 * hop;
         // Window sample j is xe[start + j - lead]; outside xe, zero.
-        let fill = |pin: &mut PinnedHostSlice<T>, part: fn(&Complex64) -> f64| {
-            let buf = pin
-                .as_mut_slice()
-                .during(|| "waiting for a window's input buffer".into())?;
+        let fill = |buf: &mut [T], part: fn(&Complex64) -> f64| {
             let xe = &xe;
             buf.par_iter_mut().enumerate().for_each(|(j, d)| {
                 *d = (start + j)
@@ -958,25 +941,25 @@ pub fn cwt_chunked<T: GpuReal>(
             });
             Ok::<(), CudaError>(())
         };
-        fill(&mut slot.pin_re, |c| c.re)?;
+        fill(&mut slot.pin_re[..], |c| c.re)?;
         if let Some(p) = slot.pin_im.as_mut() {
             fill(p, |c| c.im)?;
         }
         let stream = slot.win.stream.clone();
         if let Some(sig) = slot.win.signal.as_mut() {
             stream
-                .memcpy_htod(&slot.pin_re, &mut sig.re)
+                .memcpy_htod(&slot.pin_re[..], &mut sig.re)
                 .during(|| "copying a window of the signal".into())?;
             if let (Some(p), Some(d)) = (slot.pin_im.as_ref(), sig.im.as_mut()) {
                 stream
-                    .memcpy_htod(p, d)
+                    .memcpy_htod(&p[..], d)
                     .during(|| "copying a window of the signal".into())?;
             }
         }
         slot.win.set_window_start(start);
         slot.win.launch()?;
         stream
-            .memcpy_dtoh(&slot.win.out, &mut slot.pin_out)
+            .memcpy_dtoh(&slot.win.out, &mut slot.pin_out[..])
             .during(|| "copying a window's columns".into())?;
         slot.pending = Some((c0, w));
         c0 += w;

@@ -11,10 +11,11 @@
 
 use crate::cwt::{check_free, upload};
 use crate::device::Gpu;
+use crate::device::Registered;
 use crate::error::{Context, CudaError};
 use crate::kernels::Kernel;
 use crate::GpuReal;
-use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use multires::dwt::{coeff_len, rec_len, synthesis_shift, DiscreteWavelet, Mode};
 use std::fmt;
 use std::str::FromStr;
@@ -1179,8 +1180,8 @@ struct Slot<T: GpuReal> {
     work: DwtWork<T>,
     dev_in: CudaSlice<T>,
     dev_out: CudaSlice<T>,
-    pin_in: PinnedHostSlice<T>,
-    pin_out: PinnedHostSlice<T>,
+    pin_in: Registered<T>,
+    pin_out: Registered<T>,
     /// (first row, rows) of the batch whose results wait in pin_out.
     pending: Option<(usize, usize)>,
 }
@@ -1195,12 +1196,11 @@ impl<T: GpuReal> Slot<T> {
                 .alloc_zeros::<T>(n.max(1))
                 .during(|| format!("allocating a batch of {n} values"))
         };
-        // SAFETY: the pinned inputs are written before each copy up and the
-        // outputs read only after the stream that fills them is synchronized.
-        let pin = |n: usize| {
-            unsafe { gpu.ctx.alloc_pinned::<T>(n.max(1)) }
-                .during(|| format!("allocating {n} values of pinned host memory"))
-        };
+        // The pinned inputs are written before each copy up and the outputs
+        // read only after the stream that fills them is synchronized.
+        // Registered, cached memory: the host reads the outputs back, and
+        // cudarc's `alloc_pinned` is write-combined (uncached reads).
+        let pin = |n: usize| Registered::<T>::zeroed(&gpu.ctx, n.max(1), 0);
         Ok(Slot {
             dev_in: dev(len_in)?,
             dev_out: dev(len_out)?,
@@ -1219,11 +1219,7 @@ impl<T: GpuReal> Slot<T> {
             .synchronize()
             .during(|| "waiting for a batch of rows".into())?;
         if let Some((r0, r)) = self.pending.take() {
-            let host = self
-                .pin_out
-                .as_slice()
-                .during(|| "reading a batch's results".into())?;
-            take(host, r0, r);
+            take(&self.pin_out, r0, r);
         }
         Ok(())
     }
@@ -1243,11 +1239,11 @@ impl<T: GpuReal> Slot<T> {
     ) -> Result<(), CudaError> {
         let stream = self.plan.stream.clone();
         stream
-            .memcpy_htod(&self.pin_in, &mut self.dev_in)
+            .memcpy_htod(&self.pin_in[..], &mut self.dev_in)
             .during(|| "copying a batch of rows to the GPU".into())?;
         compute(&self.plan, &self.dev_in, &mut self.dev_out, &mut self.work)?;
         stream
-            .memcpy_dtoh(&self.dev_out, &mut self.pin_out)
+            .memcpy_dtoh(&self.dev_out, &mut self.pin_out[..])
             .during(|| "copying a batch's results to the host".into())?;
         self.pending = Some((r0, r));
         Ok(())
@@ -1320,11 +1316,7 @@ fn stream_batches<T: GpuReal>(
         let n_slots = slots.len();
         let slot = &mut slots[i % n_slots];
         slot.finish(&mut take)?;
-        let buf = slot
-            .pin_in
-            .as_mut_slice()
-            .during(|| "filling a batch's input".into())?;
-        fill(buf, r0, r);
+        fill(&mut slot.pin_in, r0, r);
         slot.launch(r0, r, &compute)?;
         r0 += r;
         i += 1;

@@ -30,7 +30,9 @@ use multires::{CwtOutput, CwtPlan, Signal};
 use std::sync::{Arc, Mutex};
 
 /// The element types kernels are instantiated for.
-pub trait GpuReal: multires::real::Real + DeviceRepr + ValidAsZeroBits + Unpin {
+pub trait GpuReal:
+    multires::real::Real + DeviceRepr + ValidAsZeroBits + bytemuck::Zeroable + Unpin
+{
     /// The CUDA type name.
     const CUDA: &'static str;
     /// The host array behind `values` as plain elements (complex: interleaved).
