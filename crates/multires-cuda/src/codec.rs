@@ -102,9 +102,10 @@ const RESIDENT_BATCH: usize = 128;
 /// Values a batch holds at most. Batches of 247M and 369M values (1024^3
 /// smooth on the H100, one slot, MULTIRES_CODEC_BATCH 128 and 200) wrote
 /// streams the decoders refuse ("the chunk's words end early"); 185M
-/// values and below were right. The cause is not found yet, so batches
-/// stay well below that (runs on the H100 and H200 never made batches
-/// above 125M values).
+/// values and below were right. The encoder is at fault (its output first
+/// differs inside brick 0's rANS header; the decoders handle such batches)
+/// and the cause is not found yet, so batches stay well below that (runs
+/// on the H100 and H200 never made batches above 125M values).
 const MAX_BATCH_VALUES: usize = 1 << 27;
 
 /// Bricks per batch at most: `default`, or MULTIRES_CODEC_BATCH (a
