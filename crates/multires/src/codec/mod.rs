@@ -363,7 +363,7 @@ impl Volume {
 /// minima and maxima a thread, so the compiler keeps them in vector
 /// registers: one running pair was bound by its own latency (0.25 s for a
 /// 4 GB field on 16 cores).
-fn scan<T: Sample + PartialOrd>(d: &[T]) -> (f64, f64, bool) {
+pub fn scan<T: Sample + PartialOrd>(d: &[T]) -> (f64, f64, bool) {
     const L: usize = 16;
     d.par_chunks(1 << 16)
         .map(|c| {
