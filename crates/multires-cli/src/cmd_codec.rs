@@ -114,15 +114,11 @@ fn is_npy(p: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
 }
 
-/// A float32 input the GPU codec can read straight into page-locked
-/// memory: a little-endian C-order .npy, or raw float32 with --shape.
-struct Float32File {
-    shape: Vec<usize>,
-    header: io::NpyHeader,
-}
-
-/// The input as a `Float32File`, when it is one (None: read it as a volume).
-fn float32_file(a: &CompressArgs) -> Result<Option<Float32File>> {
+/// The input as a float32 file the GPU codec can read straight into
+/// page-locked memory (a little-endian C-order .npy, or raw float32 with
+/// --shape, as an .npy header of no bytes), when it is one (None: read it
+/// as a volume).
+fn float32_file(a: &CompressArgs) -> Result<Option<io::NpyHeader>> {
     let p = &a.input;
     if is_image(p) && a.raw.is_none() {
         return Ok(None);
@@ -134,10 +130,7 @@ fn float32_file(a: &CompressArgs) -> Result<Option<Float32File>> {
                 return Ok(None);
             }
             io::check_f32_npy(p, &h)?;
-            Ok(Some(Float32File {
-                shape: h.shape.clone(),
-                header: h,
-            }))
+            Ok(Some(h))
         }
         Some(RawType::F32) => {
             let Some(shape) = a.shape.clone() else {
@@ -146,7 +139,6 @@ fn float32_file(a: &CompressArgs) -> Result<Option<Float32File>> {
             let len = std::fs::metadata(p)
                 .with_context(|| format!("cannot read {}", p.display()))?
                 .len();
-            // Raw samples read like an .npy without a header.
             let header = io::NpyHeader {
                 descr: "<f4".into(),
                 fortran_order: false,
@@ -163,7 +155,7 @@ fn float32_file(a: &CompressArgs) -> Result<Option<Float32File>> {
                     len / 4
                 );
             }
-            Ok(Some(Float32File { shape, header }))
+            Ok(Some(header))
         }
         _ => Ok(None),
     }
@@ -331,24 +323,31 @@ pub fn compress(a: CompressArgs) -> Result<()> {
         run.as_ref().zip(gpus.as_ref()),
     );
     if let Some(p) = &a.plot {
-        let mut r = MrzReader::from_bytes(bytes, &out.display().to_string())?;
-        let back = codec::decompress(&mut r, None, &|_| {})?;
-        plot_before_after(p, &v, &back.data.to_f64(), s.abs_bound)?;
-        println!("plot: {}", p.display());
+        plot_decoded(p, &v, bytes, out, s.abs_bound)?;
     }
+    Ok(())
+}
+
+/// `--plot`: the field beside its decoded self (the .mrz `bytes` written
+/// to `out`) and the error.
+fn plot_decoded(p: &Path, v: &Volume, bytes: Vec<u8>, out: &Path, bound: f64) -> Result<()> {
+    let mut r = MrzReader::from_bytes(bytes, &out.display().to_string())?;
+    let back = codec::decompress(&mut r, None, &|_| {})?;
+    plot_before_after(p, v, &back.data.to_f64(), bound)?;
+    println!("plot: {}", p.display());
     Ok(())
 }
 
 /// Compresses a float32 file on the GPUs from page-locked memory it is
 /// read into; None (after a note) when that memory cannot be had, for the
 /// ordinary path.
-fn compress_page_locked(a: &CompressArgs, f: &Float32File, gpus: &Gpus) -> Result<Option<()>> {
+fn compress_page_locked(a: &CompressArgs, f: &io::NpyHeader, gpus: &Gpus) -> Result<Option<()>> {
     use multires_cuda::codec::{compress_pinned, FillError, PinnedField};
     let out = a.output.as_ref().context("--output is required")?;
     let p = &a.input;
     let file = std::fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?;
     let t_read = Instant::now();
-    let read = |first: usize, d: &mut [f32]| io::read_f32_npy_at(p, &file, &f.header, first, d);
+    let read = |first: usize, d: &mut [f32]| io::read_f32_npy_at(p, &file, f, first, d);
     let field = match PinnedField::filled(&gpus[0], &f.shape, &read) {
         Ok(field) => field,
         Err(FillError::Fill(e)) => return Err(e.into()),
@@ -384,10 +383,7 @@ fn compress_page_locked(a: &CompressArgs, f: &Float32File, gpus: &Gpus) -> Resul
     );
     if let Some(pl) = &a.plot {
         let v = Volume::of(&f.shape, Values::F32(field.as_slice().to_vec()))?;
-        let mut r = MrzReader::from_bytes(bytes, &out.display().to_string())?;
-        let back = codec::decompress(&mut r, None, &|_| {})?;
-        plot_before_after(pl, &v, &back.data.to_f64(), s.abs_bound)?;
-        println!("plot: {}", pl.display());
+        plot_decoded(pl, &v, bytes, out, s.abs_bound)?;
     }
     Ok(Some(()))
 }

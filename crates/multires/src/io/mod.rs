@@ -12,8 +12,8 @@ pub use npy::{
 };
 
 pub use read::{
-    read_f32_npy, read_matrix, read_npz, read_raw_f32, read_real_array, read_signal, Matrix,
-    RawType, ReadOptions, RealArray,
+    read_matrix, read_npz, read_raw_f32, read_real_array, read_signal, Matrix, RawType,
+    ReadOptions, RealArray,
 };
 pub use write::{write_atomic, write_npy, write_npz, write_png, NpyArray};
 

@@ -64,7 +64,7 @@ pub struct NpyHeader {
 
 impl NpyHeader {
     /// Whether the data are little-endian float32 in C order: what
-    /// `read_f32_npy_into` reads.
+    /// `read_f32_npy_vec` and `read_f32_npy_at` read.
     pub fn is_f32_c_order(&self) -> bool {
         matches!(self.descr.as_str(), "<f4" | "=f4") && !self.fortran_order
     }

@@ -388,23 +388,6 @@ pub fn read_real_array(path: &Path, options: &ReadOptions) -> Result<RealArray, 
     }
 }
 
-/// An .npy of float32 values as it is stored (None: the file holds
-/// another type; read it with `read_real_array`).
-pub fn read_f32_npy(path: &Path) -> Result<Option<ndarray::ArrayD<f32>>, IoError> {
-    let is_npy = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e.eq_ignore_ascii_case("npy"));
-    if !is_npy {
-        return Ok(None);
-    }
-    match ndarray::ArrayD::<f32>::read_npy(open(path)?) {
-        Ok(a) => Ok(Some(a)),
-        Err(ReadNpyError::WrongDescriptor(_)) => Ok(None),
-        Err(e) => Err(fmt_err(path, format!("not a valid .npy file: {e}"))),
-    }
-}
-
 /// Every array of an .npz, by name (without ".npy"), as f64; float32 arrays
 /// are widened and reported.
 /// Named arrays of an .npz, in file order.
