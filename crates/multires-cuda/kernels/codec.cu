@@ -779,7 +779,7 @@ __device__ __forceinline__ unsigned r_context(unsigned lv, unsigned prev) { retu
 // count, so shared-memory atomics are paid only where bins change.
 #define R_NONE 0xffffffffu
 #define RHIST(name)                                                                                \
-    extern "C" __global__ void name(const int* __restrict__ ints, const unsigned* __restrict__ cls, \
+    extern "C" __global__ void name(const int* __restrict__ ints, const unsigned char* __restrict__ cls, \
                                     long long n, unsigned* __restrict__ hist) {                    \
         extern __shared__ unsigned h[];                                                            \
         long long b = blockIdx.y;                                                                  \
@@ -879,7 +879,7 @@ __device__ __forceinline__ void r_reciprocals(const unsigned* sh, unsigned* rc) 
 // division multipliers into the other of two stages (one block barrier a
 // tile). A lone warp on its SM did all of that itself before.
 #define RENC(name)                                                                                 \
-    extern "C" __global__ void name(const int* __restrict__ ints, const unsigned* __restrict__ cls, \
+    extern "C" __global__ void name(const int* __restrict__ ints, const unsigned char* __restrict__ cls, \
                                     long long n, const unsigned* cfirst,                           \
                                     const unsigned long long* cstart, const unsigned* clen,        \
                                     const unsigned* cum, const unsigned* scale,                    \
@@ -1010,10 +1010,9 @@ __device__ __forceinline__ void r_reciprocals(const unsigned* sh, unsigned* rc) 
 // symbols, and rarely steps more than once.
 #define R_BUCKETS 256
 #define R_BUCKET_LOG 8
-__device__ __forceinline__ void r_buckets(const unsigned* sh, unsigned char* bk) {
-    const unsigned* sc = sh + R_NCTX * (R_NSYM + 1);
+__device__ __forceinline__ void r_buckets(const unsigned short* cu16, const unsigned* sc, unsigned char* bk) {
     for (int ctx = threadIdx.x; ctx < R_NCTX; ctx += blockDim.x) {
-        const unsigned* cu = sh + ctx * (R_NSYM + 1);
+        const unsigned short* cu = cu16 + ctx * (R_NSYM + 1);
         unsigned s_ = sc[ctx];
         int sym = 0;
         for (int k = 0; k < R_BUCKETS; k++) {
@@ -1031,10 +1030,9 @@ __device__ __forceinline__ void r_buckets(const unsigned* sh, unsigned char* bk)
 // when its table cannot be decoded from (scale above 15, or a total that
 // is not 2^scale), else its scale.
 #define R_UNUSABLE 0x40000000u
-__device__ __forceinline__ void r_context_info(const unsigned* sh, unsigned* ci) {
-    const unsigned* sc = sh + R_NCTX * (R_NSYM + 1);
+__device__ __forceinline__ void r_context_info(const unsigned* cm, const unsigned* sc, unsigned* ci) {
     for (int ctx = threadIdx.x; ctx < R_NCTX; ctx += blockDim.x) {
-        const unsigned* cu = sh + ctx * (R_NSYM + 1);
+        const unsigned* cu = cm + ctx * (R_NSYM + 1);
         unsigned s_ = sc[ctx], info = s_;
         if (s_ > 15 || cu[R_NSYM] != (1u << s_)) {
             info = R_UNUSABLE;
@@ -1045,7 +1043,23 @@ __device__ __forceinline__ void r_context_info(const unsigned* sh, unsigned* ci)
         }
         ci[ctx] = info;
     }
+}
+
+// RDEC's copy of brick b's tables: scales, the contexts' packed infos,
+// the cumulative starts as u16 (a usable table's total is at most 2^15,
+// and a context whose total is not is marked unusable from the u32
+// starts), then the buckets. Half the bytes of u32 starts: a block holds
+// every chunk of a smooth 129^3 brick (33) and four such blocks fit an SM.
+#define R_CU16_WORDS ((R_NCTX * (R_NSYM + 1) + 1) / 2)
+__device__ __forceinline__ void r_tables16(unsigned* sh, const unsigned* cum, const unsigned* scale, long long b) {
+    const unsigned* cm = cum + b * (R_NCTX * (R_NSYM + 1));
+    unsigned *sc = sh, *ci = sh + R_NCTX;
+    unsigned short* cu16 = (unsigned short*)(sh + 2 * R_NCTX);
+    for (int k = threadIdx.x; k < R_NCTX * (R_NSYM + 1); k += blockDim.x) cu16[k] = (unsigned short)cm[k];
+    for (int k = threadIdx.x; k < R_NCTX; k += blockDim.x) sc[k] = scale[b * R_NCTX + k];
     __syncthreads();
+    r_context_info(cm, sc, ci);
+    r_buckets(cu16, sc, (unsigned char*)(sh + 2 * R_NCTX + R_CU16_WORDS));
 }
 
 // A lane's window on its chunk's words: 13 aligned 16-byte loads from the
@@ -1082,21 +1096,21 @@ __device__ __forceinline__ unsigned r_window(const unsigned short* d, unsigned p
 #define RDEC(name)                                                                                 \
     extern "C" __global__ void name(const unsigned char* __restrict__ data,                        \
                                     const unsigned long long* doff, const unsigned* dlen,          \
-                                    const unsigned* __restrict__ cls, long long n,                 \
+                                    const unsigned char* __restrict__ cls, long long n,            \
                                     const unsigned* cfirst, const unsigned long long* cstart,      \
                                     const unsigned* clen, const unsigned* cum,                     \
                                     const unsigned* scale, int* __restrict__ ints, unsigned* err) { \
         extern __shared__ unsigned sh[];                                                           \
         long long b = blockIdx.y;                                                                  \
-        r_tables(sh, cum, scale, b);                                                               \
-        unsigned char* bk = (unsigned char*)(sh + R_NCTX * (R_NSYM + 2));                          \
-        r_buckets(sh, bk);                                                                         \
-        unsigned* ci = sh + R_NCTX * (R_NSYM + 2) + R_NCTX * R_BUCKETS / 4;                        \
+        r_tables16(sh, cum, scale, b);                                                             \
+        const unsigned* ci = sh + R_NCTX;                                                          \
+        const unsigned short* cu16 = (const unsigned short*)(sh + 2 * R_NCTX);                     \
+        const unsigned char* bk = (const unsigned char*)(sh + 2 * R_NCTX + R_CU16_WORDS);          \
         unsigned warp = threadIdx.x >> 5, lane = threadIdx.x & 31;                                 \
-        unsigned* tv = ci + R_NCTX + warp * (2 * 32 * R_ROW + 32 * R_WIN);                         \
+        unsigned* tv = sh + 2 * R_NCTX + R_CU16_WORDS + R_NCTX * R_BUCKETS / 4 +                   \
+                       warp * (2 * 32 * R_ROW + 32 * R_WIN);                                       \
         unsigned* tl = tv + 32 * R_ROW;                                                            \
         unsigned* win = tl + 32 * R_ROW;                                                           \
-        r_context_info(sh, ci);                                                                    \
         long long c = cfirst[b] + (blockIdx.x * (long long)(blockDim.x >> 5) + warp) * 32 + lane;  \
         bool on = c < cfirst[b + 1];                                                               \
         long long st = on ? (long long)cstart[c] : 0;                                              \
@@ -1159,7 +1173,7 @@ __device__ __forceinline__ unsigned r_window(const unsigned short* d, unsigned p
                 if (info == R_UNUSABLE) { bad = true; break; }                                     \
                 unsigned s_ = info;                                                                \
                 unsigned slot = x & ((1u << s_) - 1);                                              \
-                const unsigned* cu = sh + ctx * (R_NSYM + 1);                                      \
+                const unsigned short* cu = cu16 + ctx * (R_NSYM + 1);                              \
                 unsigned lo = bk[ctx * R_BUCKETS + ((slot << R_BUCKET_LOG) >> s_)];                \
                 unsigned c0 = cu[lo], c1 = cu[lo + 1];                                             \
                 while (c1 <= slot && lo < R_NSYM - 1) {                                            \

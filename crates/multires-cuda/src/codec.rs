@@ -165,7 +165,7 @@ struct Slot {
     /// Coding orders per brick shape: Morton (lifting) or interp's.
     orders: CodingOrders,
     /// The rANS level classes of interp's coding order, per brick shape.
-    classes: BTreeMap<[usize; 3], CudaSlice<u32>>,
+    classes: BTreeMap<[usize; 3], Arc<CudaSlice<u8>>>,
 }
 
 /// A coding order on the device and its inverse (each grid point's place
@@ -176,7 +176,7 @@ struct CodingOrder {
     inverse: CudaSlice<u32>,
 }
 
-type CodingOrders = BTreeMap<([usize; 3], bool), CodingOrder>;
+type CodingOrders = BTreeMap<([usize; 3], bool), Arc<CodingOrder>>;
 
 /// The coding order that `Slot::order` uploaded for `dims` under `t` (a
 /// function of the map alone, so the slot's other buffers stay free to
@@ -188,6 +188,7 @@ fn coding_order(
 ) -> Result<&CodingOrder, CudaError> {
     orders
         .get(&order_key(dims, t))
+        .map(|o| &**o)
         .ok_or_else(|| CudaError::Unsupported("coding order".into()))
 }
 
@@ -862,35 +863,45 @@ impl Slot {
         Ok(())
     }
 
-    /// Uploads the coding order of `dims` under `t` and its inverse once
-    /// (`Slot::orders`).
+    /// The coding order of `dims` under `t` and its inverse, uploaded
+    /// once a device (`Gpu::table`).
     fn order(&mut self, dims: [usize; 3], t: lifting::Lifting) -> Result<(), CudaError> {
         let key = order_key(dims, t);
         if !self.orders.contains_key(&key) {
-            let o = if key.1 {
-                interp::order(dims)
-            } else {
-                morton::order(dims)
-            };
-            let mut inv = vec![0u32; o.len()];
-            for (j, &k) in o.iter().enumerate() {
-                inv[k as usize] = j as u32;
-            }
-            let up = || "copying a coding order".to_string();
-            let order = self.stream.clone_htod(o.as_slice()).during(up)?;
-            let inverse = self.stream.clone_htod(&inv).during(up)?;
-            self.orders.insert(key, CodingOrder { order, inverse });
+            let s = &self.stream;
+            let o = self.gpu.table(&format!("codec order {key:?}"), || {
+                let o = if key.1 {
+                    interp::order(dims)
+                } else {
+                    morton::order(dims)
+                };
+                let mut inv = vec![0u32; o.len()];
+                for (j, &k) in o.iter().enumerate() {
+                    inv[k as usize] = j as u32;
+                }
+                let up = || "copying a coding order".to_string();
+                let order = s.clone_htod(o.as_slice()).during(up)?;
+                let inverse = s.clone_htod(&inv).during(up)?;
+                s.synchronize().during(up)?;
+                Ok(CodingOrder { order, inverse })
+            })?;
+            self.orders.insert(key, o);
         }
         Ok(())
     }
 
-    /// Uploads the rANS level classes of `dims` once (`Slot::classes`).
+    /// The rANS level classes of `dims` (a byte each: they are 0 to 7),
+    /// uploaded once a device (`Gpu::table`).
     fn classes(&mut self, dims: [usize; 3]) -> Result<(), CudaError> {
         if !self.classes.contains_key(&dims) {
-            let d = self
-                .stream
-                .clone_htod(interp::classes(dims).as_slice())
-                .during(|| "copying level classes".into())?;
+            let s = &self.stream;
+            let d = self.gpu.table(&format!("codec classes {dims:?}"), || {
+                let up = || "copying level classes".to_string();
+                let c: Vec<u8> = interp::classes(dims).iter().map(|&c| c as u8).collect();
+                let d = s.clone_htod(&c).during(up)?;
+                s.synchronize().during(up)?;
+                Ok(d)
+            })?;
             self.classes.insert(dims, d);
         }
         Ok(())
@@ -1313,7 +1324,7 @@ impl Slot {
         prof(s, "r_before")?;
         let fh = self.f("RHIST(kernel)", table * 4)?;
         let mut l = s.launch_builder(&fh);
-        l.arg(&ints).arg(cls).arg(&n64).arg(&mut hist);
+        l.arg(&ints).arg(&**cls).arg(&n64).arg(&mut hist);
         unsafe {
             l.launch(cfg(
                 ((n.div_ceil(256 * 64)).clamp(1, 1024) as u32, nbk as u32),
@@ -1342,7 +1353,7 @@ impl Slot {
         let f = self.f("RENC(kernel)", RENC_SMEM as usize)?;
         let mut l = s.launch_builder(&f);
         l.arg(&ints)
-            .arg(cls)
+            .arg(&**cls)
             .arg(&n64)
             .arg(&dev.cfirst)
             .arg(&dev.cstart)
@@ -2027,10 +2038,13 @@ impl Slot {
         self.classes(dims)?;
         let s = &self.stream.clone();
         use rayon::prelude::*;
+        // On this thread: a header is a few hundred words, and the rayon
+        // pool is shared with every other slot's gathers and checks.
         let heads: Vec<Option<(f64, rans::Header)>> = list
-            .par_iter()
+            .iter()
             .map(|(_, p)| codec::brick_rans_header(p, n).ok())
             .collect();
+        trace("d_heads");
         let (mut doff, mut dlen) = (Vec::new(), Vec::new());
         let mut chunks = RansChunks::new();
         let mut at = vec![None; nbk];
@@ -2066,27 +2080,58 @@ impl Slot {
             });
         }
         let mut err = err;
-        let dev = chunks.upload(s)?;
-        let dlen_d = s.clone_htod(&dlen).during(|| "copying chunks".into())?;
-        let doff_d = s.clone_htod(&doff).during(|| "copying chunks".into())?;
-        // The streams gathered into pinned memory on every core, then up
-        // (zero bytes after them: RDEC_PAD).
-        let pin = pinned_bytes(&self.gpu, &mut self.pbytes, total + RDEC_PAD)?;
-        let host = &mut pin[..];
-        let mut rest = &mut host[..total + RDEC_PAD];
-        let mut dsts = Vec::with_capacity(parts.len());
-        for (_, r) in &parts {
-            let (d, tail) = rest.split_at_mut(r.len());
-            dsts.push(d);
+        trace("d_lists");
+        // The streams (zero bytes after them: RDEC_PAD) and the chunk lists
+        // in the slot's pinned buffer, then up in one copy: six pageable
+        // copies a batch stalled behind the other slots' copies.
+        use bytemuck::cast_slice;
+        let lists: [&[u8]; 7] = [
+            cast_slice(&chunks.cfirst),
+            cast_slice(&chunks.cstart),
+            cast_slice(&chunks.clen),
+            cast_slice(&chunks.cum),
+            cast_slice(&chunks.scale),
+            cast_slice(&dlen),
+            cast_slice(&doff),
+        ];
+        let (offs, all) = packed_layout(total + RDEC_PAD, &lists.map(<[u8]>::len));
+        let pin = pinned_bytes(&self.gpu, &mut self.pbytes, all)?;
+        trace("d_pinned");
+        let host = &mut pin[..all];
+        let (data, mut rest) = host.split_at_mut(offs[0]);
+        let (streams, pad) = data.split_at_mut(total);
+        pad.fill(0);
+        for (list_bytes, &off) in lists.iter().zip(&offs) {
+            let skip = off - (all - rest.len());
+            let (_, tail) = rest.split_at_mut(skip);
+            let (dst, tail) = tail.split_at_mut(list_bytes.len());
+            dst.copy_from_slice(list_bytes);
             rest = tail;
         }
-        rest.fill(0);
-        dsts.into_par_iter()
-            .zip(parts.par_iter())
-            .for_each(|(d, (bi, r))| d.copy_from_slice(&list[*bi].1[r.clone()]));
-        let mut data_d = unsafe { s.alloc::<u8>(total + RDEC_PAD) }.during(|| "alloc".into())?;
-        s.memcpy_htod(&host[..total + RDEC_PAD], &mut data_d)
+        let mut dsts = Vec::with_capacity(parts.len());
+        let mut left = streams;
+        for (_, r) in &parts {
+            let (d, tail) = left.split_at_mut(r.len());
+            dsts.push(d);
+            left = tail;
+        }
+        let gather = |(d, (bi, r)): (&mut [u8], &(usize, std::ops::Range<usize>))| {
+            d.copy_from_slice(&list[*bi].1[r.clone()])
+        };
+        if total > GATHER_PARALLEL_BYTES {
+            dsts.into_par_iter().zip(parts.par_iter()).for_each(gather);
+        } else {
+            dsts.into_iter().zip(parts.iter()).for_each(gather);
+        }
+        trace("d_gathered");
+        let mut up_d = unsafe { s.alloc::<u8>(all) }.during(|| "alloc".into())?;
+        s.memcpy_htod(&host[..all], &mut up_d)
             .during(|| "copying payloads to the GPU".into())?;
+        let base = {
+            use cudarc::driver::DevicePtr;
+            up_d.device_ptr(s).0
+        };
+        let dev = |k: usize| base + offs[k] as u64;
         let cls = self
             .classes
             .get(&dims)
@@ -2095,20 +2140,22 @@ impl Slot {
         prof(s, "d_rdec_before")?;
         let f = self.f("RDEC(kernel)", rdec_smem(RDEC_MAX_WARPS) as usize)?;
         let mut ints = self.ints.slice_mut(0..nbk * n);
+        let (cfirst, cstart, clen, cum, scale, dlen_d, doff_d) =
+            (dev(0), dev(1), dev(2), dev(3), dev(4), dev(5), dev(6));
         let mut l = s.launch_builder(&f);
-        l.arg(&data_d)
+        l.arg(&base)
             .arg(&doff_d)
             .arg(&dlen_d)
-            .arg(cls)
+            .arg(&**cls)
             .arg(&n64)
-            .arg(&dev.cfirst)
-            .arg(&dev.cstart)
-            .arg(&dev.clen)
-            .arg(&dev.cum)
-            .arg(&dev.scale)
+            .arg(&cfirst)
+            .arg(&cstart)
+            .arg(&clen)
+            .arg(&cum)
+            .arg(&scale)
             .arg(&mut ints)
             .arg(&mut err);
-        let warps = rdec_warps(chunks.clen.len());
+        let warps = rdec_warps(chunks.most);
         unsafe { l.launch(cfg(chunks.grid(warps), 32 * warps, rdec_smem(warps))) }
             .during(|| "launching RDEC".into())?;
         prof(s, "d_decode")?;
@@ -2317,30 +2364,27 @@ const RENC_THREADS: u32 = 256;
 /// context and symbol, the chunks' starts and lengths (512 bytes), and two
 /// stages of four words per value of a tile.
 const RENC_SMEM: u32 = RANS_TABLES + (rans::NCTX * rans::NSYM * 4) as u32 + 512 + 2 * 4 * RANS_TILE;
-/// Warps of an RDEC block for a launch of `chunks` chunks. Four share one
-/// copy of a brick's tables, so an SM holds 8 chains instead of 5: fewer
-/// waves where chunks are many (a 1024^3 turbulent field at 1e-4 has
-/// 65,000). A launch of few chunks (well under a wave either way) keeps
-/// one warp a block: a brick of 33 chunks would leave two of four warps,
-/// and their shared memory, idle.
-fn rdec_warps(chunks: usize) -> u32 {
-    if chunks > 4096 {
-        RDEC_MAX_WARPS
-    } else {
-        1
-    }
+/// Warps of an RDEC block: enough for every chunk of the launch's
+/// largest brick, up to `RDEC_MAX_WARPS`, so a brick's chunks share one
+/// copy of its tables. A smooth 129^3 brick has 33 chunks: two warps a
+/// block (49.5 KiB, four blocks an SM) decode a 1024^3 field's 512 bricks
+/// in one wave, where a block of one warp for each 32 chunks (the 33rd
+/// alone in a second block) took two waves of 14 ms serial chains.
+fn rdec_warps(most_chunks: usize) -> u32 {
+    most_chunks.div_ceil(32).clamp(1, RDEC_MAX_WARPS as usize) as u32
 }
-const RDEC_MAX_WARPS: u32 = 4;
+const RDEC_MAX_WARPS: u32 = 8;
 /// Words of a lane's window on its stream in RDEC: the kernel's R_WIN
 /// (13 loads of 4 words, and one more).
 const RDEC_WINDOW_WORDS: u32 = 53;
-/// RDEC's: tables, 256 starting symbols (bytes) per context, a word of
-/// packed information per context, and per warp its tiles and each lane's
+/// RDEC's: per context its scale and packed information (two words), the
+/// cumulative starts as u16 (the kernel's R_CU16_WORDS), 256 starting
+/// symbols (bytes) per context, and per warp its tiles and each lane's
 /// window on its words.
 const fn rdec_smem(warps: u32) -> u32 {
-    RANS_TABLES
+    (rans::NCTX * 2 * 4) as u32
+        + (rans::NCTX * (rans::NSYM + 1)).div_ceil(2) as u32 * 4
         + (rans::NCTX * 256) as u32
-        + (rans::NCTX * 4) as u32
         + warps * (RANS_TILES + 32 * RDEC_WINDOW_WORDS * 4)
 }
 /// Zero bytes after the last rANS stream of a batch: RDEC's windows read
@@ -2361,6 +2405,30 @@ fn clear_out(s: &Arc<CudaStream>, out: &mut CudaSlice<u8>, total: usize) -> Resu
     Ok(())
 }
 
+/// Where lists of `lens` bytes go after `first` bytes, each at a 16-byte
+/// boundary, for one copy up; and the bytes in all.
+fn packed_layout(first: usize, lens: &[usize]) -> (Vec<usize>, usize) {
+    let mut at = first.next_multiple_of(16);
+    let offs = lens
+        .iter()
+        .map(|&l| {
+            let o = at;
+            at = (at + l).next_multiple_of(16);
+            o
+        })
+        .collect();
+    (offs, at)
+}
+
+/// Streams above this many bytes are gathered on every core; below, the
+/// slot's own thread copies them (the rayon pool is shared by the slots).
+const GATHER_PARALLEL_BYTES: usize = 4 << 20;
+
+/// The least a slot's pinned buffer holds, so that small batches never
+/// page-lock memory while others' kernels run (one such registration
+/// waited 44 ms).
+const PINNED_MIN_BYTES: usize = 8 << 20;
+
 /// `buf` grown to at least `len` bytes (a power of two, kept by the slot).
 fn pinned_bytes<'a>(
     gpu: &Gpu,
@@ -2369,7 +2437,7 @@ fn pinned_bytes<'a>(
 ) -> Result<&'a mut Registered<u8>, CudaError> {
     if buf.as_ref().is_none_or(|p| p.len() < len) {
         *buf = None;
-        let cap = len.max(1).next_power_of_two();
+        let cap = len.max(PINNED_MIN_BYTES).next_power_of_two();
         *buf = Some(Registered::zeroed(&gpu.ctx, cap, 0)?);
     }
     buf.as_mut()
@@ -3671,6 +3739,34 @@ mod tests {
                 (l.min(x), h.max(x))
             });
         assert_eq!(host_range(5, &w), (lo, hi, None));
+    }
+
+    #[test]
+    fn packed_lists_start_on_16_byte_boundaries_after_the_streams() {
+        let (offs, all) = packed_layout(1000 + RDEC_PAD, &[8, 0, 20, 3]);
+        assert_eq!(offs, vec![1264, 1280, 1280, 1312]);
+        assert_eq!(all, 1328);
+        // Each list fits before the next, and the streams' padding stays.
+        for (k, &o) in offs.iter().enumerate() {
+            assert_eq!(o % 16, 0);
+            assert!(o >= 1000 + RDEC_PAD);
+            let end = o + [8, 0, 20, 3][k];
+            assert!(end <= offs.get(k + 1).copied().unwrap_or(all));
+        }
+        assert_eq!(packed_layout(0, &[]), (vec![], 0));
+    }
+
+    #[test]
+    fn rdec_blocks_hold_a_bricks_chunks_within_the_shared_memory() {
+        // A smooth 129^3 brick (33 chunks) takes two warps; four such
+        // blocks fit the H100's 228 KiB of shared memory an SM.
+        assert_eq!(rdec_warps(33), 2);
+        assert_eq!(rdec_warps(1), 1);
+        assert_eq!(rdec_warps(0), 1);
+        assert_eq!(rdec_warps(132), 5);
+        assert_eq!(rdec_warps(100_000), RDEC_MAX_WARPS);
+        assert!(4 * (rdec_smem(2) + 1024) <= 228 * 1024);
+        assert!(rdec_smem(RDEC_MAX_WARPS) <= 227 * 1024);
     }
 
     #[test]

@@ -5,6 +5,7 @@ use crate::error::{Context, CudaError};
 use crate::kernels::Kernel;
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
+use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -40,6 +41,11 @@ pub struct Gpu {
     /// Compiled kernels by instance, with the dynamic shared memory limit
     /// each was raised to.
     cache: Mutex<HashMap<String, (CudaFunction, usize)>>,
+    /// Read-only tables made for a shape (the codec's coding orders and
+    /// level classes), uploaded once and read by every stream: when each
+    /// of sixteen codec slots uploaded its own (26 MB for a 129^3 brick,
+    /// from pageable memory), a 1024^3 decode waited 20 ms for them.
+    tables: Mutex<HashMap<String, Arc<dyn Any + Send + Sync>>>,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -113,6 +119,20 @@ impl Gpu {
             return Err(CudaError::NoDevice("the driver sees no device".into()));
         }
         let ctx = CudaContext::new(ordinal).during(|| format!("opening device {ordinal}"))?;
+        // Threads that wait for the GPU sleep rather than spin (the driver
+        // spins when a process has fewer contexts than cores): the codec's
+        // slot threads, up to sixteen, each wait on their own stream while
+        // the rayon pool parses, gathers and checks for the others, and
+        // spinning waiters held the cores (a batch's 64 brick headers, half
+        // a millisecond of work, took 12 to 20 ms to parse).
+        // SAFETY: `new` made the context current on this thread.
+        unsafe {
+            cudarc::driver::sys::cuCtxSetFlags(
+                cudarc::driver::sys::CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC as u32,
+            )
+        }
+        .result()
+        .during(|| format!("asking device {ordinal} to block waiting threads"))?;
         // One stream orders all work; cudarc's per-buffer events are not needed.
         // SAFETY: called before any buffer exists.
         unsafe { ctx.disable_event_tracking() };
@@ -140,7 +160,28 @@ impl Gpu {
             stream,
             info,
             cache: Mutex::new(HashMap::new()),
+            tables: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The table named `key`, made by `make` on this device's first
+    /// request and kept for the process. `make` must leave it ready for
+    /// any stream (its copies synchronized). Requests wait while one
+    /// makes it, so it is uploaded once.
+    pub fn table<T: Any + Send + Sync>(
+        &self,
+        key: &str,
+        make: impl FnOnce() -> Result<T, CudaError>,
+    ) -> Result<Arc<T>, CudaError> {
+        let mut tables = self.tables.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(t) = tables.get(key) {
+            if let Ok(t) = t.clone().downcast::<T>() {
+                return Ok(t);
+            }
+        }
+        let t = Arc::new(make()?);
+        tables.insert(key.to_string(), t.clone());
+        Ok(t)
     }
 
     /// `instance` of `kernel` (e.g. "DIRECT(k, float, 0, 1, 0)"), compiled
