@@ -125,14 +125,18 @@ impl Gpu {
         // the rayon pool parses, gathers and checks for the others, and
         // spinning waiters held the cores (a batch's 64 brick headers, half
         // a millisecond of work, took 12 to 20 ms to parse).
-        // SAFETY: `new` made the context current on this thread.
-        unsafe {
-            cudarc::driver::sys::cuCtxSetFlags(
-                cudarc::driver::sys::CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC as u32,
-            )
+        // MULTIRES_CUDA_WAIT=spin keeps the driver's default (a knob for
+        // measurements; results never depend on it).
+        if std::env::var("MULTIRES_CUDA_WAIT").as_deref() != Ok("spin") {
+            // SAFETY: `new` made the context current on this thread.
+            unsafe {
+                cudarc::driver::sys::cuCtxSetFlags(
+                    cudarc::driver::sys::CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC as u32,
+                )
+            }
+            .result()
+            .during(|| format!("asking device {ordinal} to block waiting threads"))?;
         }
-        .result()
-        .during(|| format!("asking device {ordinal} to block waiting threads"))?;
         // One stream orders all work; cudarc's per-buffer events are not needed.
         // SAFETY: called before any buffer exists.
         unsafe { ctx.disable_event_tracking() };
