@@ -1315,6 +1315,7 @@ impl Slot {
         let cls = self
             .classes
             .get(&dims)
+            .cloned()
             .ok_or_else(|| CudaError::Unsupported("level classes".into()))?;
         let table = rans::NCTX * rans::NSYM;
         let mut hist = s
@@ -1324,7 +1325,7 @@ impl Slot {
         prof(s, "r_before")?;
         let fh = self.f("RHIST(kernel)", table * 4)?;
         let mut l = s.launch_builder(&fh);
-        l.arg(&ints).arg(&**cls).arg(&n64).arg(&mut hist);
+        l.arg(&ints).arg(&*cls).arg(&n64).arg(&mut hist);
         unsafe {
             l.launch(cfg(
                 ((n.div_ceil(256 * 64)).clamp(1, 1024) as u32, nbk as u32),
@@ -1343,7 +1344,19 @@ impl Slot {
             chunks.push(n, p.chunk_log, Some(&p.tables));
         }
         let nch = chunks.clen.len();
-        let dev = chunks.upload(s)?;
+        // One copy from the slot's pinned buffer (free here: the last
+        // batch's payloads were copied out of it), not five pageable ones.
+        let (_up, _, addr) = upload_packed(
+            &self.gpu,
+            s,
+            &mut self.pbytes,
+            0,
+            |_| (),
+            &chunks.byte_lists(),
+        )?;
+        let [cfirst, cstart, clen, cum, scale] = addr[..] else {
+            return Err(CudaError::Unsupported("chunk lists".into()));
+        };
         let mut sizes = s.alloc_zeros::<u32>(nch).during(|| "alloc".into())?;
         prof(s, "r_upload")?;
         let mut states = s.alloc_zeros::<u32>(nch).during(|| "alloc".into())?;
@@ -1353,13 +1366,13 @@ impl Slot {
         let f = self.f("RENC(kernel)", RENC_SMEM as usize)?;
         let mut l = s.launch_builder(&f);
         l.arg(&ints)
-            .arg(&**cls)
+            .arg(&*cls)
             .arg(&n64)
-            .arg(&dev.cfirst)
-            .arg(&dev.cstart)
-            .arg(&dev.clen)
-            .arg(&dev.cum)
-            .arg(&dev.scale)
+            .arg(&cfirst)
+            .arg(&cstart)
+            .arg(&clen)
+            .arg(&cum)
+            .arg(&scale)
             .arg(&mut sizes)
             .arg(&mut states)
             .arg(&scratch);
@@ -2081,57 +2094,40 @@ impl Slot {
         }
         let mut err = err;
         trace("d_lists");
+        use bytemuck::cast_slice;
         // The streams (zero bytes after them: RDEC_PAD) and the chunk lists
         // in the slot's pinned buffer, then up in one copy: six pageable
         // copies a batch stalled behind the other slots' copies.
-        use bytemuck::cast_slice;
-        let lists: [&[u8]; 7] = [
-            cast_slice(&chunks.cfirst),
-            cast_slice(&chunks.cstart),
-            cast_slice(&chunks.clen),
-            cast_slice(&chunks.cum),
-            cast_slice(&chunks.scale),
-            cast_slice(&dlen),
-            cast_slice(&doff),
-        ];
-        let (offs, all) = packed_layout(total + RDEC_PAD, &lists.map(<[u8]>::len));
-        let pin = pinned_bytes(&self.gpu, &mut self.pbytes, all)?;
-        trace("d_pinned");
-        let host = &mut pin[..all];
-        let (data, mut rest) = host.split_at_mut(offs[0]);
-        let (streams, pad) = data.split_at_mut(total);
-        pad.fill(0);
-        for (list_bytes, &off) in lists.iter().zip(&offs) {
-            let skip = off - (all - rest.len());
-            let (_, tail) = rest.split_at_mut(skip);
-            let (dst, tail) = tail.split_at_mut(list_bytes.len());
-            dst.copy_from_slice(list_bytes);
-            rest = tail;
-        }
-        let mut dsts = Vec::with_capacity(parts.len());
-        let mut left = streams;
-        for (_, r) in &parts {
-            let (d, tail) = left.split_at_mut(r.len());
-            dsts.push(d);
-            left = tail;
-        }
-        let gather = |(d, (bi, r)): (&mut [u8], &(usize, std::ops::Range<usize>))| {
-            d.copy_from_slice(&list[*bi].1[r.clone()])
+        let lists = chunks.byte_lists();
+        let lists = [&lists[..], &[cast_slice(&dlen), cast_slice(&doff)]].concat();
+        let gather = |data: &mut [u8]| {
+            let (streams, pad) = data.split_at_mut(total);
+            pad.fill(0);
+            let mut dsts = Vec::with_capacity(parts.len());
+            let mut left = streams;
+            for (_, r) in &parts {
+                let (d, tail) = left.split_at_mut(r.len());
+                dsts.push(d);
+                left = tail;
+            }
+            let copy = |(d, (bi, r)): (&mut [u8], &(usize, std::ops::Range<usize>))| {
+                d.copy_from_slice(&list[*bi].1[r.clone()])
+            };
+            if total > GATHER_PARALLEL_BYTES {
+                dsts.into_par_iter().zip(parts.par_iter()).for_each(copy);
+            } else {
+                dsts.into_iter().zip(parts.iter()).for_each(copy);
+            }
         };
-        if total > GATHER_PARALLEL_BYTES {
-            dsts.into_par_iter().zip(parts.par_iter()).for_each(gather);
-        } else {
-            dsts.into_iter().zip(parts.iter()).for_each(gather);
-        }
+        let (_up, base, addr) = upload_packed(
+            &self.gpu,
+            s,
+            &mut self.pbytes,
+            total + RDEC_PAD,
+            gather,
+            &lists,
+        )?;
         trace("d_gathered");
-        let mut up_d = unsafe { s.alloc::<u8>(all) }.during(|| "alloc".into())?;
-        s.memcpy_htod(&host[..all], &mut up_d)
-            .during(|| "copying payloads to the GPU".into())?;
-        let base = {
-            use cudarc::driver::DevicePtr;
-            up_d.device_ptr(s).0
-        };
-        let dev = |k: usize| base + offs[k] as u64;
         let cls = self
             .classes
             .get(&dims)
@@ -2140,8 +2136,9 @@ impl Slot {
         prof(s, "d_rdec_before")?;
         let f = self.f("RDEC(kernel)", rdec_smem(RDEC_MAX_WARPS) as usize)?;
         let mut ints = self.ints.slice_mut(0..nbk * n);
-        let (cfirst, cstart, clen, cum, scale, dlen_d, doff_d) =
-            (dev(0), dev(1), dev(2), dev(3), dev(4), dev(5), dev(6));
+        let [cfirst, cstart, clen, cum, scale, dlen_d, doff_d] = addr[..] else {
+            return Err(CudaError::Unsupported("chunk lists".into()));
+        };
         let mut l = s.launch_builder(&f);
         l.arg(&base)
             .arg(&doff_d)
@@ -2405,6 +2402,43 @@ fn clear_out(s: &Arc<CudaStream>, out: &mut CudaSlice<u8>, total: usize) -> Resu
     Ok(())
 }
 
+/// `first` bytes that `fill` writes, then `lists` at 16-byte
+/// boundaries, in `pbytes` (a slot's pinned buffer) and up in one copy: the
+/// device buffer (to keep until the stream has used it), its address,
+/// and each list's. Pageable copies of a batch's small lists stalled
+/// for up to 20 ms behind the other slots' copies.
+fn upload_packed(
+    gpu: &Gpu,
+    s: &Arc<CudaStream>,
+    pbytes: &mut Option<Registered<u8>>,
+    first: usize,
+    fill: impl FnOnce(&mut [u8]),
+    lists: &[&[u8]],
+) -> Result<(CudaSlice<u8>, u64, Vec<u64>), CudaError> {
+    let (offs, all) = packed_layout(first, &lists.iter().map(|l| l.len()).collect::<Vec<_>>());
+    let pin = pinned_bytes(gpu, pbytes, all)?;
+    let host = &mut pin[..all.max(1)];
+    let (head, mut rest) = host.split_at_mut(offs.first().copied().unwrap_or(all).min(all));
+    fill(&mut head[..first]);
+    let mut at = head.len();
+    for (l, &o) in lists.iter().zip(&offs) {
+        let (_, tail) = rest.split_at_mut(o - at);
+        let (dst, tail) = tail.split_at_mut(l.len());
+        dst.copy_from_slice(l);
+        at = o + l.len();
+        rest = tail;
+    }
+    let mut up = unsafe { s.alloc::<u8>(all.max(1)) }.during(|| "alloc".into())?;
+    s.memcpy_htod(&pin[..all.max(1)], &mut up)
+        .during(|| "copying a batch's lists to the GPU".into())?;
+    let base = {
+        use cudarc::driver::DevicePtr;
+        up.device_ptr(s).0
+    };
+    let addr = offs.iter().map(|&o| base + o as u64).collect();
+    Ok((up, base, addr))
+}
+
 /// Where lists of `lens` bytes go after `first` bytes, each at a 16-byte
 /// boundary, for one copy up; and the bytes in all.
 fn packed_layout(first: usize, lens: &[usize]) -> (Vec<usize>, usize) {
@@ -2482,14 +2516,6 @@ struct RansChunks {
     most: usize,
 }
 
-struct RansChunksDev {
-    cfirst: CudaSlice<u32>,
-    cstart: CudaSlice<u64>,
-    clen: CudaSlice<u32>,
-    cum: CudaSlice<u32>,
-    scale: CudaSlice<u32>,
-}
-
 impl RansChunks {
     fn new() -> Self {
         RansChunks {
@@ -2526,17 +2552,17 @@ impl RansChunks {
         self.cfirst.push(self.clen.len() as u32);
     }
 
-    fn upload(&self, s: &Arc<CudaStream>) -> Result<RansChunksDev, CudaError> {
-        let up = |v: &[u32]| s.clone_htod(v).during(|| "copying rANS tables".into());
-        Ok(RansChunksDev {
-            cfirst: up(&self.cfirst)?,
-            cstart: s
-                .clone_htod(&self.cstart)
-                .during(|| "copying chunks".into())?,
-            clen: up(&self.clen)?,
-            cum: up(&self.cum)?,
-            scale: up(&self.scale)?,
-        })
+    /// The lists as the kernels take them (cfirst, cstart, clen, cum,
+    /// scale), as bytes for `Slot::upload_packed`.
+    fn byte_lists(&self) -> [&[u8]; 5] {
+        use bytemuck::cast_slice;
+        [
+            cast_slice(&self.cfirst),
+            cast_slice(&self.cstart),
+            cast_slice(&self.clen),
+            cast_slice(&self.cum),
+            cast_slice(&self.scale),
+        ]
     }
 
     /// A row of blocks per brick, a lane per chunk, `warps` warps of
