@@ -2364,9 +2364,10 @@ const RENC_SMEM: u32 = RANS_TABLES + (rans::NCTX * rans::NSYM * 4) as u32 + 512 
 /// Warps of an RDEC block: enough for every chunk of the launch's
 /// largest brick, up to `RDEC_MAX_WARPS`, so a brick's chunks share one
 /// copy of its tables. A smooth 129^3 brick has 33 chunks: two warps a
-/// block (49.5 KiB, four blocks an SM) decode a 1024^3 field's 512 bricks
-/// in one wave, where a block of one warp for each 32 chunks (the 33rd
-/// alone in a second block) took two waves of 14 ms serial chains.
+/// block (49.5 KiB, four blocks an SM) hold a 1024^3 field's 512 bricks at
+/// once, where a block of one warp for each 32 chunks (the 33rd alone in a
+/// second block, 45 KiB each) needed two waves. End to end this measured
+/// no faster: the chains share the SMs with the other batches' kernels.
 fn rdec_warps(most_chunks: usize) -> u32 {
     most_chunks.div_ceil(32).clamp(1, RDEC_MAX_WARPS as usize) as u32
 }
@@ -2417,16 +2418,9 @@ fn upload_packed(
 ) -> Result<(CudaSlice<u8>, u64, Vec<u64>), CudaError> {
     let (offs, all) = packed_layout(first, &lists.iter().map(|l| l.len()).collect::<Vec<_>>());
     let pin = pinned_bytes(gpu, pbytes, all)?;
-    let host = &mut pin[..all.max(1)];
-    let (head, mut rest) = host.split_at_mut(offs.first().copied().unwrap_or(all).min(all));
-    fill(&mut head[..first]);
-    let mut at = head.len();
+    fill(&mut pin[..first]);
     for (l, &o) in lists.iter().zip(&offs) {
-        let (_, tail) = rest.split_at_mut(o - at);
-        let (dst, tail) = tail.split_at_mut(l.len());
-        dst.copy_from_slice(l);
-        at = o + l.len();
-        rest = tail;
+        pin[o..o + l.len()].copy_from_slice(l);
     }
     let mut up = unsafe { s.alloc::<u8>(all.max(1)) }.during(|| "alloc".into())?;
     s.memcpy_htod(&pin[..all.max(1)], &mut up)
