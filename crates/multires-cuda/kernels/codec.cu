@@ -829,15 +829,6 @@ __device__ __forceinline__ void r_put_raw(unsigned& x, unsigned bits, unsigned n
     x = (x << nb) | bits;
 }
 
-// Loads brick b's cumulative frequencies and scales into shared memory
-// (a symbol's frequency is the difference of two starts).
-__device__ __forceinline__ void r_tables(unsigned* sh, const unsigned* cum, const unsigned* scale, long long b) {
-    const unsigned* cm = cum + b * (R_NCTX * (R_NSYM + 1));
-    for (int k = threadIdx.x; k < R_NCTX * (R_NSYM + 1); k += blockDim.x) sh[k] = cm[k];
-    for (int k = threadIdx.x; k < R_NCTX; k += blockDim.x) sh[R_NCTX * (R_NSYM + 1) + k] = scale[b * R_NCTX + k];
-    __syncthreads();
-}
-
 // The serial coders give each chunk a lane of one warp (32 chunks a
 // block). Values go through tiles of 32 per chunk in shared memory, one
 // row a chunk, loaded and stored in coalesced rows; rows of 33 words keep
@@ -851,15 +842,30 @@ __device__ __forceinline__ unsigned r_warp_tiles(unsigned len) {
     return __reduce_max_sync(0xffffffffu, (len + 31) / 32);
 }
 
+// Words of a brick's cumulative starts as u16 (a context's total is at
+// most 2^15).
+#define R_CU16_WORDS ((R_NCTX * (R_NSYM + 1) + 1) / 2)
+
+// Loads brick b's cumulative starts (as u16) and scales into shared
+// memory, for the encoder: u32 starts made its blocks 77.6 KiB, two an
+// SM; at 66.8 KiB three fit.
+__device__ __forceinline__ void r_enc_tables(unsigned short* cu16, unsigned* sc, const unsigned* cum,
+                                             const unsigned* scale, long long b) {
+    const unsigned* cm = cum + b * (R_NCTX * (R_NSYM + 1));
+    for (int k = threadIdx.x; k < R_NCTX * (R_NSYM + 1); k += blockDim.x) cu16[k] = (unsigned short)cm[k];
+    for (int k = threadIdx.x; k < R_NCTX; k += blockDim.x) sc[k] = scale[b * R_NCTX + k];
+    __syncthreads();
+}
+
 // Per context and symbol, the multiplier of an exact division by the
 // symbol's frequency f (Granlund and Montgomery's round-up method for
 // 32-bit x: with l = ceil(log2 f) and m = floor(2^(32 + l) / f) + 1,
 // x / f = (mulhi(x, m - 2^32) + x) >> l), so the encoder's serial step has
 // no division in it.
-__device__ __forceinline__ void r_reciprocals(const unsigned* sh, unsigned* rc) {
+__device__ __forceinline__ void r_reciprocals(const unsigned short* cu16, unsigned* rc) {
     for (int k = threadIdx.x; k < R_NCTX * R_NSYM; k += blockDim.x) {
-        const unsigned* cu = sh + (k / R_NSYM) * (R_NSYM + 1) + k % R_NSYM;
-        unsigned f = cu[1] - cu[0];
+        const unsigned short* cu = cu16 + (k / R_NSYM) * (R_NSYM + 1) + k % R_NSYM;
+        unsigned f = (unsigned)cu[1] - cu[0];
         unsigned l = 32 - __clz(f - 1);
         rc[k] = f ? (unsigned)((1ull << (32 + l)) / f + 1 - (1ull << 32)) : 0u;
     }
@@ -887,7 +893,9 @@ __device__ __forceinline__ void r_reciprocals(const unsigned* sh, unsigned* rc) 
                                     unsigned short* __restrict__ scratch) {                        \
         extern __shared__ unsigned sh[];                                                           \
         long long b = blockIdx.y;                                                                  \
-        unsigned* rc = sh + R_NCTX * (R_NSYM + 2);                                                 \
+        unsigned short* cu16 = (unsigned short*)sh;                                                \
+        unsigned* sc = sh + R_CU16_WORDS;                                                          \
+        unsigned* rc = sc + R_NCTX;                                                                \
         long long* rowst = (long long*)(rc + R_NCTX * R_NSYM);                                     \
         unsigned* rowl = (unsigned*)(rowst + 32);                                                  \
         unsigned* tiles = rowl + 32;                                                               \
@@ -903,11 +911,10 @@ __device__ __forceinline__ void r_reciprocals(const unsigned* sh, unsigned* rc) 
             unsigned tl_ = r_warp_tiles(L);                                                        \
             if (lane == 0) tiles[0] = tl_;                                                         \
         }                                                                                          \
-        r_tables(sh, cum, scale, b);                                                               \
-        r_reciprocals(sh, rc);                                                                     \
+        r_enc_tables(cu16, sc, cum, scale, b);                                                     \
+        r_reciprocals(cu16, rc);                                                                   \
         int T = (int)tiles[0];                                                                     \
         const int* v = ints + b * n;                                                               \
-        const unsigned* sc = sh + R_NCTX * (R_NSYM + 1);                                           \
         unsigned short* o = scratch + 4 * (b * n + st);                                            \
         unsigned x = R_L, j = 0;                                                                   \
         for (int step = 0; step <= T; step++) {                                                    \
@@ -937,7 +944,7 @@ __device__ __forceinline__ void r_reciprocals(const unsigned* sh, unsigned* rc) 
                     unsigned ctx = r_context(cl[u], prev);                                         \
                     unsigned s, nraw, raw;                                                         \
                     r_symbol(cz, s, nraw, raw);                                                    \
-                    const unsigned* cu = sh + ctx * (R_NSYM + 1);                                  \
+                    const unsigned short* cu = cu16 + ctx * (R_NSYM + 1);                          \
                     unsigned start = cu[s], f = cu[s + 1] - start;                                 \
                     int at = r * R_ROW + lane;                                                     \
                     sv[at] = cz;                                                                   \
@@ -1050,7 +1057,6 @@ __device__ __forceinline__ void r_context_info(const unsigned* cm, const unsigne
 // and a context whose total is not is marked unusable from the u32
 // starts), then the buckets. Half the bytes of u32 starts: a block holds
 // every chunk of a smooth 129^3 brick (33) and four such blocks fit an SM.
-#define R_CU16_WORDS ((R_NCTX * (R_NSYM + 1) + 1) / 2)
 __device__ __forceinline__ void r_tables16(unsigned* sh, const unsigned* cum, const unsigned* scale, long long b) {
     const unsigned* cm = cum + b * (R_NCTX * (R_NSYM + 1));
     unsigned *sc = sh, *ci = sh + R_NCTX;
@@ -1282,14 +1288,15 @@ __device__ __forceinline__ long long r_field_at(long long i, long long b, const 
         }                                                                                          \
     }
 
-// The inverse of GATHER for decoded float bricks.
+// The inverse of GATHER: decoded bricks (doubles) rounded to float32 (as
+// TO_DTYPE and DType::round) and placed in the field.
 #define SCATTER(name)                                                                              \
-    extern "C" __global__ void name(const float* y, const long long* org, long long Y,            \
+    extern "C" __global__ void name(const double* y, const long long* org, long long Y,           \
                                     long long X, int d0, int d1, int d2, float* out) {             \
         long long n = (long long)d0 * d1 * d2, b = blockIdx.y;                                     \
         for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                \
              i += (long long)gridDim.x * blockDim.x) {                                             \
-            out[r_field_at(i, b, org, Y, X, d1, d2)] = y[b * n + i];                               \
+            out[r_field_at(i, b, org, Y, X, d1, d2)] = __double2float_rn(y[b * n + i]);            \
         }                                                                                          \
     }
 

@@ -715,10 +715,20 @@ fn pooled_bytes(gpu: &Arc<Gpu>) -> usize {
     })
 }
 
-/// Frees the device and pinned memory that earlier compressions kept.
+/// Frees the device and pinned memory that earlier compressions kept, and
+/// returns the memory pools' reserve (`Gpu::trim_pool`) to the devices.
 pub fn release_slots() {
-    if let Ok(mut pool) = POOL.lock() {
-        pool.clear();
+    let gpus: Vec<Arc<Gpu>> = match POOL.lock() {
+        Ok(mut pool) => pool.drain(..).map(|s| s.gpu.clone()).collect(),
+        Err(_) => return,
+    };
+    let mut seen: Vec<&Arc<Gpu>> = Vec::new();
+    for g in &gpus {
+        if !seen.iter().any(|s| Arc::ptr_eq(s, g)) {
+            seen.push(g);
+            // Best effort: the memory is free for the pool's own use anyway.
+            let _ = g.trim_pool();
+        }
     }
 }
 
@@ -1807,6 +1817,7 @@ fn payload_batches<'r>(
     regions: &[codec::Region],
     gpus: &[Arc<Gpu>],
     (batch, slots, shares): (usize, usize, usize),
+    reserve: usize,
 ) -> Result<Plan<Payload<'r>>, CudaError> {
     let h = r.header().clone();
     let grid = r.grid();
@@ -1834,7 +1845,7 @@ fn payload_batches<'r>(
     prof_host("d_read", t_read);
     plan_batches(
         groups,
-        device_budget(gpus)?,
+        device_budget(gpus)?.saturating_sub(reserve),
         Use::Decode.per_value(h.dtype),
         (max_slots(slots), shares * gpus.len(), batch_limit(batch)),
     )
@@ -1859,6 +1870,7 @@ pub fn decompress(
         std::slice::from_ref(&region),
         gpus,
         (DEFAULT_BATCH, HOST_SLOTS, HOST_SLOTS),
+        0,
     )?;
     let caps = plan.caps();
     let batches = plan.batches;
@@ -1932,8 +1944,8 @@ impl Slot {
         self.decode_to(dims, list, h, true)
     }
 
-    /// `decode`, leaving the rounded values in the slot's device input
-    /// (`in32`/`in64`) unless `down`.
+    /// `decode`, leaving the decoded doubles in the slot's `y` (for
+    /// `decode_plan` to round and place) unless `down`.
     fn decode_to(
         &mut self,
         dims: [usize; 3],
@@ -1985,41 +1997,8 @@ impl Slot {
             )?;
         }
         prof(s, "d_inverse")?;
-        // Rounded to the stored type on the device, down into the pinned buffer.
-        let total = nbk * n;
-        let f = self.f(
-            &format!(
-                "TO_DTYPE(kernel, {})",
-                if h.dtype == DType::F32 {
-                    "float"
-                } else {
-                    "double"
-                }
-            ),
-            0,
-        )?;
-        let count = total as i64;
-        let grid = ((total.div_ceil(256)).min(65535) as u32, 1);
-        macro_rules! down {
-            ($dev:expr, $pin:expr) => {{
-                let dev = $dev
-                    .as_mut()
-                    .ok_or_else(|| CudaError::Unsupported("no buffer".into()))?;
-                let mut l = s.launch_builder(&f);
-                l.arg(&self.y).arg(&mut *dev).arg(&count);
-                unsafe { l.launch(cfg(grid, 256, 0)) }.during(|| "launching TO_DTYPE".into())?;
-                if down {
-                    let pin = $pin
-                        .as_mut()
-                        .ok_or_else(|| CudaError::Unsupported("no buffer".into()))?;
-                    s.memcpy_dtoh(&dev.slice(0..total), &mut pin[..total])
-                        .during(|| "copying decoded bricks to the host".into())?;
-                }
-            }};
-        }
-        match h.dtype {
-            DType::F32 => down!(self.in32, self.pin32),
-            DType::F64 => down!(self.in64, self.pin64),
+        if down {
+            self.round_down(h.dtype, nbk * n)?;
         }
         prof(s, "d_download")?;
         let err_h = s.clone_dtoh(&err).during(|| "reading errors".into())?;
@@ -2040,6 +2019,45 @@ impl Slot {
                 })
             })
             .collect())
+    }
+
+    /// The batch's `total` decoded doubles (`y`) rounded to the stored type
+    /// on the device and down into the pinned buffer.
+    fn round_down(&mut self, dtype: DType, total: usize) -> Result<(), CudaError> {
+        let s = &self.stream.clone();
+        let f = self.f(
+            &format!(
+                "TO_DTYPE(kernel, {})",
+                if dtype == DType::F32 {
+                    "float"
+                } else {
+                    "double"
+                }
+            ),
+            0,
+        )?;
+        let count = total as i64;
+        let grid = ((total.div_ceil(256)).min(65535) as u32, 1);
+        macro_rules! down {
+            ($dev:expr, $pin:expr) => {{
+                let dev = $dev
+                    .as_mut()
+                    .ok_or_else(|| CudaError::Unsupported("no buffer".into()))?;
+                let mut l = s.launch_builder(&f);
+                l.arg(&self.y).arg(&mut *dev).arg(&count);
+                unsafe { l.launch(cfg(grid, 256, 0)) }.during(|| "launching TO_DTYPE".into())?;
+                let pin = $pin
+                    .as_mut()
+                    .ok_or_else(|| CudaError::Unsupported("no buffer".into()))?;
+                s.memcpy_dtoh(&dev.slice(0..total), &mut pin[..total])
+                    .during(|| "copying decoded bricks to the host".into())?;
+            }};
+        }
+        match dtype {
+            DType::F32 => down!(self.in32, self.pin32),
+            DType::F64 => down!(self.in64, self.pin64),
+        }
+        Ok(())
     }
 
     /// The rANS streams of a batch decoded into `ints`, a chunk per
@@ -2135,6 +2153,7 @@ impl Slot {
         let n64 = n as i64;
         prof(s, "d_rdec_before")?;
         let f = self.f("RDEC(kernel)", rdec_smem(RDEC_MAX_WARPS) as usize)?;
+        trace("d_rdec_fn");
         let mut ints = self.ints.slice_mut(0..nbk * n);
         let [cfirst, cstart, clen, cum, scale, dlen_d, doff_d] = addr[..] else {
             return Err(CudaError::Unsupported("chunk lists".into()));
@@ -2336,11 +2355,12 @@ impl Slot {
 }
 
 /// The device memory the codec may take on each of `gpus`: 80% of the
-/// least free, counting what idle slots hold (a run reuses or frees them).
+/// least free, counting what idle slots hold (a run reuses or frees them)
+/// and what the memory pool keeps in reserve.
 fn device_budget(gpus: &[Arc<Gpu>]) -> Result<usize, CudaError> {
     let free = gpus
         .iter()
-        .map(|g| g.free_mem().map(|f| f + pooled_bytes(g)))
+        .map(|g| Ok::<_, CudaError>(g.free_mem()? + pooled_bytes(g) + g.pool_idle()?))
         .collect::<Result<Vec<_>, _>>()?
         .into_iter()
         .min()
@@ -2348,8 +2368,6 @@ fn device_budget(gpus: &[Arc<Gpu>]) -> Result<usize, CudaError> {
     Ok(free / 10 * 8)
 }
 
-/// One brick's cumulative tables and scales, in shared memory.
-const RANS_TABLES: u32 = ((rans::NCTX * (rans::NSYM + 1) + rans::NCTX) * 4) as u32;
 /// A tile: 32 rows (chunks) of 33 words.
 const RANS_TILE: u32 = 32 * 33 * 4;
 /// RDEC's two tiles (values, level classes).
@@ -2357,10 +2375,19 @@ const RANS_TILES: u32 = 2 * RANS_TILE;
 /// Threads of an RENC block (the kernel's R_ENC_WARPS warps): one warp
 /// runs the states of 32 chunks, seven prepare its next tile.
 const RENC_THREADS: u32 = 256;
-/// Shared memory of an RENC block: tables, a division multiplier per
-/// context and symbol, the chunks' starts and lengths (512 bytes), and two
-/// stages of four words per value of a tile.
-const RENC_SMEM: u32 = RANS_TABLES + (rans::NCTX * rans::NSYM * 4) as u32 + 512 + 2 * 4 * RANS_TILE;
+/// Shared memory of an RENC block: cumulative starts as u16 (the kernel's
+/// R_CU16_WORDS) and scales, a division multiplier per context and
+/// symbol, the chunks' starts and lengths (512 bytes), and two stages of
+/// four words per value of a tile: 65.2 KiB, three blocks an SM.
+const RENC_SMEM: u32 = (rans::NCTX * (rans::NSYM + 1)).div_ceil(2) as u32 * 4
+    + (rans::NCTX * 4) as u32
+    + (rans::NCTX * rans::NSYM * 4) as u32
+    + 512
+    + 2 * 4 * RANS_TILE;
+// An H100 SM has 228 KiB of shared memory and reserves 1 KiB a block:
+// three blocks an SM run a 1024^3 field's 1,024 RENC blocks in three
+// waves; two an SM took four.
+const _: () = assert!(3 * (RENC_SMEM + 1024) <= 228 * 1024);
 /// Warps of an RDEC block: enough for every chunk of the launch's
 /// largest brick, up to `RDEC_MAX_WARPS`, so a brick's chunks share one
 /// copy of its tables. A smooth 129^3 brick has 33 chunks: two warps a
@@ -3425,20 +3452,47 @@ pub fn decompress_resident(
         ndim: h.ndim,
         dtype: h.dtype,
     };
-    // The field first: the batches share what memory is left.
-    let t_field = std::time::Instant::now();
-    let mut data = gpu
-        .stream
-        .alloc_zeros::<f32>(info.len())
-        .during(|| "allocating the decoded field".into())?;
-    gpu.stream
-        .synchronize()
-        .during(|| "allocating the decoded field".into())?;
-    prof_host("d_field", t_field);
-    {
-        let (at, _sync) = data.device_ptr_mut(&gpu.stream);
-        decode_into(r, std::slice::from_ref(gpu), at, progress)?;
-    }
+    // The field is allocated on a thread of its own while the batches
+    // start (mapping 4 GiB took 5 ms, and a slot needs the field only to
+    // place its first batch); the batches' plan leaves its room. Not
+    // zeroed: the bricks tile the field and every one is placed, or the
+    // decode fails and the field is dropped.
+    let cell = FieldAt::default();
+    let (data, decoded) = std::thread::scope(|sc| {
+        let alloc = sc.spawn(|| {
+            let t_field = std::time::Instant::now();
+            let made = (|| -> Result<(CudaSlice<f32>, u64), CudaError> {
+                gpu.ctx
+                    .bind_to_thread()
+                    .during(|| "binding the GPU".into())?;
+                // SAFETY: f32 has no invalid bit patterns, and every value
+                // is written before the field is returned.
+                let mut data = unsafe { gpu.stream.alloc::<f32>(info.len()) }
+                    .during(|| "allocating the decoded field".into())?;
+                gpu.stream
+                    .synchronize()
+                    .during(|| "allocating the decoded field".into())?;
+                let at = data.device_ptr_mut(&gpu.stream).0;
+                Ok((data, at))
+            })();
+            prof_host("d_field", t_field);
+            cell.set(made.as_ref().map(|m| m.1).map_err(|e| e.to_string()));
+            made.map(|m| m.0)
+        });
+        let decoded = decode_into(
+            r,
+            std::slice::from_ref(gpu),
+            &|| cell.get(),
+            4 * info.len(),
+            progress,
+        );
+        let data = alloc
+            .join()
+            .map_err(|_| CudaError::Unsupported("the allocating thread panicked".into()));
+        (data, decoded)
+    });
+    let data = data??;
+    decoded?;
     print_profile("decompress_resident");
     Ok(DeviceField { data, info })
 }
@@ -3511,6 +3565,7 @@ pub fn decompress_pinned(
                 &regions,
                 std::slice::from_ref(g),
                 (RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
+                0,
             )?)
         });
     }
@@ -3532,7 +3587,8 @@ pub fn decompress_pinned(
         };
         let gpu = std::slice::from_ref(g);
         let Some(m) = &slab_mem[i] else {
-            let at: Placement = (mapped_at(host as *mut f32)?, &|_| ());
+            let mapped = mapped_at(host as *mut f32)?;
+            let at: Placement = (&|| Ok(mapped), &|_| ());
             return decode_plan(&h, &grid, &path, plan, gpu, at, (&done, progress));
         };
         let mut slab = m.lock().map_err(|_| lock())?;
@@ -3561,7 +3617,7 @@ pub fn decompress_pinned(
                         let _ = tx.send(k);
                     }
                 };
-                let at = (at, &placed as &(dyn Fn(usize) + Sync));
+                let at: Placement = (&|| Ok(at), &placed);
                 decode_plan(&h, &grid, &path, plan, gpu, at, (&done, progress))
             });
             let copied = (|| -> Result<(), CudaError> {
@@ -3621,7 +3677,8 @@ fn float32_header(
 fn decode_into(
     r: &mut codec::MrzReader,
     gpus: &[Arc<Gpu>],
-    at: u64,
+    at: FieldAddress,
+    reserve: usize,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<(), CudaError> {
     let h = r.header().clone();
@@ -3631,15 +3688,47 @@ fn decode_into(
         &[codec::full_region(h.dims)],
         gpus,
         (RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
+        reserve,
     )?;
     let done = AtomicUsize::new(0);
     let at: Placement = (at, &|_| ());
     decode_plan(&h, &grid, r.path(), &plan, gpus, at, (&done, progress))
 }
 
-/// Where decoded bricks go (a field's device address), and what to tell
-/// when a batch of a group is there (its group).
-type Placement<'a> = (u64, &'a (dyn Fn(usize) + Sync));
+/// A field's device address (GPU memory, or mapped host memory), asked
+/// for when a batch is placed: it may still be being allocated.
+type FieldAddress<'a> = &'a (dyn Fn() -> Result<u64, CudaError> + Sync);
+
+/// Where decoded bricks go, and what to tell when a batch of a group is
+/// there (its group).
+type Placement<'a> = (FieldAddress<'a>, &'a (dyn Fn(usize) + Sync));
+
+/// A field's address, or why it could not be allocated, handed from the
+/// thread that allocates it to the slots (which wait for it).
+#[derive(Default)]
+struct FieldAt {
+    at: Mutex<Option<Result<u64, String>>>,
+    ready: std::sync::Condvar,
+}
+
+impl FieldAt {
+    fn set(&self, at: Result<u64, String>) {
+        let mut g = self.at.lock().unwrap_or_else(|p| p.into_inner());
+        *g = Some(at);
+        self.ready.notify_all();
+    }
+
+    fn get(&self) -> Result<u64, CudaError> {
+        let mut g = self.at.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            match &*g {
+                Some(Ok(at)) => return Ok(*at),
+                Some(Err(e)) => return Err(CudaError::Unsupported(e.clone())),
+                None => g = self.ready.wait(g).unwrap_or_else(|p| p.into_inner()),
+            }
+        }
+    }
+}
 
 /// The batches of `plan` decoded on `gpus` and placed into the field at
 /// device address `at`, `placed` told of each batch's group once its
@@ -3668,53 +3757,41 @@ fn decode_plan(
             let checked = check_batch(*dims, list, &outliers_at, &h, path, grid)?;
             let s = &slot.stream.clone();
             let (outfix, scatter) = (slot.f("OUTFIX(kernel)", 0)?, slot.f("SCATTER(kernel)", 0)?);
-            let dec = slot
-                .in32
-                .as_mut()
-                .ok_or_else(|| CudaError::Unsupported("no buffer".into()))?;
+            let org_h = origins(grid, list.iter().map(|(k, _)| *k));
+            let (yy, xx) = (h.dims[1] as i64, h.dims[2] as i64);
+            // Brick-local index i of batch brick bi, in the field.
+            let field_at = |bi: usize, i: usize| -> u64 {
+                let (z, y, x) = (i / (dims[1] * dims[2]), i / dims[2] % dims[1], i % dims[2]);
+                let o = &org_h[3 * bi..3 * bi + 3];
+                (((o[0] + z as i64) * yy + o[1] + y as i64) * xx + o[2] + x as i64) as u64
+            };
             let (mut pos, mut steps, mut exact) = (Vec::new(), Vec::new(), Vec::new());
-            // CPU-decoded bricks as float32, kept until the stream is synchronized.
-            let mut cpu32: Vec<Vec<f32>> = Vec::new();
             for (bi, c) in checked.iter().enumerate() {
                 match c {
-                    CheckedBrick::Cpu(y) => {
-                        cpu32.push(y.iter().map(|&v| v as f32).collect());
-                        let y = cpu32.last().map_or(&[][..], |v| v.as_slice());
-                        s.memcpy_htod(y, &mut dec.slice_mut(bi * n..(bi + 1) * n))
-                            .during(|| "copying a brick decoded on the CPU".into())?;
-                    }
+                    // Its doubles go where the device's decode left the
+                    // others', and are rounded and placed with them.
+                    CheckedBrick::Cpu(y) => s
+                        .memcpy_htod(y.as_slice(), &mut slot.y.slice_mut(bi * n..(bi + 1) * n))
+                        .during(|| "copying a brick decoded on the CPU".into())?,
                     CheckedBrick::Device(fix) => {
                         for o in fix {
-                            pos.push((bi * n + o.index) as u64);
+                            pos.push(field_at(bi, o.index));
                             steps.push(o.steps);
                             exact.push(o.exact as f32);
                         }
                     }
                 }
             }
-            if !pos.is_empty() {
-                let up = |what| move || format!("copying {what}");
-                let pos_d = s.clone_htod(&pos).during(up("outliers"))?;
-                let steps_d = s.clone_htod(&steps).during(up("outliers"))?;
-                let exact_d = s.clone_htod(&exact).during(up("outliers"))?;
-                let count = pos.len() as i64;
-                let mut l = s.launch_builder(&outfix);
-                l.arg(&mut *dec)
-                    .arg(&pos_d)
-                    .arg(&steps_d)
-                    .arg(&exact_d)
-                    .arg(&count)
-                    .arg(&h.abs_bound);
-                unsafe { l.launch(cfg((pos.len().div_ceil(256).min(65535) as u32, 1), 256, 0)) }
-                    .during(|| "launching OUTFIX".into())?;
-            }
+            // The decoded doubles rounded to float32 and placed in the
+            // field in one pass (rounding into a float buffer first, then
+            // placing, cost a write and a read of 4 bytes a value more).
             let org = s
-                .clone_htod(&origins(grid, list.iter().map(|(k, _)| *k)))
+                .clone_htod(&org_h)
                 .during(|| "copying brick origins".into())?;
-            let (yy, xx) = (h.dims[1] as i64, h.dims[2] as i64);
+            let at = at()?;
             let d = dims.map(|v| v as i32);
             let mut l = s.launch_builder(&scatter);
-            l.arg(&*dec)
+            l.arg(&slot.y)
                 .arg(&org)
                 .arg(&yy)
                 .arg(&xx)
@@ -3724,6 +3801,23 @@ fn decode_plan(
                 .arg(&at);
             unsafe { l.launch(cfg(block_grid(n, list.len()), 256, 0)) }
                 .during(|| "launching SCATTER".into())?;
+            // Then the outliers' corrections, in the field.
+            if !pos.is_empty() {
+                let up = |what| move || format!("copying {what}");
+                let pos_d = s.clone_htod(&pos).during(up("outliers"))?;
+                let steps_d = s.clone_htod(&steps).during(up("outliers"))?;
+                let exact_d = s.clone_htod(&exact).during(up("outliers"))?;
+                let count = pos.len() as i64;
+                let mut l = s.launch_builder(&outfix);
+                l.arg(&at)
+                    .arg(&pos_d)
+                    .arg(&steps_d)
+                    .arg(&exact_d)
+                    .arg(&count)
+                    .arg(&h.abs_bound);
+                unsafe { l.launch(cfg((pos.len().div_ceil(256).min(65535) as u32, 1), 256, 0)) }
+                    .during(|| "launching OUTFIX".into())?;
+            }
             s.synchronize().during(|| "placing decoded bricks".into())?;
             prof(s, "d_place")?;
             placed(plan.group[i]);
@@ -3787,6 +3881,14 @@ mod tests {
         assert_eq!(rdec_warps(100_000), RDEC_MAX_WARPS);
         assert!(4 * (rdec_smem(2) + 1024) <= 228 * 1024);
         assert!(rdec_smem(RDEC_MAX_WARPS) <= 227 * 1024);
+    }
+
+    #[test]
+    fn renc_tables_match_the_kernel() {
+        // RENC_SMEM's size is checked where it is defined; its layout
+        // must be the kernel's.
+        let src = include_str!("../kernels/codec.cu");
+        assert!(src.contains("#define R_CU16_WORDS ((R_NCTX * (R_NSYM + 1) + 1) / 2)\n"));
     }
 
     #[test]

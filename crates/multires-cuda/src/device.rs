@@ -46,6 +46,59 @@ pub struct Gpu {
     /// of sixteen codec slots uploaded its own (26 MB for a 129^3 brick,
     /// from pageable memory), a 1024^3 decode waited 20 ms for them.
     tables: Mutex<HashMap<String, Arc<dyn Any + Send + Sync>>>,
+    /// The device's default memory pool (stream-ordered allocations), as
+    /// configured by `pool_setup`; None with MULTIRES_CUDA_POOL=default.
+    pool: Option<Pool>,
+}
+
+/// A `CUmemoryPool` handle: the driver's pools are safe to use from any
+/// thread.
+#[derive(Debug, Clone, Copy)]
+struct Pool(cudarc::driver::sys::CUmemoryPool);
+// SAFETY: a pool handle is an opaque driver object, thread-safe by the
+// driver's contract.
+unsafe impl Send for Pool {}
+unsafe impl Sync for Pool {}
+
+/// The default pool of `ctx`'s device, set so that
+/// - an allocation never waits on another stream: by default the pool
+///   hands a stream memory that another stream freed behind its pending
+///   work, and makes the stream wait for that work (the codec's slots free
+///   small per-batch buffers right after their rANS launch, a chain of
+///   ~15 ms, so the other slots' next allocations could wait for it);
+/// - up to a quarter of the device's memory stays reserved after it is
+///   freed, so a field decoded again (4 GiB for 1024^3 float32) does not
+///   map its pages again: allocating and zeroing one took 8.5 ms of a
+///   55 ms resident decode. Memory sizing for kernels outside the pool
+///   (cuFFT's plans) reads the driver's free memory, which excludes it;
+///   the codec, whose buffers all come from the pool, adds it back
+///   (`Gpu::pool_idle`), and `Gpu::trim_pool` returns it.
+///
+/// MULTIRES_CUDA_POOL=default keeps the driver's defaults (a knob for
+/// measurements; results never depend on it).
+fn pool_setup(ctx: &CudaContext) -> Result<Pool, cudarc::driver::DriverError> {
+    use cudarc::driver::sys;
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    let mut no: i32 = 0;
+    let mut keep: u64 = (ctx.total_mem()? / 4) as u64;
+    // SAFETY: the out pointer and the attributes' values (an int and a
+    // u64, as these attributes take) outlive the calls.
+    unsafe {
+        sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()).result()?;
+        sys::cuMemPoolSetAttribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
+            (&mut no as *mut i32).cast(),
+        )
+        .result()?;
+        sys::cuMemPoolSetAttribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            (&mut keep as *mut u64).cast(),
+        )
+        .result()?;
+    }
+    Ok(Pool(pool))
 }
 
 impl std::fmt::Debug for Gpu {
@@ -127,16 +180,26 @@ impl Gpu {
         // a millisecond of work, took 12 to 20 ms to parse).
         // MULTIRES_CUDA_WAIT=spin keeps the driver's default (a knob for
         // measurements; results never depend on it).
-        if std::env::var("MULTIRES_CUDA_WAIT").as_deref() != Ok("spin") {
+        let wait = match std::env::var("MULTIRES_CUDA_WAIT").as_deref() {
+            Ok("spin") => None,
+            Ok("yield") => Some(cudarc::driver::sys::CUctx_flags::CU_CTX_SCHED_YIELD),
+            _ => Some(cudarc::driver::sys::CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC),
+        };
+        if let Some(flag) = wait {
             // SAFETY: `new` made the context current on this thread.
-            unsafe {
-                cudarc::driver::sys::cuCtxSetFlags(
-                    cudarc::driver::sys::CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC as u32,
-                )
-            }
-            .result()
-            .during(|| format!("asking device {ordinal} to block waiting threads"))?;
+            unsafe { cudarc::driver::sys::cuCtxSetFlags(flag as u32) }
+                .result()
+                .during(|| format!("asking device {ordinal} to block waiting threads"))?;
         }
+        // The stream-ordered pool's set-up (see `pool_setup`).
+        let pool = if std::env::var("MULTIRES_CUDA_POOL").as_deref() == Ok("default") {
+            None
+        } else {
+            Some(
+                pool_setup(&ctx)
+                    .during(|| format!("configuring device {ordinal}'s memory pool"))?,
+            )
+        };
         // One stream orders all work; cudarc's per-buffer events are not needed.
         // SAFETY: called before any buffer exists.
         unsafe { ctx.disable_event_tracking() };
@@ -165,6 +228,7 @@ impl Gpu {
             info,
             cache: Mutex::new(HashMap::new()),
             tables: Mutex::new(HashMap::new()),
+            pool,
         })
     }
 
@@ -248,6 +312,40 @@ impl Gpu {
             .mem_get_info()
             .map(|(free, _)| free)
             .during(|| "reading free memory".into())
+    }
+
+    /// Bytes the memory pool holds reserved and unused: free for the
+    /// pool's own allocations, though not in `free_mem`.
+    pub fn pool_idle(&self) -> Result<usize, CudaError> {
+        use cudarc::driver::sys::CUmemPool_attribute as A;
+        let Some(Pool(pool)) = self.pool else {
+            return Ok(0);
+        };
+        let read = |a: A| -> Result<u64, CudaError> {
+            let mut v: u64 = 0;
+            // SAFETY: both attributes are u64s; `v` outlives the call.
+            unsafe {
+                cudarc::driver::sys::cuMemPoolGetAttribute(pool, a, (&mut v as *mut u64).cast())
+            }
+            .result()
+            .during(|| format!("reading the memory pool's {a:?}"))?;
+            Ok(v)
+        };
+        let reserved = read(A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?;
+        let used = read(A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?;
+        Ok(reserved.saturating_sub(used) as usize)
+    }
+
+    /// Returns the memory pool's unused reserve to the device.
+    pub fn trim_pool(&self) -> Result<(), CudaError> {
+        let Some(Pool(pool)) = self.pool else {
+            return Ok(());
+        };
+        self.synchronize()?;
+        // SAFETY: a valid pool handle of this device.
+        unsafe { cudarc::driver::sys::cuMemPoolTrimTo(pool, 0) }
+            .result()
+            .during(|| "returning the memory pool's reserve".into())
     }
 
     pub fn synchronize(&self) -> Result<(), CudaError> {
