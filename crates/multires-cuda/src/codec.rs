@@ -924,6 +924,7 @@ impl Slot {
         dtype: DType,
         t: lifting::Lifting,
         e: f64,
+        front: Option<Permit<'_>>,
     ) -> Result<Vec<GpuCoded>, CudaError> {
         let dims = b.dims;
         let n: usize = dims.iter().product();
@@ -1004,6 +1005,8 @@ impl Slot {
             let maxe_h = s.clone_dtoh(&maxe).during(|| "reading errors".into())?;
             let sse_h = s.clone_dtoh(&sse).during(|| "reading errors".into())?;
             let iq = s.clone_dtoh(&qd).during(|| "reading steps".into())?;
+            // The transform is done (the reads waited for it).
+            drop(front);
             return self.encode_rans(b, &iq, &counts_h, &maxe_h, &sse_h, f32i, sz);
         }
         s.memcpy_dtod(&self.x.slice(0..nbk * n), &mut self.c.slice_mut(0..nbk * n))
@@ -1685,12 +1688,18 @@ fn code_bricks(
     let results: Mutex<Vec<(usize, GpuCoded)>> = Mutex::new(Vec::with_capacity(bricks.len()));
     let timing = Mutex::new((0f64, 0f64));
     let max_per = batches.iter().map(|b| b.bricks.len()).max().unwrap_or(0);
+    let gates: Vec<Gate> = gpus.iter().map(|_| Gate::new(front_permits())).collect();
     run_slots(gpus, slots_per_gpu, (&caps, v.dtype, usage), &|slot, i| {
         let b = &batches[i];
+        let gate = gpus
+            .iter()
+            .position(|g| Arc::ptr_eq(g, &slot.gpu))
+            .and_then(|k| gates.get(k));
+        let permit = gate.map(Gate::enter);
         let t0 = std::time::Instant::now();
         fill(slot, b)?;
         let t1 = std::time::Instant::now();
-        let coded = slot.encode(b, v.dtype, opts.transform, *e)?;
+        let coded = slot.encode(b, v.dtype, opts.transform, *e, permit)?;
         if let Ok(mut tm) = timing.lock() {
             tm.0 += (t1 - t0).as_secs_f64();
             tm.1 += t1.elapsed().as_secs_f64();
@@ -1777,6 +1786,54 @@ fn run_slots(
     print_trace(t0, caps);
     print_timeline(caps);
     run
+}
+
+/// Batches of a GPU in their transform at once: the interpolation (or
+/// lifting) and its check are bound by memory bandwidth, the rANS coder
+/// after it by one chunk's chain (~5 ms a launch, whatever its size). With
+/// every batch in its transform at once (1024^3 on the H100: 13 batches)
+/// all finished it together, at ~45 ms, and only then coded, side by
+/// side; a few at a time finish theirs early and code while the next ones
+/// transform. MULTIRES_CODEC_FRONT overrides it (a tuning knob for
+/// measurements; the output never depends on it).
+fn front_permits() -> usize {
+    env_count("MULTIRES_CODEC_FRONT").unwrap_or(FRONT_PERMITS)
+}
+const FRONT_PERMITS: usize = 4;
+
+/// A counting semaphore: batches in their transform on one GPU.
+struct Gate {
+    free: Mutex<usize>,
+    open: std::sync::Condvar,
+}
+
+/// A batch's place in its GPU's `Gate`, given back when dropped.
+struct Permit<'g>(&'g Gate);
+
+impl Gate {
+    fn new(permits: usize) -> Self {
+        Gate {
+            free: Mutex::new(permits.max(1)),
+            open: std::sync::Condvar::new(),
+        }
+    }
+
+    fn enter(&self) -> Permit<'_> {
+        let mut f = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        while *f == 0 {
+            f = self.open.wait(f).unwrap_or_else(|p| p.into_inner());
+        }
+        *f -= 1;
+        Permit(self)
+    }
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        let mut f = self.0.free.lock().unwrap_or_else(|p| p.into_inner());
+        *f += 1;
+        self.0.open.notify_one();
+    }
 }
 
 /// A brick's payload checked and cut into sections (word offsets from the
