@@ -3517,6 +3517,14 @@ pub fn decompress_resident(
     let cell = FieldAt::default();
     let (data, decoded) = std::thread::scope(|sc| {
         let alloc = sc.spawn(|| {
+            struct Unset<'a>(&'a FieldAt);
+            impl Drop for Unset<'_> {
+                fn drop(&mut self) {
+                    self.0
+                        .set_if_unset(Err("the decoded field's allocation stopped".into()));
+                }
+            }
+            let _unset = Unset(&cell);
             let t_field = std::time::Instant::now();
             let made = (|| -> Result<(CudaSlice<f32>, u64), CudaError> {
                 gpu.ctx
@@ -3775,6 +3783,16 @@ impl FieldAt {
         self.ready.notify_all();
     }
 
+    /// Sets `at` unless it was set: a guard's drop, so that waiting slots
+    /// never wait forever on a thread that stopped early.
+    fn set_if_unset(&self, at: Result<u64, String>) {
+        let mut g = self.at.lock().unwrap_or_else(|p| p.into_inner());
+        if g.is_none() {
+            *g = Some(at);
+            self.ready.notify_all();
+        }
+    }
+
     fn get(&self) -> Result<u64, CudaError> {
         let mut g = self.at.lock().unwrap_or_else(|p| p.into_inner());
         loop {
@@ -3938,6 +3956,28 @@ mod tests {
         assert_eq!(rdec_warps(100_000), RDEC_MAX_WARPS);
         assert!(4 * (rdec_smem(2) + 1024) <= 228 * 1024);
         assert!(rdec_smem(RDEC_MAX_WARPS) <= 227 * 1024);
+    }
+
+    #[test]
+    fn a_field_address_reaches_the_waiting_slots_or_its_error_does() {
+        let cell = FieldAt::default();
+        std::thread::scope(|sc| {
+            let waiter = sc.spawn(|| cell.get());
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            cell.set(Ok(4096));
+            assert_eq!(waiter.join().ok().and_then(|r| r.ok()), Some(4096));
+        });
+        // A guard's late error does not replace the address.
+        cell.set_if_unset(Err("stopped".into()));
+        assert_eq!(cell.get().ok(), Some(4096));
+        let failed = FieldAt::default();
+        failed.set_if_unset(Err("no memory".into()));
+        let e = failed
+            .get()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("no memory"), "{e}");
     }
 
     #[test]
