@@ -3521,7 +3521,7 @@ pub fn decompress_resident(
             impl Drop for Unset<'_> {
                 fn drop(&mut self) {
                     self.0
-                        .set_if_unset(Err("the decoded field's allocation stopped".into()));
+                        .answer(Err("the decoded field's allocation stopped".into()));
                 }
             }
             let _unset = Unset(&cell);
@@ -3541,7 +3541,7 @@ pub fn decompress_resident(
                 Ok((data, at))
             })();
             prof_host("d_field", t_field);
-            cell.set(made.as_ref().map(|m| m.1).map_err(|e| e.to_string()));
+            cell.answer(made.as_ref().map(|m| m.1).map_err(|e| e.to_string()));
             made.map(|m| m.0)
         });
         let decoded = decode_into(
@@ -3777,15 +3777,10 @@ struct FieldAt {
 }
 
 impl FieldAt {
-    fn set(&self, at: Result<u64, String>) {
-        let mut g = self.at.lock().unwrap_or_else(|p| p.into_inner());
-        *g = Some(at);
-        self.ready.notify_all();
-    }
-
-    /// Sets `at` unless it was set: a guard's drop, so that waiting slots
-    /// never wait forever on a thread that stopped early.
-    fn set_if_unset(&self, at: Result<u64, String>) {
+    /// Hands `at` to the waiting slots; the first answer stands (the
+    /// allocating thread's, before its guard's on drop, which keeps slots
+    /// from waiting forever on a thread that stopped early).
+    fn answer(&self, at: Result<u64, String>) {
         let mut g = self.at.lock().unwrap_or_else(|p| p.into_inner());
         if g.is_none() {
             *g = Some(at);
@@ -3964,14 +3959,14 @@ mod tests {
         std::thread::scope(|sc| {
             let waiter = sc.spawn(|| cell.get());
             std::thread::sleep(std::time::Duration::from_millis(20));
-            cell.set(Ok(4096));
+            cell.answer(Ok(4096));
             assert_eq!(waiter.join().ok().and_then(|r| r.ok()), Some(4096));
         });
         // A guard's late error does not replace the address.
-        cell.set_if_unset(Err("stopped".into()));
+        cell.answer(Err("stopped".into()));
         assert_eq!(cell.get().ok(), Some(4096));
         let failed = FieldAt::default();
-        failed.set_if_unset(Err("no memory".into()));
+        failed.answer(Err("no memory".into()));
         let e = failed
             .get()
             .err()

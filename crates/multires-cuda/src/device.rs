@@ -189,7 +189,7 @@ impl Gpu {
             // SAFETY: `new` made the context current on this thread.
             unsafe { cudarc::driver::sys::cuCtxSetFlags(flag as u32) }
                 .result()
-                .during(|| format!("asking device {ordinal} to block waiting threads"))?;
+                .during(|| format!("setting how device {ordinal}'s waiting threads wait"))?;
         }
         // The stream-ordered pool's set-up (see `pool_setup`).
         let pool = if std::env::var("MULTIRES_CUDA_POOL").as_deref() == Ok("default") {
