@@ -847,9 +847,9 @@ __device__ __forceinline__ unsigned r_warp_tiles(unsigned len) {
 #define R_CU16_WORDS ((R_NCTX * (R_NSYM + 1) + 1) / 2)
 
 // Loads brick b's cumulative starts (as u16) and scales into shared
-// memory, for the encoder: u32 starts made its blocks 77.6 KiB, two an
-// SM; at 66.8 KiB three fit.
-__device__ __forceinline__ void r_enc_tables(unsigned short* cu16, unsigned* sc, const unsigned* cum,
+// memory, for the encoder (u32 starts made its blocks 77.6 KiB, two an
+// SM; at 66.8 KiB three fit) and the decoder (`r_tables16`).
+__device__ __forceinline__ void r_tables_u16(unsigned short* cu16, unsigned* sc, const unsigned* cum,
                                              const unsigned* scale, long long b) {
     const unsigned* cm = cum + b * (R_NCTX * (R_NSYM + 1));
     for (int k = threadIdx.x; k < R_NCTX * (R_NSYM + 1); k += blockDim.x) cu16[k] = (unsigned short)cm[k];
@@ -911,7 +911,7 @@ __device__ __forceinline__ void r_reciprocals(const unsigned short* cu16, unsign
             unsigned tl_ = r_warp_tiles(L);                                                        \
             if (lane == 0) tiles[0] = tl_;                                                         \
         }                                                                                          \
-        r_enc_tables(cu16, sc, cum, scale, b);                                                     \
+        r_tables_u16(cu16, sc, cum, scale, b);                                                     \
         r_reciprocals(cu16, rc);                                                                   \
         int T = (int)tiles[0];                                                                     \
         const int* v = ints + b * n;                                                               \
@@ -1061,9 +1061,7 @@ __device__ __forceinline__ void r_tables16(unsigned* sh, const unsigned* cum, co
     const unsigned* cm = cum + b * (R_NCTX * (R_NSYM + 1));
     unsigned *sc = sh, *ci = sh + R_NCTX;
     unsigned short* cu16 = (unsigned short*)(sh + 2 * R_NCTX);
-    for (int k = threadIdx.x; k < R_NCTX * (R_NSYM + 1); k += blockDim.x) cu16[k] = (unsigned short)cm[k];
-    for (int k = threadIdx.x; k < R_NCTX; k += blockDim.x) sc[k] = scale[b * R_NCTX + k];
-    __syncthreads();
+    r_tables_u16(cu16, sc, cum, scale, b);
     r_context_info(cm, sc, ci);
     r_buckets(cu16, sc, (unsigned char*)(sh + 2 * R_NCTX + R_CU16_WORDS));
 }
