@@ -700,9 +700,7 @@ fn take_slot(gpu: &Arc<Gpu>, cap: usize, dtype: DType, usage: Use) -> Result<Slo
         let (idle, keep): (Vec<Slot>, Vec<Slot>) =
             pool.drain(..).partition(|s| Arc::ptr_eq(&s.gpu, gpu));
         *pool = keep;
-        for s in idle {
-            freed.push(s.stream.clone());
-        }
+        freed = idle.iter().map(|s| s.stream.clone()).collect();
     }
     for s in &freed {
         s.synchronize()
