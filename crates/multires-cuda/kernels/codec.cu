@@ -1258,6 +1258,20 @@ __device__ __forceinline__ bool r_finite(float v) {
         if (t == 0) { lo[blockIdx.x] = slo[0]; hi[blockIdx.x] = shi[0]; bad[blockIdx.x] = sb[0]; } \
     }
 
+// n bytes from src to dst, device or mapped host memory (stage.rs: a
+// slot's small copies without the copy engines), 16 at a time when both
+// are 16-byte aligned.
+#define STAGE(name)                                                                                \
+    extern "C" __global__ void name(const unsigned char* src, unsigned char* dst, long long n) {  \
+        long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;                            \
+        long long k = (long long)gridDim.x * blockDim.x;                                           \
+        long long n16 = ((((unsigned long long)src | (unsigned long long)dst) & 15) == 0) ? n / 16 \
+                                                                                            : 0;   \
+        for (long long i = t; i < n16; i += k)                                                     \
+            reinterpret_cast<uint4*>(dst)[i] = reinterpret_cast<const uint4*>(src)[i];             \
+        for (long long i = 16 * n16 + t; i < n; i += k) dst[i] = src[i];                           \
+    }
+
 // The first index of a value that is not finite (for the error message).
 #define FIRST_BAD(name)                                                                            \
     extern "C" __global__ void name(const float* in, long long n, unsigned long long* first) {    \

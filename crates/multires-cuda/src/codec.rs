@@ -18,6 +18,7 @@
 use crate::device::{Gpu, Registered};
 use crate::error::{Context, CudaError};
 use crate::kernels::Kernel;
+use crate::stage::Stage;
 use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, CudaView, CudaViewMut, LaunchConfig, PushKernelArg,
 };
@@ -105,7 +106,10 @@ const RESIDENT_BATCH: usize = 128;
 /// values and below were right. The encoder is at fault (its output first
 /// differs inside brick 0's rANS header; the decoders handle such batches)
 /// and the cause is not found yet, so batches stay well below that (runs
-/// on the H100 and H200 never made batches above 125M values).
+/// on the H100 and H200 never made batches above 125M values). Session
+/// 24 narrowed it (one slot, 129^3 bricks, cap lifted): batches of 240.4M
+/// values were right, 246.9M wrong, with either way of copying the slot's
+/// lists (stage.rs).
 const MAX_BATCH_VALUES: usize = 1 << 27;
 
 /// Bricks per batch at most: `default`, or MULTIRES_CODEC_BATCH (a
@@ -162,6 +166,8 @@ struct Slot {
     out: CudaSlice<u8>,
     /// Pinned bytes for payloads going down (coder) or up (decoder).
     pbytes: Option<Registered<u8>>,
+    /// Its small copies, made without the copy engines.
+    stage: Stage,
     /// Coding orders per brick shape: Morton (lifting) or interp's.
     orders: CodingOrders,
     /// The rANS level classes of interp's coding order, per brick shape.
@@ -776,6 +782,7 @@ impl Slot {
             cnt: dev!(u32, 2 * nb),
             out: dev!(u8, 1 << 20),
             pbytes: None,
+            stage: Stage::default(),
             orders: BTreeMap::new(),
             classes: BTreeMap::new(),
             pin32: None,
@@ -1006,10 +1013,10 @@ impl Slot {
                 InterpPass::Forward(check),
             )?;
             prof(s, "interp")?;
-            let counts_h = s.clone_dtoh(&counts).during(|| "reading sizes".into())?;
-            let maxe_h = s.clone_dtoh(&maxe).during(|| "reading errors".into())?;
-            let sse_h = s.clone_dtoh(&sse).during(|| "reading errors".into())?;
-            let iq = s.clone_dtoh(&qd).during(|| "reading steps".into())?;
+            let counts_h = self.stage.down(&self.gpu, s, &counts)?;
+            let maxe_h = self.stage.down(&self.gpu, s, &maxe)?;
+            let sse_h = self.stage.down(&self.gpu, s, &sse)?;
+            let iq = self.stage.down(&self.gpu, s, &qd)?;
             // The transform is done (the reads waited for it).
             drop(front);
             return self.encode_rans(b, &iq, &counts_h, &maxe_h, &sse_h, f32i, sz);
@@ -1020,9 +1027,9 @@ impl Slot {
         prof(s, "fwd_lift")?;
         // Per brick and trial: the steps (from each brick's peak on a zero bound).
         let peaks: Vec<f64> = match &pk {
-            Some(pk) => s
-                .clone_dtoh(pk)
-                .during(|| "reading peaks".into())?
+            Some(pk) => self
+                .stage
+                .down(&self.gpu, s, pk)?
                 .into_iter()
                 .map(f64::from_bits)
                 .collect(),
@@ -1049,7 +1056,7 @@ impl Slot {
         let null = 0u64;
         for tr in 0..TRIALS {
             let q: Vec<f64> = steps.iter().map(|s| s[tr]).collect();
-            let qd = s.clone_htod(&q).during(|| "copying steps".into())?;
+            let qd = self.stage.up(&self.gpu, s, &q)?;
             let mut ints = self.ints.slice_mut(tr * nbk * n..(tr + 1) * nbk * n);
             let mut l = s.launch_builder(&fq);
             l.arg(&self.c).arg(order).arg(&qd).arg(&mut ints).arg(&n64);
@@ -1105,11 +1112,11 @@ impl Slot {
                 .during(|| "launching MAP".into())?;
             prof(s, "map_size")?;
         }
-        let counts_h = s.clone_dtoh(&counts).during(|| "reading sizes".into())?;
-        let sums_h = s.clone_dtoh(&sums).during(|| "reading sizes".into())?;
-        let mapw_h = s.clone_dtoh(&mapw).during(|| "reading sizes".into())?;
-        let maxe_h = s.clone_dtoh(&maxe).during(|| "reading errors".into())?;
-        let sse_h = s.clone_dtoh(&sse).during(|| "reading errors".into())?;
+        let counts_h = self.stage.down(&self.gpu, s, &counts)?;
+        let sums_h = self.stage.down(&self.gpu, s, &sums)?;
+        let mapw_h = self.stage.down(&self.gpu, s, &mapw)?;
+        let maxe_h = self.stage.down(&self.gpu, s, &maxe)?;
+        let sse_h = self.stage.down(&self.gpu, s, &sse)?;
         // Sizes per brick and trial; the smallest wins, the first on ties.
         let size_of = |bi: usize, tr: usize| -> (usize, [usize; 4], usize, usize, usize) {
             let su = &sums_h[(tr * nbk + bi) * 4..(tr * nbk + bi) * 4 + 4];
@@ -1159,10 +1166,10 @@ impl Slot {
             osec.push((p + 8 * no) as u64);
         }
         clear_out(s, &mut self.out, total)?;
-        let trial_d = s.clone_htod(&trial).during(|| "copying choices".into())?;
-        let sec_d = s.clone_htod(&sec).during(|| "copying offsets".into())?;
-        let osec_d = s.clone_htod(&osec).during(|| "copying offsets".into())?;
-        let mofs_d = s.clone_htod(&mofs).during(|| "copying offsets".into())?;
+        let trial_d = self.stage.up(&self.gpu, s, &trial)?;
+        let sec_d = self.stage.up(&self.gpu, s, &sec)?;
+        let osec_d = self.stage.up(&self.gpu, s, &osec)?;
+        let mofs_d = self.stage.up(&self.gpu, s, &mofs)?;
         let tstride = (nbk * n) as i64;
         // Block modes and sizes of the chosen trials, scanned into offsets.
         let mut l = s.launch_builder(&fs);
@@ -1217,7 +1224,7 @@ impl Slot {
         prof(s, "write")?;
         self.write_outliers(&trial_d, n, nbk, &osec_d, f32i)?;
         prof(s, "owrite")?;
-        let tot_h = s.clone_dtoh(&tot).during(|| "reading totals".into())?;
+        let tot_h = self.stage.down(&self.gpu, s, &tot)?;
         let host = download(s, &self.gpu, &mut self.pbytes, &self.out, total)?;
         // The header words: step, section word counts, outlier counts.
         let mut coded = Vec::with_capacity(nbk);
@@ -1353,7 +1360,7 @@ impl Slot {
         }
         .during(|| "launching RHIST".into())?;
         prof(s, "r_hist_kernel")?;
-        let hist_h = s.clone_dtoh(&hist).during(|| "reading histograms".into())?;
+        let hist_h = self.stage.down(&self.gpu, s, &hist)?;
         prof(s, "r_hist")?;
         let plans: Vec<rans::Plan> = hist_h.par_chunks(table).map(|h| rans::plan(h, n)).collect();
         prof(s, "r_plan")?;
@@ -1362,16 +1369,19 @@ impl Slot {
             chunks.push(n, p.chunk_log, Some(&p.tables));
         }
         let nch = chunks.clen.len();
-        // One copy from the slot's pinned buffer (free here: the last
-        // batch's payloads were copied out of it), not five pageable ones.
-        let (_up, _, addr) = upload_packed(
-            &self.gpu,
-            s,
-            &mut self.pbytes,
-            0,
-            |_| (),
-            &chunks.byte_lists(),
-        )?;
+        // One copy of the five lists, kept until RENC has read them.
+        let lists = chunks.byte_lists();
+        let (at, all) = packed_layout(0, &lists.map(|l| l.len()));
+        let lists_d = self.stage.up_bytes(&self.gpu, s, all, |pin| {
+            for (l, &o) in lists.iter().zip(&at) {
+                pin[o..o + l.len()].copy_from_slice(l);
+            }
+        })?;
+        let base = {
+            use cudarc::driver::DevicePtr;
+            lists_d.device_ptr(s).0
+        };
+        let addr: Vec<u64> = at.iter().map(|&o| base + o as u64).collect();
         let [cfirst, cstart, clen, cum, scale] = addr[..] else {
             return Err(CudaError::Unsupported("chunk lists".into()));
         };
@@ -1397,9 +1407,7 @@ impl Slot {
         unsafe { l.launch(cfg(chunks.grid(1), RENC_THREADS, RENC_SMEM)) }
             .during(|| "launching RENC".into())?;
         prof(s, "r_enc_kernel")?;
-        let sizes_h = s
-            .clone_dtoh(&sizes)
-            .during(|| "reading chunk sizes".into())?;
+        let sizes_h = self.stage.down(&self.gpu, s, &sizes)?;
         prof(s, "r_encode")?;
         // Layout: per brick the step, the stream (header, tables, chunk
         // lengths, data) and the outliers.
@@ -1430,7 +1438,7 @@ impl Slot {
             total += 8 + 4 * words + 8 + 8 * no + sz * nr;
         }
         clear_out(s, &mut self.out, total)?;
-        let offs_d = s.clone_htod(&offs).during(|| "copying offsets".into())?;
+        let offs_d = self.stage.up(&self.gpu, s, &offs)?;
         // Where each chunk's scratch starts, in words (4 a value).
         let spos: Vec<u64> = (0..nbk)
             .flat_map(|bi| {
@@ -1440,7 +1448,7 @@ impl Slot {
                     .map(move |&st| 4 * ((bi * n) as u64 + st))
             })
             .collect();
-        let spos_d = s.clone_htod(&spos).during(|| "copying offsets".into())?;
+        let spos_d = self.stage.up(&self.gpu, s, &spos)?;
         let f = self.f("RCOPY(kernel)", 0)?;
         let nch64 = nch as i64;
         let mut l = s.launch_builder(&f);
@@ -1456,14 +1464,12 @@ impl Slot {
             .during(|| "launching RCOPY".into())?;
         prof(s, "r_copy")?;
         // The outlier lists, as for the lifting transforms (trial 0).
-        let trial_d = s
-            .clone_htod(&vec![0i32; nbk])
-            .during(|| "copying choices".into())?;
+        let trial_d = self.stage.up(&self.gpu, s, &vec![0i32; nbk])?;
         let mut tot = s.alloc_zeros::<u64>(2 * nbk).during(|| "alloc".into())?;
         self.count_outliers(&trial_d, n, nbk, &mut tot.slice_mut(..))?;
-        let osec_d = s.clone_htod(&osec).during(|| "copying offsets".into())?;
+        let osec_d = self.stage.up(&self.gpu, s, &osec)?;
         self.write_outliers(&trial_d, n, nbk, &osec_d, f32i)?;
-        let tot_h = s.clone_dtoh(&tot).during(|| "reading totals".into())?;
+        let tot_h = self.stage.down(&self.gpu, s, &tot)?;
         let host = download(s, &self.gpu, &mut self.pbytes, &self.out, total)?;
         prof(s, "r_outliers")?;
         // The payloads lie one after another: one copy of the batch out of
@@ -2028,7 +2034,7 @@ impl Slot {
         } else {
             self.rice_front(dims, list)?
         };
-        let q_d = s.clone_htod(&q).during(|| "copying steps".into())?;
+        let q_d = self.stage.up(&self.gpu, s, &q)?;
         let inverse = &coding_order(&self.orders, dims, h.transform)?.inverse;
         if closed {
             // The interpolation reads its details (whole numbers) straight
@@ -2063,9 +2069,9 @@ impl Slot {
             self.round_down(h.dtype, nbk * n)?;
         }
         prof(s, "d_download")?;
-        let err_h = s.clone_dtoh(&err).during(|| "reading errors".into())?;
+        let err_h = self.stage.down(&self.gpu, s, &err)?;
         let tot_h = match &check {
-            Some((tot, _)) => Some(s.clone_dtoh(tot).during(|| "reading totals".into())?),
+            Some((tot, _)) => Some(self.stage.down(&self.gpu, s, tot)?),
             None => None,
         };
         s.synchronize()
@@ -2290,9 +2296,9 @@ impl Slot {
         let words_d = s
             .clone_htod(&words)
             .during(|| "copying payloads to the GPU".into())?;
-        let sec_d = s.clone_htod(&sec).during(|| "copying offsets".into())?;
-        let secw_d = s.clone_htod(&secw).during(|| "copying offsets".into())?;
-        let mapw_d = s.clone_htod(&mapw).during(|| "copying offsets".into())?;
+        let sec_d = self.stage.up(&self.gpu, s, &sec)?;
+        let secw_d = self.stage.up(&self.gpu, s, &secw)?;
+        let mapw_d = self.stage.up(&self.gpu, s, &mapw)?;
         let mut err = s.alloc_zeros::<u32>(nbk).during(|| "alloc".into())?;
         let mut tot = s.alloc_zeros::<u64>(4 * nbk).during(|| "alloc".into())?;
         let mut pc = s
@@ -2943,7 +2949,7 @@ impl PinnedField {
 
     /// Its address for kernels of the context bound to this thread.
     fn device_at(&self) -> Result<u64, CudaError> {
-        mapped_at(self.data.as_ptr() as *mut f32)
+        crate::device::mapped_at(self.data.as_ptr() as *mut std::ffi::c_void)
     }
 }
 
@@ -2975,9 +2981,9 @@ impl Slot {
         b: &Batch,
     ) -> Result<(), CudaError> {
         let s = &self.stream.clone();
-        let org = s
-            .clone_htod(&origins(grid, b.bricks.iter().copied()))
-            .during(|| "copying brick origins".into())?;
+        let org = self
+            .stage
+            .up(&self.gpu, s, &origins(grid, b.bricks.iter().copied()))?;
         let n: usize = b.dims.iter().product();
         let (yy, xx) = (info.dims[1] as i64, info.dims[2] as i64);
         let d = b.dims.map(|v| v as i32);
@@ -3657,7 +3663,7 @@ pub fn decompress_pinned(
         };
         let gpu = std::slice::from_ref(g);
         let Some(m) = &slab_mem[i] else {
-            let mapped = mapped_at(host as *mut f32)?;
+            let mapped = crate::device::mapped_at(host as *mut std::ffi::c_void)?;
             let at: Placement = (&|| Ok(mapped), &|_| ());
             return decode_plan(&h, &grid, &path, plan, gpu, at, (&done, progress));
         };
@@ -3710,18 +3716,6 @@ pub fn decompress_pinned(
     })?;
     print_profile("decompress_pinned");
     Ok(())
-}
-
-/// The address of page-locked host memory for kernels of the context
-/// bound to this thread.
-fn mapped_at(ptr: *mut f32) -> Result<u64, CudaError> {
-    let mut at = 0u64;
-    unsafe {
-        cudarc::driver::sys::cuMemHostGetDevicePointer_v2(&mut at, ptr as *mut std::ffi::c_void, 0)
-    }
-    .result()
-    .during(|| "mapping a page-locked field".into())?;
-    Ok(at)
 }
 
 /// The header of a float32 file; a float64 one is an error naming `what`
@@ -3860,9 +3854,7 @@ fn decode_plan(
             // The decoded doubles rounded to float32 and placed in the
             // field in one pass (rounding into a float buffer first, then
             // placing, cost a write and a read of 4 bytes a value more).
-            let org = s
-                .clone_htod(&org_h)
-                .during(|| "copying brick origins".into())?;
+            let org = slot.stage.up(&slot.gpu, s, &org_h)?;
             let at = at()?;
             let d = dims.map(|v| v as i32);
             let mut l = s.launch_builder(&scatter);
@@ -3878,10 +3870,9 @@ fn decode_plan(
                 .during(|| "launching SCATTER".into())?;
             // Then the outliers' corrections, in the field.
             if !pos.is_empty() {
-                let up = |what| move || format!("copying {what}");
-                let pos_d = s.clone_htod(&pos).during(up("outliers"))?;
-                let steps_d = s.clone_htod(&steps).during(up("outliers"))?;
-                let exact_d = s.clone_htod(&exact).during(up("outliers"))?;
+                let pos_d = slot.stage.up(&slot.gpu, s, &pos)?;
+                let steps_d = slot.stage.up(&slot.gpu, s, &steps)?;
+                let exact_d = slot.stage.up(&slot.gpu, s, &exact)?;
                 let count = pos.len() as i64;
                 let mut l = s.launch_builder(&outfix);
                 l.arg(&at)

@@ -382,6 +382,16 @@ impl Gpu {
     }
 }
 
+/// The address of page-locked host memory (registered with DEVICEMAP)
+/// for kernels of the context bound to this thread.
+pub(crate) fn mapped_at(ptr: *mut std::ffi::c_void) -> Result<u64, CudaError> {
+    let mut at = 0u64;
+    unsafe { cudarc::driver::sys::cuMemHostGetDevicePointer_v2(&mut at, ptr, 0) }
+        .result()
+        .during(|| "mapping page-locked memory".into())?;
+    Ok(at)
+}
+
 /// Host memory in an ordinary vector on transparent huge pages, touched on
 /// every core and then registered with CUDA (page-locked): copies to and
 /// from it run at the link's rate and asynchronously, like

@@ -15,6 +15,7 @@ pub mod fir;
 mod kernels;
 mod masks;
 pub mod spectra;
+pub mod stage;
 
 pub use cwt::{cwt_chunked, CudaCwt, GpuRecipe, GpuScale};
 pub use device::{available, device_count, gpu, gpu_at, Gpu, GpuInfo};

@@ -974,6 +974,67 @@ fn streamed_batches_equal_the_in_core_run() {
 /// bound kind (zero included), dtype, 2-D and 3-D, bricks of several
 /// shapes; then streamed in small batches, and spread over every GPU (each
 /// given twice, so four or more slots share the bricks): the same bytes.
+/// The codec slots' small copies (a kernel through mapped page-locked
+/// memory): odd lengths, misaligned views, a stage filled (it waits for
+/// the stream) and outgrown (it grows), several element types.
+#[test]
+fn staged_copies_equal_their_data() {
+    use multires_cuda::stage::Stage;
+    let Some(gpu) = gpu_or_skip("staged_copies_equal_their_data") else {
+        return;
+    };
+    let s = gpu.ctx.new_stream().unwrap();
+    let mut stage = Stage::default();
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    // All copies up are queued before any comes down: the 2 MiB one no
+    // longer fits in the first 4 MiB, the last one outgrows it.
+    let lens = [
+        0usize,
+        1,
+        3,
+        16,
+        17,
+        1000,
+        65_537,
+        3 << 20,
+        2 << 20,
+        (9 << 20) + 3,
+    ];
+    let mut ups = Vec::new();
+    for &n in &lens {
+        let v: Vec<u8> = (0..n).map(|_| next() as u8).collect();
+        let d = stage.up(&gpu, &s, &v).unwrap();
+        ups.push((v, d));
+    }
+    for (v, d) in &ups {
+        let back = stage.down(&gpu, &s, &d.slice(0..v.len())).unwrap();
+        assert!(back == *v, "{} bytes up and down differ", v.len());
+        if v.len() > 1 {
+            let back = stage.down(&gpu, &s, &d.slice(1..v.len())).unwrap();
+            assert!(back == v[1..], "{} bytes at offset 1 differ", v.len() - 1);
+        }
+    }
+    let w: Vec<u64> = (0..1001).map(|_| next()).collect();
+    let d = stage.up(&gpu, &s, &w).unwrap();
+    assert_eq!(stage.down(&gpu, &s, &d).unwrap(), w);
+    let f: Vec<f64> = (0..777).map(|_| next() as f64 / 3.0).collect();
+    let d = stage.up(&gpu, &s, &f).unwrap();
+    assert_eq!(stage.down(&gpu, &s, &d).unwrap(), f);
+    let d = stage
+        .up_bytes(&gpu, &s, 41, |b| {
+            b.iter_mut().enumerate().for_each(|(i, v)| *v = i as u8)
+        })
+        .unwrap();
+    let want: Vec<u8> = (0..41u8).collect();
+    assert_eq!(stage.down(&gpu, &s, &d.slice(0..41)).unwrap(), want);
+}
+
 #[test]
 fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
     use multires::codec::fields::{make, FieldKind};

@@ -1,0 +1,161 @@
+//! A codec slot's small copies (lists of offsets, rANS tables, histograms,
+//! fault flags) made by a kernel through mapped page-locked memory, not by
+//! a copy engine. The engines serve the copies of all streams in order of
+//! arrival, so a slot's 2 KB list waited behind a 541 MB copy of the field
+//! (up to 11 ms, several times a batch: GPU_NOTES.md, session 23).
+
+use crate::device::{Gpu, Registered};
+use crate::error::{Context, CudaError};
+use crate::kernels::Kernel;
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice};
+use cudarc::driver::{LaunchConfig, PushKernelArg};
+use std::sync::Arc;
+
+/// The least a stage holds: a batch's lists fit, so it rarely grows.
+const STAGE_MIN_BYTES: usize = 4 << 20;
+
+/// How each slot copies its small lists: `MULTIRES_CODEC_STAGE=engine`
+/// goes back to the copy engines (for comparison); the output is the same.
+pub fn staged() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("MULTIRES_CODEC_STAGE").as_deref() != Ok("engine"))
+}
+
+/// Mapped page-locked bytes handed out in order; the place of each copy
+/// up stays untouched until the stream is next synchronized (a kernel
+/// queued behind others reads it later), then all of it is free again.
+#[derive(Default)]
+pub struct Stage {
+    host: Option<Registered<u128>>,
+    /// Its address for kernels.
+    at: u64,
+    /// Bytes given out since the stream was last synchronized.
+    used: usize,
+}
+
+impl Stage {
+    fn bytes(&mut self) -> &mut [u8] {
+        match &mut self.host {
+            Some(h) => bytemuck::cast_slice_mut(&mut h[..]),
+            None => &mut [],
+        }
+    }
+
+    /// The offset of `len` free bytes (16-byte aligned), waiting for the
+    /// stream or growing when they do not fit.
+    fn reserve(&mut self, gpu: &Gpu, s: &CudaStream, len: usize) -> Result<usize, CudaError> {
+        let at = self.used.next_multiple_of(16);
+        let cap = self.bytes().len();
+        if at + len <= cap {
+            self.used = at + len;
+            return Ok(at);
+        }
+        s.synchronize()
+            .during(|| "waiting for a slot's small copies".into())?;
+        self.used = 0;
+        if len > cap {
+            self.host = None;
+            let words = len.max(STAGE_MIN_BYTES).next_power_of_two() / 16;
+            use cudarc::driver::sys::CU_MEMHOSTREGISTER_DEVICEMAP;
+            let host = Registered::<u128>::zeroed(&gpu.ctx, words, CU_MEMHOSTREGISTER_DEVICEMAP)?;
+            self.at = crate::device::mapped_at(host.as_ptr() as *mut std::ffi::c_void)?;
+            self.host = Some(host);
+        }
+        self.used = len;
+        Ok(0)
+    }
+
+    /// `len` bytes written by `fill` and copied up into a new buffer.
+    pub fn up_bytes(
+        &mut self,
+        gpu: &Gpu,
+        s: &Arc<CudaStream>,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> Result<CudaSlice<u8>, CudaError> {
+        let at = self.reserve(gpu, s, len)?;
+        fill(&mut self.bytes()[at..at + len]);
+        self.copy_up(gpu, s, at, len)
+    }
+
+    /// `src` copied up into a new buffer of its length.
+    pub fn up<T: DeviceRepr + bytemuck::Pod>(
+        &mut self,
+        gpu: &Gpu,
+        s: &Arc<CudaStream>,
+        src: &[T],
+    ) -> Result<CudaSlice<T>, CudaError> {
+        let len = std::mem::size_of_val(src);
+        let at = self.reserve(gpu, s, len)?;
+        self.bytes()[at..at + len].copy_from_slice(bytemuck::cast_slice(src));
+        self.copy_up(gpu, s, at, src.len())
+    }
+
+    /// `count` values at `at` of the stage copied up into a new buffer.
+    fn copy_up<T: DeviceRepr + bytemuck::Pod>(
+        &mut self,
+        gpu: &Gpu,
+        s: &Arc<CudaStream>,
+        at: usize,
+        count: usize,
+    ) -> Result<CudaSlice<T>, CudaError> {
+        let len = count * std::mem::size_of::<T>();
+        let mut dst = unsafe { s.alloc::<T>(count.max(1)) }.during(|| "alloc".into())?;
+        if len == 0 {
+        } else if staged() {
+            let d = dst.device_ptr_mut(s).0;
+            copy_kernel(gpu, s, self.at + at as u64, d, len)?;
+        } else {
+            let src: &[T] = bytemuck::cast_slice(&self.bytes()[at..at + len]);
+            s.memcpy_htod(src, &mut dst.slice_mut(0..count))
+                .during(|| "copying a slot's list to the GPU".into())?;
+        }
+        Ok(dst)
+    }
+
+    /// `src` copied down, after the stream's earlier work (it waits).
+    pub fn down<T, S>(
+        &mut self,
+        gpu: &Gpu,
+        s: &Arc<CudaStream>,
+        src: &S,
+    ) -> Result<Vec<T>, CudaError>
+    where
+        T: DeviceRepr + bytemuck::Pod,
+        S: DevicePtr<T> + DeviceSlice<T>,
+    {
+        let len = src.len() * std::mem::size_of::<T>();
+        let at = self.reserve(gpu, s, len)?;
+        if len == 0 {
+        } else if staged() {
+            let d = src.device_ptr(s).0;
+            copy_kernel(gpu, s, d, self.at + at as u64, len)?;
+        } else {
+            let dst: &mut [T] = bytemuck::cast_slice_mut(&mut self.bytes()[at..at + len]);
+            s.memcpy_dtoh(src, dst)
+                .during(|| "copying a slot's list to the host".into())?;
+        }
+        s.synchronize()
+            .during(|| "waiting for a slot's list".into())?;
+        self.used = 0;
+        Ok(bytemuck::cast_slice(&self.bytes()[at..at + len]).to_vec())
+    }
+}
+
+/// STAGE: `len` bytes from `src` to `dst` (device or mapped host addresses).
+fn copy_kernel(gpu: &Gpu, s: &CudaStream, src: u64, dst: u64, len: usize) -> Result<(), CudaError> {
+    let f = gpu.function(Kernel::Codec, "STAGE(kernel)", 0)?;
+    let n = len as i64;
+    let blocks = len.div_ceil(16 * 256).clamp(1, 1024) as u32;
+    let mut l = s.launch_builder(&f);
+    l.arg(&src).arg(&dst).arg(&n);
+    unsafe {
+        l.launch(LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        })
+    }
+    .during(|| "launching STAGE".into())?;
+    Ok(())
+}
