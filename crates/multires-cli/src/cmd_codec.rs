@@ -302,19 +302,19 @@ pub fn compress(a: CompressArgs) -> Result<()> {
     let (bytes, s, run) = match &gpus {
         None => {
             let (b, s) = codec::compress(&v, &opts, &|d| bar.update(d, grid_len))?;
-            (b, s, None)
+            (Mrz::Joined(b), s, None)
         }
         Some(g) => {
             let (b, s, r) = multires_cuda::codec::compress(&v, &opts, g, a.gpu_mem_limit, &|d| {
                 bar.update(d, grid_len)
             })
             .context("compressing on the GPU")?;
-            (b, s, Some(r))
+            (Mrz::Parts(b), s, Some(r))
         }
     };
     let secs = t.elapsed().as_secs_f64();
     bar.finish();
-    io::write_atomic(out, |w| w.write_all(&bytes).map_err(|e| e.to_string()))?;
+    io::write_atomic(out, |w| bytes.write_to(w).map_err(|e| e.to_string()))?;
     let raw = v.data.byte_len();
     report(
         (&a, &opts, grid_len),
@@ -323,9 +323,32 @@ pub fn compress(a: CompressArgs) -> Result<()> {
         run.as_ref().zip(gpus.as_ref()),
     );
     if let Some(p) = &a.plot {
-        plot_decoded(p, &v, bytes, out, s.abs_bound)?;
+        plot_decoded(p, &v, bytes.into_vec(), out, s.abs_bound)?;
     }
     Ok(())
+}
+
+/// A compressed file: joined (the CPU's) or the GPU's parts, written out
+/// one after another without joining them.
+enum Mrz {
+    Joined(Vec<u8>),
+    Parts(multires_cuda::codec::GpuMrz),
+}
+
+impl Mrz {
+    fn write_to(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        match self {
+            Mrz::Joined(b) => w.write_all(b),
+            Mrz::Parts(p) => p.write_to(w),
+        }
+    }
+
+    fn into_vec(self) -> Vec<u8> {
+        match self {
+            Mrz::Joined(b) => b,
+            Mrz::Parts(p) => p.to_vec(),
+        }
+    }
 }
 
 /// `--plot`: the field beside its decoded self (the .mrz `bytes` written
@@ -368,7 +391,7 @@ fn compress_page_locked(a: &CompressArgs, f: &io::NpyHeader, gpus: &Gpus) -> Res
         .context("compressing on the GPU")?;
     let secs = t.elapsed().as_secs_f64();
     bar.finish();
-    io::write_atomic(out, |w| w.write_all(&bytes).map_err(|e| e.to_string()))?;
+    io::write_atomic(out, |w| bytes.write_to(w).map_err(|e| e.to_string()))?;
     report(
         (a, &opts, grid_len),
         (&f.shape, DType::F32),
@@ -383,7 +406,7 @@ fn compress_page_locked(a: &CompressArgs, f: &io::NpyHeader, gpus: &Gpus) -> Res
     );
     if let Some(pl) = &a.plot {
         let v = Volume::of(&f.shape, Values::F32(field.as_slice().to_vec()))?;
-        plot_decoded(pl, &v, bytes, out, s.abs_bound)?;
+        plot_decoded(pl, &v, bytes.to_vec(), out, s.abs_bound)?;
     }
     Ok(Some(()))
 }

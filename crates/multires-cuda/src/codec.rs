@@ -1513,9 +1513,13 @@ impl Slot {
     }
 }
 
+/// A .mrz file coded on GPUs, as its parts: each payload a range of the
+/// bytes its batch brought down (`MrzParts::write_to` writes the file).
+pub type GpuMrz = codec::MrzParts<BatchBytes>;
+
 /// A brick's payload: its range of its batch's bytes.
 #[derive(Clone)]
-struct BatchBytes {
+pub struct BatchBytes {
     buf: Arc<Vec<u8>>,
     at: std::ops::Range<usize>,
 }
@@ -1562,7 +1566,7 @@ pub fn compress(
     gpus: &[Arc<Gpu>],
     mem_limit: Option<usize>,
     progress: &(dyn Fn(usize) + Sync),
-) -> Result<(Vec<u8>, CodecStats, GpuRun), CudaError> {
+) -> Result<(GpuMrz, CodecStats, GpuRun), CudaError> {
     let t_plan = std::time::Instant::now();
     let (range, e, grid) = codec::plan(v, opts)?;
     prof_host("plan", t_plan);
@@ -1593,7 +1597,7 @@ fn run_compress(
     settings: (Option<usize>, usize, usize, usize),
     progress: &(dyn Fn(usize) + Sync),
     fill: &(dyn Fn(&mut Slot, &Batch) -> Result<(), CudaError> + Sync),
-) -> Result<(Vec<u8>, CodecStats, GpuRun), CudaError> {
+) -> Result<(GpuMrz, CodecStats, GpuRun), CudaError> {
     let t_run = std::time::Instant::now();
     let all: Vec<usize> = (0..plan.2.len()).collect();
     let done = AtomicUsize::new(0);
@@ -1620,7 +1624,7 @@ fn assemble_coded(
     (range, e, grid): &Planned,
     coded: Vec<(usize, GpuCoded)>,
     t_run: std::time::Instant,
-) -> Result<(Vec<u8>, CodecStats), CudaError> {
+) -> Result<(GpuMrz, CodecStats), CudaError> {
     let mut by_brick: Vec<Option<GpuCoded>> = vec![None; grid.len()];
     for (k, c) in coded {
         if let Some(slot) = by_brick.get_mut(k) {
@@ -1633,10 +1637,12 @@ fn assemble_coded(
         .map(|(k, c)| c.ok_or_else(|| CudaError::Unsupported(format!("brick {k} was not coded"))))
         .collect::<Result<_, _>>()?;
     let t_assemble = std::time::Instant::now();
-    let (bytes, stats) = codec::assemble(v, opts, *range, *e, *grid, &coded);
+    let stats = coded.iter().map(|c| (c.1, c.2, c.3)).collect::<Vec<_>>();
+    let payloads = coded.into_iter().map(|c| c.0).collect();
+    let (bytes, stats) =
+        codec::assemble_parts(v, opts, *range, *e, *grid, payloads, stats.into_iter());
     prof_host("assemble", t_assemble);
     let t_end = std::time::Instant::now();
-    drop(coded);
     trace_stages(
         "compress",
         t_run,
@@ -3065,7 +3071,7 @@ pub fn compress_resident(
     opts: &CodecOptions,
     gpu: &Arc<Gpu>,
     progress: &(dyn Fn(usize) + Sync),
-) -> Result<(Vec<u8>, CodecStats, GpuRun), CudaError> {
+) -> Result<(GpuMrz, CodecStats, GpuRun), CudaError> {
     let t_plan = std::time::Instant::now();
     let range = device_range(gpu, f)?;
     let plan = codec::plan_range(range, f.info.dims, opts)?;
@@ -3313,7 +3319,7 @@ pub fn compress_pinned(
     opts: &CodecOptions,
     gpus: &[Arc<Gpu>],
     progress: &(dyn Fn(usize) + Sync),
-) -> Result<(Vec<u8>, CodecStats, GpuRun), CudaError> {
+) -> Result<(GpuMrz, CodecStats, GpuRun), CudaError> {
     use cudarc::driver::DevicePtr;
     if gpus.is_empty() {
         return Err(CudaError::NoDevice("no GPU was given".into()));

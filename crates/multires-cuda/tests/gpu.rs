@@ -1100,6 +1100,12 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
                     &|_| {},
                 )
                 .unwrap();
+                // The file's parts written out, compared unjoined and
+                // joined.
+                let mut written = Vec::new();
+                dev.write_to(&mut written).unwrap();
+                let same = dev.equals(&cpu) && dev.len() == cpu.len();
+                let dev = dev.to_vec();
                 assert!(
                     cpu == dev,
                     "{t} {bound} {:?}: GPU {} bytes, CPU {} bytes, first difference at {:?}",
@@ -1107,6 +1113,10 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
                     dev.len(),
                     cpu.len(),
                     cpu.iter().zip(&dev).position(|(a, b)| a != b)
+                );
+                assert!(
+                    same && written == dev,
+                    "{t} {bound}: the parts disagree with the file"
                 );
                 assert!(stats.max_error <= stats.abs_bound, "{t} {bound}");
                 checked += 1;
@@ -1128,6 +1138,7 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
             &|_| {},
         )
         .unwrap();
+        let streamed = streamed.to_vec();
         assert_eq!(run.max_bricks_per_batch, 1);
         assert_eq!(run.batches, 27, "{run:?}");
         assert!(streamed == cpu, "streamed bytes differ");
@@ -1139,7 +1150,11 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
         }
         let (multi, _, run) =
             multires_cuda::codec::compress(v, &o, &all, Some(3 << 20), &|_| {}).unwrap();
-        assert!(multi == cpu, "{t}: bytes on {} slots differ", run.gpus * 2);
+        assert!(
+            multi.equals(&cpu),
+            "{t}: bytes on {} slots differ",
+            run.gpus * 2
+        );
         // A limit below one brick's working set is a clear error.
         let err =
             multires_cuda::codec::compress(v, &o, std::slice::from_ref(&gpu), Some(1000), &|_| {})
@@ -1326,6 +1341,7 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
                 o.brick = Some(*brick);
                 let (cpu, _) = compress(&v, &o, &|_| {}).unwrap();
                 let (dev, stats, _) = compress_resident(&field, &o, &gpu, &|_| {}).unwrap();
+                let dev = dev.to_vec();
                 assert!(
                     cpu == dev,
                     "{t} {bound} {shape:?}: resident {} bytes, CPU {} bytes, first difference at {:?}",
@@ -1356,10 +1372,11 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
                         std::env::set_var("MULTIRES_PINNED_ACROSS_PCIE", "1");
                     }
                     let (pin, _, run) = compress_pinned(&pinned, &o, &gpus, &|_| {}).unwrap();
+                    let pin = pin.to_vec();
                     assert_eq!(run.gpus, gpus.len());
                     let (pin2, _, _) = compress_pinned(&unknown, &o, &gpus, &|_| {}).unwrap();
                     assert!(
-                        cpu == pin2,
+                        pin2.equals(&cpu),
                         "{t} {bound} {shape:?} across PCIe {across}: pinned, range not known on the host: bytes differ from the CPU's"
                     );
                     assert!(

@@ -27,7 +27,7 @@ pub mod rans;
 pub mod rice;
 pub mod seed;
 
-pub use container::{MrzHeader, MrzReader};
+pub use container::{MrzHeader, MrzParts, MrzReader};
 pub use lifting::Lifting;
 
 use rayon::prelude::*;
@@ -941,7 +941,7 @@ pub type CodedBrick = (Vec<u8>, f64, f64, usize);
 /// The .mrz bytes and the statistics from the coded bricks (in grid
 /// order), whichever device coded them (the GPU's payloads are ranges of
 /// its batches' bytes).
-pub fn assemble<P: AsRef<[u8]>>(
+pub fn assemble<P: AsRef<[u8]> + Sync>(
     v: FieldInfo,
     opts: &CodecOptions,
     range: (f64, f64),
@@ -949,6 +949,23 @@ pub fn assemble<P: AsRef<[u8]>>(
     grid: BrickGrid,
     coded: &[(P, f64, f64, usize)],
 ) -> (Vec<u8>, CodecStats) {
+    let payloads: Vec<&[u8]> = coded.iter().map(|c| c.0.as_ref()).collect();
+    let stats = coded.iter().map(|c| (c.1, c.2, c.3));
+    let (parts, stats) = assemble_parts(v, opts, range, e, grid, payloads, stats);
+    (parts.to_vec(), stats)
+}
+
+/// `assemble` without joining the file: its parts, the payloads moved in
+/// (`stats`: each brick's largest error, squared error sum and outliers).
+pub fn assemble_parts<P: AsRef<[u8]> + Sync>(
+    v: FieldInfo,
+    opts: &CodecOptions,
+    range: (f64, f64),
+    e: f64,
+    grid: BrickGrid,
+    payloads: Vec<P>,
+    stats: impl Iterator<Item = (f64, f64, usize)>,
+) -> (container::MrzParts<P>, CodecStats) {
     let (lo, hi) = range;
     let header = MrzHeader {
         dtype: v.dtype,
@@ -960,19 +977,23 @@ pub fn assemble<P: AsRef<[u8]>>(
         brick: grid.brick,
         value_range: (lo, hi),
     };
-    let payloads: Vec<&[u8]> = coded.iter().map(|c| c.0.as_ref()).collect();
-    let bytes = container::write(&header, &payloads);
-    let sse: f64 = coded.iter().map(|c| c.2).sum();
-    let max_error = coded.iter().map(|c| c.1).fold(0.0, f64::max);
+    let parts = container::parts(&header, payloads);
+    let (mut max_error, mut sse, mut outliers) = (0.0f64, 0.0f64, 0usize);
+    for (m, s, o) in stats {
+        max_error = max_error.max(m);
+        sse += s;
+        outliers += o;
+    }
+    let bytes = parts.len();
     let stats = CodecStats {
         abs_bound: e,
         max_error,
         psnr: psnr(hi - lo, sse, v.len()),
-        outliers: coded.iter().map(|c| c.3).sum(),
-        bytes: bytes.len(),
-        ratio: (v.len() * v.dtype.size()) as f64 / bytes.len() as f64,
+        outliers,
+        bytes,
+        ratio: (v.len() * v.dtype.size()) as f64 / bytes as f64,
     };
-    (bytes, stats)
+    (parts, stats)
 }
 
 /// Compresses `v` into the bytes of a .mrz file.
