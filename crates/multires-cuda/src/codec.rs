@@ -2015,17 +2015,18 @@ impl Slot {
         list: &[Payload],
         h: &codec::MrzHeader,
     ) -> Result<Vec<Option<usize>>, CudaError> {
-        self.decode_to(dims, list, h, true)
+        self.decode_to(dims, list, h, (true, &|_| ()))
     }
 
     /// `decode`, leaving the decoded doubles in the slot's `y` (for
-    /// `decode_plan` to round and place) unless `down`.
+    /// `decode_plan` to round and place) unless `down`; `turn` returns
+    /// when each phase may start (`InOrder`).
     fn decode_to(
         &mut self,
         dims: [usize; 3],
         list: &[Payload],
         h: &codec::MrzHeader,
-        down: bool,
+        (down, turn): (bool, &dyn Fn(DecodePhase)),
     ) -> Result<Vec<Option<usize>>, CudaError> {
         let n: usize = dims.iter().product();
         let nbk = list.len();
@@ -2035,6 +2036,7 @@ impl Slot {
         }
         self.order(dims, h.transform)?;
         let s = &self.stream.clone();
+        turn(DecodePhase::Entropy);
         let Front { at, q, err, check } = if closed {
             self.rans_front(dims, list)?
         } else {
@@ -2042,6 +2044,7 @@ impl Slot {
         };
         let q_d = self.stage.up(&self.gpu, s, &q)?;
         let inverse = &coding_order(&self.orders, dims, h.transform)?.inverse;
+        turn(DecodePhase::Inverse);
         if closed {
             // The interpolation reads its details (whole numbers) straight
             // from the decoded integers.
@@ -3161,13 +3164,33 @@ fn upload_groups_max() -> usize {
     env_count("MULTIRES_PINNED_GROUPS").unwrap_or(16)
 }
 
-/// Groups of brick layers the decoder copies down as each is decoded
-/// (MULTIRES_PINNED_DECODE_GROUPS; default 1, the whole slab). A plan a
-/// group costs a round of the rANS chains a group: on the H100, 4 groups
-/// took 166 ms where one took 130 ms (1024^3, smooth, 1e-3).
+/// Groups of brick layers the decoder copies down as each is placed
+/// (MULTIRES_PINNED_DECODE_GROUPS; default 16, at most a layer each).
+/// One plan covers them all and its batches start together
+/// (`PINNED_DECODE_SLOTS`), so the rANS chains, whose length does not
+/// depend on a batch's size, cost one round (a plan a group cost a round
+/// a group: 4 groups took 166 ms where one took 130 ms); the inverse
+/// transforms then run in batch order (`InOrder`), and each group goes
+/// down while the next is placed.
 fn decode_groups() -> usize {
-    env_count("MULTIRES_PINNED_DECODE_GROUPS").unwrap_or(1)
+    env_count("MULTIRES_PINNED_DECODE_GROUPS").unwrap_or(16)
 }
+
+/// Unfinished batches before one that may start its entropy decoding,
+/// and its inverse transform, in the pinned decoder
+/// (MULTIRES_PINNED_DECODE_AHEAD=E,I; default 8,4: about two brick layers
+/// of rANS chains at once).
+fn decode_ahead() -> (usize, usize) {
+    let v = std::env::var("MULTIRES_PINNED_DECODE_AHEAD").unwrap_or_default();
+    let mut it = v.split(',').map(|x| x.trim().parse::<usize>().ok());
+    let e = it.next().flatten().filter(|&x| x > 0).unwrap_or(8);
+    let i = it.next().flatten().filter(|&x| x > 0).unwrap_or(4);
+    (e, i)
+}
+
+/// Slots a GPU for the pinned decoder: every batch of a 1024^3 field in
+/// brick layers (4 shapes a layer) at once, memory permitting.
+const PINNED_DECODE_SLOTS: usize = 32;
 
 /// A positive count from the environment (a tuning knob for
 /// measurements; the output never depends on it).
@@ -3582,9 +3605,9 @@ pub fn decompress_resident(
 /// Decodes a float32 .mrz on `gpus` into `out`, a field in page-locked
 /// host memory of the file's shape; values equal `decompress`'s. Each GPU
 /// decodes a slab of whole brick layers into its memory and copies it down
-/// with the copy engines: whole by default, or in groups of layers
-/// (`decode_groups`), each as soon as it is decoded while the next ones
-/// decode. A slab that does not fit in half the GPU's free memory is
+/// with the copy engines in groups of layers (`decode_groups`), each as
+/// soon as its batches are placed, while the next ones decode (batches
+/// kept in order by `InOrder`). A slab that does not fit in half the GPU's free memory is
 /// written by the kernels across PCIe instead.
 pub fn decompress_pinned(
     r: &mut codec::MrzReader,
@@ -3646,7 +3669,7 @@ pub fn decompress_pinned(
                 r,
                 &regions,
                 std::slice::from_ref(g),
-                (RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
+                (RESIDENT_BATCH, PINNED_DECODE_SLOTS, RESIDENT_SHARES),
                 0,
             )?)
         });
@@ -3670,7 +3693,7 @@ pub fn decompress_pinned(
         let gpu = std::slice::from_ref(g);
         let Some(m) = &slab_mem[i] else {
             let mapped = crate::device::mapped_at(host as *mut std::ffi::c_void)?;
-            let at: Placement = (&|| Ok(mapped), &|_| ());
+            let at: Placement = (&|| Ok(mapped), &|_| (), None);
             return decode_plan(&h, &grid, &path, plan, gpu, at, (&done, progress));
         };
         let mut slab = m.lock().map_err(|_| lock())?;
@@ -3699,7 +3722,8 @@ pub fn decompress_pinned(
                         let _ = tx.send(k);
                     }
                 };
-                let at: Placement = (&|| Ok(at), &placed);
+                let order = InOrder::new(plan.batches.len(), decode_ahead());
+                let at: Placement = (&|| Ok(at), &placed, Some(&order));
                 decode_plan(&h, &grid, &path, plan, gpu, at, (&done, progress))
             });
             let copied = (|| -> Result<(), CudaError> {
@@ -3761,7 +3785,7 @@ fn decode_into(
         reserve,
     )?;
     let done = AtomicUsize::new(0);
-    let at: Placement = (at, &|_| ());
+    let at: Placement = (at, &|_| (), None);
     decode_plan(&h, &grid, r.path(), &plan, gpus, at, (&done, progress))
 }
 
@@ -3769,9 +3793,80 @@ fn decode_into(
 /// for when a batch is placed: it may still be being allocated.
 type FieldAddress<'a> = &'a (dyn Fn() -> Result<u64, CudaError> + Sync);
 
-/// Where decoded bricks go, and what to tell when a batch of a group is
-/// there (its group).
-type Placement<'a> = (FieldAddress<'a>, &'a (dyn Fn(usize) + Sync));
+/// Where decoded bricks go, what to tell when a batch of a group is
+/// there (its group), and the order batches keep, if any.
+type Placement<'a> = (
+    FieldAddress<'a>,
+    &'a (dyn Fn(usize) + Sync),
+    Option<&'a InOrder>,
+);
+
+/// Where a batch's decoding stands (`InOrder`).
+#[derive(Clone, Copy)]
+enum DecodePhase {
+    Entropy,
+    Inverse,
+}
+
+/// Batches (by index) that start their entropy decoding, and their
+/// inverse transform and placing, only a few unfinished batches behind
+/// the earliest: the pinned decoder copies a group of brick layers down
+/// once all its batches are placed. With every batch side by side the
+/// rANS chains of all shared the SMs, and all groups were done together,
+/// late, with nothing copied before. Batches start in index order
+/// (`run_slots`), so a batch waits only for batches already under way,
+/// and the earliest unfinished one never waits.
+struct InOrder {
+    finished: Mutex<Vec<bool>>,
+    moved: Condvar,
+    /// Unfinished batches before one that may start each phase.
+    ahead: (usize, usize),
+}
+
+/// Batch `.1`'s place in an `InOrder`, finished when dropped (however
+/// its decoding ends).
+struct Turn<'a>(&'a InOrder, usize);
+
+impl InOrder {
+    fn new(batches: usize, (entropy, inverse): (usize, usize)) -> Self {
+        InOrder {
+            finished: Mutex::new(vec![false; batches]),
+            moved: Condvar::new(),
+            ahead: (entropy.max(1), inverse.max(1)),
+        }
+    }
+
+    fn turn(&self, i: usize) -> Turn<'_> {
+        Turn(self, i)
+    }
+}
+
+impl Turn<'_> {
+    /// Until fewer batches before this one are unfinished than `phase`
+    /// allows.
+    fn wait(&self, phase: DecodePhase) {
+        let o = self.0;
+        let most = match phase {
+            DecodePhase::Entropy => o.ahead.0,
+            DecodePhase::Inverse => o.ahead.1,
+        };
+        let mut f = o.finished.lock().unwrap_or_else(|p| p.into_inner());
+        while f[..self.1.min(f.len())].iter().filter(|d| !**d).count() >= most {
+            f = o.moved.wait(f).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        let o = self.0;
+        let mut f = o.finished.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(d) = f.get_mut(self.1) {
+            *d = true;
+        }
+        o.moved.notify_all();
+    }
+}
 
 /// A field's address, or why it could not be allocated, handed from the
 /// thread that allocates it to the slots (which wait for it).
@@ -3814,7 +3909,7 @@ fn decode_plan(
     path: &str,
     plan: &Plan<Payload>,
     gpus: &[Arc<Gpu>],
-    (at, placed): Placement,
+    (at, placed, order): Placement,
     (done, progress): (&AtomicUsize, &(dyn Fn(usize) + Sync)),
 ) -> Result<(), CudaError> {
     let caps = plan.caps();
@@ -3827,7 +3922,13 @@ fn decode_plan(
         &|slot, i| {
             let (dims, list) = &batches[i];
             let n: usize = dims.iter().product();
-            let outliers_at = slot.decode_to(*dims, list, &h, false)?;
+            let turn = order.map(|o| o.turn(i));
+            let wait = |phase| {
+                if let Some(t) = &turn {
+                    t.wait(phase);
+                }
+            };
+            let outliers_at = slot.decode_to(*dims, list, &h, (false, &wait))?;
             prof(&slot.stream, "d_device")?;
             let checked = check_batch(*dims, list, &outliers_at, &h, path, grid)?;
             let s = &slot.stream.clone();
@@ -3893,6 +3994,7 @@ fn decode_plan(
             s.synchronize().during(|| "placing decoded bricks".into())?;
             prof(s, "d_place")?;
             placed(plan.group[i]);
+            drop(turn);
             progress(done.fetch_add(list.len(), Ordering::Relaxed) + list.len());
             Ok(())
         },

@@ -1387,18 +1387,23 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
                         cpu.iter().zip(&pin).position(|(a, b)| a != b)
                     );
                     // The decoder copies the slab down whole, or in
-                    // groups of layers as each is decoded.
-                    for groups in ["1", "4"] {
+                    // groups of layers as each is placed, its batches
+                    // kept a few (or one) behind the earliest.
+                    for (groups, ahead) in
+                        [("1", "8,4"), ("4", "8,4"), ("16", "8,4"), ("16", "1,1")]
+                    {
                         std::env::set_var("MULTIRES_PINNED_DECODE_GROUPS", groups);
+                        std::env::set_var("MULTIRES_PINNED_DECODE_AHEAD", ahead);
                         pinned_out.as_mut_slice().fill(f32::NAN);
                         decompress_pinned(&mut reader(&cpu), &mut pinned_out, &gpus, &|_| {})
                             .unwrap();
                         assert!(
                             same_as_cpu(pinned_out.as_slice()),
-                            "{t} {bound} {shape:?} across PCIe {across}, {groups} group(s): pinned decode differs from the CPU's"
+                            "{t} {bound} {shape:?} across PCIe {across}, {groups} group(s), {ahead} ahead: pinned decode differs from the CPU's"
                         );
                     }
                     std::env::remove_var("MULTIRES_PINNED_DECODE_GROUPS");
+                    std::env::remove_var("MULTIRES_PINNED_DECODE_AHEAD");
                     std::env::remove_var("MULTIRES_PINNED_ACROSS_PCIE");
                 }
                 checked += 1;
