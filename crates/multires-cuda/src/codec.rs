@@ -1497,15 +1497,23 @@ impl Slot {
             pl[oc + 4..oc + 8].copy_from_slice(&(nr as u32).to_le_bytes());
             ranges.push(base[bi]..base[bi] + len);
         }
+        // The file's checksums, taken while later batches code (at the
+        // end they were a pass over every payload after the coding).
+        let crcs: Vec<u32> = ranges
+            .par_iter()
+            .map(|r| crc32fast::hash(&buf[r.clone()]))
+            .collect();
         let buf = Arc::new(buf);
         Ok(ranges
             .into_iter()
+            .zip(crcs)
             .enumerate()
-            .map(|(bi, at)| {
+            .map(|(bi, (at, crc))| {
                 let no = counts_h[2 * bi] as usize;
                 let p = BatchBytes {
                     buf: buf.clone(),
                     at,
+                    crc,
                 };
                 (p, f64::from_bits(maxe_h[bi]), sse_h[bi], no)
             })
@@ -1517,17 +1525,19 @@ impl Slot {
 /// bytes its batch brought down (`MrzParts::write_to` writes the file).
 pub type GpuMrz = codec::MrzParts<BatchBytes>;
 
-/// A brick's payload: its range of its batch's bytes.
+/// A brick's payload: its range of its batch's bytes, and its CRC-32.
 #[derive(Clone)]
 pub struct BatchBytes {
     buf: Arc<Vec<u8>>,
     at: std::ops::Range<usize>,
+    crc: u32,
 }
 
 impl BatchBytes {
     fn own(p: Vec<u8>) -> Self {
         let at = 0..p.len();
         BatchBytes {
+            crc: crc32fast::hash(&p),
             buf: Arc::new(p),
             at,
         }
@@ -1638,9 +1648,17 @@ fn assemble_coded(
         .collect::<Result<_, _>>()?;
     let t_assemble = std::time::Instant::now();
     let stats = coded.iter().map(|c| (c.1, c.2, c.3)).collect::<Vec<_>>();
+    let crcs = coded.iter().map(|c| c.0.crc).collect();
     let payloads = coded.into_iter().map(|c| c.0).collect();
-    let (bytes, stats) =
-        codec::assemble_parts(v, opts, *range, *e, *grid, payloads, stats.into_iter());
+    let (bytes, stats) = codec::assemble_parts(
+        v,
+        opts,
+        *range,
+        *e,
+        *grid,
+        (payloads, Some(crcs)),
+        stats.into_iter(),
+    );
     prof_host("assemble", t_assemble);
     let t_end = std::time::Instant::now();
     trace_stages(

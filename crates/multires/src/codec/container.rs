@@ -65,6 +65,25 @@ pub struct MrzParts<P> {
 /// The header and index for `payloads` (one per brick of the header's
 /// grid), each payload's checksum taken on every core.
 pub fn parts<P: AsRef<[u8]> + Sync>(h: &MrzHeader, payloads: Vec<P>) -> MrzParts<P> {
+    use rayon::prelude::*;
+    let crcs: Vec<u32> = payloads
+        .par_iter()
+        .map(|p| crc32fast::hash(p.as_ref()))
+        .collect();
+    parts_with_checksums(h, payloads, crcs)
+}
+
+/// `parts` with each payload's CRC-32 (crc32fast's) already taken, as the
+/// GPU's slots take them while the next batches code; a list of the wrong
+/// length is taken again here.
+pub fn parts_with_checksums<P: AsRef<[u8]> + Sync>(
+    h: &MrzHeader,
+    payloads: Vec<P>,
+    crcs: Vec<u32>,
+) -> MrzParts<P> {
+    if crcs.len() != payloads.len() {
+        return parts(h, payloads);
+    }
     let total: usize = payloads.iter().map(|p| p.as_ref().len()).sum();
     let mut out = Vec::with_capacity(HEADER_LEN);
     let index_offset = (HEADER_LEN + total) as u64;
@@ -93,11 +112,6 @@ pub fn parts<P: AsRef<[u8]> + Sync>(h: &MrzHeader, payloads: Vec<P>) -> MrzParts
     let crc = crc32fast::hash(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     debug_assert_eq!(out.len(), HEADER_LEN);
-    use rayon::prelude::*;
-    let crcs: Vec<u32> = payloads
-        .par_iter()
-        .map(|p| crc32fast::hash(p.as_ref()))
-        .collect();
     let mut index = Vec::with_capacity(payloads.len() * ENTRY_LEN + 4);
     let mut at = out.len() as u64;
     for (p, crc) in payloads.iter().zip(&crcs) {

@@ -951,19 +951,20 @@ pub fn assemble<P: AsRef<[u8]> + Sync>(
 ) -> (Vec<u8>, CodecStats) {
     let payloads: Vec<&[u8]> = coded.iter().map(|c| c.0.as_ref()).collect();
     let stats = coded.iter().map(|c| (c.1, c.2, c.3));
-    let (parts, stats) = assemble_parts(v, opts, range, e, grid, payloads, stats);
+    let (parts, stats) = assemble_parts(v, opts, range, e, grid, (payloads, None), stats);
     (parts.to_vec(), stats)
 }
 
 /// `assemble` without joining the file: its parts, the payloads moved in
-/// (`stats`: each brick's largest error, squared error sum and outliers).
+/// with their checksums if taken (`stats`: each brick's largest error,
+/// squared error sum and outliers).
 pub fn assemble_parts<P: AsRef<[u8]> + Sync>(
     v: FieldInfo,
     opts: &CodecOptions,
     range: (f64, f64),
     e: f64,
     grid: BrickGrid,
-    payloads: Vec<P>,
+    (payloads, crcs): (Vec<P>, Option<Vec<u32>>),
     stats: impl Iterator<Item = (f64, f64, usize)>,
 ) -> (container::MrzParts<P>, CodecStats) {
     let (lo, hi) = range;
@@ -977,7 +978,10 @@ pub fn assemble_parts<P: AsRef<[u8]> + Sync>(
         brick: grid.brick,
         value_range: (lo, hi),
     };
-    let parts = container::parts(&header, payloads);
+    let parts = match crcs {
+        Some(c) => container::parts_with_checksums(&header, payloads, c),
+        None => container::parts(&header, payloads),
+    };
     let (mut max_error, mut sse, mut outliers) = (0.0f64, 0.0f64, 0usize);
     for (m, s, o) in stats {
         max_error = max_error.max(m);
