@@ -78,7 +78,8 @@ impl Stage {
         self.copy_up(gpu, s, at, len)
     }
 
-    /// `src` copied up into a new buffer of its length.
+    /// `src` copied up into a new buffer of its length (one value for an
+    /// empty `src`, as kernels take an address either way).
     pub fn up<T: DeviceRepr + bytemuck::Pod>(
         &mut self,
         gpu: &Gpu,
