@@ -3625,8 +3625,8 @@ pub fn decompress_resident(
 /// decodes a slab of whole brick layers into its memory and copies it down
 /// with the copy engines in groups of layers (`decode_groups`), each as
 /// soon as its batches are placed, while the next ones decode (batches
-/// kept in order by `InOrder`). A slab that does not fit in half the GPU's free memory is
-/// written by the kernels across PCIe instead.
+/// kept in order by `InOrder`). A slab that does not fit in half the
+/// GPU's free memory is written by the kernels across PCIe instead.
 pub fn decompress_pinned(
     r: &mut codec::MrzReader,
     out: &mut PinnedField,
@@ -4095,6 +4095,55 @@ mod tests {
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(e.contains("no memory"), "{e}");
+    }
+
+    #[test]
+    fn batches_in_order_wait_only_for_earlier_unfinished_ones() {
+        // Entropy decoding at most 2, the inverse at most 1 unfinished
+        // batch behind the earliest.
+        let order = InOrder::new(4, (2, 1));
+        let first = order.turn(0);
+        first.wait(DecodePhase::Inverse);
+        let second = order.turn(1);
+        second.wait(DecodePhase::Entropy);
+        let third = order.turn(2);
+        let (started, inverse) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                third.wait(DecodePhase::Entropy);
+                started.store(1, Ordering::SeqCst);
+                third.wait(DecodePhase::Inverse);
+                inverse.store(1, Ordering::SeqCst);
+            });
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            assert_eq!(
+                started.load(Ordering::SeqCst),
+                0,
+                "two unfinished before it"
+            );
+            drop(first);
+            // Polled, so a slow machine does not fail it.
+            let t0 = std::time::Instant::now();
+            while started.load(Ordering::SeqCst) == 0 && t0.elapsed().as_secs() < 10 {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            assert_eq!(
+                started.load(Ordering::SeqCst),
+                1,
+                "one unfinished before it"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            assert_eq!(
+                inverse.load(Ordering::SeqCst),
+                0,
+                "its inverse waits for batch 1"
+            );
+            // A batch that ends early (an error) still frees the ones after.
+            drop(second);
+        });
+        assert_eq!(inverse.load(Ordering::SeqCst), 1);
+        drop(third);
+        order.turn(3).wait(DecodePhase::Inverse);
     }
 
     #[test]
