@@ -1226,6 +1226,7 @@ impl Slot {
         prof(s, "owrite")?;
         let tot_h = self.stage.down(&self.gpu, s, &tot)?;
         let host = download(s, &self.gpu, &mut self.pbytes, &self.out, total)?;
+        self.stage.synchronized();
         // The header words: step, section word counts, outlier counts.
         let mut coded = Vec::with_capacity(nbk);
         for (bi, &tr) in trial.iter().enumerate() {
@@ -1371,17 +1372,14 @@ impl Slot {
         let nch = chunks.clen.len();
         // One copy of the five lists, kept until RENC has read them.
         let lists = chunks.byte_lists();
-        let (at, all) = packed_layout(0, &lists.map(|l| l.len()));
-        let lists_d = self.stage.up_bytes(&self.gpu, s, all, |pin| {
-            for (l, &o) in lists.iter().zip(&at) {
-                pin[o..o + l.len()].copy_from_slice(l);
-            }
-        })?;
-        let base = {
-            use cudarc::driver::DevicePtr;
-            lists_d.device_ptr(s).0
-        };
-        let addr: Vec<u64> = at.iter().map(|&o| base + o as u64).collect();
+        let (_lists_d, _, addr) = upload_packed(
+            &self.gpu,
+            s,
+            PackedFrom::Stage(&mut self.stage),
+            0,
+            |_| {},
+            &lists,
+        )?;
         let [cfirst, cstart, clen, cum, scale] = addr[..] else {
             return Err(CudaError::Unsupported("chunk lists".into()));
         };
@@ -1471,6 +1469,7 @@ impl Slot {
         self.write_outliers(&trial_d, n, nbk, &osec_d, f32i)?;
         let tot_h = self.stage.down(&self.gpu, s, &tot)?;
         let host = download(s, &self.gpu, &mut self.pbytes, &self.out, total)?;
+        self.stage.synchronized();
         prof(s, "r_outliers")?;
         // The payloads lie one after another: one copy of the batch out of
         // pinned memory, then the host's parts (step, header words,
@@ -2096,13 +2095,12 @@ impl Slot {
             self.round_down(h.dtype, nbk * n)?;
         }
         prof(s, "d_download")?;
+        // Each copy down waits for the batch's work queued before it.
         let err_h = self.stage.down(&self.gpu, s, &err)?;
         let tot_h = match &check {
             Some((tot, _)) => Some(self.stage.down(&self.gpu, s, tot)?),
             None => None,
         };
-        s.synchronize()
-            .during(|| "waiting for a batch of bricks".into())?;
         Ok((0..nbk)
             .map(|bi| {
                 at[bi].filter(|_| {
@@ -2196,6 +2194,7 @@ impl Slot {
             q[bi] = *step;
             at[bi] = Some(8 + 4 * h.used);
         }
+        trace("d_chunks");
         let err = s.alloc_zeros::<u32>(nbk).during(|| "alloc".into())?;
         if chunks.clen.is_empty() {
             return Ok(Front {
@@ -2213,6 +2212,7 @@ impl Slot {
         // copies a batch stalled behind the other slots' copies.
         let lists = chunks.byte_lists();
         let lists = [&lists[..], &[cast_slice(&dlen), cast_slice(&doff)]].concat();
+        trace("d_concat");
         let gather = |data: &mut [u8]| {
             let (streams, pad) = data.split_at_mut(total);
             pad.fill(0);
@@ -2235,7 +2235,7 @@ impl Slot {
         let (_up, base, addr) = upload_packed(
             &self.gpu,
             s,
-            &mut self.pbytes,
+            PackedFrom::Pinned(&mut self.pbytes),
             total + RDEC_PAD,
             gather,
             &lists,
@@ -2525,28 +2525,50 @@ fn clear_out(s: &Arc<CudaStream>, out: &mut CudaSlice<u8>, total: usize) -> Resu
     Ok(())
 }
 
-/// `first` bytes that `fill` writes, then `lists` at 16-byte
-/// boundaries, in `pbytes` (a slot's pinned buffer) and up in one copy: the
-/// device buffer (to keep until the stream has used it), its address,
-/// and each list's. Pageable copies of a batch's small lists stalled
-/// for up to 20 ms behind the other slots' copies.
+/// Where a batch's packed lists go up from.
+enum PackedFrom<'a> {
+    /// The slot's pinned buffer, by a copy engine: the decoder's payloads
+    /// (megabytes) ride with their lists.
+    Pinned(&'a mut Option<Registered<u8>>),
+    /// The slot's stage, by a kernel: small lists, which must not queue
+    /// behind other streams' copies on the engines.
+    Stage(&'a mut Stage),
+}
+
+/// `first` bytes that `fill` writes, then `lists` at 16-byte boundaries,
+/// up in one copy: the device buffer (to keep until the stream has used
+/// it), its address, and each list's. Pageable copies of a batch's small
+/// lists stalled for up to 20 ms behind the other slots' copies.
 fn upload_packed(
     gpu: &Gpu,
     s: &Arc<CudaStream>,
-    pbytes: &mut Option<Registered<u8>>,
+    from: PackedFrom<'_>,
     first: usize,
     fill: impl FnOnce(&mut [u8]),
     lists: &[&[u8]],
 ) -> Result<(CudaSlice<u8>, u64, Vec<u64>), CudaError> {
     let (offs, all) = packed_layout(first, &lists.iter().map(|l| l.len()).collect::<Vec<_>>());
-    let pin = pinned_bytes(gpu, pbytes, all)?;
-    fill(&mut pin[..first]);
-    for (l, &o) in lists.iter().zip(&offs) {
-        pin[o..o + l.len()].copy_from_slice(l);
-    }
-    let mut up = unsafe { s.alloc::<u8>(all.max(1)) }.during(|| "alloc".into())?;
-    s.memcpy_htod(&pin[..all.max(1)], &mut up)
-        .during(|| "copying a batch's lists to the GPU".into())?;
+    let write = |pin: &mut [u8]| {
+        fill(&mut pin[..first]);
+        for (l, &o) in lists.iter().zip(&offs) {
+            pin[o..o + l.len()].copy_from_slice(l);
+        }
+    };
+    let up = match from {
+        PackedFrom::Pinned(pbytes) => {
+            let pin = pinned_bytes(gpu, pbytes, all)?;
+            trace("up_pinned");
+            write(pin);
+            trace("up_written");
+            let mut up = unsafe { s.alloc::<u8>(all.max(1)) }.during(|| "alloc".into())?;
+            trace("up_alloc");
+            s.memcpy_htod(&pin[..all.max(1)], &mut up)
+                .during(|| "copying a batch's lists to the GPU".into())?;
+            trace("up_copied");
+            up
+        }
+        PackedFrom::Stage(stage) => stage.up_bytes(gpu, s, all, write)?,
+    };
     let base = {
         use cudarc::driver::DevicePtr;
         up.device_ptr(s).0

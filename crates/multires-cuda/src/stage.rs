@@ -65,6 +65,12 @@ impl Stage {
         Ok(0)
     }
 
+    /// The slot's stream was synchronized (by a copy down elsewhere): every
+    /// byte is free again.
+    pub fn synchronized(&mut self) {
+        self.used = 0;
+    }
+
     /// `len` bytes written by `fill` and copied up into a new buffer.
     pub fn up_bytes(
         &mut self,
