@@ -104,8 +104,7 @@ __device__ void lift_body(double* data, long long bstride, int d0, int d1, int d
 // multires::codec::interp::predict: the same expressions in the same
 // order (the file is compiled without FMA contraction). r is the line's
 // first value, st its stride, i the position, s the level's stride.
-__device__ __forceinline__ double interp_predict(const double* r, long long st, long long i,
-                                                 long long s, long long n) {
+__device__ __forceinline__ double interp_predict(const double* r, int st, int i, int s, int n) {
     bool left3 = i >= 3 * s, right1 = i + s < n, right3 = i + 3 * s < n;
     if (right1) {
         double b = r[(i - s) * st], c = r[(i + s) * st];
@@ -118,6 +117,12 @@ __device__ __forceinline__ double interp_predict(const double* r, long long st, 
         return (15.0 * r[(i - s) * st] - 10.0 * r[(i - 3 * s) * st] + 3.0 * r[(i - 5 * s) * st]) / 8.0;
     if (left3) return 1.5 * r[(i - s) * st] - 0.5 * r[(i - 3 * s) * st];
     return r[(i - s) * st];
+}
+
+// t / d for t below the pass's count, by the host's multiplier
+// (`interp_divisor`): no division in the loop.
+__device__ __forceinline__ unsigned interp_div(unsigned t, unsigned long long m, int sh) {
+    return (unsigned)(((unsigned long long)t * m) >> sh);
 }
 
 // multires::codec::quantize, as a double: round half away from zero,
@@ -219,39 +224,47 @@ __device__ __forceinline__ void check_totals(unsigned long long no, unsigned lon
                                     long long c1, long long c2, const int* di,                 \
                                     const unsigned* dinv, int* qi, const unsigned* qinv,       \
                                     int* corr, double e, int f32, unsigned long long* counts,  \
-                                    unsigned long long* maxe, double* sse) {                   \
+                                    unsigned long long* maxe, double* sse,                     \
+                                    unsigned long long m2, int sh2, unsigned long long m1,     \
+                                    int sh1) {                                                 \
         long long b = blockIdx.y;                                                              \
         double qs = q[b] / div;                                                                \
-        long long cnt = c0 * c1 * c2;                                                          \
+        unsigned cnt = (unsigned)(c0 * c1 * c2);                                               \
         unsigned long long no = 0, nr = 0;                                                     \
         double m = 0.0, s2 = 0.0;                                                              \
-        for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < cnt;          \
-             t += (long long)gridDim.x * blockDim.x) {                                         \
-            /* A pass covers at most a brick (under 2^31 values): 32-bit */                    \
-            /* index arithmetic, several times cheaper than 64-bit.       */                   \
-            unsigned tu = (unsigned)t, cu2 = (unsigned)c2, cu1 = (unsigned)c1;                 \
-            long long ix = tu % cu2, iy = (tu / cu2) % cu1, iz = tu / (cu1 * cu2);             \
-            long long z = o0 + iz * st0, yy = o1 + iy * st1, xx = o2 + ix * st2;               \
-            long long local = (z * d1 + yy) * d2 + xx, k = b * n + local;                      \
+        /* A pass covers at most a brick (under 2^31 values): 32-bit */                        \
+        /* index arithmetic, several times cheaper than 64-bit.       */                       \
+        unsigned cu1 = (unsigned)c1, cu2 = (unsigned)c2;                                       \
+        int io0 = (int)o0, io1 = (int)o1, io2 = (int)o2;                                       \
+        int ist0 = (int)st0, ist1 = (int)st1, ist2 = (int)st2;                                 \
+        int stv = axis == 0 ? d1 * d2 : (axis == 1 ? d2 : 1);                                  \
+        int len = axis == 0 ? d0 : (axis == 1 ? d1 : d2);                                      \
+        const double* xb = x + b * n;                                                          \
+        double* cb = c + b * n;                                                                \
+        double* yb = y + b * n;                                                                \
+        for (unsigned t = blockIdx.x * blockDim.x + threadIdx.x; t < cnt;                      \
+             t += gridDim.x * blockDim.x) {                                                    \
+            unsigned row = interp_div(t, m2, sh2), ix = t - row * cu2;                         \
+            unsigned iz = interp_div(row, m1, sh1), iy = row - iz * cu1;                       \
+            int z = io0 + (int)iz * ist0, yy = io1 + (int)iy * ist1, xx = io2 + (int)ix * ist2; \
+            unsigned local = (unsigned)((z * d1 + yy) * d2 + xx);                              \
             double pred = 0.0;                                                                 \
             if (axis != 3) {                                                                   \
-                long long pos = axis == 0 ? z : (axis == 1 ? yy : xx);                         \
-                long long stv = axis == 0 ? (long long)d1 * d2 : (axis == 1 ? d2 : 1);         \
-                long long len = axis == 0 ? d0 : (axis == 1 ? d1 : d2);                        \
-                pred = interp_predict((INV ? c : y) + k - pos * stv, stv, pos, s, len);        \
+                int pos = axis == 0 ? z : (axis == 1 ? yy : xx);                               \
+                pred = interp_predict((INV ? cb : yb) + local - pos * stv, stv, pos, (int)s, len); \
             }                                                                                  \
             if (INV) {                                                                         \
                 /* The detail straight from the decoded integers (their  */                    \
                 /* place in the coding order: dinv), or from c.          */                    \
-                double dv = di ? (double)di[b * n + dinv[local]] : c[k];                       \
-                c[k] = axis == 3 ? dv * qs : pred + dv * qs;                                   \
+                double dv = di ? (double)di[b * n + dinv[local]] : cb[local];                  \
+                cb[local] = axis == 3 ? dv * qs : pred + dv * qs;                              \
             } else {                                                                           \
-                double a = x[k];                                                               \
+                double a = xb[local];                                                          \
                 double v = quant_value(axis == 3 ? a : a - pred, qs);                          \
                 double r = axis == 3 ? v * qs : pred + v * qs;                                 \
-                y[k] = r;                                                                      \
+                yb[local] = r;                                                                 \
                 qi[b * n + qinv[local]] = (int)v;                                              \
-                corr[k] = check_point(a, r, e, f32, no, nr, m, s2);                            \
+                corr[b * n + local] = check_point(a, r, e, f32, no, nr, m, s2);                \
             }                                                                                  \
         }                                                                                      \
         if (!INV) check_totals(no, nr, m, s2, b, counts, maxe, sse);                           \

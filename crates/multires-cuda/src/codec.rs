@@ -291,6 +291,8 @@ fn interp_passes(
             lat.map(|l| l.1 as i64),
             cnt.map(|v| v as i64),
         );
+        let (m2, sh2) = interp_divisor(cnt[2], total);
+        let (m1, sh1) = interp_divisor(cnt[1], total / cnt[2]);
         let mut l = stream.launch_builder(&f);
         l.arg(x)
             .arg(&mut *c)
@@ -337,16 +339,29 @@ fn interp_passes(
                 .arg(&null)
                 .arg(&null),
         };
-        unsafe {
-            l.launch(cfg(
-                (total.div_ceil(256).min(4096) as u32, bricks as u32),
-                256,
-                0,
-            ))
-        }
-        .during(|| "launching INTERP".into())?;
+        l.arg(&m2).arg(&sh2).arg(&m1).arg(&sh1);
+        let blocks = total.div_ceil(256 * INTERP_PER_THREAD).min(4096);
+        unsafe { l.launch(cfg((blocks as u32, bricks as u32), 256, 0)) }
+            .during(|| "launching INTERP".into())?;
     }
     Ok(())
+}
+
+/// Points an INTERP thread takes in turn: its step, the block's check
+/// totals and the launch cost each thread once (with one point a thread
+/// they were a third of the pass's 500 instructions a point).
+const INTERP_PER_THREAD: usize = 8;
+
+/// The multiplier and shift that divide every t below `below` by `d`
+/// in INTERP: (t * m) >> sh == t / d. With 2^sh >= below * d, the
+/// rounded-up multiplier's error stays under 1/d, which no quotient's
+/// fraction reaches; for below <= 2^31 the product fits 64 bits.
+fn interp_divisor(d: usize, below: usize) -> (u64, i32) {
+    let bits = |v: usize| usize::BITS - v.max(1).saturating_sub(1).leading_zeros();
+    let d = d.max(1);
+    let sh = bits(below) + bits(d);
+    let m = (1u64 << sh).div_ceil(d as u64);
+    (m, sh as i32)
 }
 
 /// The key of a coding order: the brick shape, and whether it is the
@@ -4326,6 +4341,36 @@ mod tests {
             .collect();
         costs.sort_unstable_by(|a, b| b.cmp(a));
         assert!(plan.slots > 1 && costs[..plan.slots].iter().sum::<usize>() <= budget);
+    }
+
+    #[test]
+    fn interp_divisors_divide_every_index_of_a_pass() {
+        let check = |d: usize, below: usize, t: usize| {
+            let (m, sh) = interp_divisor(d, below);
+            let q = ((t as u128 * m as u128) >> sh) as usize;
+            assert!(t as u128 * (m as u128) < 1u128 << 64, "d {d} below {below}");
+            assert_eq!(q, t / d.max(1), "t {t} d {d} below {below}");
+        };
+        for d in 1..=300 {
+            for below in [1, 2, 3, 129, 4096, 16641, 16642] {
+                (0..below).for_each(|t| check(d, below, t));
+            }
+        }
+        // Whole bricks (129^3 and larger) and the largest count a pass may have.
+        for (d, below) in [
+            (129, 2_146_689),
+            (16641, 2_146_689),
+            (65, 1 << 31),
+            (129 * 129, 1 << 31),
+        ] {
+            let mut t = 0usize;
+            while t < below {
+                check(d, below, t);
+                check(d, below, (t + d - 1).min(below - 1));
+                t += 7919 * (1 + t / 100_000);
+            }
+            check(d, below, below - 1);
+        }
     }
 
     #[test]
