@@ -74,6 +74,9 @@ pub struct BenchArgs {
     /// codec-3d: only these relative bounds (e.g. 1e-3; default 1e-2,1e-3,1e-4).
     #[arg(long, value_delimiter = ',', value_name = "REL")]
     pub codec_rel: Option<Vec<f64>>,
+    /// codec-3d: the longest rANS chunk in values (as compress --rans-chunk).
+    #[arg(long, value_name = "VALUES", default_value_t = 65536)]
+    pub codec_rans_chunk: usize,
 }
 
 pub(crate) fn median(mut v: Vec<f64>) -> f64 {
@@ -508,7 +511,10 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
             let gpus = (0..ngpu)
                 .map(multires_cuda::gpu_at)
                 .collect::<Result<Vec<_>, _>>()?;
-            let o = CodecOptions::new(Lifting::Interp, ErrorBound::Rel(rel));
+            let o = CodecOptions {
+                rans_chunk: a.codec_rans_chunk,
+                ..CodecOptions::new(Lifting::Interp, ErrorBound::Rel(rel))
+            };
             let mut times = Vec::new();
             let mut last = None;
             for _ in 0..=a.repeat {

@@ -950,7 +950,7 @@ impl Slot {
         b: &Batch,
         dtype: DType,
         t: lifting::Lifting,
-        e: f64,
+        (e, chunk_log): (f64, u32),
         front: Option<Permit<'_>>,
     ) -> Result<Vec<GpuCoded>, CudaError> {
         let dims = b.dims;
@@ -1034,7 +1034,7 @@ impl Slot {
             let iq = self.stage.down(&self.gpu, s, &qd)?;
             // The transform is done (the reads waited for it).
             drop(front);
-            return self.encode_rans(b, &iq, &counts_h, &maxe_h, &sse_h, f32i, sz);
+            return self.encode_rans(b, &iq, &counts_h, &maxe_h, &sse_h, (f32i, sz, chunk_log));
         }
         s.memcpy_dtod(&self.x.slice(0..nbk * n), &mut self.c.slice_mut(0..nbk * n))
             .during(|| "copying bricks".into())?;
@@ -1343,8 +1343,7 @@ impl Slot {
         counts_h: &[u64],
         maxe_h: &[u64],
         sse_h: &[f64],
-        f32i: i32,
-        sz: usize,
+        (f32i, sz, chunk_log): (i32, usize, u32),
     ) -> Result<Vec<GpuCoded>, CudaError> {
         use rayon::prelude::*;
         let dims = b.dims;
@@ -1378,7 +1377,10 @@ impl Slot {
         prof(s, "r_hist_kernel")?;
         let hist_h = self.stage.down(&self.gpu, s, &hist)?;
         prof(s, "r_hist")?;
-        let plans: Vec<rans::Plan> = hist_h.par_chunks(table).map(|h| rans::plan(h, n)).collect();
+        let plans: Vec<rans::Plan> = hist_h
+            .par_chunks(table)
+            .map(|h| rans::plan(h, n, chunk_log))
+            .collect();
         prof(s, "r_plan")?;
         let mut chunks = RansChunks::new();
         for p in &plans {
@@ -1704,6 +1706,7 @@ fn code_bricks(
     if gpus.is_empty() {
         return Err(CudaError::NoDevice("no GPU was given".into()));
     }
+    let chunk_log = opts.rans_chunk_log()?;
     let n_max: usize = grid.brick.iter().product();
     if n_max > MAX_BRICK_VALUES {
         return Err(CudaError::Unsupported(format!(
@@ -1748,7 +1751,7 @@ fn code_bricks(
         let t0 = std::time::Instant::now();
         fill(slot, b)?;
         let t1 = std::time::Instant::now();
-        let coded = slot.encode(b, v.dtype, opts.transform, *e, permit)?;
+        let coded = slot.encode(b, v.dtype, opts.transform, (*e, chunk_log), permit)?;
         if let Ok(mut tm) = timing.lock() {
             tm.0 += (t1 - t0).as_secs_f64();
             tm.1 += t1.elapsed().as_secs_f64();

@@ -1124,6 +1124,23 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
         }
     }
     assert_eq!(checked, 64);
+    // Every rANS chunk cap, on bricks of many chunks (65^3, smooth).
+    let sm: Vec<f64> = make(FieldKind::Smooth, 65, true, 7)
+        .into_iter()
+        .map(f64::from)
+        .collect();
+    let v = Volume::new(&[65, 65, 65], sm, DType::F32).unwrap();
+    for chunk in [1 << 14, 1 << 15, 1 << 16] {
+        let o = CodecOptions {
+            rans_chunk: chunk,
+            ..CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3))
+        };
+        let (cpu, _) = compress(&v, &o, &|_| {}).unwrap();
+        let (dev, _, _) =
+            multires_cuda::codec::compress(&v, &o, std::slice::from_ref(&gpu), None, &|_| {})
+                .unwrap();
+        assert!(dev.to_vec() == cpu, "rANS chunk {chunk}: GPU bytes differ");
+    }
     // Streamed: a limit that lets one brick per batch; and several GPUs.
     let v = &cases[0].0;
     for t in [Lifting::Cdf97, Lifting::Interp] {

@@ -149,8 +149,8 @@ pub struct Plan {
 /// frequent symbol. A context's total is the power of two at
 /// or above its count (at most 2^PROB_BITS), so the tables of sparse
 /// contexts cost a few bits (on the smooth field they were 11% of the
-/// stream at a fixed 2^15).
-pub fn plan(hist: &[u32], n: usize) -> Plan {
+/// stream at a fixed 2^15). Chunks are at most 2^`most_log` values.
+pub fn plan(hist: &[u32], n: usize, most_log: u32) -> Plan {
     let mut freq = vec![0u32; NCTX * NSYM];
     let mut scale = vec![0u32; NCTX];
     let mut bits = BitWriter::default();
@@ -200,7 +200,8 @@ pub fn plan(hist: &[u32], n: usize) -> Plan {
         }
     }
     let mut chunk_log = CHUNK_MIN_LOG;
-    while chunk_log < CHUNK_MAX_LOG
+    let most = most_log.clamp(CHUNK_MIN_LOG, CHUNK_MAX_LOG);
+    while chunk_log < most
         && (1usize << chunk_log) < n
         && ((1u64 << chunk_log) as f64) * est < CHUNK_BITS * n as f64
     {
@@ -468,9 +469,10 @@ pub fn chunks(n: usize, chunk_log: u32) -> usize {
     n.div_ceil(1usize << chunk_log)
 }
 
-/// The coded stream of `v` (coding order, level classes `lv`).
-pub fn encode(v: &[u32], lv: &[u32]) -> Vec<u32> {
-    let p = plan(&histogram(v, lv), v.len());
+/// The coded stream of `v` (coding order, level classes `lv`), in chunks
+/// of at most 2^`most_log` values.
+pub fn encode(v: &[u32], lv: &[u32], most_log: u32) -> Vec<u32> {
+    let p = plan(&histogram(v, lv), v.len(), most_log);
     let len = 1usize << p.chunk_log;
     let mut data = Vec::new();
     let mut sizes = Vec::new();
@@ -652,12 +654,19 @@ mod tests {
         }
     }
 
+    /// Round trips at every chunk cap; the stream's length at the default.
     fn check(v: &[u32], lv: &[u32]) -> usize {
-        let w = encode(v, lv);
-        let (d, used) = decode(&w, v.len(), lv).unwrap();
-        assert_eq!(used, w.len());
-        assert_eq!(d, v);
-        w.len()
+        let mut len = 0;
+        for most in CHUNK_MIN_LOG..=CHUNK_MAX_LOG {
+            let w = encode(v, lv, most);
+            let (d, used) = decode(&w, v.len(), lv).unwrap();
+            assert_eq!(used, w.len());
+            assert_eq!(d, v);
+            let h = read_header(&w, v.len()).unwrap();
+            assert!(h.chunk_log <= most);
+            len = w.len();
+        }
+        len
     }
 
     #[test]
@@ -695,7 +704,7 @@ mod tests {
             for c in [0, 5, NCTX - 1] {
                 h[c * NSYM..c * NSYM + counts.len()].copy_from_slice(&counts);
             }
-            let p = plan(&h, 1000);
+            let p = plan(&h, 1000, CHUNK_MAX_LOG);
             for c in 0..NCTX {
                 let cum = &p.tables.cum[c * (NSYM + 1)..(c + 1) * (NSYM + 1)];
                 let used = h[c * NSYM..(c + 1) * NSYM].iter().any(|&x| x > 0);
@@ -735,7 +744,7 @@ mod tests {
     fn damage_is_an_error_not_a_panic() {
         let v: Vec<u32> = (0..20_000u32).map(|i| (i * 7919) % 37).collect();
         let lv = vec![1; v.len()];
-        let w = encode(&v, &lv);
+        let w = encode(&v, &lv, CHUNK_MAX_LOG);
         let mut errors = 0;
         for i in 0..w.len() {
             for bit in [0, 5, 17, 31] {
@@ -774,7 +783,7 @@ mod tests {
         }
         // Valid tables of an encoded stream with random data after them.
         let v: Vec<u32> = (0..n as u32).map(|i| (i * 31) % 7).collect();
-        let good = encode(&v, &lv);
+        let good = encode(&v, &lv, CHUNK_MAX_LOG);
         let h = read_header(&good, n).unwrap();
         for _ in 0..300 {
             let mut w = good.clone();

@@ -104,6 +104,42 @@ fn the_bound_holds_on_every_value_for_every_mode_and_transform() {
 }
 
 #[test]
+fn shorter_rans_chunks_decode_to_the_same_values_in_larger_files() {
+    // One 65^3 brick of a smooth field: few bits a value, 275k values.
+    let x: Vec<f64> = fields::make(fields::FieldKind::Smooth, 65, true, 7)
+        .into_iter()
+        .map(f64::from)
+        .collect();
+    let v = Volume::new(&[65, 65, 65], x, DType::F32).unwrap();
+    let mut sizes = Vec::new();
+    let mut decoded: Vec<Volume> = Vec::new();
+    for chunk in [1 << 14, 1 << 15, 1 << 16] {
+        let o = CodecOptions {
+            rans_chunk: chunk,
+            ..CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3))
+        };
+        let (bytes, s) = compress(&v, &o, &quiet).unwrap();
+        assert!(s.max_error <= s.abs_bound, "chunk {chunk}");
+        sizes.push(bytes.len());
+        let d = decompress(&mut reader(bytes).unwrap(), None, &quiet).unwrap();
+        assert!(max_err(&v, &d) <= s.abs_bound, "chunk {chunk}");
+        decoded.push(d);
+    }
+    assert!(sizes[0] > sizes[1] && sizes[1] > sizes[2], "{sizes:?}");
+    for d in &decoded[1..] {
+        assert!(d.data.to_f64() == decoded[0].data.to_f64());
+    }
+    for chunk in [0, 1000, 1 << 13, 1 << 17] {
+        let o = CodecOptions {
+            rans_chunk: chunk,
+            ..CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3))
+        };
+        let e = compress(&v, &o, &quiet).unwrap_err().to_string();
+        assert!(e.contains(&chunk.to_string()) && e.contains("16384"), "{e}");
+    }
+}
+
+#[test]
 fn looser_bounds_compress_more() {
     let v = field(&[96, 96], 1, DType::F32);
     let mut last = 0.0;
