@@ -256,6 +256,10 @@ fn bad_inputs_give_clear_errors_and_no_output() {
         (&["compress", "one.npy", "-o", "o.mrz"], "2-D or 3-D"),
         (&["compress", "missing.npy", "-o", "o.mrz"], "missing.npy"),
         (
+            &["compress", "x.npy", "-o", "o.mrz", "--rans-chunk", "1000"],
+            "16384",
+        ),
+        (
             &[
                 "compress", "x.npy", "-o", "o.mrz", "--device", "cpu", "--gpus", "2",
             ],
@@ -275,6 +279,10 @@ fn bad_inputs_give_clear_errors_and_no_output() {
             "{args:?} left output"
         );
     }
+    // The reason a file cannot be read is given once.
+    let o = multires(d, &["compress", "missing.npy", "-o", "o.mrz"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("os error").count(), 1, "{err}");
     // A corrupt brick is named; a truncated file is refused.
     ok(&multires(
         d,

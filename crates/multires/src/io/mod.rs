@@ -20,11 +20,10 @@ pub use write::{write_atomic, write_npy, write_npz, write_png, NpyArray};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum IoError {
-    #[error("cannot read '{path}': {source}")]
-    Open {
-        path: String,
-        source: std::io::Error,
-    },
+    /// The reason is in the message, not a source, so that a chain of
+    /// errors names it once.
+    #[error("cannot read '{path}': {why}")]
+    Open { path: String, why: std::io::Error },
     #[error("'{path}': {why}")]
     Format { path: String, why: String },
     #[error("'{path}' has an extension multires cannot read ({ext}); use .npy, .wav, .csv, .txt, or --raw f32|f64 for raw little-endian samples")]

@@ -92,13 +92,13 @@ fn format_err(path: &Path, why: impl Into<String>) -> IoError {
 pub fn read_npy_header(path: &Path) -> Result<NpyHeader, IoError> {
     let mut f = File::open(path).map_err(|source| IoError::Open {
         path: path.display().to_string(),
-        source,
+        why: source,
     })?;
     let file_len = f
         .metadata()
         .map_err(|source| IoError::Open {
             path: path.display().to_string(),
-            source,
+            why: source,
         })?
         .len();
     let bad = |why: &str| format_err(path, format!("not a valid .npy file: {why}"));
@@ -239,7 +239,7 @@ pub fn read_f32_npy_vec(path: &Path) -> Result<Option<ShapedF32>, IoError> {
     let n = check_f32_npy(path, &h)?;
     let file = File::open(path).map_err(|source| IoError::Open {
         path: path.display().to_string(),
-        source,
+        why: source,
     })?;
     // Zeroed by the allocator (fresh pages), then overwritten once.
     let mut data = vec![0f32; n];

@@ -45,7 +45,7 @@ fn fmt_err(path: &Path, why: impl Into<String>) -> IoError {
 fn open(path: &Path) -> Result<File, IoError> {
     File::open(path).map_err(|source| IoError::Open {
         path: path.display().to_string(),
-        source,
+        why: source,
     })
 }
 
