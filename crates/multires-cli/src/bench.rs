@@ -75,7 +75,8 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',', value_name = "REL")]
     pub codec_rel: Option<Vec<f64>>,
     /// codec-3d: the longest rANS chunk in values (as compress --rans-chunk).
-    #[arg(long, value_name = "VALUES", default_value_t = 65536)]
+    #[arg(long, value_name = "VALUES", default_value_t = 65536,
+          value_parser = crate::cmd_codec::parse_rans_chunk)]
     pub codec_rans_chunk: usize,
 }
 

@@ -34,7 +34,7 @@ pub struct CompressArgs {
     /// decodes each chunk in one serial chain: 16384 decodes very compressible
     /// fields up to 4x faster there, in larger files (about 36 bits a chunk;
     /// fields of a bit a value or more hardly change).
-    #[arg(long, value_name = "VALUES", default_value_t = 65536)]
+    #[arg(long, value_name = "VALUES", default_value_t = 65536, value_parser = parse_rans_chunk)]
     pub rans_chunk: usize,
     /// auto (the GPU when there is one), cpu or cuda. Both give the same bytes.
     #[arg(long, default_value = "auto")]
@@ -264,12 +264,20 @@ fn select_gpus(
     Ok(Some(gpus))
 }
 
+/// `--rans-chunk`: a chunk length the codec takes, checked as the flags
+/// are parsed (before any input is read).
+pub fn parse_rans_chunk(s: &str) -> Result<usize, String> {
+    let values: usize = s
+        .parse()
+        .map_err(|e| format!("'{s}' is not a count of values: {e}"))?;
+    codec::rans_chunk_log(values).map_err(|e| e.to_string())?;
+    Ok(values)
+}
+
 /// The codec options of `a` for an `ndim`-D input.
 fn codec_options(a: &CompressArgs, ndim: usize) -> Result<CodecOptions> {
     let mut opts = CodecOptions::new(a.transform, a.error_bound);
     opts.rans_chunk = a.rans_chunk;
-    opts.rans_chunk_log()
-        .map_err(|e| anyhow::anyhow!("--rans-chunk {}: {e}", a.rans_chunk))?;
     if let Some(b) = &a.brick {
         opts.brick = Some(match (b.len(), ndim) {
             (1, 3) => [b[0]; 3],

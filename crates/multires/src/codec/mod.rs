@@ -424,21 +424,9 @@ impl CodecOptions {
         }
     }
 
-    /// log2 of `rans_chunk`, or an error naming the lengths there are.
+    /// log2 of `rans_chunk` (see `rans_chunk_log`).
     pub fn rans_chunk_log(&self) -> Result<u32, CodecError> {
-        let c = self.rans_chunk;
-        let ok = c.is_power_of_two()
-            && (rans::CHUNK_MIN_LOG..=rans::CHUNK_MAX_LOG).contains(&c.trailing_zeros());
-        if ok {
-            Ok(c.trailing_zeros())
-        } else {
-            Err(CodecError::Invalid(format!(
-                "rANS chunk of {c} values: give {}, {} or {}",
-                1 << rans::CHUNK_MIN_LOG,
-                1 << (rans::CHUNK_MIN_LOG + 1),
-                1 << rans::CHUNK_MAX_LOG
-            )))
-        }
+        rans_chunk_log(self.rans_chunk)
     }
 
     /// The bricks a field of `dims` is cut into: the asked (or default)
@@ -456,6 +444,23 @@ impl CodecOptions {
             dims,
             brick: [0, 1, 2].map(|a| brick[a].min(dims[a])),
         })
+    }
+}
+
+/// log2 of a longest rANS chunk of `values`, or an error naming the
+/// lengths there are (the CLI checks its flags with it as it parses them).
+pub fn rans_chunk_log(values: usize) -> Result<u32, CodecError> {
+    let ok = values.is_power_of_two()
+        && (rans::CHUNK_MIN_LOG..=rans::CHUNK_MAX_LOG).contains(&values.trailing_zeros());
+    if ok {
+        Ok(values.trailing_zeros())
+    } else {
+        Err(CodecError::Invalid(format!(
+            "rANS chunk of {values} values: give {}, {} or {}",
+            1 << rans::CHUNK_MIN_LOG,
+            1 << (rans::CHUNK_MIN_LOG + 1),
+            1 << rans::CHUNK_MAX_LOG
+        )))
     }
 }
 
