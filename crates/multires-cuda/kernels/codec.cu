@@ -211,9 +211,11 @@ __device__ __forceinline__ void check_totals(unsigned long long no, unsigned lon
 // One pass of multires::codec::interp over every brick of a batch
 // (blockIdx.y): the points o[a] + i * st[a] (cnt[a] per axis). axis 3:
 // the anchors, predicted by 0. Forward: x in, each quantized detail into
-// qi at its place in the coding order (qinv), the reconstruction into y,
-// and the encoder's check of its own decode (CHECK) as each value is
-// reconstructed: a point is reconstructed once, in one pass. Inverse: c in
+// qi at its place in the coding order (qinv), the reconstruction into y
+// where a later pass predicts from it (keep_y: all but the last pass,
+// half the points), and the encoder's check of its own decode (CHECK) as
+// each value is reconstructed: a point is reconstructed once, in one
+// pass. Inverse: c in
 // place; with di given, each point's detail is read from the decoded
 // integers instead.
 #define INTERP(name, INV)                                                                      \
@@ -226,7 +228,7 @@ __device__ __forceinline__ void check_totals(unsigned long long no, unsigned lon
                                     int* corr, double e, int f32, unsigned long long* counts,  \
                                     unsigned long long* maxe, double* sse,                     \
                                     unsigned long long m2, int sh2, unsigned long long m1,     \
-                                    int sh1) {                                                 \
+                                    int sh1, int keep_y) {                                     \
         long long b = blockIdx.y;                                                              \
         double qs = q[b] / div;                                                                \
         unsigned cnt = (unsigned)(c0 * c1 * c2);                                               \
@@ -262,7 +264,7 @@ __device__ __forceinline__ void check_totals(unsigned long long no, unsigned lon
                 double a = xb[local];                                                          \
                 double v = quant_value(axis == 3 ? a : a - pred, qs);                          \
                 double r = axis == 3 ? v * qs : pred + v * qs;                                 \
-                yb[local] = r;                                                                 \
+                if (keep_y) yb[local] = r;                                                     \
                 qi[b * n + qinv[local]] = (int)v;                                              \
                 corr[b * n + local] = check_point(a, r, e, f32, no, nr, m, s2);                \
             }                                                                                  \
@@ -1167,9 +1169,14 @@ __device__ __forceinline__ unsigned r_window(const unsigned short* d, unsigned p
             /* registers (classes change a few times a chunk), so the */                           \
             /* serial step looks up neither.                          */                           \
             unsigned lvn = rl[0];                                                                  \
+            /* Chunks start at multiples of 2^14 values (CHUNK_MIN_LOG), */                        \
+            /* so the context's restarts (every R_RESET values) fall on  */                        \
+            /* tile starts: none is looked for value by value.           */                        \
+            if ((((unsigned)st + i0) & (R_RESET - 1)) == 0) last = 0;                              \
+            /* The next words, read where a value needs them: wq moves  */                         \
+            /* with p (no address arithmetic on the usual steps).        */                        \
+            const unsigned short* wq = w;                                                          \
             for (unsigned k = 0; k < kn; k++) {                                                    \
-                unsigned i = i0 + k;                                                               \
-                unsigned prev = (i == 0 || ((unsigned)(st + i) & (R_RESET - 1)) == 0) ? 0u : last; \
                 unsigned lvk = min(lvn, 7u);                                                       \
                 lvn = rl[k + 1];                                                                   \
                 if (lvk != clv) {                                                                  \
@@ -1179,15 +1186,14 @@ __device__ __forceinline__ unsigned r_window(const unsigned short* d, unsigned p
                     n2 = ci[4 * clv + 2];                                                          \
                     n3 = ci[4 * clv + 3];                                                          \
                 }                                                                                  \
-                unsigned pc = min(prev, 3u), ctx = 4 * clv + pc;                                   \
+                unsigned pc = min(last, 3u);                                                       \
                 unsigned info = pc == 0 ? n0 : pc == 1 ? n1 : pc == 2 ? n2 : n3;                   \
-                /* The three words this value may read, off the serial path. */                    \
-                unsigned q = p - p0, w0 = w[q], w1 = w[q + 1], w2 = w[q + 2];                      \
                 if (info & 0x80000000u) {                                                          \
                     rv[k] = last = info & 0xffu;                                                   \
                     continue;                                                                      \
                 }                                                                                  \
                 if (info == R_UNUSABLE) { bad = true; break; }                                     \
+                unsigned ctx = 4 * clv + pc, w0 = wq[0], w1 = wq[1], w2 = wq[2];                   \
                 unsigned s_ = info;                                                                \
                 unsigned slot = x & ((1u << s_) - 1);                                              \
                 const unsigned short* cu = cu16 + ctx * (R_NSYM + 1);                              \
@@ -1223,10 +1229,11 @@ __device__ __forceinline__ unsigned r_window(const unsigned short* d, unsigned p
                     val = ((4u | ((lo - R_DIRECT) & 3u)) << nraw) | raw;                           \
                 }                                                                                  \
                 x = y;                                                                             \
-                p += r1;                                                                           \
+                wq += r1;                                                                          \
                 rv[k] = val;                                                                       \
                 last = val;                                                                        \
             }                                                                                      \
+            p = p0 + (unsigned)(wq - w);                                                           \
             __syncwarp();                                                                          \
             for (int r = 0; r < 32; r++) {                                                         \
                 long long rst = __shfl_sync(0xffffffffu, st, r);                                   \

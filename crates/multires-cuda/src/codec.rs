@@ -253,9 +253,10 @@ enum InterpPass<'a> {
 /// The closed-loop interpolation (multires::codec::interp) of every brick
 /// of a batch (`bricks` of `dims` in a row), one launch per pass, anchors
 /// first. Forward: `x` in, the details as `InterpCheck` says, the
-/// reconstruction into `y` (`c` untouched). Inverse: the reconstruction
-/// into `c`, each point's detail read where the decoder put it (`x` and
-/// `y` untouched; no dequantization pass). `q` holds each brick's step.
+/// reconstruction into `y` where a later pass predicts from it (`c`
+/// untouched). Inverse: the reconstruction into `c`, each point's detail
+/// read where the decoder put it (`x` and `y` untouched; no
+/// dequantization pass). `q` holds each brick's step.
 #[allow(clippy::too_many_arguments)]
 fn interp_passes(
     gpu: &Gpu,
@@ -278,7 +279,8 @@ fn interp_passes(
         list.push((p.axis as i32, p.s, [0, 1, 2].map(|a| p.lattice(a)), p.lv));
     }
     let (n64, d) = (n as i64, dims.map(|v| v as i32));
-    for (axis, s, lat, lv) in list {
+    let last = list.len() - 1;
+    for (k, (axis, s, lat, lv)) in list.into_iter().enumerate() {
         let cnt = interp::lattice_counts(dims, lat);
         let total: usize = cnt.iter().product();
         if total == 0 {
@@ -339,7 +341,10 @@ fn interp_passes(
                 .arg(&null)
                 .arg(&null),
         };
-        l.arg(&m2).arg(&sh2).arg(&m1).arg(&sh1);
+        // The encoder's last pass: nothing predicts from its points,
+        // and nothing after the passes reads y.
+        let keep_y = (inverse || k != last) as i32;
+        l.arg(&m2).arg(&sh2).arg(&m1).arg(&sh1).arg(&keep_y);
         let blocks = total.div_ceil(256 * INTERP_PER_THREAD).min(4096);
         unsafe { l.launch(cfg((blocks as u32, bricks as u32), 256, 0)) }
             .during(|| "launching INTERP".into())?;
