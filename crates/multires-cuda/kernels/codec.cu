@@ -215,20 +215,27 @@ __device__ __forceinline__ void check_totals(unsigned long long no, unsigned lon
 // where a later pass predicts from it (keep_y: all but the last pass,
 // half the points), and the encoder's check of its own decode (CHECK) as
 // each value is reconstructed: a point is reconstructed once, in one
-// pass. Inverse: c in
+// pass. An outlier's correction goes to corr and its bit into omask
+// (zeroed before; the other points' corr is not written). x32: the input
+// as float32 instead of x. Inverse: c in
 // place; with di given, each point's detail is read from the decoded
-// integers instead.
+// integers instead; with `place`, each value also rounded to float32
+// there, at its place in a field (brick origins porg, planes of pY rows
+// of pX) or in the batch (porg null): SCATTER's or TO_DTYPE's pass over
+// the batch's doubles, saved.
 #define INTERP(name, INV)                                                                      \
-    extern "C" __global__ void name(const double* x, double* c, double* y, const double* q,    \
-                                    double div, long long n, int d0, int d1, int d2, int axis, \
+    extern "C" __global__ void name(const double* x, const float* x32, double* c, double* y,   \
+                                    const double* q, double div, long long n, int d0, int d1,  \
+                                    int d2, int axis,                                          \
                                     long long s, long long o0, long long st0, long long o1,    \
                                     long long st1, long long o2, long long st2, long long c0,  \
                                     long long c1, long long c2, const int* di,                 \
                                     const unsigned* dinv, int* qi, const unsigned* qinv,       \
                                     int* corr, double e, int f32, unsigned long long* counts,  \
-                                    unsigned long long* maxe, double* sse,                     \
-                                    unsigned long long m2, int sh2, unsigned long long m1,     \
-                                    int sh1, int keep_y) {                                     \
+                                    unsigned long long* maxe, double* sse, unsigned* omask,    \
+                                    float* place, const long long* porg, long long pY,         \
+                                    long long pX, unsigned long long m2, int sh2,              \
+                                    unsigned long long m1, int sh1, int keep_y) {              \
         long long b = blockIdx.y;                                                              \
         double qs = q[b] / div;                                                                \
         unsigned cnt = (unsigned)(c0 * c1 * c2);                                               \
@@ -259,14 +266,25 @@ __device__ __forceinline__ void check_totals(unsigned long long no, unsigned lon
                 /* The detail straight from the decoded integers (their  */                    \
                 /* place in the coding order: dinv), or from c.          */                    \
                 double dv = di ? (double)di[b * n + dinv[local]] : cb[local];                  \
-                cb[local] = axis == 3 ? dv * qs : pred + dv * qs;                              \
+                double v = axis == 3 ? dv * qs : pred + dv * qs;                               \
+                cb[local] = v;                                                                 \
+                if (place) {                                                                   \
+                    long long at = porg ? ((porg[3 * b] + z) * pY + porg[3 * b + 1] + yy) * pX \
+                                              + porg[3 * b + 2] + xx                           \
+                                        : b * n + local;                                       \
+                    place[at] = __double2float_rn(v);                                          \
+                }                                                                              \
             } else {                                                                           \
-                double a = xb[local];                                                          \
+                double a = x32 ? (double)x32[b * n + local] : xb[local];                       \
                 double v = quant_value(axis == 3 ? a : a - pred, qs);                          \
                 double r = axis == 3 ? v * qs : pred + v * qs;                                 \
                 if (keep_y) yb[local] = r;                                                     \
                 qi[b * n + qinv[local]] = (int)v;                                              \
-                corr[b * n + local] = check_point(a, r, e, f32, no, nr, m, s2);                \
+                int cv = check_point(a, r, e, f32, no, nr, m, s2);                             \
+                if (cv != INT_NONE) {                                                          \
+                    corr[b * n + local] = cv;                                                  \
+                    atomicOr(&omask[b * ((n + 31) >> 5) + (local >> 5)], 1u << (local & 31)); \
+                }                                                                              \
             }                                                                                  \
         }                                                                                      \
         if (!INV) check_totals(no, nr, m, s2, b, counts, maxe, sse);                           \
@@ -580,6 +598,62 @@ __device__ __forceinline__ void put_bits(unsigned* w, unsigned long long bit, un
                 }                                                                                    \
             }                                                                                        \
         }                                                                                            \
+    }
+
+// OCOUNT for the interpolation, whose outliers are marked in omask (a
+// bit a value, nb words a brick; corr holds only theirs): a thread a
+// word, so the counts of a block of 32 cost a 4-byte read, not 32 reads
+// of corr and a thread each.
+#define OCOUNT_MASK(name)                                                                          \
+    extern "C" __global__ void name(const int* corr, const unsigned* omask, long long n,           \
+                                    long long nb, unsigned* cnt) {                                 \
+        long long b = blockIdx.y;                                                                  \
+        const int* c = corr + b * n;                                                               \
+        for (long long blk = blockIdx.x * (long long)blockDim.x + threadIdx.x; blk < nb;           \
+             blk += (long long)gridDim.x * blockDim.x) {                                           \
+            unsigned w = omask[b * nb + blk], nr = 0;                                              \
+            for (unsigned m = w; m; m &= m - 1) nr += c[blk * 32 + __ffs(m) - 1] == 0;             \
+            cnt[(b * 2) * nb + blk] = __popc(w);                                                   \
+            cnt[(b * 2 + 1) * nb + blk] = nr;                                                      \
+        }                                                                                          \
+    }
+
+// OWRITE for the interpolation (see OCOUNT_MASK): each marked value in
+// index order; exact values from the input as stored (x, or x32 when
+// given).
+#define OWRITE_MASK(name)                                                                          \
+    extern "C" __global__ void name(const double* x, const float* x32, const int* corr,            \
+                                    const unsigned* omask, long long n, long long nb,              \
+                                    const unsigned* cnt, const unsigned long long* osec, int f32,  \
+                                    unsigned char* out) {                                          \
+        long long b = blockIdx.y;                                                                  \
+        const int* c = corr + b * n;                                                               \
+        unsigned* idx = (unsigned*)(out + osec[b * 3]);                                            \
+        int* cw = (int*)(out + osec[b * 3 + 1]);                                                   \
+        unsigned* raw = (unsigned*)(out + osec[b * 3 + 2]);                                        \
+        for (long long blk = blockIdx.x * (long long)blockDim.x + threadIdx.x; blk < nb;           \
+             blk += (long long)gridDim.x * blockDim.x) {                                           \
+            unsigned w = omask[b * nb + blk];                                                      \
+            if (!w) continue;                                                                      \
+            unsigned p = cnt[(b * 2) * nb + blk], r = cnt[(b * 2 + 1) * nb + blk];                 \
+            for (unsigned m = w; m; m &= m - 1) {                                                  \
+                long long j = blk * 32 + __ffs(m) - 1;                                             \
+                int v = c[j];                                                                      \
+                idx[p] = (unsigned)j;                                                              \
+                cw[p++] = v;                                                                       \
+                if (v == 0) {                                                                      \
+                    double a = x32 ? (double)x32[b * n + j] : x[b * n + j];                        \
+                    if (f32) {                                                                     \
+                        raw[r] = __float_as_uint(__double2float_rn(a));                            \
+                    } else {                                                                       \
+                        unsigned long long u = (unsigned long long)__double_as_longlong(a);        \
+                        raw[2 * r] = (unsigned)u;                                                  \
+                        raw[2 * r + 1] = (unsigned)(u >> 32);                                      \
+                    }                                                                              \
+                    r++;                                                                           \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
     }
 
 // ---- Decoding (multires::codec::rice::decode, in parallel) ----
@@ -1169,14 +1243,9 @@ __device__ __forceinline__ unsigned r_window(const unsigned short* d, unsigned p
             /* registers (classes change a few times a chunk), so the */                           \
             /* serial step looks up neither.                          */                           \
             unsigned lvn = rl[0];                                                                  \
-            /* Chunks start at multiples of 2^14 values (CHUNK_MIN_LOG), */                        \
-            /* so the context's restarts (every R_RESET values) fall on  */                        \
-            /* tile starts: none is looked for value by value.           */                        \
-            if ((((unsigned)st + i0) & (R_RESET - 1)) == 0) last = 0;                              \
-            /* The next words, read where a value needs them: wq moves  */                         \
-            /* with p (no address arithmetic on the usual steps).        */                        \
-            const unsigned short* wq = w;                                                          \
             for (unsigned k = 0; k < kn; k++) {                                                    \
+                unsigned i = i0 + k;                                                               \
+                unsigned prev = (i == 0 || ((unsigned)(st + i) & (R_RESET - 1)) == 0) ? 0u : last; \
                 unsigned lvk = min(lvn, 7u);                                                       \
                 lvn = rl[k + 1];                                                                   \
                 if (lvk != clv) {                                                                  \
@@ -1186,14 +1255,15 @@ __device__ __forceinline__ unsigned r_window(const unsigned short* d, unsigned p
                     n2 = ci[4 * clv + 2];                                                          \
                     n3 = ci[4 * clv + 3];                                                          \
                 }                                                                                  \
-                unsigned pc = min(last, 3u);                                                       \
+                unsigned pc = min(prev, 3u), ctx = 4 * clv + pc;                                   \
                 unsigned info = pc == 0 ? n0 : pc == 1 ? n1 : pc == 2 ? n2 : n3;                   \
+                /* The three words this value may read, off the serial path. */                    \
+                unsigned q = p - p0, w0 = w[q], w1 = w[q + 1], w2 = w[q + 2];                      \
                 if (info & 0x80000000u) {                                                          \
                     rv[k] = last = info & 0xffu;                                                   \
                     continue;                                                                      \
                 }                                                                                  \
                 if (info == R_UNUSABLE) { bad = true; break; }                                     \
-                unsigned ctx = 4 * clv + pc, w0 = wq[0], w1 = wq[1], w2 = wq[2];                   \
                 unsigned s_ = info;                                                                \
                 unsigned slot = x & ((1u << s_) - 1);                                              \
                 const unsigned short* cu = cu16 + ctx * (R_NSYM + 1);                              \
@@ -1229,11 +1299,10 @@ __device__ __forceinline__ unsigned r_window(const unsigned short* d, unsigned p
                     val = ((4u | ((lo - R_DIRECT) & 3u)) << nraw) | raw;                           \
                 }                                                                                  \
                 x = y;                                                                             \
-                wq += r1;                                                                          \
+                p += r1;                                                                           \
                 rv[k] = val;                                                                       \
                 last = val;                                                                        \
             }                                                                                      \
-            p = p0 + (unsigned)(wq - w);                                                           \
             __syncwarp();                                                                          \
             for (int r = 0; r < 32; r++) {                                                         \
                 long long rst = __shfl_sync(0xffffffffu, st, r);                                   \
@@ -1310,13 +1379,13 @@ __device__ __forceinline__ long long r_field_at(long long i, long long b, const 
 }
 
 // Brick b of a batch (extent d0 x d1 x d2) from a field, as doubles, into x.
-#define GATHER(name)                                                                               \
+#define GATHER(name, T)                                                                            \
     extern "C" __global__ void name(const float* in, const long long* org, long long Y,           \
-                                    long long X, int d0, int d1, int d2, double* x) {              \
+                                    long long X, int d0, int d1, int d2, T* x) {                   \
         long long n = (long long)d0 * d1 * d2, b = blockIdx.y;                                     \
         for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                \
              i += (long long)gridDim.x * blockDim.x) {                                             \
-            x[b * n + i] = (double)in[r_field_at(i, b, org, Y, X, d1, d2)];                        \
+            x[b * n + i] = (T)in[r_field_at(i, b, org, Y, X, d1, d2)];                             \
         }                                                                                          \
     }
 
@@ -1349,14 +1418,14 @@ __device__ __forceinline__ long long r_field_at(long long i, long long b, const 
 // Per brick, the largest magnitude (its bits: non-negative doubles order
 // as integers), for the interpolation's steps and the lifting transforms'
 // on a zero bound.
-#define BPEAK(name)                                                                                \
-    extern "C" __global__ void name(const double* x, long long n, unsigned long long* peak) {     \
+#define BPEAK(name, T)                                                                             \
+    extern "C" __global__ void name(const T* x, long long n, unsigned long long* peak) {          \
         __shared__ double w[32];                                                                   \
         long long b = blockIdx.y;                                                                  \
         double m = 0.0;                                                                            \
         for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                \
              i += (long long)gridDim.x * blockDim.x)                                               \
-            m = fmax(m, fabs(x[b * n + i]));                                                       \
+            m = fmax(m, fabs((double)x[b * n + i]));                                               \
         for (int o = 16; o > 0; o >>= 1) m = fmax(m, __shfl_down_sync(0xffffffffu, m, o));        \
         if ((threadIdx.x & 31) == 0) w[threadIdx.x >> 5] = m;                                      \
         __syncthreads();                                                                           \

@@ -68,11 +68,11 @@ impl Use {
     }
 
     /// Which of the arrays of doubles the slot holds besides `y`: the
-    /// coder's input `x`, and the lifting coder's coefficients `c` (the
-    /// interpolation writes its details as integers in coding order; a
-    /// decoder's inverse works in `y` alone).
+    /// lifting coder's input `x` and coefficients `c` (the interpolation
+    /// reads its input as stored and writes its details as integers in
+    /// coding order; a decoder's inverse works in `y` alone).
     fn doubles(self) -> (bool, bool) {
-        (self != Use::Decode, self == Use::EncodeLifting)
+        (self == Use::EncodeLifting, self == Use::EncodeLifting)
     }
 
     /// Device bytes a slot holds per value of its capacity (`ints_corr`,
@@ -227,14 +227,16 @@ fn dequantize_and_lift(
 
 /// Where the forward interpolation puts what it codes: each detail into
 /// `ints` at its place in the coding order (`inverse`), and the encoder's
-/// check of its own decode as each value is reconstructed (CHECK's
-/// corrections into `corr`, its per-brick `counts`, `maxe` and `sse`,
-/// against the bound `e`; `f32`: the stored type is float32), so no
-/// QUANT or CHECK pass over the batch is needed.
+/// check of its own decode as each value is reconstructed (an outlier's
+/// correction into `corr` and its bit into `omask`, the per-brick
+/// `counts`, `maxe` and `sse`, against the bound `e`; `f32`: the stored
+/// type is float32), so no QUANT or CHECK pass over the batch is needed,
+/// and the outlier lists read only the marked corrections.
 struct InterpCheck<'a> {
     ints: &'a mut CudaSlice<i32>,
     inverse: &'a CudaSlice<u32>,
     corr: &'a mut CudaSlice<i32>,
+    omask: &'a mut CudaSlice<u32>,
     e: f64,
     f32: i32,
     counts: &'a mut CudaSlice<u64>,
@@ -245,9 +247,31 @@ struct InterpCheck<'a> {
 /// Which way `interp_passes` runs.
 enum InterpPass<'a> {
     Forward(InterpCheck<'a>),
-    /// The decoded integers of each brick in coding order, and the
-    /// order's inverse.
-    Inverse(&'a CudaSlice<i32>, &'a CudaSlice<u32>),
+    /// The decoded integers of each brick in coding order, the order's
+    /// inverse, and where each value also goes as float32, if anywhere.
+    Inverse(&'a CudaSlice<i32>, &'a CudaSlice<u32>, Option<Place<'a>>),
+}
+
+/// A field's place for a batch's decoded values: its device address
+/// (asked for once the batch's entropy decoding is queued: the field may
+/// still be being allocated), the batch's brick origins on the device, its
+/// rows and columns.
+type FieldPlace<'a> = (FieldAddress<'a>, &'a CudaSlice<i64>, i64, i64);
+
+/// Where the inverse interpolation also puts its values, rounded to
+/// float32: what a pass of SCATTER or TO_DTYPE over the batch's doubles
+/// did after it (12 bytes a value read and written, against 4 written).
+enum Place<'a> {
+    /// The batch's bricks one after another (the slot's stored values).
+    Batch(&'a mut CudaSlice<f32>),
+    /// A field at a device address: each brick at its origin (`org`, three
+    /// per brick), in planes of `rows` rows of `cols` values.
+    Field {
+        at: u64,
+        org: &'a CudaSlice<i64>,
+        rows: i64,
+        cols: i64,
+    },
 }
 
 /// The closed-loop interpolation (multires::codec::interp) of every brick
@@ -261,7 +285,7 @@ enum InterpPass<'a> {
 fn interp_passes(
     gpu: &Gpu,
     stream: &CudaStream,
-    x: &CudaSlice<f64>,
+    x: Input<'_>,
     c: &mut CudaSlice<f64>,
     y: &mut CudaSlice<f64>,
     q: &CudaSlice<f64>,
@@ -296,8 +320,8 @@ fn interp_passes(
         let (m2, sh2) = interp_divisor(cnt[2], total);
         let (m1, sh1) = interp_divisor(cnt[1], total / cnt[2]);
         let mut l = stream.launch_builder(&f);
-        l.arg(x)
-            .arg(&mut *c)
+        x.push(&mut l);
+        l.arg(&mut *c)
             .arg(&mut *y)
             .arg(q)
             .arg(&div)
@@ -316,7 +340,7 @@ fn interp_passes(
             .arg(&c64[0])
             .arg(&c64[1])
             .arg(&c64[2]);
-        let (zero_e, zero_i) = (0f64, 0i32);
+        let (zero_e, zero_i, zero_l) = (0f64, 0i32, 0i64);
         match &mut pass {
             InterpPass::Forward(k) => l
                 .arg(&null)
@@ -328,18 +352,35 @@ fn interp_passes(
                 .arg(&k.f32)
                 .arg(&mut *k.counts)
                 .arg(&mut *k.maxe)
-                .arg(&mut *k.sse),
-            InterpPass::Inverse(di, dinv) => l
-                .arg(*di)
-                .arg(*dinv)
+                .arg(&mut *k.sse)
+                .arg(&mut *k.omask)
                 .arg(&null)
                 .arg(&null)
-                .arg(&null)
-                .arg(&zero_e)
-                .arg(&zero_i)
-                .arg(&null)
-                .arg(&null)
-                .arg(&null),
+                .arg(&zero_l)
+                .arg(&zero_l),
+            InterpPass::Inverse(di, dinv, place) => {
+                l.arg(*di)
+                    .arg(*dinv)
+                    .arg(&null)
+                    .arg(&null)
+                    .arg(&null)
+                    .arg(&zero_e)
+                    .arg(&zero_i)
+                    .arg(&null)
+                    .arg(&null)
+                    .arg(&null)
+                    .arg(&null);
+                match place {
+                    Some(Place::Batch(v)) => l.arg(&mut **v).arg(&null).arg(&zero_l).arg(&zero_l),
+                    Some(Place::Field {
+                        at,
+                        org,
+                        rows,
+                        cols,
+                    }) => l.arg(&*at).arg(*org).arg(&*rows).arg(&*cols),
+                    None => l.arg(&null).arg(&null).arg(&zero_l).arg(&zero_l),
+                }
+            }
         };
         // The encoder's last pass: nothing predicts from its points,
         // and nothing after the passes reads y.
@@ -350,6 +391,51 @@ fn interp_passes(
             .during(|| "launching INTERP".into())?;
     }
     Ok(())
+}
+
+/// A batch's values as the encoder's kernels read them: doubles, or
+/// float32 as stored (the interpolation reads its input once a point, so
+/// a conversion to doubles first cost a pass of 12 bytes a value).
+#[derive(Clone, Copy)]
+enum Input<'a> {
+    F64(&'a CudaSlice<f64>),
+    F32(&'a CudaSlice<f32>),
+}
+
+/// The null device pointer for the kernels' unused buffer arguments.
+static NO_BUFFER: u64 = 0;
+
+impl<'a> Input<'a> {
+    /// The interpolation's input: the slot's values as stored.
+    fn stored(
+        dtype: DType,
+        in32: &'a Option<CudaSlice<f32>>,
+        in64: &'a Option<CudaSlice<f64>>,
+    ) -> Result<Self, CudaError> {
+        match (dtype, in32, in64) {
+            (DType::F32, Some(v), _) => Ok(Input::F32(v)),
+            (DType::F64, _, Some(v)) => Ok(Input::F64(v)),
+            _ => Err(CudaError::Unsupported(
+                "the batch's input buffer is missing".into(),
+            )),
+        }
+    }
+
+    /// The kernels' (x, x32) pair: this buffer, and null for the other.
+    fn push(self, l: &mut cudarc::driver::LaunchArgs<'a>) {
+        match self {
+            Input::F64(v) => l.arg(v).arg(&NO_BUFFER),
+            Input::F32(v) => l.arg(&NO_BUFFER).arg(v),
+        };
+    }
+
+    /// BPEAK's instance for this input.
+    fn peak_kernel(self) -> &'static str {
+        match self {
+            Input::F64(_) => "BPEAK(kernel, double)",
+            Input::F32(_) => "BPEAK(kernel, float)",
+        }
+    }
 }
 
 /// Points an INTERP thread takes in turn: its step, the block's check
@@ -841,8 +927,15 @@ impl Slot {
     }
 
     /// Gathers the batch's bricks into the pinned buffer (as stored) and
-    /// copies them up.
-    fn upload(&mut self, v: &Volume, grid: &codec::BrickGrid, b: &Batch) -> Result<(), CudaError> {
+    /// copies them up; for the lifting transforms (`t`), into `x` as
+    /// doubles (the interpolation reads them as stored).
+    fn upload(
+        &mut self,
+        v: &Volume,
+        grid: &codec::BrickGrid,
+        b: &Batch,
+        t: lifting::Lifting,
+    ) -> Result<(), CudaError> {
         use rayon::prelude::*;
         self.pin_values()?;
         let n: usize = b.dims.iter().product();
@@ -858,6 +951,7 @@ impl Slot {
             ),
             0,
         )?;
+        let to_f64 = t != lifting::Lifting::Interp;
         // The field is held in its stored type, so a brick's rows are plain
         // copies into pinned memory.
         macro_rules! fill {
@@ -891,11 +985,13 @@ impl Slot {
                         .memcpy_htod(&*part, &mut dev.slice_mut(at..at + part.len()))
                         .during(|| "copying bricks to the GPU".into())?;
                 }
-                let count = total as i64;
-                let mut l = self.stream.launch_builder(&f);
-                l.arg(&*dev).arg(&mut self.x).arg(&count);
-                unsafe { l.launch(cfg(((total.div_ceil(256)).min(65535) as u32, 1), 256, 0)) }
-                    .during(|| "launching TO_F64".into())?;
+                if to_f64 {
+                    let count = total as i64;
+                    let mut l = self.stream.launch_builder(&f);
+                    l.arg(&*dev).arg(&mut self.x).arg(&count);
+                    unsafe { l.launch(cfg(((total.div_ceil(256)).min(65535) as u32, 1), 256, 0)) }
+                        .during(|| "launching TO_F64".into())?;
+                }
             }};
         }
         match &v.data {
@@ -987,10 +1083,19 @@ impl Slot {
             None
         } else {
             let mut pk = s.alloc_zeros::<u64>(nbk).during(|| "alloc".into())?;
-            let f = self.f("BPEAK(kernel)", 0)?;
+            let input = if closed {
+                Input::stored(dtype, &self.in32, &self.in64)?
+            } else {
+                Input::F64(&self.x)
+            };
+            let f = self.f(input.peak_kernel(), 0)?;
             let n64 = n as i64;
             let mut l = s.launch_builder(&f);
-            l.arg(&self.x).arg(&n64).arg(&mut pk);
+            match input {
+                Input::F64(v) => l.arg(v),
+                Input::F32(v) => l.arg(v),
+            };
+            l.arg(&n64).arg(&mut pk);
             // At most 64 blocks a brick, each looping: few atomics.
             let gx = n.div_ceil(256 * 32).clamp(1, 64) as u32;
             unsafe { l.launch(cfg((gx, nbk as u32), 256, 0)) }
@@ -1011,10 +1116,14 @@ impl Slot {
             unsafe { l.launch(cfg((nbk.div_ceil(256) as u32, 1), 256, 0)) }
                 .during(|| "launching ISTEP".into())?;
             let inverse = &coding_order(&self.orders, dims, t)?.inverse;
+            let mut omask = s
+                .alloc_zeros::<u32>(nbk * n.div_ceil(32))
+                .during(|| "alloc".into())?;
             let check = InterpCheck {
                 ints: &mut self.ints,
                 inverse,
                 corr: &mut self.corr,
+                omask: &mut omask,
                 e,
                 f32: f32i,
                 counts: &mut counts,
@@ -1024,7 +1133,7 @@ impl Slot {
             interp_passes(
                 &self.gpu,
                 s,
-                &self.x,
+                Input::stored(dtype, &self.in32, &self.in64)?,
                 &mut self.c,
                 &mut self.y,
                 &qd,
@@ -1039,7 +1148,13 @@ impl Slot {
             let iq = self.stage.down(&self.gpu, s, &qd)?;
             // The transform is done (the reads waited for it).
             drop(front);
-            return self.encode_rans(b, &iq, &counts_h, &maxe_h, &sse_h, (f32i, sz, chunk_log));
+            return self.encode_rans(
+                b,
+                &iq,
+                (&counts_h, &maxe_h, &sse_h),
+                &omask,
+                (f32i, sz, chunk_log),
+            );
         }
         s.memcpy_dtod(&self.x.slice(0..nbk * n), &mut self.c.slice_mut(0..nbk * n))
             .during(|| "copying bricks".into())?;
@@ -1206,7 +1321,7 @@ impl Slot {
             .during(|| "launching BSTATS".into())?;
         prof(s, "bstats_write")?;
         let mut tot = s.alloc_zeros::<u64>(6 * nbk).during(|| "alloc".into())?;
-        self.count_outliers(&trial_d, n, nbk, &mut tot.slice_mut(4 * nbk..6 * nbk))?;
+        self.count_outliers(&trial_d, n, nbk, &mut tot.slice_mut(4 * nbk..6 * nbk), None)?;
         prof(s, "ocount")?;
         {
             let fscan = self.f("SCAN(kernel)", 0)?;
@@ -1242,7 +1357,7 @@ impl Slot {
         unsafe { l.launch(cfg(block_grid(nb * 32, nbk), 256, 0)) }
             .during(|| "launching WRITE".into())?;
         prof(s, "write")?;
-        self.write_outliers(&trial_d, n, nbk, &osec_d, f32i)?;
+        self.write_outliers(&trial_d, n, nbk, &osec_d, f32i, None)?;
         prof(s, "owrite")?;
         let tot_h = self.stage.down(&self.gpu, s, &tot)?;
         let host = download(s, &self.gpu, &mut self.pbytes, &self.out, total)?;
@@ -1278,27 +1393,41 @@ impl Slot {
     }
     /// Outliers of each brick's chosen trial (`trial_d`) counted per block
     /// of 32 into `cnt` and scanned into offsets; `tot` gets each brick's
-    /// totals (outliers, exact ones).
+    /// totals (outliers, exact ones). With `omask` (the interpolation's
+    /// marks; trial 0), only the marked corrections are read.
     fn count_outliers(
         &mut self,
         trial_d: &CudaSlice<i32>,
         n: usize,
         nbk: usize,
         tot: &mut CudaViewMut<'_, u64>,
+        omask: Option<&CudaSlice<u32>>,
     ) -> Result<(), CudaError> {
         let s = &self.stream.clone();
         let nb = n.div_ceil(32);
         let (n64, nb64, tstride) = (n as i64, nb as i64, (nbk * n) as i64);
-        let f = self.f("OCOUNT(kernel)", 0)?;
-        let mut l = s.launch_builder(&f);
-        l.arg(&self.corr)
-            .arg(trial_d)
-            .arg(&tstride)
-            .arg(&n64)
-            .arg(&nb64)
-            .arg(&mut self.cnt);
-        unsafe { l.launch(cfg(block_grid(nb * 32, nbk), 256, 0)) }
-            .during(|| "launching OCOUNT".into())?;
+        if let Some(m) = omask {
+            let f = self.f("OCOUNT_MASK(kernel)", 0)?;
+            let mut l = s.launch_builder(&f);
+            l.arg(&self.corr)
+                .arg(m)
+                .arg(&n64)
+                .arg(&nb64)
+                .arg(&mut self.cnt);
+            unsafe { l.launch(cfg(block_grid(nb, nbk), 256, 0)) }
+                .during(|| "launching OCOUNT_MASK".into())?;
+        } else {
+            let f = self.f("OCOUNT(kernel)", 0)?;
+            let mut l = s.launch_builder(&f);
+            l.arg(&self.corr)
+                .arg(trial_d)
+                .arg(&tstride)
+                .arg(&n64)
+                .arg(&nb64)
+                .arg(&mut self.cnt);
+            unsafe { l.launch(cfg(block_grid(nb * 32, nbk), 256, 0)) }
+                .during(|| "launching OCOUNT".into())?;
+        }
         let f = self.f("SCAN(kernel)", 0)?;
         let mut l = s.launch_builder(&f);
         l.arg(&mut self.cnt).arg(&nb64).arg(tot);
@@ -1309,6 +1438,9 @@ impl Slot {
 
     /// The outlier lists (indices, corrections, exact values) at the byte
     /// offsets `osec_d` (three per brick), from `count_outliers`'s scan.
+    /// With `omask` (the interpolation's), from the marked corrections and
+    /// the input as stored; else from the lifting coder's trial and `x`.
+    #[allow(clippy::too_many_arguments)]
     fn write_outliers(
         &mut self,
         trial_d: &CudaSlice<i32>,
@@ -1316,9 +1448,26 @@ impl Slot {
         nbk: usize,
         osec_d: &CudaSlice<u64>,
         f32i: i32,
+        omask: Option<&CudaSlice<u32>>,
     ) -> Result<(), CudaError> {
         let nb = n.div_ceil(32);
         let (n64, nb64, tstride) = (n as i64, nb as i64, (nbk * n) as i64);
+        if let Some(m) = omask {
+            let f = self.f("OWRITE_MASK(kernel)", 0)?;
+            let mut l = self.stream.launch_builder(&f);
+            Input::stored(self.dtype, &self.in32, &self.in64)?.push(&mut l);
+            l.arg(&self.corr)
+                .arg(m)
+                .arg(&n64)
+                .arg(&nb64)
+                .arg(&self.cnt)
+                .arg(osec_d)
+                .arg(&f32i)
+                .arg(&mut self.out);
+            unsafe { l.launch(cfg(block_grid(nb, nbk), 256, 0)) }
+                .during(|| "launching OWRITE_MASK".into())?;
+            return Ok(());
+        }
         let f = self.f("OWRITE(kernel)", 0)?;
         let mut l = self.stream.launch_builder(&f);
         l.arg(&self.x)
@@ -1345,9 +1494,8 @@ impl Slot {
         &mut self,
         b: &Batch,
         q: &[f64],
-        counts_h: &[u64],
-        maxe_h: &[u64],
-        sse_h: &[f64],
+        (counts_h, maxe_h, sse_h): (&[u64], &[u64], &[f64]),
+        omask: &CudaSlice<u32>,
         (f32i, sz, chunk_log): (i32, usize, u32),
     ) -> Result<Vec<GpuCoded>, CudaError> {
         use rayon::prelude::*;
@@ -1486,9 +1634,9 @@ impl Slot {
         // The outlier lists, as for the lifting transforms (trial 0).
         let trial_d = self.stage.up(&self.gpu, s, &vec![0i32; nbk])?;
         let mut tot = s.alloc_zeros::<u64>(2 * nbk).during(|| "alloc".into())?;
-        self.count_outliers(&trial_d, n, nbk, &mut tot.slice_mut(..))?;
+        self.count_outliers(&trial_d, n, nbk, &mut tot.slice_mut(..), Some(omask))?;
         let osec_d = self.stage.up(&self.gpu, s, &osec)?;
-        self.write_outliers(&trial_d, n, nbk, &osec_d, f32i)?;
+        self.write_outliers(&trial_d, n, nbk, &osec_d, f32i, Some(omask))?;
         let tot_h = self.stage.down(&self.gpu, s, &tot)?;
         let host = download(s, &self.gpu, &mut self.pbytes, &self.out, total)?;
         self.stage.synchronized();
@@ -1609,7 +1757,7 @@ pub fn compress(
         (mem_limit, DEFAULT_BATCH, HOST_SLOTS, HOST_SLOTS),
         progress,
         &|slot, b| {
-            slot.upload(v, &grid, b)?;
+            slot.upload(v, &grid, b, opts.transform)?;
             slot.stream
                 .synchronize()
                 .during(|| "copying bricks up".into())
@@ -1618,8 +1766,9 @@ pub fn compress(
 }
 
 /// The batches of bricks of a planned compression (`plan`: range, bound,
-/// bricks) through every GPU's slots; `fill` puts a batch's values (as
-/// doubles) into a slot's `x`.
+/// bricks) through every GPU's slots; `fill` puts a batch's values into a
+/// slot (as stored for the interpolation, as doubles in `x` for the
+/// lifting transforms).
 fn run_compress(
     v: FieldInfo,
     opts: &CodecOptions,
@@ -2055,19 +2204,21 @@ impl Slot {
         list: &[Payload],
         h: &codec::MrzHeader,
     ) -> Result<Vec<Option<usize>>, CudaError> {
-        self.decode_to(dims, list, h, (true, &|_| ()))
+        Ok(self.decode_to(dims, list, h, (true, None, &|_| ()))?.0)
     }
 
     /// `decode`, leaving the decoded doubles in the slot's `y` (for
     /// `decode_plan` to round and place) unless `down`; `turn` returns
-    /// when each phase may start (`InOrder`).
+    /// when each phase may start (`InOrder`). The interpolation's inverse
+    /// also places its values as float32 in `field` (at, brick origins,
+    /// rows, columns) when given: then the second value returned is true.
     fn decode_to(
         &mut self,
         dims: [usize; 3],
         list: &[Payload],
         h: &codec::MrzHeader,
-        (down, turn): (bool, &dyn Fn(DecodePhase)),
-    ) -> Result<Vec<Option<usize>>, CudaError> {
+        (down, field, turn): (bool, Option<FieldPlace<'_>>, &dyn Fn(DecodePhase)),
+    ) -> Result<(Vec<Option<usize>>, bool), CudaError> {
         let n: usize = dims.iter().product();
         let nbk = list.len();
         let closed = h.transform == lifting::Lifting::Interp;
@@ -2085,19 +2236,32 @@ impl Slot {
         let q_d = self.stage.up(&self.gpu, s, &q)?;
         let inverse = &coding_order(&self.orders, dims, h.transform)?.inverse;
         turn(DecodePhase::Inverse);
+        let mut placed = false;
         if closed {
             // The interpolation reads its details (whole numbers) straight
-            // from the decoded integers.
+            // from the decoded integers, and rounds its values into the
+            // field or the stored values as it makes them.
+            let place = match (field, down, h.dtype, &mut self.in32) {
+                (Some((at, org, rows, cols)), ..) => Some(Place::Field {
+                    at: at()?,
+                    org,
+                    rows,
+                    cols,
+                }),
+                (None, true, DType::F32, Some(v)) => Some(Place::Batch(v)),
+                _ => None,
+            };
+            placed = place.is_some();
             interp_passes(
                 &self.gpu,
                 s,
-                &self.x,
+                Input::F64(&self.x),
                 &mut self.y,
                 &mut self.c,
                 &q_d,
                 dims,
                 nbk,
-                InterpPass::Inverse(&self.ints, inverse),
+                InterpPass::Inverse(&self.ints, inverse, place),
             )?;
         } else {
             let ints = self.ints.slice(0..nbk * n);
@@ -2115,7 +2279,7 @@ impl Slot {
         }
         prof(s, "d_inverse")?;
         if down {
-            self.round_down(h.dtype, nbk * n)?;
+            self.round_down(h.dtype, nbk * n, placed)?;
         }
         prof(s, "d_download")?;
         // Each copy down waits for the batch's work queued before it.
@@ -2124,7 +2288,7 @@ impl Slot {
             Some((tot, _)) => Some(self.stage.down(&self.gpu, s, tot)?),
             None => None,
         };
-        Ok((0..nbk)
+        let at = (0..nbk)
             .map(|bi| {
                 at[bi].filter(|_| {
                     err_h[bi] == 0
@@ -2134,12 +2298,14 @@ impl Slot {
                         }
                 })
             })
-            .collect())
+            .collect();
+        Ok((at, placed))
     }
 
     /// The batch's `total` decoded doubles (`y`) rounded to the stored type
-    /// on the device and down into the pinned buffer.
-    fn round_down(&mut self, dtype: DType, total: usize) -> Result<(), CudaError> {
+    /// on the device (unless the inverse `placed` them there) and down
+    /// into the pinned buffer.
+    fn round_down(&mut self, dtype: DType, total: usize, placed: bool) -> Result<(), CudaError> {
         let s = &self.stream.clone();
         let f = self.f(
             &format!(
@@ -2159,9 +2325,12 @@ impl Slot {
                 let dev = $dev
                     .as_mut()
                     .ok_or_else(|| CudaError::Unsupported("no buffer".into()))?;
-                let mut l = s.launch_builder(&f);
-                l.arg(&self.y).arg(&mut *dev).arg(&count);
-                unsafe { l.launch(cfg(grid, 256, 0)) }.during(|| "launching TO_DTYPE".into())?;
+                if !placed {
+                    let mut l = s.launch_builder(&f);
+                    l.arg(&self.y).arg(&mut *dev).arg(&count);
+                    unsafe { l.launch(cfg(grid, 256, 0)) }
+                        .during(|| "launching TO_DTYPE".into())?;
+                }
                 let pin = $pin
                     .as_mut()
                     .ok_or_else(|| CudaError::Unsupported("no buffer".into()))?;
@@ -3043,14 +3212,17 @@ fn origins(grid: &codec::BrickGrid, bricks: impl Iterator<Item = usize>) -> Vec<
 }
 
 impl Slot {
-    /// The batch's bricks gathered into `x` from a field at device address
-    /// `at` (GPU memory, or page-locked host memory read across PCIe).
+    /// The batch's bricks gathered from a float32 field at device address
+    /// `at` (GPU memory, or page-locked host memory read across PCIe): as
+    /// stored for the interpolation, as doubles into `x` for the lifting
+    /// transforms (`t`).
     fn gather_from(
         &mut self,
         at: u64,
         info: &FieldInfo,
         grid: &codec::BrickGrid,
         b: &Batch,
+        t: lifting::Lifting,
     ) -> Result<(), CudaError> {
         let s = &self.stream.clone();
         let org = self
@@ -3059,7 +3231,15 @@ impl Slot {
         let n: usize = b.dims.iter().product();
         let (yy, xx) = (info.dims[1] as i64, info.dims[2] as i64);
         let d = b.dims.map(|v| v as i32);
-        let func = self.f("GATHER(kernel)", 0)?;
+        let stored = t == lifting::Lifting::Interp;
+        let func = self.f(
+            if stored {
+                "GATHER(kernel, float)"
+            } else {
+                "GATHER(kernel, double)"
+            },
+            0,
+        )?;
         let mut l = s.launch_builder(&func);
         l.arg(&at)
             .arg(&org)
@@ -3067,8 +3247,16 @@ impl Slot {
             .arg(&xx)
             .arg(&d[0])
             .arg(&d[1])
-            .arg(&d[2])
-            .arg(&mut self.x);
+            .arg(&d[2]);
+        match (stored, &mut self.in32) {
+            (true, Some(v)) => l.arg(v),
+            (true, None) => {
+                return Err(CudaError::Unsupported(
+                    "a float32 field needs a float32 slot".into(),
+                ))
+            }
+            (false, _) => l.arg(&mut self.x),
+        };
         unsafe { l.launch(cfg(block_grid(n, b.bricks.len()), 256, 0)) }
             .during(|| "launching GATHER".into())?;
         Ok(())
@@ -3159,7 +3347,7 @@ pub fn compress_resident(
             use cudarc::driver::DevicePtr;
             let stream = slot.stream.clone();
             let (at, _sync) = f.data.device_ptr(&stream);
-            slot.gather_from(at, &f.info, &grid, b)
+            slot.gather_from(at, &f.info, &grid, b, opts.transform)
         },
     )
 }
@@ -3463,7 +3651,7 @@ pub fn compress_pinned(
         };
         let fill = |slot: &mut Slot, b: &Batch| {
             wait(last_group(b))?;
-            slot.gather_from(at, &f.info, &plan.2, b)
+            slot.gather_from(at, &f.info, &plan.2, b, opts.transform)
         };
         code_bricks(
             f.info,
@@ -3756,7 +3944,9 @@ pub fn decompress_pinned(
         let gpu = std::slice::from_ref(g);
         let Some(m) = &slab_mem[i] else {
             let mapped = crate::device::mapped_at(host as *mut std::ffi::c_void)?;
-            let at: Placement = (&|| Ok(mapped), &|_| (), None);
+            // Across PCIe: SCATTER's whole rows, not the passes' strided
+            // values.
+            let at: Placement = (&|| Ok(mapped), &|_| (), None, false);
             return decode_plan(&h, &grid, &path, plan, gpu, at, (&done, progress));
         };
         let mut slab = m.lock().map_err(|_| lock())?;
@@ -3786,7 +3976,7 @@ pub fn decompress_pinned(
                     }
                 };
                 let order = InOrder::new(plan.batches.len(), decode_ahead());
-                let at: Placement = (&|| Ok(at), &placed, Some(&order));
+                let at: Placement = (&|| Ok(at), &placed, Some(&order), true);
                 decode_plan(&h, &grid, &path, plan, gpu, at, (&done, progress))
             });
             let copied = (|| -> Result<(), CudaError> {
@@ -3848,7 +4038,7 @@ fn decode_into(
         reserve,
     )?;
     let done = AtomicUsize::new(0);
-    let at: Placement = (at, &|_| (), None);
+    let at: Placement = (at, &|_| (), None, true);
     decode_plan(&h, &grid, r.path(), &plan, gpus, at, (&done, progress))
 }
 
@@ -3862,6 +4052,7 @@ type Placement<'a> = (
     FieldAddress<'a>,
     &'a (dyn Fn(usize) + Sync),
     Option<&'a InOrder>,
+    bool,
 );
 
 /// Where a batch's decoding stands (`InOrder`).
@@ -3972,7 +4163,7 @@ fn decode_plan(
     path: &str,
     plan: &Plan<Payload>,
     gpus: &[Arc<Gpu>],
-    (at, placed, order): Placement,
+    (at, placed, order, in_device): Placement,
     (done, progress): (&AtomicUsize, &(dyn Fn(usize) + Sync)),
 ) -> Result<(), CudaError> {
     let caps = plan.caps();
@@ -3991,13 +4182,21 @@ fn decode_plan(
                     t.wait(phase);
                 }
             };
-            let outliers_at = slot.decode_to(*dims, list, &h, (false, &wait))?;
+            let s = &slot.stream.clone();
+            let org_h = origins(grid, list.iter().map(|(k, _)| *k));
+            let org = slot.stage.up(&slot.gpu, s, &org_h)?;
+            let (yy, xx) = (h.dims[1] as i64, h.dims[2] as i64);
+            // The interpolation's inverse places the values in a field in
+            // GPU memory itself.
+            let field = if in_device && h.transform == lifting::Lifting::Interp {
+                Some((at, &org, yy, xx))
+            } else {
+                None
+            };
+            let (outliers_at, fused) = slot.decode_to(*dims, list, &h, (false, field, &wait))?;
             prof(&slot.stream, "d_device")?;
             let checked = check_batch(*dims, list, &outliers_at, &h, path, grid)?;
-            let s = &slot.stream.clone();
             let (outfix, scatter) = (slot.f("OUTFIX(kernel)", 0)?, slot.f("SCATTER(kernel)", 0)?);
-            let org_h = origins(grid, list.iter().map(|(k, _)| *k));
-            let (yy, xx) = (h.dims[1] as i64, h.dims[2] as i64);
             // Brick-local index i of batch brick bi, in the field.
             let field_at = |bi: usize, i: usize| -> u64 {
                 let (z, y, x) = (i / (dims[1] * dims[2]), i / dims[2] % dims[1], i % dims[2]);
@@ -4021,23 +4220,27 @@ fn decode_plan(
                     }
                 }
             }
-            // The decoded doubles rounded to float32 and placed in the
-            // field in one pass (rounding into a float buffer first, then
-            // placing, cost a write and a read of 4 bytes a value more).
-            let org = slot.stage.up(&slot.gpu, s, &org_h)?;
+            // Unless the inverse placed them, or a brick was decoded on
+            // the CPU: the decoded doubles rounded to float32 and placed in
+            // the field in one pass (rounding into a float buffer first,
+            // then placing, cost a write and a read of 4 bytes a value
+            // more). A brick's values are the same either way.
             let at = at()?;
-            let d = dims.map(|v| v as i32);
-            let mut l = s.launch_builder(&scatter);
-            l.arg(&slot.y)
-                .arg(&org)
-                .arg(&yy)
-                .arg(&xx)
-                .arg(&d[0])
-                .arg(&d[1])
-                .arg(&d[2])
-                .arg(&at);
-            unsafe { l.launch(cfg(block_grid(n, list.len()), 256, 0)) }
-                .during(|| "launching SCATTER".into())?;
+            let on_cpu = checked.iter().any(|c| matches!(c, CheckedBrick::Cpu(_)));
+            if !fused || on_cpu {
+                let d = dims.map(|v| v as i32);
+                let mut l = s.launch_builder(&scatter);
+                l.arg(&slot.y)
+                    .arg(&org)
+                    .arg(&yy)
+                    .arg(&xx)
+                    .arg(&d[0])
+                    .arg(&d[1])
+                    .arg(&d[2])
+                    .arg(&at);
+                unsafe { l.launch(cfg(block_grid(n, list.len()), 256, 0)) }
+                    .during(|| "launching SCATTER".into())?;
+            }
             // Then the outliers' corrections, in the field.
             if !pos.is_empty() {
                 let pos_d = slot.stage.up(&slot.gpu, s, &pos)?;
