@@ -1378,7 +1378,9 @@ __device__ __forceinline__ long long r_field_at(long long i, long long b, const 
     return ((org[3 * b] + zz) * Y + org[3 * b + 1] + yy) * X + org[3 * b + 2] + xx;
 }
 
-// Brick b of a batch (extent d0 x d1 x d2) from a field, as doubles, into x.
+// Brick b of a batch (extent d0 x d1 x d2) from a float32 field into x, as T
+// (float for the interpolation, which reads its input as stored; double
+// for the lifting transforms).
 #define GATHER(name, T)                                                                            \
     extern "C" __global__ void name(const float* in, const long long* org, long long Y,           \
                                     long long X, int d0, int d1, int d2, T* x) {                   \
