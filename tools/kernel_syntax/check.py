@@ -20,7 +20,7 @@ STUBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuda_stubs.h")
 
 def instances(cu):
     """Macro instances of `cu` named in the host sources (placeholders
-    such as {inverse} or {} expanded to each value they take)."""
+    such as {inverse}, {} or {ty} expanded to each value they take)."""
     # Macro name -> its parameter count (other files have macros of the
     # same name with other parameters: instances must match both).
     macros = {
@@ -38,8 +38,9 @@ def instances(cu):
     for inst in found:
         if "{inverse}" in inst:
             out |= {inst.replace("{inverse}", v) for v in ("true", "false")}
-        elif "{}" in inst:
-            out |= {inst.replace("{}", v) for v in ("float", "double")}
+        elif re.search(r"\{\w*\}", inst):
+            # {} or a named one such as {ty}: a stored type.
+            out |= {re.sub(r"\{\w*\}", v, inst) for v in ("float", "double")}
         elif "{" not in inst:
             out.add(inst)
     return sorted(out), macros

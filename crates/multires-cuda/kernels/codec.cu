@@ -208,6 +208,13 @@ __device__ __forceinline__ void check_totals(unsigned long long no, unsigned lon
     }
 }
 
+// Where point (z, y, x) of brick b (origin org[3b..3b+3]) lies in a
+// field of Y x X planes: INTERP's placing and GATHER/SCATTER's.
+__device__ __forceinline__ long long field_index(long long b, long long z, long long y, long long x,
+                                                 const long long* org, long long Y, long long X) {
+    return ((org[3 * b] + z) * Y + org[3 * b + 1] + y) * X + org[3 * b + 2] + x;
+}
+
 // One pass of multires::codec::interp over every brick of a batch
 // (blockIdx.y): the points o[a] + i * st[a] (cnt[a] per axis). axis 3:
 // the anchors, predicted by 0. Forward: x in, each quantized detail into
@@ -269,9 +276,7 @@ __device__ __forceinline__ void check_totals(unsigned long long no, unsigned lon
                 double v = axis == 3 ? dv * qs : pred + dv * qs;                               \
                 cb[local] = v;                                                                 \
                 if (place) {                                                                   \
-                    long long at = porg ? ((porg[3 * b] + z) * pY + porg[3 * b + 1] + yy) * pX \
-                                              + porg[3 * b + 2] + xx                           \
-                                        : b * n + local;                                       \
+                    long long at = porg ? field_index(b, z, yy, xx, porg, pY, pX) : b * n + local; \
                     place[at] = __double2float_rn(v);                                          \
                 }                                                                              \
             } else {                                                                           \
@@ -563,6 +568,18 @@ __device__ __forceinline__ void put_bits(unsigned* w, unsigned long long bit, un
         }                                                                                           \
     }
 
+// Exact value r of an outlier list, as stored: float32, or float64 as two
+// words (OWRITE and OWRITE_MASK).
+__device__ __forceinline__ void put_exact(unsigned* raw, unsigned r, double a, int f32) {
+    if (f32) {
+        raw[r] = __float_as_uint(__double2float_rn(a));
+    } else {
+        unsigned long long u = (unsigned long long)__double_as_longlong(a);
+        raw[2 * r] = (unsigned)u;
+        raw[2 * r + 1] = (unsigned)(u >> 32);
+    }
+}
+
 // The outlier lists: indices, corrections, exact values (as stored), at
 // the scanned offsets; osec[b*3 + i] are the byte offsets of the three.
 #define OWRITE(name)                                                                                 \
@@ -588,14 +605,7 @@ __device__ __forceinline__ void put_bits(unsigned* w, unsigned long long bit, un
             cw[p] = v;                                                                               \
             if (v == 0) {                                                                            \
                 unsigned r = cnt[(b * 2 + 1) * nb + blk] + __popc(br & lt);                          \
-                double a = x[b * n + j];                                                             \
-                if (f32) {                                                                           \
-                    raw[r] = __float_as_uint(__double2float_rn(a));                                  \
-                } else {                                                                             \
-                    unsigned long long u = (unsigned long long)__double_as_longlong(a);               \
-                    raw[2 * r] = (unsigned)u;                                                        \
-                    raw[2 * r + 1] = (unsigned)(u >> 32);                                            \
-                }                                                                                    \
+                put_exact(raw, r, x[b * n + j], f32);                                                \
             }                                                                                        \
         }                                                                                            \
     }
@@ -641,17 +651,7 @@ __device__ __forceinline__ void put_bits(unsigned* w, unsigned long long bit, un
                 int v = c[j];                                                                      \
                 idx[p] = (unsigned)j;                                                              \
                 cw[p++] = v;                                                                       \
-                if (v == 0) {                                                                      \
-                    double a = x32 ? (double)x32[b * n + j] : x[b * n + j];                        \
-                    if (f32) {                                                                     \
-                        raw[r] = __float_as_uint(__double2float_rn(a));                            \
-                    } else {                                                                       \
-                        unsigned long long u = (unsigned long long)__double_as_longlong(a);        \
-                        raw[2 * r] = (unsigned)u;                                                  \
-                        raw[2 * r + 1] = (unsigned)(u >> 32);                                      \
-                    }                                                                              \
-                    r++;                                                                           \
-                }                                                                                  \
+                if (v == 0) put_exact(raw, r++, x32 ? (double)x32[b * n + j] : x[b * n + j], f32); \
             }                                                                                      \
         }                                                                                          \
     }
@@ -1124,7 +1124,8 @@ __device__ __forceinline__ void r_buckets(const unsigned short* cu16, const unsi
 // step: 0x80000000 | its symbol when it holds one symbol below R_DIRECT
 // (decoding it reads nothing and leaves the state as it is), R_UNUSABLE
 // when its table cannot be decoded from (scale above 15, or a total that
-// is not 2^scale), else its scale.
+// is not 2^scale), else its scale | its first symbol's frequency << 4 |
+// that symbol << 20 (the symbol of every slot below that frequency).
 #define R_UNUSABLE 0x40000000u
 __device__ __forceinline__ void r_context_info(const unsigned* cm, const unsigned* sc, unsigned* ci) {
     for (int ctx = threadIdx.x; ctx < R_NCTX; ctx += blockDim.x) {
@@ -1132,10 +1133,14 @@ __device__ __forceinline__ void r_context_info(const unsigned* cm, const unsigne
         unsigned s_ = sc[ctx], info = s_;
         if (s_ > 15 || cu[R_NSYM] != (1u << s_)) {
             info = R_UNUSABLE;
-        } else if (s_ == 0) {
+        } else {
             unsigned s0 = 0;
             while (s0 < R_NSYM - 1 && cu[s0 + 1] == 0) s0++;
-            if (s0 < R_DIRECT) info = 0x80000000u | s0;
+            if (s_ == 0) {
+                if (s0 < R_DIRECT) info = 0x80000000u | s0;
+            } else {
+                info |= cu[s0 + 1] << 4 | s0 << 20;
+            }
         }
         ci[ctx] = info;
     }
@@ -1189,7 +1194,8 @@ __device__ __forceinline__ unsigned r_window(const unsigned short* d, unsigned p
 #define RDEC(name)                                                                                 \
     extern "C" __global__ void name(const unsigned char* __restrict__ data,                        \
                                     const unsigned long long* doff, const unsigned* dlen,          \
-                                    const unsigned char* __restrict__ cls, long long n,            \
+                                    const unsigned char* __restrict__ cls,                         \
+                                    const unsigned char* __restrict__ tcls, long long n,           \
                                     const unsigned* cfirst, const unsigned long long* cstart,      \
                                     const unsigned* clen, const unsigned* cum,                     \
                                     const unsigned* scale, int* __restrict__ ints, unsigned* err) { \
@@ -1215,101 +1221,148 @@ __device__ __forceinline__ unsigned r_window(const unsigned short* d, unsigned p
         unsigned x = bad || !on ? R_L : ((unsigned)d[0] << 16) | d[1], p = 2, last = 0;            \
         unsigned tiles = r_warp_tiles(L);                                                          \
         unsigned* wrow = win + lane * R_WIN;                                                       \
-        /* The next tile's level classes wait in registers. */                                     \
-        unsigned pl[32];                                                                           \
-        auto fetch = [&](unsigned tt) {                                                            \
-            unsigned i = tt * 32 + lane;                                                           \
-            _Pragma("unroll") for (int r = 0; r < 32; r++) {                                       \
-                long long rst = __shfl_sync(0xffffffffu, st, r);                                   \
-                unsigned rl = __shfl_sync(0xffffffffu, L, r);                                      \
-                pl[r] = i < rl ? cls[rst + i] : 0u;                                                \
-            }                                                                                      \
-        };                                                                                         \
-        if (tiles > 0) fetch(0);                                                                   \
-        unsigned clv = 0xffffffffu, n0 = 0, n1 = 0, n2 = 0, n3 = 0;                                \
-        for (unsigned t = 0; t < tiles; t++) {                                                     \
-            unsigned i0 = t * 32;                                                                  \
-            __syncwarp();                                                                          \
-            _Pragma("unroll") for (int r = 0; r < 32; r++) tl[r * R_ROW + lane] = pl[r];           \
-            __syncwarp();                                                                          \
-            unsigned p0 = p;                                                                       \
-            const unsigned short* w = (const unsigned short*)wrow + r_window(d, p, wrow);          \
-            if (t + 1 < tiles) fetch(t + 1);                                                       \
-            unsigned kn = i0 < L ? min(32u, L - i0) : 0u;                                          \
-            const unsigned* rl = tl + lane * R_ROW;                                                \
-            unsigned* rv = tv + lane * R_ROW;                                                      \
-            /* The next value's level class is read ahead, and the    */                           \
-            /* infos of the current class's four contexts wait in     */                           \
-            /* registers (classes change a few times a chunk), so the */                           \
-            /* serial step looks up neither.                          */                           \
-            unsigned lvn = rl[0];                                                                  \
-            for (unsigned k = 0; k < kn; k++) {                                                    \
-                unsigned i = i0 + k;                                                               \
-                unsigned prev = (i == 0 || ((unsigned)(st + i) & (R_RESET - 1)) == 0) ? 0u : last; \
-                unsigned lvk = min(lvn, 7u);                                                       \
-                lvn = rl[k + 1];                                                                   \
-                if (lvk != clv) {                                                                  \
-                    clv = lvk;                                                                     \
-                    n0 = ci[4 * clv];                                                              \
-                    n1 = ci[4 * clv + 1];                                                          \
-                    n2 = ci[4 * clv + 2];                                                          \
-                    n3 = ci[4 * clv + 3];                                                          \
-                }                                                                                  \
-                unsigned pc = min(prev, 3u), ctx = 4 * clv + pc;                                   \
-                unsigned info = pc == 0 ? n0 : pc == 1 ? n1 : pc == 2 ? n2 : n3;                   \
-                /* The three words this value may read, off the serial path. */                    \
-                unsigned q = p - p0, w0 = w[q], w1 = w[q + 1], w2 = w[q + 2];                      \
-                if (info & 0x80000000u) {                                                          \
-                    rv[k] = last = info & 0xffu;                                                   \
-                    continue;                                                                      \
-                }                                                                                  \
-                if (info == R_UNUSABLE) { bad = true; break; }                                     \
-                unsigned s_ = info;                                                                \
-                unsigned slot = x & ((1u << s_) - 1);                                              \
-                const unsigned short* cu = cu16 + ctx * (R_NSYM + 1);                              \
-                unsigned lo = bk[ctx * R_BUCKETS + ((slot << R_BUCKET_LOG) >> s_)];                \
-                unsigned c0 = cu[lo], c1 = cu[lo + 1];                                             \
-                while (c1 <= slot && lo < R_NSYM - 1) {                                            \
-                    lo++;                                                                          \
-                    c0 = c1;                                                                       \
-                    c1 = cu[lo + 1];                                                               \
-                }                                                                                  \
-                unsigned y = (c1 - c0) * (x >> s_) + slot - c0;                                    \
-                /* Renormalizations without branches, where the CPU       */                       \
-                /* decoder has them: a word in wherever the state fell    */                       \
-                /* below R_L (a stream that reads past its end is caught  */                       \
-                /* by p != dl below).                                     */                       \
-                unsigned r1 = y < R_L;                                                             \
-                y = r1 ? (y << 16) | w0 : y;                                                       \
-                unsigned val = lo;                                                                 \
-                /* Raw bits (values from R_DIRECT up): rare on smooth     */                       \
-                /* fields, whose steps then skip this part.               */                       \
-                if (lo >= R_DIRECT) {                                                              \
-                    unsigned nraw = r_raw_bits(lo), l0 = min(nraw, R_PIECE), l1 = nraw - l0;       \
-                    unsigned raw = y & ((1u << l0) - 1);                                           \
-                    y >>= l0;                                                                      \
-                    unsigned r2 = y < R_L;                                                         \
-                    y = r2 ? (y << 16) | (r1 ? w1 : w0) : y;                                       \
-                    raw |= (y & ((1u << l1) - 1)) << R_PIECE;                                      \
-                    y >>= l1;                                                                      \
-                    unsigned r3 = l1 > 0 && y < R_L;                                               \
-                    unsigned rr = r1 + r2;                                                         \
-                    y = r3 ? (y << 16) | (rr == 0 ? w0 : rr == 1 ? w1 : w2) : y;                   \
-                    r1 = rr + r3;                                                                  \
-                    val = ((4u | ((lo - R_DIRECT) & 3u)) << nraw) | raw;                           \
-                }                                                                                  \
-                x = y;                                                                             \
-                p += r1;                                                                           \
-                rv[k] = val;                                                                       \
-                last = val;                                                                        \
-            }                                                                                      \
-            __syncwarp();                                                                          \
-            for (int r = 0; r < 32; r++) {                                                         \
-                long long rst = __shfl_sync(0xffffffffu, st, r);                                   \
-                unsigned rl = __shfl_sync(0xffffffffu, L, r);                                      \
-                if (i0 + lane < rl) out[rst + i0 + lane] = unzigzag(tv[r * R_ROW + lane]);         \
-            }                                                                                      \
-        }                                                                                          \
+        /* The next tile's level classes wait in registers, for the */                              \
+        /* rows (chunks) `rows` names (warp-uniform: the others' are  */                            \
+        /* passed over).                                              */                            \
+        unsigned pl[32];                                                                            \
+        auto fetch = [&](unsigned tt, unsigned rows) {                                              \
+            unsigned i = tt * 32 + lane;                                                            \
+            _Pragma("unroll") for (int r = 0; r < 32; r++) {                                        \
+                if (rows & (1u << r)) {                                                             \
+                    long long rst = __shfl_sync(0xffffffffu, st, r);                                \
+                    unsigned rl = __shfl_sync(0xffffffffu, L, r);                                   \
+                    pl[r] = i < rl ? cls[rst + i] : 0u;                                             \
+                }                                                                                   \
+            }                                                                                       \
+        };                                                                                          \
+        /* Classes whose context after a 0 holds only the symbol 0: */                              \
+        /* past a 0, a tile of such classes decodes to zeros, reads    */                           \
+        /* nothing and leaves the state as it is. Such a tile of a     */                           \
+        /* lane is a zero tile: no classes fetched, no steps, and no    */                          \
+        /* stores (`ints` was zeroed); a tile of zero tiles for every   */                          \
+        /* lane is passed over.                                        */                           \
+        unsigned zc = 0;                                                                            \
+        for (unsigned k = 0; tcls && k < 8; k++) zc |= (ci[4 * k] == 0x80000000u) << k;             \
+        auto zero_classes = [&](unsigned j0) { return zc && (tcls[(st + j0) >> 5] & ~zc) == 0; };   \
+        unsigned clv = 0xffffffffu, n0 = 0, n1 = 0, n2 = 0, n3 = 0;                                 \
+        /* Rows whose classes of tile `next` are in pl. */                                          \
+        unsigned have = 0, next = 0xffffffffu;                                                      \
+        for (unsigned t = 0; t < tiles; t++) {                                                      \
+            unsigned i0 = t * 32;                                                                   \
+            /* The context restarts at every R_RESET-th value: chunks */                            \
+            /* start at multiples of it, so only at a tile's first.   */                            \
+            if ((i0 & (R_RESET - 1)) == 0) last = 0;                                                \
+            bool z = i0 >= L || (last == 0 && zero_classes(i0));                                    \
+            while (zc && __all_sync(0xffffffffu, z)) {                                              \
+                if (++t == tiles) break;                                                            \
+                i0 = t * 32;                                                                        \
+                if ((i0 & (R_RESET - 1)) == 0) last = 0;                                            \
+                z = i0 >= L || (last == 0 && zero_classes(i0));                                     \
+            }                                                                                       \
+            if (t == tiles) break;                                                                  \
+            unsigned live = __ballot_sync(0xffffffffu, !z);                                         \
+            /* A row the prefetch passed over (its classes were all     */                          \
+            /* zero classes, but the value before the tile was not 0).  */                          \
+            unsigned miss = live & ~(next == t ? have : 0u);                                        \
+            if (miss) fetch(t, miss);                                                               \
+            __syncwarp();                                                                           \
+            _Pragma("unroll") for (int r = 0; r < 32; r++)                                          \
+                if (live & (1u << r)) tl[r * R_ROW + lane] = pl[r];                                 \
+            __syncwarp();                                                                           \
+            unsigned p0 = p;                                                                        \
+            const unsigned short* w =                                                               \
+                (const unsigned short*)wrow + (z ? 0u : r_window(d, p, wrow));                      \
+            if (t + 1 < tiles) {                                                                    \
+                unsigned j0 = i0 + 32;                                                              \
+                have = __ballot_sync(0xffffffffu, !(j0 >= L || zero_classes(j0)));                  \
+                next = t + 1;                                                                       \
+                if (have) fetch(t + 1, have);                                                       \
+            }                                                                                       \
+            unsigned kn = z ? 0u : min(32u, L - i0);                                                \
+            const unsigned* rl = tl + lane * R_ROW;                                                 \
+            unsigned* rv = tv + lane * R_ROW;                                                       \
+            /* The next value's level class is read ahead, and the    */                            \
+            /* infos of the current class's four contexts wait in     */                            \
+            /* registers (classes change a few times a chunk), so the */                            \
+            /* serial step looks up neither.                          */                            \
+            unsigned lvn = rl[0];                                                                   \
+            for (unsigned k = 0; k < kn; k++) {                                                     \
+                unsigned lvk = min(lvn, 7u);                                                        \
+                lvn = rl[k + 1];                                                                    \
+                if (lvk != clv) {                                                                   \
+                    clv = lvk;                                                                      \
+                    n0 = ci[4 * clv];                                                               \
+                    n1 = ci[4 * clv + 1];                                                           \
+                    n2 = ci[4 * clv + 2];                                                           \
+                    n3 = ci[4 * clv + 3];                                                           \
+                }                                                                                   \
+                unsigned pc = min(last, 3u), ctx = 4 * clv + pc;                                    \
+                unsigned info = pc == 0 ? n0 : pc == 1 ? n1 : pc == 2 ? n2 : n3;                    \
+                if (info & 0x80000000u) {                                                           \
+                    rv[k] = last = info & 0xffu;                                                    \
+                    continue;                                                                       \
+                }                                                                                   \
+                if (info == R_UNUSABLE) { bad = true; break; }                                      \
+                /* The three words this value may read. */                                          \
+                unsigned q = p - p0, w0 = w[q], w1 = w[q + 1], w2 = w[q + 2];                       \
+                unsigned s_ = info & 15u, f0 = (info >> 4) & 0xffffu, s0 = info >> 20;              \
+                unsigned slot = x & ((1u << s_) - 1);                                               \
+                unsigned lo, c0, c1;                                                                \
+                if (slot < f0 && s0 < R_DIRECT) {                                                   \
+                    /* The context's first symbol (start 0): nearly     */                          \
+                    /* every coded step on a smooth field, no look-up.  */                          \
+                    lo = s0;                                                                        \
+                    c0 = 0;                                                                         \
+                    c1 = f0;                                                                        \
+                } else {                                                                            \
+                    const unsigned short* cu = cu16 + ctx * (R_NSYM + 1);                           \
+                    lo = bk[ctx * R_BUCKETS + ((slot << R_BUCKET_LOG) >> s_)];                      \
+                    c0 = cu[lo];                                                                    \
+                    c1 = cu[lo + 1];                                                                \
+                    while (c1 <= slot && lo < R_NSYM - 1) {                                         \
+                        lo++;                                                                       \
+                        c0 = c1;                                                                    \
+                        c1 = cu[lo + 1];                                                            \
+                    }                                                                               \
+                }                                                                                   \
+                unsigned y = (c1 - c0) * (x >> s_) + slot - c0;                                     \
+                /* Renormalizations without branches, where the CPU       */                        \
+                /* decoder has them: a word in wherever the state fell    */                        \
+                /* below R_L (a stream that reads past its end is caught  */                        \
+                /* by p != dl below).                                     */                        \
+                unsigned r1 = y < R_L;                                                              \
+                y = r1 ? (y << 16) | w0 : y;                                                        \
+                unsigned val = lo;                                                                  \
+                /* Raw bits (values from R_DIRECT up): rare on smooth     */                        \
+                /* fields, whose steps then skip this part.               */                        \
+                if (lo >= R_DIRECT) {                                                               \
+                    unsigned nraw = r_raw_bits(lo), l0 = min(nraw, R_PIECE), l1 = nraw - l0;        \
+                    unsigned raw = y & ((1u << l0) - 1);                                            \
+                    y >>= l0;                                                                       \
+                    unsigned r2 = y < R_L;                                                          \
+                    y = r2 ? (y << 16) | (r1 ? w1 : w0) : y;                                        \
+                    raw |= (y & ((1u << l1) - 1)) << R_PIECE;                                       \
+                    y >>= l1;                                                                       \
+                    unsigned r3 = l1 > 0 && y < R_L;                                                \
+                    unsigned rr = r1 + r2;                                                          \
+                    y = r3 ? (y << 16) | (rr == 0 ? w0 : rr == 1 ? w1 : w2) : y;                    \
+                    r1 = rr + r3;                                                                   \
+                    val = ((4u | ((lo - R_DIRECT) & 3u)) << nraw) | raw;                            \
+                }                                                                                   \
+                x = y;                                                                              \
+                p += r1;                                                                            \
+                rv[k] = val;                                                                        \
+                last = val;                                                                         \
+            }                                                                                       \
+            __syncwarp();                                                                           \
+            _Pragma("unroll 8") for (int r = 0; r < 32; r++) {                                      \
+                if (live & (1u << r)) {                                                             \
+                    long long rst = __shfl_sync(0xffffffffu, st, r);                                \
+                    unsigned rl = __shfl_sync(0xffffffffu, L, r);                                   \
+                    if (i0 + lane < rl) out[rst + i0 + lane] = unzigzag(tv[r * R_ROW + lane]);      \
+                }                                                                                   \
+            }                                                                                       \
+        }                                                                                           \
         if (on && (bad || x != R_L || p != dl)) err[b] = 1;                                        \
     }
 
@@ -1374,8 +1427,7 @@ __device__ __forceinline__ bool r_finite(float v) {
 __device__ __forceinline__ long long r_field_at(long long i, long long b, const long long* org,
                                                 long long Y, long long X, int d1, int d2) {
     unsigned iu = (unsigned)i, e2 = (unsigned)d2, e1 = (unsigned)d1;
-    long long xx = iu % e2, yy = (iu / e2) % e1, zz = iu / (e1 * e2);
-    return ((org[3 * b] + zz) * Y + org[3 * b + 1] + yy) * X + org[3 * b + 2] + xx;
+    return field_index(b, iu / (e1 * e2), (iu / e2) % e1, iu % e2, org, Y, X);
 }
 
 // Brick b of a batch (extent d0 x d1 x d2) from a float32 field into x, as T

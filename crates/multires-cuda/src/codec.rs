@@ -171,7 +171,15 @@ struct Slot {
     /// Coding orders per brick shape: Morton (lifting) or interp's.
     orders: CodingOrders,
     /// The rANS level classes of interp's coding order, per brick shape.
-    classes: BTreeMap<[usize; 3], Arc<CudaSlice<u8>>>,
+    classes: BTreeMap<[usize; 3], Arc<LevelClasses>>,
+}
+
+/// A brick shape's rANS level classes on the device: a byte a value, and
+/// for RDEC a byte a tile of 32 values with bit c set where class c
+/// (clamped to 7, as the contexts do) occurs in it.
+struct LevelClasses {
+    values: CudaSlice<u8>,
+    tiles: CudaSlice<u8>,
 }
 
 /// A coding order on the device and its inverse (each grid point's place
@@ -404,6 +412,15 @@ enum Input<'a> {
 
 /// The null device pointer for the kernels' unused buffer arguments.
 static NO_BUFFER: u64 = 0;
+
+/// Where a batch's outlier corrections are: `corr` of each brick's chosen
+/// lifting trial, a value each, or the interpolation's, only at the
+/// values its bitmap marks.
+#[derive(Clone, Copy)]
+enum Corrections<'a> {
+    Trial(&'a CudaSlice<i32>),
+    Marked(&'a CudaSlice<u32>),
+}
 
 impl<'a> Input<'a> {
     /// The interpolation's input: the slot's values as stored.
@@ -940,18 +957,18 @@ impl Slot {
         self.pin_values()?;
         let n: usize = b.dims.iter().product();
         let total = n * b.bricks.len();
-        let f = self.f(
-            &format!(
-                "TO_F64(kernel, {})",
-                if v.dtype() == DType::F32 {
-                    "float"
-                } else {
-                    "double"
-                }
-            ),
-            0,
-        )?;
-        let to_f64 = t != lifting::Lifting::Interp;
+        // The lifting transforms' conversion kernel (none for the
+        // interpolation).
+        let to_f64 = if t == lifting::Lifting::Interp {
+            None
+        } else {
+            let ty = if v.dtype() == DType::F32 {
+                "float"
+            } else {
+                "double"
+            };
+            Some(self.f(&format!("TO_F64(kernel, {ty})"), 0)?)
+        };
         // The field is held in its stored type, so a brick's rows are plain
         // copies into pinned memory.
         macro_rules! fill {
@@ -985,9 +1002,9 @@ impl Slot {
                         .memcpy_htod(&*part, &mut dev.slice_mut(at..at + part.len()))
                         .during(|| "copying bricks to the GPU".into())?;
                 }
-                if to_f64 {
+                if let Some(f) = &to_f64 {
                     let count = total as i64;
-                    let mut l = self.stream.launch_builder(&f);
+                    let mut l = self.stream.launch_builder(f);
                     l.arg(&*dev).arg(&mut self.x).arg(&count);
                     unsafe { l.launch(cfg(((total.div_ceil(256)).min(65535) as u32, 1), 256, 0)) }
                         .during(|| "launching TO_F64".into())?;
@@ -1035,8 +1052,16 @@ impl Slot {
             let s = &self.stream;
             let d = self.gpu.table(&format!("codec classes {dims:?}"), || {
                 let up = || "copying level classes".to_string();
-                let c: Vec<u8> = interp::classes(dims).iter().map(|&c| c as u8).collect();
-                let d = s.clone_htod(&c).during(up)?;
+                let cl = interp::classes(dims);
+                let c: Vec<u8> = cl.iter().map(|&c| c as u8).collect();
+                let t: Vec<u8> = cl
+                    .chunks(32)
+                    .map(|w| w.iter().fold(0u8, |m, &c| m | 1 << c.min(7)))
+                    .collect();
+                let d = LevelClasses {
+                    values: s.clone_htod(&c).during(up)?,
+                    tiles: s.clone_htod(&t).during(up)?,
+                };
                 s.synchronize().during(up)?;
                 Ok(d)
             })?;
@@ -1079,15 +1104,16 @@ impl Slot {
         // rANS payloads. The lifting transforms lift x into c and try each
         // step below. Each brick's peak: the interpolation's step (its
         // margin for rounding) and a zero bound's step depend on it.
+        let stored = if closed {
+            Some(Input::stored(dtype, &self.in32, &self.in64)?)
+        } else {
+            None
+        };
         let pk = if e > 0.0 && !closed {
             None
         } else {
             let mut pk = s.alloc_zeros::<u64>(nbk).during(|| "alloc".into())?;
-            let input = if closed {
-                Input::stored(dtype, &self.in32, &self.in64)?
-            } else {
-                Input::F64(&self.x)
-            };
+            let input = stored.unwrap_or(Input::F64(&self.x));
             let f = self.f(input.peak_kernel(), 0)?;
             let n64 = n as i64;
             let mut l = s.launch_builder(&f);
@@ -1102,7 +1128,7 @@ impl Slot {
                 .during(|| "launching BPEAK".into())?;
             Some(pk)
         };
-        if let (true, Some(pk)) = (closed, &pk) {
+        if let (Some(input), Some(pk)) = (stored, &pk) {
             // The steps on the device (read back with the sizes below).
             let mut qd = s.alloc_zeros::<f64>(nbk).during(|| "alloc".into())?;
             let ulp = match dtype {
@@ -1133,7 +1159,7 @@ impl Slot {
             interp_passes(
                 &self.gpu,
                 s,
-                Input::stored(dtype, &self.in32, &self.in64)?,
+                input,
                 &mut self.c,
                 &mut self.y,
                 &qd,
@@ -1321,7 +1347,12 @@ impl Slot {
             .during(|| "launching BSTATS".into())?;
         prof(s, "bstats_write")?;
         let mut tot = s.alloc_zeros::<u64>(6 * nbk).during(|| "alloc".into())?;
-        self.count_outliers(&trial_d, n, nbk, &mut tot.slice_mut(4 * nbk..6 * nbk), None)?;
+        self.count_outliers(
+            Corrections::Trial(&trial_d),
+            n,
+            nbk,
+            &mut tot.slice_mut(4 * nbk..6 * nbk),
+        )?;
         prof(s, "ocount")?;
         {
             let fscan = self.f("SCAN(kernel)", 0)?;
@@ -1357,7 +1388,7 @@ impl Slot {
         unsafe { l.launch(cfg(block_grid(nb * 32, nbk), 256, 0)) }
             .during(|| "launching WRITE".into())?;
         prof(s, "write")?;
-        self.write_outliers(&trial_d, n, nbk, &osec_d, f32i, None)?;
+        self.write_outliers(Corrections::Trial(&trial_d), (n, nbk), &osec_d, f32i)?;
         prof(s, "owrite")?;
         let tot_h = self.stage.down(&self.gpu, s, &tot)?;
         let host = download(s, &self.gpu, &mut self.pbytes, &self.out, total)?;
@@ -1391,42 +1422,42 @@ impl Slot {
         }
         Ok(coded)
     }
-    /// Outliers of each brick's chosen trial (`trial_d`) counted per block
-    /// of 32 into `cnt` and scanned into offsets; `tot` gets each brick's
-    /// totals (outliers, exact ones). With `omask` (the interpolation's
-    /// marks; trial 0), only the marked corrections are read.
+    /// Outliers counted per block of 32 into `cnt` and scanned into
+    /// offsets; `tot` gets each brick's totals (outliers, exact ones).
     fn count_outliers(
         &mut self,
-        trial_d: &CudaSlice<i32>,
+        corrections: Corrections<'_>,
         n: usize,
         nbk: usize,
         tot: &mut CudaViewMut<'_, u64>,
-        omask: Option<&CudaSlice<u32>>,
     ) -> Result<(), CudaError> {
         let s = &self.stream.clone();
         let nb = n.div_ceil(32);
         let (n64, nb64, tstride) = (n as i64, nb as i64, (nbk * n) as i64);
-        if let Some(m) = omask {
-            let f = self.f("OCOUNT_MASK(kernel)", 0)?;
-            let mut l = s.launch_builder(&f);
-            l.arg(&self.corr)
-                .arg(m)
-                .arg(&n64)
-                .arg(&nb64)
-                .arg(&mut self.cnt);
-            unsafe { l.launch(cfg(block_grid(nb, nbk), 256, 0)) }
-                .during(|| "launching OCOUNT_MASK".into())?;
-        } else {
-            let f = self.f("OCOUNT(kernel)", 0)?;
-            let mut l = s.launch_builder(&f);
-            l.arg(&self.corr)
-                .arg(trial_d)
-                .arg(&tstride)
-                .arg(&n64)
-                .arg(&nb64)
-                .arg(&mut self.cnt);
-            unsafe { l.launch(cfg(block_grid(nb * 32, nbk), 256, 0)) }
-                .during(|| "launching OCOUNT".into())?;
+        match corrections {
+            Corrections::Marked(m) => {
+                let f = self.f("OCOUNT_MASK(kernel)", 0)?;
+                let mut l = s.launch_builder(&f);
+                l.arg(&self.corr)
+                    .arg(m)
+                    .arg(&n64)
+                    .arg(&nb64)
+                    .arg(&mut self.cnt);
+                unsafe { l.launch(cfg(block_grid(nb, nbk), 256, 0)) }
+                    .during(|| "launching OCOUNT_MASK".into())?;
+            }
+            Corrections::Trial(trial_d) => {
+                let f = self.f("OCOUNT(kernel)", 0)?;
+                let mut l = s.launch_builder(&f);
+                l.arg(&self.corr)
+                    .arg(trial_d)
+                    .arg(&tstride)
+                    .arg(&n64)
+                    .arg(&nb64)
+                    .arg(&mut self.cnt);
+                unsafe { l.launch(cfg(block_grid(nb * 32, nbk), 256, 0)) }
+                    .during(|| "launching OCOUNT".into())?;
+            }
         }
         let f = self.f("SCAN(kernel)", 0)?;
         let mut l = s.launch_builder(&f);
@@ -1437,51 +1468,51 @@ impl Slot {
     }
 
     /// The outlier lists (indices, corrections, exact values) at the byte
-    /// offsets `osec_d` (three per brick), from `count_outliers`'s scan.
-    /// With `omask` (the interpolation's), from the marked corrections and
-    /// the input as stored; else from the lifting coder's trial and `x`.
-    #[allow(clippy::too_many_arguments)]
+    /// offsets `osec_d` (three per brick), from `count_outliers`'s scan:
+    /// the interpolation's from its marked corrections and its input as
+    /// stored, the lifting coder's from its trial and `x`.
     fn write_outliers(
         &mut self,
-        trial_d: &CudaSlice<i32>,
-        n: usize,
-        nbk: usize,
+        corrections: Corrections<'_>,
+        (n, nbk): (usize, usize),
         osec_d: &CudaSlice<u64>,
         f32i: i32,
-        omask: Option<&CudaSlice<u32>>,
     ) -> Result<(), CudaError> {
         let nb = n.div_ceil(32);
         let (n64, nb64, tstride) = (n as i64, nb as i64, (nbk * n) as i64);
-        if let Some(m) = omask {
-            let f = self.f("OWRITE_MASK(kernel)", 0)?;
-            let mut l = self.stream.launch_builder(&f);
-            Input::stored(self.dtype, &self.in32, &self.in64)?.push(&mut l);
-            l.arg(&self.corr)
-                .arg(m)
-                .arg(&n64)
-                .arg(&nb64)
-                .arg(&self.cnt)
-                .arg(osec_d)
-                .arg(&f32i)
-                .arg(&mut self.out);
-            unsafe { l.launch(cfg(block_grid(nb, nbk), 256, 0)) }
-                .during(|| "launching OWRITE_MASK".into())?;
-            return Ok(());
+        match corrections {
+            Corrections::Marked(m) => {
+                let f = self.f("OWRITE_MASK(kernel)", 0)?;
+                let mut l = self.stream.launch_builder(&f);
+                Input::stored(self.dtype, &self.in32, &self.in64)?.push(&mut l);
+                l.arg(&self.corr)
+                    .arg(m)
+                    .arg(&n64)
+                    .arg(&nb64)
+                    .arg(&self.cnt)
+                    .arg(osec_d)
+                    .arg(&f32i)
+                    .arg(&mut self.out);
+                unsafe { l.launch(cfg(block_grid(nb, nbk), 256, 0)) }
+                    .during(|| "launching OWRITE_MASK".into())?;
+            }
+            Corrections::Trial(trial_d) => {
+                let f = self.f("OWRITE(kernel)", 0)?;
+                let mut l = self.stream.launch_builder(&f);
+                l.arg(&self.x)
+                    .arg(&self.corr)
+                    .arg(trial_d)
+                    .arg(&tstride)
+                    .arg(&n64)
+                    .arg(&nb64)
+                    .arg(&self.cnt)
+                    .arg(osec_d)
+                    .arg(&f32i)
+                    .arg(&mut self.out);
+                unsafe { l.launch(cfg(block_grid(nb * 32, nbk), 256, 0)) }
+                    .during(|| "launching OWRITE".into())?;
+            }
         }
-        let f = self.f("OWRITE(kernel)", 0)?;
-        let mut l = self.stream.launch_builder(&f);
-        l.arg(&self.x)
-            .arg(&self.corr)
-            .arg(trial_d)
-            .arg(&tstride)
-            .arg(&n64)
-            .arg(&nb64)
-            .arg(&self.cnt)
-            .arg(osec_d)
-            .arg(&f32i)
-            .arg(&mut self.out);
-        unsafe { l.launch(cfg(block_grid(nb * 32, nbk), 256, 0)) }
-            .during(|| "launching OWRITE".into())?;
         Ok(())
     }
 
@@ -1518,7 +1549,7 @@ impl Slot {
         prof(s, "r_before")?;
         let fh = self.f("RHIST(kernel)", table * 4)?;
         let mut l = s.launch_builder(&fh);
-        l.arg(&ints).arg(&*cls).arg(&n64).arg(&mut hist);
+        l.arg(&ints).arg(&cls.values).arg(&n64).arg(&mut hist);
         unsafe {
             l.launch(cfg(
                 ((n.div_ceil(256 * 64)).clamp(1, 1024) as u32, nbk as u32),
@@ -1562,7 +1593,7 @@ impl Slot {
         let f = self.f("RENC(kernel)", RENC_SMEM as usize)?;
         let mut l = s.launch_builder(&f);
         l.arg(&ints)
-            .arg(&*cls)
+            .arg(&cls.values)
             .arg(&n64)
             .arg(&cfirst)
             .arg(&cstart)
@@ -1631,12 +1662,12 @@ impl Slot {
         unsafe { l.launch(cfg((gx, nch.div_ceil(65535).max(1) as u32), 256, 0)) }
             .during(|| "launching RCOPY".into())?;
         prof(s, "r_copy")?;
-        // The outlier lists, as for the lifting transforms (trial 0).
-        let trial_d = self.stage.up(&self.gpu, s, &vec![0i32; nbk])?;
+        // The outlier lists, from the values the interpolation marked.
         let mut tot = s.alloc_zeros::<u64>(2 * nbk).during(|| "alloc".into())?;
-        self.count_outliers(&trial_d, n, nbk, &mut tot.slice_mut(..), Some(omask))?;
+        let marked = Corrections::Marked(omask);
+        self.count_outliers(marked, n, nbk, &mut tot.slice_mut(..))?;
         let osec_d = self.stage.up(&self.gpu, s, &osec)?;
-        self.write_outliers(&trial_d, n, nbk, &osec_d, f32i, Some(omask))?;
+        self.write_outliers(marked, (n, nbk), &osec_d, f32i)?;
         let tot_h = self.stage.down(&self.gpu, s, &tot)?;
         let host = download(s, &self.gpu, &mut self.pbytes, &self.out, total)?;
         self.stage.synchronized();
@@ -2307,17 +2338,16 @@ impl Slot {
     /// into the pinned buffer.
     fn round_down(&mut self, dtype: DType, total: usize, placed: bool) -> Result<(), CudaError> {
         let s = &self.stream.clone();
-        let f = self.f(
-            &format!(
-                "TO_DTYPE(kernel, {})",
-                if dtype == DType::F32 {
-                    "float"
-                } else {
-                    "double"
-                }
-            ),
-            0,
-        )?;
+        let f = if placed {
+            None
+        } else {
+            let ty = if dtype == DType::F32 {
+                "float"
+            } else {
+                "double"
+            };
+            Some(self.f(&format!("TO_DTYPE(kernel, {ty})"), 0)?)
+        };
         let count = total as i64;
         let grid = ((total.div_ceil(256)).min(65535) as u32, 1);
         macro_rules! down {
@@ -2325,8 +2355,8 @@ impl Slot {
                 let dev = $dev
                     .as_mut()
                     .ok_or_else(|| CudaError::Unsupported("no buffer".into()))?;
-                if !placed {
-                    let mut l = s.launch_builder(&f);
+                if let Some(f) = &f {
+                    let mut l = s.launch_builder(f);
                     l.arg(&self.y).arg(&mut *dev).arg(&count);
                     unsafe { l.launch(cfg(grid, 256, 0)) }
                         .during(|| "launching TO_DTYPE".into())?;
@@ -2368,6 +2398,7 @@ impl Slot {
         // Each stream's data bytes and where they go in the upload.
         let mut parts: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
         let mut total = 0usize;
+        let mut zero_tiles = false;
         for (bi, head) in heads.iter().enumerate() {
             let Some((step, h)) = head else {
                 // Decoded to nothing here, then redone on the CPU.
@@ -2383,6 +2414,7 @@ impl Slot {
                 dlen.push((h.offsets[j + 1] - h.offsets[j]) as u32);
             }
             chunks.push(n, h.chunk_log, Some(&h.tables));
+            zero_tiles |= rans::zero_classes(&h.tables) != 0;
             q[bi] = *step;
             at[bi] = Some(8 + 4 * h.used);
         }
@@ -2445,12 +2477,23 @@ impl Slot {
         let [cfirst, cstart, clen, cum, scale, dlen_d, doff_d] = addr[..] else {
             return Err(CudaError::Unsupported("chunk lists".into()));
         };
+        // Where a brick's tables leave a class only zeros after a zero,
+        // RDEC passes over the warps' tiles of such values (on smooth
+        // fields nearly every chunk but a brick's first few) and leaves
+        // them as zeroed here.
+        let tiles = if zero_tiles {
+            s.memset_zeros(&mut ints).during(|| "zeroing".into())?;
+            Some(&cls.tiles)
+        } else {
+            None
+        };
         let mut l = s.launch_builder(&f);
-        l.arg(&base)
-            .arg(&doff_d)
-            .arg(&dlen_d)
-            .arg(&**cls)
-            .arg(&n64)
+        l.arg(&base).arg(&doff_d).arg(&dlen_d).arg(&cls.values);
+        match tiles {
+            Some(t) => l.arg(t),
+            None => l.arg(&NO_BUFFER),
+        };
+        l.arg(&n64)
             .arg(&cfirst)
             .arg(&cstart)
             .arg(&clen)
@@ -4196,7 +4239,6 @@ fn decode_plan(
             let (outliers_at, fused) = slot.decode_to(*dims, list, &h, (false, field, &wait))?;
             prof(&slot.stream, "d_device")?;
             let checked = check_batch(*dims, list, &outliers_at, &h, path, grid)?;
-            let (outfix, scatter) = (slot.f("OUTFIX(kernel)", 0)?, slot.f("SCATTER(kernel)", 0)?);
             // Brick-local index i of batch brick bi, in the field.
             let field_at = |bi: usize, i: usize| -> u64 {
                 let (z, y, x) = (i / (dims[1] * dims[2]), i / dims[2] % dims[1], i % dims[2]);
@@ -4229,6 +4271,7 @@ fn decode_plan(
             let on_cpu = checked.iter().any(|c| matches!(c, CheckedBrick::Cpu(_)));
             if !fused || on_cpu {
                 let d = dims.map(|v| v as i32);
+                let scatter = slot.f("SCATTER(kernel)", 0)?;
                 let mut l = s.launch_builder(&scatter);
                 l.arg(&slot.y)
                     .arg(&org)
@@ -4247,6 +4290,7 @@ fn decode_plan(
                 let steps_d = slot.stage.up(&slot.gpu, s, &steps)?;
                 let exact_d = slot.stage.up(&slot.gpu, s, &exact)?;
                 let count = pos.len() as i64;
+                let outfix = slot.f("OUTFIX(kernel)", 0)?;
                 let mut l = s.launch_builder(&outfix);
                 l.arg(&at)
                     .arg(&pos_d)

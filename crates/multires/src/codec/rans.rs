@@ -464,6 +464,17 @@ pub fn decode_chunk(
     Ok(())
 }
 
+/// The level classes (bit c for class c) whose context after a 0 holds
+/// the symbol 0 alone: past a 0, their values are zeros that read nothing
+/// from the stream (the GPU decoder passes over tiles of them).
+pub fn zero_classes(t: &Tables) -> u8 {
+    (0..LEVELS).fold(0, |m, l| {
+        let c = context(l as u32, 0);
+        let one = t.scale[c] == 0 && t.cum[c * (NSYM + 1) + NSYM] == 1 && t.freq[c * NSYM] == 1;
+        m | (one as u8) << l
+    })
+}
+
 /// Chunks of a brick of `n` values at 2^`chunk_log` each.
 pub fn chunks(n: usize, chunk_log: u32) -> usize {
     n.div_ceil(1usize << chunk_log)
@@ -715,6 +726,23 @@ mod tests {
             }
             assert_eq!(read_tables(&p.words).unwrap(), p.tables, "{counts:?}");
         }
+    }
+
+    #[test]
+    fn zero_classes_are_those_of_a_lone_zero_after_a_zero() {
+        // Class 0 after a 0: only 0s. Class 1 after a 0: 0s and a 1.
+        // Class 2 after a 0: only 3s. Class 5: only 0s, but after a 1 (not
+        // a 0), so its context after a 0 is unused. Class 7 (also 9 and
+        // up, clamped) after a 0: only 0s.
+        let mut v = vec![0, 0, 0, 0, 1, 0, 3, 3, 1, 0, 0];
+        let mut lv = vec![0, 0, 1, 1, 1, 1, 2, 2, 0, 5, 7];
+        v.extend([0, 0]);
+        lv.extend([9, 12]);
+        let p = plan(&histogram(&v, &lv), v.len(), CHUNK_MAX_LOG);
+        assert_eq!(zero_classes(&p.tables), 0b1000_0001);
+        // A lone 0 of class 1 after a 0 makes it one.
+        let p = plan(&histogram(&[0, 0], &[0, 1]), 2, CHUNK_MAX_LOG);
+        assert_eq!(zero_classes(&p.tables), 0b11);
     }
 
     #[test]
