@@ -1298,13 +1298,13 @@ __device__ __forceinline__ unsigned r_window(const unsigned short* d, unsigned p
                 }                                                                                   \
                 unsigned pc = min(last, 3u), ctx = 4 * clv + pc;                                    \
                 unsigned info = pc == 0 ? n0 : pc == 1 ? n1 : pc == 2 ? n2 : n3;                    \
+                /* The three words this value may read, off the serial path. */                     \
+                unsigned q = p - p0, w0 = w[q], w1 = w[q + 1], w2 = w[q + 2];                       \
                 if (info & 0x80000000u) {                                                           \
                     rv[k] = last = info & 0xffu;                                                    \
                     continue;                                                                       \
                 }                                                                                   \
                 if (info == R_UNUSABLE) { bad = true; break; }                                      \
-                /* The three words this value may read. */                                          \
-                unsigned q = p - p0, w0 = w[q], w1 = w[q + 1], w2 = w[q + 2];                       \
                 unsigned s_ = info & 15u, f0 = (info >> 4) & 0xffffu, s0 = info >> 20;              \
                 unsigned slot = x & ((1u << s_) - 1);                                               \
                 unsigned lo, c0, c1;                                                                \
