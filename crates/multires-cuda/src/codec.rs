@@ -1434,31 +1434,21 @@ impl Slot {
         let s = &self.stream.clone();
         let nb = n.div_ceil(32);
         let (n64, nb64, tstride) = (n as i64, nb as i64, (nbk * n) as i64);
+        // A thread a bitmap word, or a thread a value.
+        let (name, threads) = match corrections {
+            Corrections::Marked(_) => ("OCOUNT_MASK(kernel)", nb),
+            Corrections::Trial(_) => ("OCOUNT(kernel)", nb * 32),
+        };
+        let f = self.f(name, 0)?;
+        let mut l = s.launch_builder(&f);
+        l.arg(&self.corr);
         match corrections {
-            Corrections::Marked(m) => {
-                let f = self.f("OCOUNT_MASK(kernel)", 0)?;
-                let mut l = s.launch_builder(&f);
-                l.arg(&self.corr)
-                    .arg(m)
-                    .arg(&n64)
-                    .arg(&nb64)
-                    .arg(&mut self.cnt);
-                unsafe { l.launch(cfg(block_grid(nb, nbk), 256, 0)) }
-                    .during(|| "launching OCOUNT_MASK".into())?;
-            }
-            Corrections::Trial(trial_d) => {
-                let f = self.f("OCOUNT(kernel)", 0)?;
-                let mut l = s.launch_builder(&f);
-                l.arg(&self.corr)
-                    .arg(trial_d)
-                    .arg(&tstride)
-                    .arg(&n64)
-                    .arg(&nb64)
-                    .arg(&mut self.cnt);
-                unsafe { l.launch(cfg(block_grid(nb * 32, nbk), 256, 0)) }
-                    .during(|| "launching OCOUNT".into())?;
-            }
-        }
+            Corrections::Marked(m) => l.arg(m),
+            Corrections::Trial(trial_d) => l.arg(trial_d).arg(&tstride),
+        };
+        l.arg(&n64).arg(&nb64).arg(&mut self.cnt);
+        unsafe { l.launch(cfg(block_grid(threads, nbk), 256, 0)) }
+            .during(|| format!("launching {name}"))?;
         let f = self.f("SCAN(kernel)", 0)?;
         let mut l = s.launch_builder(&f);
         l.arg(&mut self.cnt).arg(&nb64).arg(tot);
@@ -1480,39 +1470,29 @@ impl Slot {
     ) -> Result<(), CudaError> {
         let nb = n.div_ceil(32);
         let (n64, nb64, tstride) = (n as i64, nb as i64, (nbk * n) as i64);
+        let (name, threads) = match corrections {
+            Corrections::Marked(_) => ("OWRITE_MASK(kernel)", nb),
+            Corrections::Trial(_) => ("OWRITE(kernel)", nb * 32),
+        };
+        let f = self.f(name, 0)?;
+        let mut l = self.stream.launch_builder(&f);
         match corrections {
             Corrections::Marked(m) => {
-                let f = self.f("OWRITE_MASK(kernel)", 0)?;
-                let mut l = self.stream.launch_builder(&f);
                 Input::stored(self.dtype, &self.in32, &self.in64)?.push(&mut l);
-                l.arg(&self.corr)
-                    .arg(m)
-                    .arg(&n64)
-                    .arg(&nb64)
-                    .arg(&self.cnt)
-                    .arg(osec_d)
-                    .arg(&f32i)
-                    .arg(&mut self.out);
-                unsafe { l.launch(cfg(block_grid(nb, nbk), 256, 0)) }
-                    .during(|| "launching OWRITE_MASK".into())?;
+                l.arg(&self.corr).arg(m)
             }
             Corrections::Trial(trial_d) => {
-                let f = self.f("OWRITE(kernel)", 0)?;
-                let mut l = self.stream.launch_builder(&f);
-                l.arg(&self.x)
-                    .arg(&self.corr)
-                    .arg(trial_d)
-                    .arg(&tstride)
-                    .arg(&n64)
-                    .arg(&nb64)
-                    .arg(&self.cnt)
-                    .arg(osec_d)
-                    .arg(&f32i)
-                    .arg(&mut self.out);
-                unsafe { l.launch(cfg(block_grid(nb * 32, nbk), 256, 0)) }
-                    .during(|| "launching OWRITE".into())?;
+                l.arg(&self.x).arg(&self.corr).arg(trial_d).arg(&tstride)
             }
-        }
+        };
+        l.arg(&n64)
+            .arg(&nb64)
+            .arg(&self.cnt)
+            .arg(osec_d)
+            .arg(&f32i)
+            .arg(&mut self.out);
+        unsafe { l.launch(cfg(block_grid(threads, nbk), 256, 0)) }
+            .during(|| format!("launching {name}"))?;
         Ok(())
     }
 
