@@ -174,6 +174,16 @@ struct Slot {
     classes: BTreeMap<[usize; 3], Arc<LevelClasses>>,
 }
 
+/// Per tile of 32 values (the last may be shorter), bit c set where level
+/// class c occurs in it, classes from 7 up counting as 7 (as the rANS
+/// contexts do).
+fn tile_classes(classes: &[u32]) -> Vec<u8> {
+    classes
+        .chunks(32)
+        .map(|w| w.iter().fold(0u8, |m, &c| m | 1 << c.min(7)))
+        .collect()
+}
+
 /// A brick shape's rANS level classes on the device: a byte a value, and
 /// for RDEC a byte a tile of 32 values with bit c set where class c
 /// (clamped to 7, as the contexts do) occurs in it.
@@ -1054,13 +1064,9 @@ impl Slot {
                 let up = || "copying level classes".to_string();
                 let cl = interp::classes(dims);
                 let c: Vec<u8> = cl.iter().map(|&c| c as u8).collect();
-                let t: Vec<u8> = cl
-                    .chunks(32)
-                    .map(|w| w.iter().fold(0u8, |m, &c| m | 1 << c.min(7)))
-                    .collect();
                 let d = LevelClasses {
                     values: s.clone_htod(&c).during(up)?,
-                    tiles: s.clone_htod(&t).during(up)?,
+                    tiles: s.clone_htod(&tile_classes(&cl)).during(up)?,
                 };
                 s.synchronize().during(up)?;
                 Ok(d)
@@ -4332,6 +4338,26 @@ mod tests {
             assert!(end <= offs.get(k + 1).copied().unwrap_or(all));
         }
         assert_eq!(packed_layout(0, &[]), (vec![], 0));
+    }
+
+    #[test]
+    fn tile_classes_mark_each_class_of_a_tile_once() {
+        let mut cl = vec![0u32; 70];
+        cl[3] = 2;
+        cl[40] = 9;
+        cl[41] = 7;
+        cl[69] = 5;
+        assert_eq!(tile_classes(&cl), vec![0b101, 0b1000_0001, 0b10_0001]);
+        // A tile of one class; and the interpolation's own classes, every
+        // value's class present in its tile.
+        assert_eq!(tile_classes(&[4; 32]), vec![1 << 4]);
+        let dims = [9, 17, 33];
+        let cl = interp::classes(dims);
+        let t = tile_classes(&cl);
+        assert_eq!(t.len(), cl.len().div_ceil(32));
+        for (i, &c) in cl.iter().enumerate() {
+            assert_ne!(t[i / 32] & 1 << c.min(7), 0, "value {i}");
+        }
     }
 
     #[test]
