@@ -684,7 +684,7 @@ pub fn info(a: InfoArgs) -> Result<()> {
         "file:       {} ({} bytes, .mrz version {})",
         a.input.display(),
         r.file_len(),
-        codec::container::VERSION
+        r.version()
     );
     println!("field:      {:?} {}", h.shape(), h.dtype.name());
     println!(

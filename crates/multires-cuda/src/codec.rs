@@ -190,6 +190,8 @@ fn tile_classes(classes: &[u32]) -> Vec<u8> {
 struct LevelClasses {
     values: CudaSlice<u8>,
     tiles: CudaSlice<u8>,
+    /// Per `rans::RESET` block, its values of each class (for `rans::plan`).
+    blocks: Vec<[u32; rans::LEVELS]>,
 }
 
 /// A coding order on the device and its inverse (each grid point's place
@@ -1067,6 +1069,7 @@ impl Slot {
                 let d = LevelClasses {
                     values: s.clone_htod(&c).during(up)?,
                     tiles: s.clone_htod(&tile_classes(&cl)).during(up)?,
+                    blocks: rans::class_blocks(&cl),
                 };
                 s.synchronize().during(up)?;
                 Ok(d)
@@ -1549,12 +1552,12 @@ impl Slot {
         prof(s, "r_hist")?;
         let plans: Vec<rans::Plan> = hist_h
             .par_chunks(table)
-            .map(|h| rans::plan(h, n, chunk_log))
+            .map(|h| rans::plan(h, &cls.blocks, n, chunk_log))
             .collect();
         prof(s, "r_plan")?;
         let mut chunks = RansChunks::new();
         for p in &plans {
-            chunks.push(n, p.chunk_log, Some(&p.tables));
+            chunks.push(rans::pieces(n, p.chunk_log, p.split), Some(&p.tables));
         }
         let nch = chunks.clen.len();
         // One copy of the five lists, kept until RENC has read them.
@@ -1604,8 +1607,8 @@ impl Slot {
         let mut total = 0usize;
         let mut ch = 0usize;
         for (bi, p) in plans.iter().enumerate() {
-            let nc = rans::chunks(n, p.chunk_log);
-            let head = rans::header_words(p.chunk_log, &p.words, &sizes_h[ch..ch + nc]);
+            let nc = rans::piece_count(n, p.chunk_log, p.split);
+            let head = rans::header_words(p.chunk_log, p.split, &p.words, &sizes_h[ch..ch + nc]);
             let data0 = total + 8 + 4 * head.len();
             let mut at = 0usize;
             for &len in &sizes_h[ch..ch + nc] {
@@ -2388,18 +2391,18 @@ impl Slot {
         for (bi, head) in heads.iter().enumerate() {
             let Some((step, h)) = head else {
                 // Decoded to nothing here, then redone on the CPU.
-                chunks.push(n, 0, None);
+                chunks.push(std::iter::empty(), None);
                 continue;
             };
             let base = total;
             let range = 8 + 4 * h.data_word..8 + 4 * h.used;
             total += range.len();
             parts.push((bi, range));
-            for j in 0..rans::chunks(n, h.chunk_log) {
-                doff.push((base + 2 * h.offsets[j]) as u64);
-                dlen.push((h.offsets[j + 1] - h.offsets[j]) as u32);
+            for w in h.offsets.windows(2) {
+                doff.push((base + 2 * w[0]) as u64);
+                dlen.push((w[1] - w[0]) as u32);
             }
-            chunks.push(n, h.chunk_log, Some(&h.tables));
+            chunks.push(rans::pieces(n, h.chunk_log, h.split), Some(&h.tables));
             zero_tiles |= rans::zero_classes(&h.tables) != 0;
             q[bi] = *step;
             at[bi] = Some(8 + 4 * h.used);
@@ -2887,18 +2890,21 @@ impl RansChunks {
         }
     }
 
-    /// The next brick, of `n` values in chunks of 2^`chunk_log` under
-    /// `tables`; None: a brick without chunks (and zero tables).
-    fn push(&mut self, n: usize, chunk_log: u32, tables: Option<&rans::Tables>) {
+    /// The next brick, in `pieces` (first value, values: `rans::pieces`)
+    /// under `tables`; None: a brick without chunks (and zero tables).
+    fn push(
+        &mut self,
+        pieces: impl Iterator<Item = (usize, usize)>,
+        tables: Option<&rans::Tables>,
+    ) {
         match tables {
             Some(t) => {
-                let len = 1usize << chunk_log;
-                let nc = rans::chunks(n, chunk_log);
-                for j in 0..nc {
-                    self.cstart.push((j * len) as u64);
-                    self.clen.push(len.min(n - j * len) as u32);
+                let before = self.clen.len();
+                for (a, len) in pieces {
+                    self.cstart.push(a as u64);
+                    self.clen.push(len as u32);
                 }
-                self.most = self.most.max(nc);
+                self.most = self.most.max(self.clen.len() - before);
                 self.cum.extend_from_slice(&t.cum);
                 self.scale.extend_from_slice(&t.scale);
             }

@@ -14,9 +14,12 @@ use super::{BrickGrid, CodecError, DType, ErrorBound, Lifting};
 use std::io::{Read, Seek, SeekFrom};
 
 pub const MAGIC: [u8; 4] = *b"MRZ\x1a";
-/// 3: the interpolating wavelet's bricks rANS-coded (2: all Rice-coded;
-/// 1, zstd, was never released).
-pub const VERSION: u16 = 3;
+/// 4: dense rANS chunks split (3: the interpolating wavelet's bricks
+/// rANS-coded; 2: all Rice-coded; 1, zstd, was never released).
+pub const VERSION: u16 = 4;
+/// The oldest version this build reads (version 3 differs only in having
+/// no split rANS chunks: `rans::Split`).
+pub const OLDEST_VERSION: u16 = 3;
 pub const HEADER_LEN: usize = 4 + 2 + 4 + 8 + 8 + 24 + 12 + 16 + 8 + 8 + 4;
 const ENTRY_LEN: usize = 20;
 
@@ -232,6 +235,7 @@ pub struct MrzReader {
     header: MrzHeader,
     index: Vec<(u64, u64, u32)>,
     file_len: u64,
+    version: u16,
 }
 
 pub trait ReadSeek: Read + Seek + Send {}
@@ -331,10 +335,12 @@ impl MrzReader {
             });
         }
         let version = u16::from_le_bytes([head[4], head[5]]);
-        if version != VERSION {
+        if !(OLDEST_VERSION..=VERSION).contains(&version) {
             return Err(CodecError::NotMrz {
                 path: name.to_string(),
-                what: format!("format version {version}; this build reads version {VERSION}"),
+                what: format!(
+                    "format version {version}; this build reads versions {OLDEST_VERSION} to {VERSION}"
+                ),
             });
         }
         if head.len() < HEADER_LEN {
@@ -427,7 +433,13 @@ impl MrzReader {
             header,
             index,
             file_len,
+            version,
         })
+    }
+
+    /// The file's format version (`OLDEST_VERSION` to `VERSION`).
+    pub fn version(&self) -> u16 {
+        self.version
     }
 
     pub fn header(&self) -> &MrzHeader {

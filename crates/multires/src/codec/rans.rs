@@ -16,13 +16,20 @@
 //! Layout, in little-endian u32 words:
 //!
 //! ```text
-//! chunk log2 | width << 8, table words T | T words of tables | chunk lengths (u16 units, width bits each) |
+//! chunk log2 | width << 8 | m << 16 | s << 24, table words T | T words of tables |
+//! chunk lengths (u16 units, width bits each) |
 //! chunk data (u16 units; per chunk: final state high, low, then the words emitted in reverse), padded to a u32
 //! tables   per context, Exp-Golomb codes: m (symbols present); if m = 1 the
 //!          symbol; if m > 1 the total's log2 less one, the present symbols
 //!          as gaps, the index of the largest one, and the others'
 //!          frequencies less one (the largest takes what is left)
 //! ```
+//!
+//! Chunks are 2^(chunk log2) values, except that each of the first m is
+//! cut into 2^s pieces (`Split`): a brick's coarse levels come first in
+//! the coding order and hold nearly all of its coded values, so there a
+//! chunk's serial chain would set the GPU's time. Version-3 streams have
+//! m = s = 0.
 
 /// Zigzag values coded as symbols of their own.
 pub const DIRECT: u32 = 64;
@@ -45,6 +52,168 @@ pub const RESET: usize = 4096;
 pub const CHUNK_MIN_LOG: u32 = 14;
 pub const CHUNK_MAX_LOG: u32 = 16;
 const CHUNK_BITS: f64 = 16384.0;
+/// A split piece is at least 2^this values (a multiple of `RESET`).
+pub const PIECE_MIN_LOG: u32 = 12;
+/// Coded steps (values whose context leaves a choice, or with raw bits)
+/// below which a chunk's chain is short enough: the GPU coders' time is
+/// the longest chain of such steps in a brick, so a brick whose longest
+/// chunk holds more is split where that shortens it.
+const DENSE_STEPS: f64 = 8192.0;
+/// Pieces a split may add to a brick: each costs its final state and
+/// length (about 6 bytes), 1-2% of a smooth brick's stream.
+const SPLIT_PIECES: usize = 7;
+
+/// A measurement knob (MULTIRES_RANS_DENSE, MULTIRES_RANS_PIECES): the
+/// bytes depend on it, so the CPU and GPU coders of one process agree.
+fn knob(name: &str, default: f64) -> f64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|v| *v >= 0.0)
+        .unwrap_or(default)
+}
+
+fn split_knobs() -> (f64, usize) {
+    static V: std::sync::OnceLock<(f64, usize)> = std::sync::OnceLock::new();
+    *V.get_or_init(|| {
+        (
+            knob("MULTIRES_RANS_DENSE", DENSE_STEPS).max(1.0),
+            knob("MULTIRES_RANS_PIECES", SPLIT_PIECES as f64) as usize,
+        )
+    })
+}
+
+/// The first `chunks` chunks of a stream are cut into 2^`log` pieces each.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Split {
+    pub chunks: u32,
+    pub log: u32,
+}
+
+/// The pieces (first value, values) of a brick of `n` values in chunks of
+/// 2^`chunk_log` under `split`, in stream order.
+pub fn pieces(n: usize, chunk_log: u32, split: Split) -> impl Iterator<Item = (usize, usize)> {
+    let len = 1usize << chunk_log;
+    (0..chunks(n, chunk_log)).flat_map(move |j| {
+        let (a, z) = (j * len, (j * len + len).min(n));
+        let step = if j < split.chunks as usize {
+            len >> split.log
+        } else {
+            len
+        };
+        (a..z).step_by(step).map(move |p| (p, step.min(z - p)))
+    })
+}
+
+/// How many pieces `pieces` gives.
+pub fn piece_count(n: usize, chunk_log: u32, split: Split) -> usize {
+    let len = 1usize << chunk_log;
+    let nc = chunks(n, chunk_log);
+    let m = (split.chunks as usize).min(nc);
+    let step = len >> split.log;
+    // Chunks before the last are full; the last may be short.
+    (0..m)
+        .map(|j| ((j * len + len).min(n) - j * len).div_ceil(step))
+        .sum::<usize>()
+        + (nc - m)
+}
+
+/// Values of each level class in each `RESET` block of a brick's coding
+/// order (level classes `lv`): what `plan` needs of the brick's shape.
+pub fn class_blocks(lv: &[u32]) -> Vec<[u32; LEVELS]> {
+    lv.chunks(RESET)
+        .map(|b| {
+            let mut c = [0u32; LEVELS];
+            for &l in b {
+                c[(l as usize).min(LEVELS - 1)] += 1;
+            }
+            c
+        })
+        .collect()
+}
+
+/// The split that most shortens the brick's longest chain of coded steps
+/// (estimated: per level class, the share of its values in contexts that
+/// code them, times the class's values in each `RESET` block), adding at
+/// most `SPLIT_PIECES` pieces; none where the longest chain is under
+/// `DENSE_STEPS` already. Only the first chunks can be split, which is
+/// where a brick's dense values lie (its coarse levels).
+fn plan_split(hist: &[u32], blocks: &[[u32; LEVELS]], n: usize, chunk_log: u32) -> Split {
+    let (dense, most_pieces) = split_knobs();
+    let mut share = [0f64; LEVELS];
+    for (l, sh) in share.iter_mut().enumerate() {
+        let (mut all, mut coded) = (0u64, 0u64);
+        for p in 0..4 {
+            let h = &hist[(4 * l + p) * NSYM..(4 * l + p + 1) * NSYM];
+            let total: u64 = h.iter().map(|&x| x as u64).sum();
+            let present = h.iter().filter(|&&x| x > 0).count();
+            let lone_direct = present == 1 && h[..DIRECT as usize].iter().any(|&x| x > 0);
+            all += total;
+            if !lone_direct {
+                coded += total;
+            }
+        }
+        if all > 0 {
+            *sh = coded as f64 / all as f64;
+        }
+    }
+    let est: Vec<f64> = blocks
+        .iter()
+        .map(|b| (0..LEVELS).map(|l| b[l] as f64 * share[l]).sum())
+        .collect();
+    let per = 1usize << (chunk_log - PIECE_MIN_LOG);
+    // Blocks of RESET values: a piece of 2^PIECE_MIN_LOG is one.
+    let span = |a: usize, len: usize| est[a.min(est.len())..(a + len).min(est.len())].iter().sum();
+    let chunk_est: Vec<f64> = (0..chunks(n, chunk_log))
+        .map(|j| span(j * per, per))
+        .collect();
+    // The longest chain from chunk j on.
+    let mut after = vec![0f64; chunk_est.len() + 1];
+    for j in (0..chunk_est.len()).rev() {
+        after[j] = after[j + 1].max(chunk_est[j]);
+    }
+    let whole = after[0];
+    if whole <= dense {
+        return Split::default();
+    }
+    let nc = chunk_est.len();
+    let mut best = (whole, 0usize, Split::default());
+    for log in 1..=chunk_log - PIECE_MIN_LOG {
+        let step = per >> log;
+        let mut head = 0f64;
+        for (m, &rest) in after
+            .iter()
+            .enumerate()
+            .take(nc.min(u8::MAX as usize) + 1)
+            .skip(1)
+        {
+            let split = Split {
+                chunks: m as u32,
+                log,
+            };
+            let extra = piece_count(n, chunk_log, split) - nc;
+            if extra > most_pieces {
+                break;
+            }
+            let a = (m - 1) * per;
+            for p in 0..1usize << log {
+                head = head.max(span(a + p * step, step));
+            }
+            // Chains under DENSE_STEPS count as DENSE_STEPS: no more
+            // pieces than reach it.
+            let chain = head.max(rest).max(dense);
+            if (chain, extra) < (best.0, best.1) {
+                best = (chain, extra, split);
+            }
+        }
+    }
+    // Pieces that shorten the chain by less than a quarter are not worth
+    // their bytes.
+    if best.0 > 0.75 * whole {
+        return Split::default();
+    }
+    best.2
+}
 
 /// A value's symbol, the number of raw bits after it, and those bits.
 #[inline]
@@ -141,6 +310,7 @@ pub struct Plan {
     pub tables: Tables,
     pub words: Vec<u32>,
     pub chunk_log: u32,
+    pub split: Split,
 }
 
 /// Tables, their coding and the chunk length for a brick of `n` values
@@ -149,8 +319,9 @@ pub struct Plan {
 /// frequent symbol. A context's total is the power of two at
 /// or above its count (at most 2^PROB_BITS), so the tables of sparse
 /// contexts cost a few bits (on the smooth field they were 11% of the
-/// stream at a fixed 2^15). Chunks are at most 2^`most_log` values.
-pub fn plan(hist: &[u32], n: usize, most_log: u32) -> Plan {
+/// stream at a fixed 2^15). Chunks are at most 2^`most_log` values, and
+/// dense ones are split (`class_blocks` of the brick's level classes).
+pub fn plan(hist: &[u32], blocks: &[[u32; LEVELS]], n: usize, most_log: u32) -> Plan {
     let mut freq = vec![0u32; NCTX * NSYM];
     let mut scale = vec![0u32; NCTX];
     let mut bits = BitWriter::default();
@@ -211,6 +382,7 @@ pub fn plan(hist: &[u32], n: usize, most_log: u32) -> Plan {
         tables: Tables::from_freq(freq, scale),
         words: bits.finish(),
         chunk_log,
+        split: plan_split(hist, blocks, n, chunk_log),
     }
 }
 
@@ -483,29 +655,29 @@ pub fn chunks(n: usize, chunk_log: u32) -> usize {
 /// The coded stream of `v` (coding order, level classes `lv`), in chunks
 /// of at most 2^`most_log` values.
 pub fn encode(v: &[u32], lv: &[u32], most_log: u32) -> Vec<u32> {
-    let p = plan(&histogram(v, lv), v.len(), most_log);
-    let len = 1usize << p.chunk_log;
+    let p = plan(&histogram(v, lv), &class_blocks(lv), v.len(), most_log);
     let mut data = Vec::new();
     let mut sizes = Vec::new();
-    for (j, (c, l)) in v.chunks(len).zip(lv.chunks(len)).enumerate() {
+    for (a, len) in pieces(v.len(), p.chunk_log, p.split) {
         let before = data.len();
-        encode_chunk(c, l, j * len, &p.tables, &mut data);
+        encode_chunk(&v[a..a + len], &lv[a..a + len], a, &p.tables, &mut data);
         sizes.push((data.len() - before) as u32);
     }
-    let mut out = header_words(p.chunk_log, &p.words, &sizes);
+    let mut out = header_words(p.chunk_log, p.split, &p.words, &sizes);
     out.extend(pack(&data));
     out
 }
 
-/// A stream's words before its data: chunk log2 and the lengths' bit
-/// width, the table words, then the chunk lengths (u16 units) packed at
-/// that width. The GPU encoder's host writes the same.
-pub fn header_words(chunk_log: u32, tables: &[u32], sizes: &[u32]) -> Vec<u32> {
+/// A stream's words before its data: chunk log2, the lengths' bit width
+/// and the split, the table words, then the pieces' lengths (u16 units)
+/// packed at that width. The GPU encoder's host writes the same.
+pub fn header_words(chunk_log: u32, split: Split, tables: &[u32], sizes: &[u32]) -> Vec<u32> {
     let width = 32 - sizes.iter().fold(1u32, |m, &s| m.max(s)).leading_zeros();
     let mut lens = BitWriter::default();
     sizes.iter().for_each(|&s| lens.put(s as u64, width));
     let lens = lens.finish();
-    let mut out = vec![chunk_log | width << 8, tables.len() as u32];
+    let h0 = chunk_log | width << 8 | split.chunks << 16 | split.log << 24;
+    let mut out = vec![h0, tables.len() as u32];
     out.extend_from_slice(tables);
     out.extend_from_slice(&lens);
     out
@@ -521,8 +693,9 @@ fn pack(data: &[u16]) -> impl Iterator<Item = u32> + '_ {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Header {
     pub chunk_log: u32,
+    pub split: Split,
     pub tables: Tables,
-    /// Start of each chunk in u16 units from the data's start, and the end.
+    /// Start of each piece in u16 units from the data's start, and the end.
     pub offsets: Vec<usize>,
     /// Where the data starts, in u32 words from the stream's start.
     pub data_word: usize,
@@ -539,12 +712,41 @@ pub fn read_header(words: &[u32], n: usize) -> Result<Header, String> {
 /// words give them; 2 when those are out of range (`read_header` then says
 /// why).
 pub fn header_len(h0: u32, h1: u32, n: usize) -> usize {
-    let (chunk_log, width) = (h0 & 0xff, h0 >> 8);
-    if !(CHUNK_MIN_LOG..=CHUNK_MAX_LOG).contains(&chunk_log) || !(1..=32).contains(&width) {
-        return 2;
+    match parse_h0(h0, n) {
+        Ok((chunk_log, width, split)) => {
+            let lw = (piece_count(n, chunk_log, split) * width as usize).div_ceil(32);
+            2usize.saturating_add(h1 as usize).saturating_add(lw)
+        }
+        Err(_) => 2,
     }
-    let lw = (chunks(n, chunk_log) * width as usize).div_ceil(32);
-    2usize.saturating_add(h1 as usize).saturating_add(lw)
+}
+
+/// A stream's first word: chunk log2, the lengths' bit width and the
+/// split, checked against a brick of `n` values.
+fn parse_h0(h0: u32, n: usize) -> Result<(u32, u32, Split), String> {
+    let (chunk_log, width) = (h0 & 0xff, (h0 >> 8) & 0xff);
+    let split = Split {
+        chunks: (h0 >> 16) & 0xff,
+        log: h0 >> 24,
+    };
+    if !(CHUNK_MIN_LOG..=CHUNK_MAX_LOG).contains(&chunk_log) || !(1..=32).contains(&width) {
+        return Err(format!(
+            "chunk length 2^{chunk_log} (2^{CHUNK_MIN_LOG} to 2^{CHUNK_MAX_LOG}) or length width {width} (1 to 32) is wrong"
+        ));
+    }
+    let most = chunk_log - PIECE_MIN_LOG;
+    if split.log > most
+        || (split.log == 0) != (split.chunks == 0)
+        || split.chunks as usize > chunks(n, chunk_log)
+    {
+        return Err(format!(
+            "the split ({} chunks in 2^{} pieces) is wrong for {} chunks of 2^{chunk_log} (pieces of 2^{PIECE_MIN_LOG} values or more)",
+            split.chunks,
+            split.log,
+            chunks(n, chunk_log)
+        ));
+    }
+    Ok((chunk_log, width, split))
 }
 
 /// `read_header` from the stream's first words only (at least
@@ -553,18 +755,14 @@ pub fn read_header_of(words: &[u32], total: usize, n: usize) -> Result<Header, S
     let head = words
         .get(..2)
         .ok_or("the coefficient stream is shorter than its header")?;
-    let (chunk_log, width, tw) = (head[0] & 0xff, head[0] >> 8, head[1] as usize);
-    if !(CHUNK_MIN_LOG..=CHUNK_MAX_LOG).contains(&chunk_log) || !(1..=32).contains(&width) {
-        return Err(format!(
-            "chunk length 2^{chunk_log} (2^{CHUNK_MIN_LOG} to 2^{CHUNK_MAX_LOG}) or length width {width} (1 to 32) is wrong"
-        ));
-    }
+    let (chunk_log, width, split) = parse_h0(head[0], n)?;
+    let tw = head[1] as usize;
     let tables = read_tables(
         words
             .get(2..2 + tw)
             .ok_or("the frequency tables run past the brick")?,
     )?;
-    let nc = chunks(n, chunk_log);
+    let nc = piece_count(n, chunk_log, split);
     let lw = (nc * width as usize).div_ceil(32);
     let mut lens = BitReader {
         words: words
@@ -590,6 +788,7 @@ pub fn read_header_of(words: &[u32], total: usize, n: usize) -> Result<Header, S
     }
     Ok(Header {
         chunk_log,
+        split,
         tables,
         offsets,
         data_word,
@@ -605,18 +804,16 @@ pub fn decode(words: &[u32], n: usize, lv: &[u32]) -> Result<(Vec<u32>, usize), 
         .iter()
         .flat_map(|&w| [w as u16, (w >> 16) as u16])
         .collect();
-    let len = 1usize << h.chunk_log;
     let slots = h.tables.slots();
     let mut out = vec![0u32; n];
-    for (j, o) in out.chunks_mut(len).enumerate() {
-        let at = j * len;
+    for (j, (at, len)) in pieces(n, h.chunk_log, h.split).enumerate() {
         decode_chunk(
             &data[h.offsets[j]..h.offsets[j + 1]],
-            &lv[at..at + o.len()],
+            &lv[at..at + len],
             at,
             &h.tables,
             &slots,
-            o,
+            &mut out[at..at + len],
         )
         .map_err(|e| format!("chunk {j}: {e}"))?;
     }
@@ -715,7 +912,7 @@ mod tests {
             for c in [0, 5, NCTX - 1] {
                 h[c * NSYM..c * NSYM + counts.len()].copy_from_slice(&counts);
             }
-            let p = plan(&h, 1000, CHUNK_MAX_LOG);
+            let p = plan(&h, &[], 1000, CHUNK_MAX_LOG);
             for c in 0..NCTX {
                 let cum = &p.tables.cum[c * (NSYM + 1)..(c + 1) * (NSYM + 1)];
                 let used = h[c * NSYM..(c + 1) * NSYM].iter().any(|&x| x > 0);
@@ -738,10 +935,20 @@ mod tests {
         let mut lv = vec![0, 0, 1, 1, 1, 1, 2, 2, 0, 5, 7];
         v.extend([0, 0]);
         lv.extend([9, 12]);
-        let p = plan(&histogram(&v, &lv), v.len(), CHUNK_MAX_LOG);
+        let p = plan(
+            &histogram(&v, &lv),
+            &class_blocks(&lv),
+            v.len(),
+            CHUNK_MAX_LOG,
+        );
         assert_eq!(zero_classes(&p.tables), 0b1000_0001);
         // A lone 0 of class 1 after a 0 makes it one.
-        let p = plan(&histogram(&[0, 0], &[0, 1]), 2, CHUNK_MAX_LOG);
+        let p = plan(
+            &histogram(&[0, 0], &[0, 1]),
+            &class_blocks(&[0, 1]),
+            2,
+            CHUNK_MAX_LOG,
+        );
         assert_eq!(zero_classes(&p.tables), 0b11);
     }
 
@@ -787,6 +994,94 @@ mod tests {
         assert!(errors > 0);
         for cut in [0, 1, 2, w.len() / 2, w.len() - 1] {
             assert!(decode(&w[..cut], v.len(), &lv).is_err(), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn pieces_cover_the_brick_in_order() {
+        for n in [1usize, 4096, 70_000, 200_000, 1 << 18] {
+            for chunk_log in CHUNK_MIN_LOG..=CHUNK_MAX_LOG {
+                let nc = chunks(n, chunk_log);
+                for log in 0..=chunk_log - PIECE_MIN_LOG {
+                    for m in [0, 1, nc] {
+                        if (m == 0) != (log == 0) {
+                            continue;
+                        }
+                        let split = Split {
+                            chunks: m as u32,
+                            log,
+                        };
+                        let p: Vec<_> = pieces(n, chunk_log, split).collect();
+                        assert_eq!(p.len(), piece_count(n, chunk_log, split));
+                        let mut at = 0;
+                        for &(a, len) in &p {
+                            assert_eq!(a, at, "{n} {chunk_log} {split:?}");
+                            assert!(len > 0 && a % RESET == 0);
+                            assert!(len <= 1 << chunk_log);
+                            at += len;
+                        }
+                        assert_eq!(at, n);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A brick whose first values are coded and the rest a lone zero:
+    /// like a smooth field's brick, its coarse levels first.
+    fn dense_start(n: usize, dense: usize) -> (Vec<u32>, Vec<u32>) {
+        let mut next = crate::codec::xorshift(777);
+        let v = (0..n)
+            .map(|i| (i < dense && next().is_multiple_of(10)) as u32)
+            .collect();
+        let lv = (0..n).map(|i| if i < dense { 3 } else { 0 }).collect();
+        (v, lv)
+    }
+
+    #[test]
+    fn a_brick_dense_at_its_start_is_split_and_round_trips() {
+        let n = 1 << 18;
+        let (v, lv) = dense_start(n, 32768);
+        let p = plan(&histogram(&v, &lv), &class_blocks(&lv), n, CHUNK_MAX_LOG);
+        assert_eq!(p.chunk_log, 16);
+        // 32768 coded steps in chunk 0: eight pieces of 8192 values.
+        assert_eq!(p.split, Split { chunks: 1, log: 3 });
+        let w = encode(&v, &lv, CHUNK_MAX_LOG);
+        let h = read_header(&w, n).unwrap();
+        assert_eq!(h.split, p.split);
+        assert_eq!(h.offsets.len(), 4 + 7 + 1);
+        assert_eq!(header_len(w[0], w[1], n), h.data_word);
+        let (d, used) = decode(&w, n, &lv).unwrap();
+        assert_eq!((d, used), (v, w.len()));
+        // Dense everywhere, in more chunks than a split may add pieces:
+        // splitting the first would not shorten the longest chain.
+        let n = 1 << 20;
+        let mut next = crate::codec::xorshift(3);
+        let v: Vec<u32> = (0..n).map(|_| next().is_multiple_of(10) as u32).collect();
+        let lv = vec![3u32; n];
+        let p = plan(&histogram(&v, &lv), &class_blocks(&lv), n, CHUNK_MAX_LOG);
+        assert_eq!(p.split, Split::default());
+    }
+
+    #[test]
+    fn a_wrong_split_is_an_error_naming_it() {
+        let n = 1 << 18;
+        let (v, lv) = dense_start(n, 32768);
+        let w = encode(&v, &lv, CHUNK_MAX_LOG);
+        let low = w[0] & 0xffff;
+        // Pieces under 2^12 values, more split chunks than chunks, a
+        // split count without a split.
+        for h0 in [
+            low | 1 << 16 | 5 << 24,
+            low | 5 << 16 | 1 << 24,
+            low | 1 << 24,
+        ] {
+            let mut bad = w.clone();
+            bad[0] = h0;
+            let e = read_header(&bad, n).unwrap_err();
+            assert!(e.contains("split"), "{e}");
+            assert_eq!(header_len(bad[0], bad[1], n), 2);
+            assert!(decode(&bad, n, &lv).is_err());
         }
     }
 

@@ -125,7 +125,12 @@ fn shorter_rans_chunks_decode_to_the_same_values_in_larger_files() {
         assert!(max_err(&v, &d) <= s.abs_bound, "chunk {chunk}");
         decoded.push(d);
     }
-    assert!(sizes[0] > sizes[1] && sizes[1] > sizes[2], "{sizes:?}");
+    // Splitting the dense first chunk (`rans::Split`) can make 2^15 and
+    // 2^16 chunks cost the same.
+    assert!(
+        sizes[0] > sizes[2] && sizes.windows(2).all(|w| w[0] >= w[1]),
+        "{sizes:?}"
+    );
     for d in &decoded[1..] {
         assert!(d.data.to_f64() == decoded[0].data.to_f64());
     }
