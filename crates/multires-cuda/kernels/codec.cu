@@ -972,7 +972,10 @@ __device__ __forceinline__ void r_reciprocals(const unsigned short* cu16, unsign
 // a multiply-high and a multiply-add per value; meanwhile warps 1 to 7
 // look up the next tile's values, contexts, starts, frequencies and
 // division multipliers into the other of two stages (one block barrier a
-// tile). A lone warp on its SM did all of that itself before.
+// tile). A lone warp on its SM did all of that itself before. A tile
+// whose values all leave the states as they are (contexts of one symbol
+// of total 1, no raw bits: most of a smooth brick's) is passed over by
+// warp 0, as the staging warps' row flags say.
 #define RENC(name)                                                                                 \
     extern "C" __global__ void name(const int* __restrict__ ints, const unsigned char* __restrict__ cls, \
                                     long long n, const unsigned* cfirst,                           \
@@ -1026,26 +1029,38 @@ __device__ __forceinline__ void r_reciprocals(const unsigned short* cu16, unsign
                     pv[u] = ok[u] && !first[u] ? v[sr + i - 1] : 0;                                \
                     cl[u] = ok[u] ? cls[sr + i] : 0u;                                              \
                 }                                                                                  \
+                unsigned busy = 0;                                                                 \
                 _Pragma("unroll") for (int u = 0; u < R_STAGE_ROWS; u++) {                         \
-                    if (!ok[u]) continue;                                                          \
                     unsigned r = wr + (R_ENC_WARPS - 1) * u;                                       \
-                    unsigned cz = zigzag(cur[u]), prev = first[u] ? 0u : zigzag(pv[u]);            \
-                    unsigned ctx = r_context(cl[u], prev);                                         \
-                    unsigned s, nraw, raw;                                                         \
-                    r_symbol(cz, s, nraw, raw);                                                    \
-                    const unsigned short* cu = cu16 + ctx * (R_NSYM + 1);                          \
-                    unsigned start = cu[s], f = cu[s + 1] - start;                                 \
-                    int at = r * R_ROW + lane;                                                     \
-                    sv[at] = cz;                                                                   \
-                    sa[at] = start | (f << 16);                                                    \
-                    sb[at] = rc[ctx * R_NSYM + s];                                                 \
-                    se[at] = sc[ctx] | ((32 - __clz(f - 1)) << 4);                                 \
+                    bool live = false;                                                             \
+                    if (ok[u]) {                                                                   \
+                        unsigned cz = zigzag(cur[u]), prev = first[u] ? 0u : zigzag(pv[u]);        \
+                        unsigned ctx = r_context(cl[u], prev);                                     \
+                        unsigned s, nraw, raw;                                                     \
+                        r_symbol(cz, s, nraw, raw);                                                \
+                        const unsigned short* cu = cu16 + ctx * (R_NSYM + 1);                      \
+                        unsigned start = cu[s], f = cu[s + 1] - start;                             \
+                        unsigned ev = sc[ctx] | ((32 - __clz(f - 1)) << 4);                        \
+                        int at = r * R_ROW + lane;                                                 \
+                        sv[at] = cz;                                                               \
+                        sa[at] = start | (f << 16);                                                \
+                        sb[at] = rc[ctx * R_NSYM + s];                                             \
+                        se[at] = ev;                                                               \
+                        live = ev != 0 || cz >= R_DIRECT;                                          \
+                    }                                                                              \
+                    if (r < 32 && __any_sync(0xffffffffu, live)) busy |= 1u << r;                  \
                 }                                                                                  \
+                /* Rows whose values all leave the state as it is: a */                            \
+                /* tile of none else is passed over by the state warp. */                          \
+                if (lane == 0) tiles[1 + 8 * (step & 1) + wr] = busy;                              \
             } else if (step > 0) {                                                                 \
                 unsigned i0 = (unsigned)(T - step) * 32;                                           \
                 unsigned* sv = stage0 + ((step - 1) & 1) * 4 * 32 * R_ROW + lane * R_ROW;          \
                 unsigned *sa = sv + 32 * R_ROW, *sb = sa + 32 * R_ROW, *se = sb + 32 * R_ROW;      \
-                int k = i0 < L ? (int)min(32u, L - i0) - 1 : -1;                                   \
+                const unsigned* bz = tiles + 1 + 8 * ((step - 1) & 1);                             \
+                unsigned busy = 0;                                                                 \
+                _Pragma("unroll") for (int w = 0; w < R_ENC_WARPS - 1; w++) busy |= bz[w];       \
+                int k = busy && i0 < L ? (int)min(32u, L - i0) - 1 : -1;                           \
                 /* The next value's stage words are read while this one is */                      \
                 /* coded (they do not depend on the state).                */                      \
                 unsigned val = 0, a = 0, m = 0, e = 0;                                             \
