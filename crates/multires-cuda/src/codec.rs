@@ -19,6 +19,7 @@ use crate::device::{Gpu, Registered};
 use crate::error::{Context, CudaError};
 use crate::kernels::Kernel;
 use crate::stage::Stage;
+use crate::GpuReal;
 use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, CudaView, CudaViewMut, LaunchConfig, PushKernelArg,
 };
@@ -67,20 +68,19 @@ impl Use {
         }
     }
 
-    /// Which of the arrays of doubles the slot holds besides `y`: the
-    /// lifting coder's input `x` and coefficients `c` (the interpolation
+    /// Whether the slot holds, besides `y`, the lifting coder's arrays of
+    /// doubles: its input `x` and coefficients `c` (the interpolation
     /// reads its input as stored and writes its details as integers in
     /// coding order; a decoder's inverse works in `y` alone).
-    fn doubles(self) -> (bool, bool) {
-        (self == Use::EncodeLifting, self == Use::EncodeLifting)
+    fn doubles(self) -> bool {
+        self == Use::EncodeLifting
     }
 
     /// Device bytes a slot holds per value of its capacity (`ints_corr`,
     /// the doubles, the stored-type buffer and the per-block arrays).
     fn held_per_value(self, dtype: DType) -> usize {
         let (i, c) = self.ints_corr();
-        let (x, cf) = self.doubles();
-        8 * (1 + x as usize + cf as usize) + 4 * (i + c) + dtype.size() + 1
+        8 * (1 + 2 * self.doubles() as usize) + 4 * (i + c) + dtype.size() + 1
     }
 
     /// `held_per_value` and room for a batch's payloads and tables.
@@ -420,6 +420,14 @@ fn interp_passes(
 enum Input<'a> {
     F64(&'a CudaSlice<f64>),
     F32(&'a CudaSlice<f32>),
+}
+
+/// The CUDA type of a stored dtype, as the kernels' instances name it.
+fn cuda_type(dtype: DType) -> &'static str {
+    match dtype {
+        DType::F32 => <f32 as GpuReal>::CUDA,
+        DType::F64 => <f64 as GpuReal>::CUDA,
+    }
 }
 
 /// The null device pointer for the kernels' unused buffer arguments.
@@ -903,11 +911,11 @@ impl Slot {
             DType::F32 => (Some(dev!(f32, cap)), None),
             DType::F64 => (None, Some(dev!(f64, cap))),
         };
-        let (x, c) = usage.doubles();
+        let lifting = usage.doubles();
         let (ints, corr) = usage.ints_corr();
         Ok(Slot {
-            x: dev!(f64, if x { cap } else { 0 }),
-            c: dev!(f64, if c { cap } else { 0 }),
+            x: dev!(f64, if lifting { cap } else { 0 }),
+            c: dev!(f64, if lifting { cap } else { 0 }),
             y: dev!(f64, cap),
             ints: dev!(i32, ints * cap),
             corr: dev!(i32, corr * cap),
@@ -974,12 +982,7 @@ impl Slot {
         let to_f64 = if t == lifting::Lifting::Interp {
             None
         } else {
-            let ty = if v.dtype() == DType::F32 {
-                "float"
-            } else {
-                "double"
-            };
-            Some(self.f(&format!("TO_F64(kernel, {ty})"), 0)?)
+            Some(self.f(&format!("TO_F64(kernel, {})", cuda_type(v.dtype())), 0)?)
         };
         // The field is held in its stored type, so a brick's rows are plain
         // copies into pinned memory.
@@ -2330,12 +2333,7 @@ impl Slot {
         let f = if placed {
             None
         } else {
-            let ty = if dtype == DType::F32 {
-                "float"
-            } else {
-                "double"
-            };
-            Some(self.f(&format!("TO_DTYPE(kernel, {ty})"), 0)?)
+            Some(self.f(&format!("TO_DTYPE(kernel, {})", cuda_type(dtype)), 0)?)
         };
         let count = total as i64;
         let grid = ((total.div_ceil(256)).min(65535) as u32, 1);

@@ -107,15 +107,7 @@ pub fn pieces(n: usize, chunk_log: u32, split: Split) -> impl Iterator<Item = (u
 
 /// How many pieces `pieces` gives.
 pub fn piece_count(n: usize, chunk_log: u32, split: Split) -> usize {
-    let len = 1usize << chunk_log;
-    let nc = chunks(n, chunk_log);
-    let m = (split.chunks as usize).min(nc);
-    let step = len >> split.log;
-    // Chunks before the last are full; the last may be short.
-    (0..m)
-        .map(|j| ((j * len + len).min(n) - j * len).div_ceil(step))
-        .sum::<usize>()
-        + (nc - m)
+    pieces(n, chunk_log, split).count()
 }
 
 /// Values of each level class in each `RESET` block of a brick's coding
