@@ -338,6 +338,7 @@ fn bench_codec_resident(
     let mut back = None;
     let (bytes, c, d) = time_codec(
         a.repeat,
+        &|b| page_locked_file(gpu, b),
         &mut || Ok(compress_resident(field, o, gpu, &|_| {})?.0),
         &mut |r| {
             back = Some(decompress_resident(r, gpu, &|_| {})?);
@@ -349,35 +350,69 @@ fn bench_codec_resident(
     let same_values =
         matches!(host_back, multires::codec::Values::F32(h) if back.download(gpu)? == *h);
     println!(
-        "codec-3d resident | {} | compress {c:.4} s = {:.2} GB/s | decompress {d:.4} s = {:.2} GB/s | {} | {}",
+        "codec-3d resident | {} | compress {c:.4} s = {:.2} GB/s | decompress {d:.4} s = {:.2} GB/s ({}) | {} | {}",
         o.bound,
         raw / c / 1e9,
         raw / d / 1e9,
+        file_held(),
         if same_bytes { "bytes equal to the host path's" } else { "BYTES DIFFER FROM THE HOST PATH'S" },
         if same_values { "decoded values equal" } else { "DECODED VALUES DIFFER" }
     );
     Ok(())
 }
 
+/// The file's bytes in page-locked memory, which the GPU decoder copies up
+/// without gathering them first; with MULTIRES_BENCH_PAGEABLE=1 in an
+/// ordinary vector, as `MrzReader::from_bytes` holds them.
+fn page_locked_file(
+    gpu: &multires_cuda::Gpu,
+    bytes: &[u8],
+) -> Result<multires::codec::SharedBytes> {
+    if pageable_file() {
+        return Ok(std::sync::Arc::new(bytes.to_vec()));
+    }
+    Ok(multires_cuda::codec::PinnedBytes::copy_of(gpu, bytes)?.shared())
+}
+
+fn pageable_file() -> bool {
+    std::env::var("MULTIRES_BENCH_PAGEABLE").is_ok_and(|v| v == "1")
+}
+
+/// Where the decompression rows' file bytes lie.
+fn file_held() -> &'static str {
+    if pageable_file() {
+        "file in pageable memory"
+    } else {
+        "file in page-locked memory"
+    }
+}
+
 /// The last file of `compress` (its parts, joined after the timing) and
-/// the median seconds of it and of `decompress` (which reads it), each
-/// run once to warm up and then `repeat` times.
+/// the median seconds of it and of `decompress` (which reads it from
+/// where `hold` puts its bytes, before the timing), each run once to warm
+/// up and then `repeat` times.
 fn time_codec(
     repeat: usize,
+    hold: &dyn Fn(&[u8]) -> Result<multires::codec::SharedBytes>,
     compress: &mut dyn FnMut() -> Result<multires_cuda::codec::GpuMrz>,
     decompress: &mut dyn FnMut(&mut multires::codec::MrzReader) -> Result<()>,
 ) -> Result<(Vec<u8>, f64, f64)> {
     let (mut ct, mut dt) = (Vec::new(), Vec::new());
     let mut last = None;
     for _ in 0..=repeat {
+        // The previous file is dropped first, as a caller that has written
+        // it would: its page-locked buffers then serve this run.
+        drop(last.take());
         let t = Instant::now();
         last = Some(compress()?);
         ct.push(t.elapsed().as_secs_f64());
     }
     let Some(parts) = last else { bail!("no run") };
     let bytes = parts.to_vec();
+    drop(parts);
+    let held = hold(&bytes)?;
     for _ in 0..=repeat {
-        let mut r = multires::codec::MrzReader::from_bytes(bytes.clone(), "bench")?;
+        let mut r = multires::codec::MrzReader::from_shared(held.clone(), "bench")?;
         let t = Instant::now();
         decompress(&mut r)?;
         dt.push(t.elapsed().as_secs_f64());
@@ -423,6 +458,7 @@ fn bench_codec_pinned(
         out.as_mut_slice().fill(f32::NAN);
         let (bytes, c, d) = time_codec(
             a.repeat,
+            &|b| page_locked_file(&gpus[0], b),
             &mut || Ok(compress_pinned(field, o, gpus, &|_| {})?.0),
             &mut |r| Ok(decompress_pinned(r, out, gpus, &|_| {})?),
         )?;
@@ -440,11 +476,12 @@ fn bench_codec_pinned(
         let same_values =
             matches!(host_back, multires::codec::Values::F32(h) if out.as_slice() == h.as_slice());
         println!(
-            "codec-3d pinned | {} ({stated}) | {} GPU(s) | compress {c:.4} s = {:.2} GB/s | decompress {d:.4} s = {:.2} GB/s | {same_bytes} | {}",
+            "codec-3d pinned | {} ({stated}) | {} GPU(s) | compress {c:.4} s = {:.2} GB/s | decompress {d:.4} s = {:.2} GB/s ({}) | {same_bytes} | {}",
             o.bound,
             gpus.len(),
             raw / c / 1e9,
             raw / d / 1e9,
+            file_held(),
             if same_values { "decoded values equal" } else { "DECODED VALUES DIFFER" }
         );
     }

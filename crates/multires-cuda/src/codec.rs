@@ -869,9 +869,13 @@ fn pooled_bytes(gpu: &Arc<Gpu>) -> usize {
     })
 }
 
-/// Frees the device and pinned memory that earlier compressions kept, and
+/// Frees the device and pinned memory that earlier compressions kept (and
+/// the page-locked buffers of their dropped files), and
 /// returns the memory pools' reserve (`Gpu::trim_pool`) to the devices.
 pub fn release_slots() {
+    if let Ok(mut pool) = PAYLOAD_POOL.lock() {
+        pool.clear();
+    }
     let gpus: Vec<Arc<Gpu>> = match POOL.lock() {
         Ok(mut pool) => pool.drain(..).map(|s| s.gpu.clone()).collect(),
         Err(_) => return,
@@ -1661,13 +1665,18 @@ impl Slot {
         let osec_d = self.stage.up(&self.gpu, s, &osec)?;
         self.write_outliers(marked, (n, nbk), &osec_d, f32i)?;
         let tot_h = self.stage.down(&self.gpu, s, &tot)?;
-        let host = download(s, &self.gpu, &mut self.pbytes, &self.out, total)?;
+        // The payloads lie one after another in the buffer they are copied
+        // down into, which becomes the file's bytes; the host's parts
+        // (step, header words, tables, chunk lengths, outlier counts) are
+        // written into it.
+        let mut buf = take_payload_buffer(&self.gpu, total)?;
+        let n_out = total.max(1).min(self.out.len());
+        s.memcpy_dtoh(&self.out.slice(0..n_out), &mut buf[..n_out])
+            .during(|| "copying payloads to the host".into())?;
+        s.synchronize()
+            .during(|| "waiting for a batch of bricks".into())?;
         self.stage.synchronized();
         prof(s, "r_outliers")?;
-        // The payloads lie one after another: one copy of the batch out of
-        // pinned memory, then the host's parts (step, header words,
-        // tables, chunk lengths, outlier counts) written into it.
-        let mut buf = batch_copy(host);
         let mut ranges = Vec::with_capacity(nbk);
         for bi in 0..nbk {
             let (no, nr) = (counts_h[2 * bi] as usize, counts_h[2 * bi + 1] as usize);
@@ -1695,7 +1704,7 @@ impl Slot {
             .par_iter()
             .map(|r| crc32fast::hash(&buf[r.clone()]))
             .collect();
-        let buf = Arc::new(buf);
+        let buf = Arc::new(BatchBuf::Pinned(Some(buf)));
         Ok(ranges
             .into_iter()
             .zip(crcs)
@@ -1720,7 +1729,7 @@ pub type GpuMrz = codec::MrzParts<BatchBytes>;
 /// A brick's payload: its range of its batch's bytes, and its CRC-32.
 #[derive(Clone)]
 pub struct BatchBytes {
-    buf: Arc<Vec<u8>>,
+    buf: Arc<BatchBuf>,
     at: std::ops::Range<usize>,
     crc: u32,
 }
@@ -1730,7 +1739,7 @@ impl BatchBytes {
         let at = 0..p.len();
         BatchBytes {
             crc: crc32fast::hash(&p),
-            buf: Arc::new(p),
+            buf: Arc::new(BatchBuf::Owned(p)),
             at,
         }
     }
@@ -1742,23 +1751,162 @@ impl AsRef<[u8]> for BatchBytes {
     }
 }
 
+/// A batch's bytes: its own vector, or the page-locked buffer its payloads
+/// were copied down into, which goes back to `PAYLOAD_POOL` when the
+/// file's last payload of it is dropped.
+enum BatchBuf {
+    Owned(Vec<u8>),
+    Pinned(Option<Registered<u8>>),
+}
+
+impl std::ops::Deref for BatchBuf {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            BatchBuf::Owned(v) => v,
+            BatchBuf::Pinned(Some(p)) => p,
+            BatchBuf::Pinned(None) => &[],
+        }
+    }
+}
+
+impl Drop for BatchBuf {
+    fn drop(&mut self) {
+        if let BatchBuf::Pinned(p) = self {
+            if let Some(p) = p.take() {
+                return_payload_buffer(p);
+            }
+        }
+    }
+}
+
+/// Page-locked buffers of coded batches whose files were dropped, for the
+/// next compression's batches: a batch copied down into one is its file's
+/// bytes, with no copy out of pinned memory (1 GB, about 45 ms on 16 cores
+/// at 1e-4 on a turbulent 1024^3 field) and no page-locking after the first
+/// file of a size.
+static PAYLOAD_POOL: Mutex<Vec<Registered<u8>>> = Mutex::new(Vec::new());
+
+/// The idle payload buffers kept at most, in bytes; more are freed.
+const PAYLOAD_POOL_BYTES: usize = 4 << 30;
+
+/// A page-locked buffer of at least `len` bytes on `gpu`'s context: the
+/// smallest idle one that holds it, or a new one rounded up to an eighth
+/// of its power of two (so batches of about one size share buffers).
+fn take_payload_buffer(gpu: &Gpu, len: usize) -> Result<Registered<u8>, CudaError> {
+    if let Ok(mut pool) = PAYLOAD_POOL.lock() {
+        let best = (0..pool.len())
+            .filter(|&i| Arc::ptr_eq(pool[i].context(), &gpu.ctx) && pool[i].len() >= len)
+            .min_by_key(|&i| pool[i].len());
+        if let Some(i) = best {
+            return Ok(pool.swap_remove(i));
+        }
+    }
+    let len = len.max(PINNED_MIN_BYTES);
+    let step = (len.next_power_of_two() / 8).max(1);
+    Registered::zeroed(&gpu.ctx, len.next_multiple_of(step), 0)
+}
+
+fn return_payload_buffer(p: Registered<u8>) {
+    if let Ok(mut pool) = PAYLOAD_POOL.lock() {
+        let held: usize = pool.iter().map(|b| b.len()).sum();
+        if held + p.len() <= PAYLOAD_POOL_BYTES {
+            pool.push(p);
+        }
+    }
+}
+
+/// A .mrz file's bytes in page-locked memory (registered for every
+/// context): the GPU decoder copies the payloads up from where they lie,
+/// where it otherwise gathers them into a slot's pinned buffer first (at
+/// 1e-4 on a turbulent 1024^3 field, 1 GB of gathers that the decoding
+/// kernels waited for). `MrzReader::from_shared` reads it.
+pub struct PinnedBytes {
+    buf: Registered<u8>,
+    len: usize,
+}
+
+impl PinnedBytes {
+    /// A page-locked copy of `bytes`.
+    pub fn copy_of(gpu: &Gpu, bytes: &[u8]) -> Result<Self, CudaError> {
+        use rayon::prelude::*;
+        let mut p = Self::zeroed(gpu, bytes.len())?;
+        p.buf[..bytes.len()]
+            .par_chunks_mut(1 << 20)
+            .zip(bytes.par_chunks(1 << 20))
+            .for_each(|(d, s)| d.copy_from_slice(s));
+        Ok(p)
+    }
+
+    /// The file at `path`, read into page-locked memory.
+    pub fn read(gpu: &Gpu, path: &std::path::Path) -> Result<Self, CudaError> {
+        use std::io::Read;
+        let io = |e: std::io::Error| {
+            CudaError::Unsupported(format!("cannot read {}: {e}", path.display()))
+        };
+        let mut f = std::fs::File::open(path).map_err(io)?;
+        let len = f.metadata().map_err(io)?.len();
+        let len = usize::try_from(len)
+            .map_err(|_| CudaError::Unsupported(format!("{}: too large", path.display())))?;
+        let mut p = Self::zeroed(gpu, len)?;
+        f.read_exact(&mut p.buf[..len]).map_err(io)?;
+        Ok(p)
+    }
+
+    fn zeroed(gpu: &Gpu, len: usize) -> Result<Self, CudaError> {
+        const PORTABLE: u32 = 1;
+        let buf = Registered::zeroed(&gpu.ctx, len, PORTABLE)?;
+        let start = buf.as_ptr() as usize;
+        if let Ok(mut r) = PAGE_LOCKED.lock() {
+            r.push(start..start + buf.len());
+        }
+        Ok(PinnedBytes { buf, len })
+    }
+
+    /// As the reader's shared bytes.
+    pub fn shared(self) -> codec::SharedBytes {
+        Arc::new(self)
+    }
+}
+
+impl AsRef<[u8]> for PinnedBytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+impl Drop for PinnedBytes {
+    fn drop(&mut self) {
+        let start = self.buf.as_ptr() as usize;
+        if let Ok(mut r) = PAGE_LOCKED.lock() {
+            r.retain(|x| x.start != start);
+        }
+    }
+}
+
+/// The address ranges of the live `PinnedBytes`.
+static PAGE_LOCKED: Mutex<Vec<std::ops::Range<usize>>> = Mutex::new(Vec::new());
+
+static DIRECT_BATCHES: AtomicUsize = AtomicUsize::new(0);
+
+/// The batches whose streams went up from a `PinnedBytes` without a
+/// gather, since the process started (tests check the path is taken).
+pub fn direct_batches() -> usize {
+    DIRECT_BATCHES.load(Ordering::Relaxed)
+}
+
+/// Whether `p` lies in a live `PinnedBytes` (a copy up from it may then be
+/// queued without a pinned buffer between).
+fn page_locked(p: &[u8]) -> bool {
+    let (a, z) = (p.as_ptr() as usize, p.as_ptr() as usize + p.len());
+    PAGE_LOCKED
+        .lock()
+        .is_ok_and(|r| r.iter().any(|x| x.start <= a && z <= x.end))
+}
+
 /// A brick coded on the GPU: payload, largest error, squared error sum,
 /// outliers (`multires::codec::CodedBrick` with a shared payload).
 type GpuCoded = (BatchBytes, f64, f64, usize);
-
-/// A batch's payloads copied out of pinned memory on every core into one
-/// vector (huge pages): a vector a brick (1 GB of them at 1e-4 on a
-/// turbulent 1024^3 field) cost a mapping and its page faults each, from
-/// every slot's thread at once.
-fn batch_copy(host: &[u8]) -> Vec<u8> {
-    use rayon::prelude::*;
-    const PIECE: usize = 1 << 20;
-    let mut buf = multires::memory::zeroed_vec::<u8>(host.len());
-    buf.par_chunks_mut(PIECE)
-        .zip(host.par_chunks(PIECE))
-        .for_each(|(d, s)| d.copy_from_slice(s));
-    buf
-}
 
 /// Compresses `v` on `gpus` (two slots each); `mem_limit` caps the device
 /// memory of each GPU's slots. Bytes equal `multires::codec::compress`'s.
@@ -2443,14 +2591,50 @@ impl Slot {
                 dsts.into_iter().zip(parts.iter()).for_each(copy);
             }
         };
-        let (_up, base, addr) = upload_packed(
-            &self.gpu,
-            s,
-            PackedFrom::Pinned(&mut self.pbytes),
-            total + RDEC_PAD,
-            gather,
-            &lists,
-        )?;
+        // Streams in page-locked memory go up from where they lie, each
+        // by its own copy, and only the lists through the pinned buffer.
+        let direct = parts
+            .iter()
+            .all(|(bi, r)| page_locked(&list[*bi].1[r.clone()]));
+        let (_up, base, addr, _streams) = if direct {
+            let (up, _, addr) = upload_packed(
+                &self.gpu,
+                s,
+                PackedFrom::Pinned(&mut self.pbytes),
+                0,
+                |_| {},
+                &lists,
+            )?;
+            let mut streams =
+                unsafe { s.alloc::<u8>(total + RDEC_PAD) }.during(|| "alloc".into())?;
+            s.memset_zeros(&mut streams.slice_mut(total..))
+                .during(|| "zeroing".into())?;
+            let mut at = 0;
+            for (bi, r) in parts.iter().filter(|(_, r)| !r.is_empty()) {
+                s.memcpy_htod(
+                    &list[*bi].1[r.clone()],
+                    &mut streams.slice_mut(at..at + r.len()),
+                )
+                .during(|| "copying a batch's streams to the GPU".into())?;
+                at += r.len();
+            }
+            let base = {
+                use cudarc::driver::DevicePtr;
+                streams.device_ptr(s).0
+            };
+            DIRECT_BATCHES.fetch_add(1, Ordering::Relaxed);
+            (up, base, addr, Some(streams))
+        } else {
+            let (up, base, addr) = upload_packed(
+                &self.gpu,
+                s,
+                PackedFrom::Pinned(&mut self.pbytes),
+                total + RDEC_PAD,
+                gather,
+                &lists,
+            )?;
+            (up, base, addr, None)
+        };
         trace("d_gathered");
         let cls = self
             .classes

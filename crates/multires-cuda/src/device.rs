@@ -449,6 +449,11 @@ impl<T> Registered<T> {
     pub fn as_ptr(&self) -> *const T {
         self.data.as_ptr()
     }
+
+    /// The context it is registered with.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
 }
 
 impl<T> std::ops::Deref for Registered<T> {

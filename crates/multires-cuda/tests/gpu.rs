@@ -1240,6 +1240,30 @@ fn codec_decodes_on_the_gpu_as_on_the_cpu() {
                     .zip(&dev.data.to_f64())
                     .all(|(a, b)| a.to_bits() == b.to_bits());
                 assert!(same, "{t} {bound} {:?}: GPU decode differs", v.dims);
+                // The file in page-locked memory: its streams go up from
+                // where they lie, with the same values.
+                let locked = multires_cuda::codec::PinnedBytes::copy_of(&gpu, &bytes)
+                    .unwrap()
+                    .shared();
+                let before = multires_cuda::codec::direct_batches();
+                let from_locked = multires_cuda::codec::decompress(
+                    &mut MrzReader::from_shared(locked.clone(), "t").unwrap(),
+                    None,
+                    std::slice::from_ref(&gpu),
+                    &|_| {},
+                )
+                .unwrap();
+                assert!(
+                    from_locked.data == dev.data,
+                    "{t} {bound} {:?}: decode from page-locked bytes differs",
+                    v.dims
+                );
+                if t == Lifting::Interp && bound != ErrorBound::Abs(0.0) {
+                    assert!(
+                        multires_cuda::codec::direct_batches() > before,
+                        "{t} {bound}: the streams were gathered, not copied from where they lie"
+                    );
+                }
                 let r = multires::codec::parse_region(region, &v.shape()).unwrap();
                 let c = decompress(&mut reader(&bytes), Some(r), &|_| {}).unwrap();
                 let g = multires_cuda::codec::decompress(
@@ -1250,6 +1274,17 @@ fn codec_decodes_on_the_gpu_as_on_the_cpu() {
                 )
                 .unwrap();
                 assert!(c.data == g.data && c.dims == g.dims, "{t} {bound}: region");
+                let g = multires_cuda::codec::decompress(
+                    &mut MrzReader::from_shared(locked, "t").unwrap(),
+                    Some(r),
+                    std::slice::from_ref(&gpu),
+                    &|_| {},
+                )
+                .unwrap();
+                assert!(
+                    c.data == g.data && c.dims == g.dims,
+                    "{t} {bound}: region from page-locked bytes"
+                );
             }
         }
     }
@@ -1382,6 +1417,19 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
                 assert!(
                     same_as_cpu(&back.download(&gpu).unwrap()),
                     "{t} {bound} {shape:?}: resident decode differs from the CPU's"
+                );
+                let locked = multires_cuda::codec::PinnedBytes::copy_of(&gpu, &cpu)
+                    .unwrap()
+                    .shared();
+                let back = decompress_resident(
+                    &mut MrzReader::from_shared(locked, "t").unwrap(),
+                    &gpu,
+                    &|_| {},
+                )
+                .unwrap();
+                assert!(
+                    same_as_cpu(&back.download(&gpu).unwrap()),
+                    "{t} {bound} {shape:?}: resident decode from page-locked bytes differs from the CPU's"
                 );
                 // Slabs on the devices, then slabs left on the host.
                 for across in [false, true] {

@@ -12,6 +12,7 @@
 
 use super::{BrickGrid, CodecError, DType, ErrorBound, Lifting};
 use std::io::{Read, Seek, SeekFrom};
+use std::sync::Arc;
 
 pub const MAGIC: [u8; 4] = *b"MRZ\x1a";
 /// 4: dense rANS chunks split (3: the interpolating wavelet's bricks
@@ -241,13 +242,16 @@ pub struct MrzReader {
 pub trait ReadSeek: Read + Seek + Send {}
 impl<T: Read + Seek + Send> ReadSeek for T {}
 
+/// A file's bytes in memory, shared with whoever else holds them.
+pub type SharedBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
+
 /// Where the bytes come from. Files (on Unix) and bytes in memory are read
 /// at positions, so many bricks are read at once; any other reader is read
 /// one brick at a time behind a lock.
 enum Source {
     #[cfg(unix)]
     File(std::fs::File),
-    Bytes(Vec<u8>),
+    Bytes(SharedBytes),
     Reader(std::sync::Mutex<Box<dyn ReadSeek>>),
 }
 
@@ -256,7 +260,7 @@ impl Source {
         match self {
             #[cfg(unix)]
             Source::File(f) => Ok(f.metadata()?.len()),
-            Source::Bytes(b) => Ok(b.len() as u64),
+            Source::Bytes(b) => Ok((**b).as_ref().len() as u64),
             Source::Reader(r) => r
                 .get_mut()
                 .map_err(|_| std::io::Error::other("the reader failed before"))?
@@ -272,7 +276,7 @@ impl Source {
             Source::Bytes(b) => {
                 let part = usize::try_from(at)
                     .ok()
-                    .and_then(|a| b.get(a..a.checked_add(buf.len())?))
+                    .and_then(|a| (**b).as_ref().get(a..a.checked_add(buf.len())?))
                     .ok_or(std::io::ErrorKind::UnexpectedEof)?;
                 buf.copy_from_slice(part);
                 Ok(())
@@ -313,6 +317,12 @@ impl MrzReader {
     /// The same for a file's bytes in memory (bricks are then read on
     /// every core).
     pub fn from_bytes(bytes: Vec<u8>, name: &str) -> Result<Self, CodecError> {
+        Self::from_source(Source::Bytes(Arc::new(bytes)), name)
+    }
+
+    /// The same for bytes held elsewhere, for example in page-locked
+    /// memory, which a GPU decoder copies up without gathering them first.
+    pub fn from_shared(bytes: SharedBytes, name: &str) -> Result<Self, CodecError> {
         Self::from_source(Source::Bytes(bytes), name)
     }
 
@@ -505,6 +515,7 @@ impl MrzReader {
         let Source::Bytes(bytes) = &self.file else {
             return Ok(self.read_bricks(ks)?.into_iter().map(Cow::Owned).collect());
         };
+        let bytes: &[u8] = (**bytes).as_ref();
         ks.par_iter()
             .map(|&k| {
                 let (o, l, crc) = self.entry(k)?;

@@ -27,7 +27,7 @@ pub mod rans;
 pub mod rice;
 pub mod seed;
 
-pub use container::{MrzHeader, MrzParts, MrzReader};
+pub use container::{MrzHeader, MrzParts, MrzReader, SharedBytes};
 pub use lifting::Lifting;
 
 use rayon::prelude::*;

@@ -49,12 +49,24 @@ fn reader(bytes: Vec<u8>) -> Result<MrzReader, CodecError> {
     MrzReader::from_reader(Box::new(std::io::Cursor::new(bytes)), "test.mrz")
 }
 
-/// The reader's three sources: a plain reader (one brick at a time), bytes
-/// in memory and a file (both read at positions on every core).
+/// The reader's four sources: a plain reader (one brick at a time), bytes
+/// in memory, its own or shared (here a window of a larger buffer), and a
+/// file (all three read at positions on every core).
 fn open_as(source: usize, bytes: Vec<u8>) -> Result<MrzReader, CodecError> {
+    struct Window(Vec<u8>, std::ops::Range<usize>);
+    impl AsRef<[u8]> for Window {
+        fn as_ref(&self) -> &[u8] {
+            &self.0[self.1.clone()]
+        }
+    }
     match source {
         0 => reader(bytes),
         1 => MrzReader::from_bytes(bytes, "test.mrz"),
+        2 => {
+            let n = bytes.len();
+            let padded = [vec![0x5a; 13], bytes, vec![0xa5; 29]].concat();
+            MrzReader::from_shared(std::sync::Arc::new(Window(padded, 13..13 + n)), "test.mrz")
+        }
         _ => {
             let f = tempfile::NamedTempFile::new().unwrap();
             std::fs::write(f.path(), &bytes).unwrap();
@@ -216,7 +228,7 @@ fn corrupt_and_truncated_files_are_errors_naming_the_brick() {
     bad[start as usize + 3] ^= 0x40;
     let later = start + sizes[5..9].iter().sum::<u64>();
     bad[later as usize + 1] ^= 0x40;
-    for source in 0..3 {
+    for source in 0..4 {
         let mut r = open_as(source, bad.clone()).unwrap();
         let e = decompress(&mut r, None, &quiet).unwrap_err().to_string();
         assert!(
@@ -239,7 +251,7 @@ fn corrupt_and_truncated_files_are_errors_naming_the_brick() {
         );
         assert_eq!(
             matches!(slices[0], std::borrow::Cow::Borrowed(_)),
-            source == 1,
+            source == 1 || source == 2,
             "source {source}: only a file in memory lends its bytes"
         );
         assert!(r.brick_slices(&[sizes.len()]).is_err());
