@@ -218,7 +218,8 @@ __device__ __forceinline__ long long field_index(long long b, long long z, long 
 // One pass of multires::codec::interp over every brick of a batch
 // (blockIdx.y): the points o[a] + i * st[a] (cnt[a] per axis). axis 3:
 // the anchors, predicted by 0. Forward: x in, each quantized detail into
-// qi at its place in the coding order (qinv), the reconstruction into y
+// qi at its place in the coding order (qinv; null: the pass order, where
+// the pass's t-th point is at qbase + t), the reconstruction into y
 // where a later pass predicts from it (keep_y: all but the last pass,
 // half the points), and the encoder's check of its own decode (CHECK) as
 // each value is reconstructed: a point is reconstructed once, in one
@@ -226,7 +227,7 @@ __device__ __forceinline__ long long field_index(long long b, long long z, long 
 // (zeroed before; the other points' corr is not written). x32: the input
 // as float32 instead of x. Inverse: c in
 // place; with di given, each point's detail is read from the decoded
-// integers instead; with `place`, each value also rounded to float32
+// integers instead (at dinv, or qbase + t); with `place`, each value also rounded to float32
 // there, at its place in a field (brick origins porg, planes of pY rows
 // of pX) or in the batch (porg null): SCATTER's or TO_DTYPE's pass over
 // the batch's doubles, saved.
@@ -242,7 +243,8 @@ __device__ __forceinline__ long long field_index(long long b, long long z, long 
                                     unsigned long long* maxe, double* sse, unsigned* omask,    \
                                     float* place, const long long* porg, long long pY,         \
                                     long long pX, unsigned long long m2, int sh2,              \
-                                    unsigned long long m1, int sh1, int keep_y) {              \
+                                    unsigned long long m1, int sh1, int keep_y,                \
+                                    long long qbase) {                                         \
         long long b = blockIdx.y;                                                              \
         double qs = q[b] / div;                                                                \
         unsigned cnt = (unsigned)(c0 * c1 * c2);                                               \
@@ -272,7 +274,8 @@ __device__ __forceinline__ long long field_index(long long b, long long z, long 
             if (INV) {                                                                         \
                 /* The detail straight from the decoded integers (their  */                    \
                 /* place in the coding order: dinv), or from c.          */                    \
-                double dv = di ? (double)di[b * n + dinv[local]] : cb[local];                  \
+                double dv = di ? (double)di[b * n + (dinv ? dinv[local] : (unsigned)qbase + t)] \
+                               : cb[local];                                                    \
                 double v = axis == 3 ? dv * qs : pred + dv * qs;                               \
                 cb[local] = v;                                                                 \
                 if (place) {                                                                   \
@@ -284,7 +287,7 @@ __device__ __forceinline__ long long field_index(long long b, long long z, long 
                 double v = quant_value(axis == 3 ? a : a - pred, qs);                          \
                 double r = axis == 3 ? v * qs : pred + v * qs;                                 \
                 if (keep_y) yb[local] = r;                                                     \
-                qi[b * n + qinv[local]] = (int)v;                                              \
+                qi[b * n + (qinv ? qinv[local] : (unsigned)qbase + t)] = (int)v;               \
                 int cv = check_point(a, r, e, f32, no, nr, m, s2);                             \
                 if (cv != INT_NONE) {                                                          \
                     corr[b * n + local] = cv;                                                  \

@@ -171,7 +171,7 @@ struct Slot {
     /// Coding orders per brick shape: Morton (lifting) or interp's.
     orders: CodingOrders,
     /// The rANS level classes of interp's coding order, per brick shape.
-    classes: BTreeMap<[usize; 3], Arc<LevelClasses>>,
+    classes: BTreeMap<([usize; 3], interp::Order), Arc<LevelClasses>>,
 }
 
 /// Per tile of 32 values (the last may be shorter), bit c set where level
@@ -202,7 +202,11 @@ struct CodingOrder {
     inverse: CudaSlice<u32>,
 }
 
-type CodingOrders = BTreeMap<([usize; 3], bool), Arc<CodingOrder>>;
+type CodingOrders = BTreeMap<OrderKey, Arc<CodingOrder>>;
+
+/// A coding order: the brick shape, and the interpolation's order (None:
+/// the lifting transforms' Morton order).
+type OrderKey = ([usize; 3], Option<interp::Order>);
 
 /// The coding order that `Slot::order` uploaded for `dims` under `t` (a
 /// function of the map alone, so the slot's other buffers stay free to
@@ -211,9 +215,10 @@ fn coding_order(
     orders: &CodingOrders,
     dims: [usize; 3],
     t: lifting::Lifting,
+    o: interp::Order,
 ) -> Result<&CodingOrder, CudaError> {
     orders
-        .get(&order_key(dims, t))
+        .get(&order_key(dims, t, o))
         .map(|o| &**o)
         .ok_or_else(|| CudaError::Unsupported("coding order".into()))
 }
@@ -246,7 +251,8 @@ fn dequantize_and_lift(
 }
 
 /// Where the forward interpolation puts what it codes: each detail into
-/// `ints` at its place in the coding order (`inverse`), and the encoder's
+/// `ints` at its place in the coding order (`inverse`; None: the pass
+/// order, each pass's details in a run), and the encoder's
 /// check of its own decode as each value is reconstructed (an outlier's
 /// correction into `corr` and its bit into `omask`, the per-brick
 /// `counts`, `maxe` and `sse`, against the bound `e`; `f32`: the stored
@@ -254,7 +260,7 @@ fn dequantize_and_lift(
 /// and the outlier lists read only the marked corrections.
 struct InterpCheck<'a> {
     ints: &'a mut CudaSlice<i32>,
-    inverse: &'a CudaSlice<u32>,
+    inverse: Option<&'a CudaSlice<u32>>,
     corr: &'a mut CudaSlice<i32>,
     omask: &'a mut CudaSlice<u32>,
     e: f64,
@@ -268,8 +274,13 @@ struct InterpCheck<'a> {
 enum InterpPass<'a> {
     Forward(InterpCheck<'a>),
     /// The decoded integers of each brick in coding order, the order's
-    /// inverse, and where each value also goes as float32, if anywhere.
-    Inverse(&'a CudaSlice<i32>, &'a CudaSlice<u32>, Option<Place<'a>>),
+    /// inverse (None: the pass order), and where each value also goes as
+    /// float32, if anywhere.
+    Inverse(
+        &'a CudaSlice<i32>,
+        Option<&'a CudaSlice<u32>>,
+        Option<Place<'a>>,
+    ),
 }
 
 /// A field's place for a batch's decoded values: its device address
@@ -324,6 +335,8 @@ fn interp_passes(
     }
     let (n64, d) = (n as i64, dims.map(|v| v as i32));
     let last = list.len() - 1;
+    // Where each pass's details start in the pass order.
+    let mut qbase = 0i64;
     for (k, (axis, s, lat, lv)) in list.into_iter().enumerate() {
         let cnt = interp::lattice_counts(dims, lat);
         let total: usize = cnt.iter().product();
@@ -362,26 +375,31 @@ fn interp_passes(
             .arg(&c64[2]);
         let (zero_e, zero_i, zero_l) = (0f64, 0i32, 0i64);
         match &mut pass {
-            InterpPass::Forward(k) => l
-                .arg(&null)
-                .arg(&null)
-                .arg(&mut *k.ints)
-                .arg(k.inverse)
-                .arg(&mut *k.corr)
-                .arg(&k.e)
-                .arg(&k.f32)
-                .arg(&mut *k.counts)
-                .arg(&mut *k.maxe)
-                .arg(&mut *k.sse)
-                .arg(&mut *k.omask)
-                .arg(&null)
-                .arg(&null)
-                .arg(&zero_l)
-                .arg(&zero_l),
-            InterpPass::Inverse(di, dinv, place) => {
-                l.arg(*di)
-                    .arg(*dinv)
+            InterpPass::Forward(k) => {
+                l.arg(&null).arg(&null).arg(&mut *k.ints);
+                match k.inverse {
+                    Some(v) => l.arg(v),
+                    None => l.arg(&null),
+                };
+                l.arg(&mut *k.corr)
+                    .arg(&k.e)
+                    .arg(&k.f32)
+                    .arg(&mut *k.counts)
+                    .arg(&mut *k.maxe)
+                    .arg(&mut *k.sse)
+                    .arg(&mut *k.omask)
                     .arg(&null)
+                    .arg(&null)
+                    .arg(&zero_l)
+                    .arg(&zero_l)
+            }
+            InterpPass::Inverse(di, dinv, place) => {
+                l.arg(*di);
+                match dinv {
+                    Some(v) => l.arg(*v),
+                    None => l.arg(&null),
+                };
+                l.arg(&null)
                     .arg(&null)
                     .arg(&null)
                     .arg(&zero_e)
@@ -405,7 +423,14 @@ fn interp_passes(
         // The encoder's last pass: nothing predicts from its points,
         // and nothing after the passes reads y.
         let keep_y = (inverse || k != last) as i32;
-        l.arg(&m2).arg(&sh2).arg(&m1).arg(&sh1).arg(&keep_y);
+        let at = qbase;
+        l.arg(&m2)
+            .arg(&sh2)
+            .arg(&m1)
+            .arg(&sh1)
+            .arg(&keep_y)
+            .arg(&at);
+        qbase += total as i64;
         let blocks = total.div_ceil(256 * INTERP_PER_THREAD).min(4096);
         unsafe { l.launch(cfg((blocks as u32, bricks as u32), 256, 0)) }
             .during(|| "launching INTERP".into())?;
@@ -492,10 +517,10 @@ fn interp_divisor(d: usize, below: usize) -> (u64, i32) {
     (m, sh as i32)
 }
 
-/// The key of a coding order: the brick shape, and whether it is the
-/// interpolation's (else Morton's).
-fn order_key(dims: [usize; 3], t: lifting::Lifting) -> ([usize; 3], bool) {
-    (dims, t == lifting::Lifting::Interp)
+/// The key of the coding order of `dims` under `t` (`o`: the
+/// interpolation's order, if `t` is the interpolation).
+fn order_key(dims: [usize; 3], t: lifting::Lifting, o: interp::Order) -> OrderKey {
+    (dims, (t == lifting::Lifting::Interp).then_some(o))
 }
 
 /// With MULTIRES_CODEC_PROFILE set, the time since the last mark (after
@@ -1037,17 +1062,21 @@ impl Slot {
         Ok(())
     }
 
-    /// The coding order of `dims` under `t` and its inverse, uploaded
-    /// once a device (`Gpu::table`).
-    fn order(&mut self, dims: [usize; 3], t: lifting::Lifting) -> Result<(), CudaError> {
-        let key = order_key(dims, t);
+    /// The coding order of `dims` under `t` (`io`: the interpolation's)
+    /// and its inverse, uploaded once a device (`Gpu::table`).
+    fn order(
+        &mut self,
+        dims: [usize; 3],
+        t: lifting::Lifting,
+        io: interp::Order,
+    ) -> Result<(), CudaError> {
+        let key = order_key(dims, t, io);
         if !self.orders.contains_key(&key) {
             let s = &self.stream;
             let o = self.gpu.table(&format!("codec order {key:?}"), || {
-                let o = if key.1 {
-                    interp::order(dims)
-                } else {
-                    morton::order(dims)
+                let o = match key.1 {
+                    Some(io) => interp::order(dims, io),
+                    None => morton::order(dims),
                 };
                 let mut inv = vec![0u32; o.len()];
                 for (j, &k) in o.iter().enumerate() {
@@ -1064,24 +1093,26 @@ impl Slot {
         Ok(())
     }
 
-    /// The rANS level classes of `dims` (a byte each: they are 0 to 7),
-    /// uploaded once a device (`Gpu::table`).
-    fn classes(&mut self, dims: [usize; 3]) -> Result<(), CudaError> {
-        if !self.classes.contains_key(&dims) {
+    /// The rANS level classes of `dims` in order `o` (a byte each: they
+    /// are 0 to 7), uploaded once a device (`Gpu::table`).
+    fn classes(&mut self, dims: [usize; 3], o: interp::Order) -> Result<(), CudaError> {
+        if !self.classes.contains_key(&(dims, o)) {
             let s = &self.stream;
-            let d = self.gpu.table(&format!("codec classes {dims:?}"), || {
-                let up = || "copying level classes".to_string();
-                let cl = interp::classes(dims);
-                let c: Vec<u8> = cl.iter().map(|&c| c as u8).collect();
-                let d = LevelClasses {
-                    values: s.clone_htod(&c).during(up)?,
-                    tiles: s.clone_htod(&tile_classes(&cl)).during(up)?,
-                    blocks: rans::class_blocks(&cl),
-                };
-                s.synchronize().during(up)?;
-                Ok(d)
-            })?;
-            self.classes.insert(dims, d);
+            let d = self
+                .gpu
+                .table(&format!("codec classes {dims:?} {o:?}"), || {
+                    let up = || "copying level classes".to_string();
+                    let cl = interp::classes(dims, o);
+                    let c: Vec<u8> = cl.iter().map(|&c| c as u8).collect();
+                    let d = LevelClasses {
+                        values: s.clone_htod(&c).during(up)?,
+                        tiles: s.clone_htod(&tile_classes(&cl)).during(up)?,
+                        blocks: rans::class_blocks(&cl),
+                    };
+                    s.synchronize().during(up)?;
+                    Ok(d)
+                })?;
+            self.classes.insert((dims, o), d);
         }
         Ok(())
     }
@@ -1102,7 +1133,7 @@ impl Slot {
         let f32i: i32 = (dtype == DType::F32) as i32;
         let sz = dtype.size();
         let closed = t == lifting::Lifting::Interp;
-        self.order(dims, t)?;
+        self.order(dims, t, interp::Order::CURRENT)?;
         let s = &self.stream.clone();
         prof(s, "before")?;
         let mut counts = s
@@ -1157,7 +1188,10 @@ impl Slot {
             l.arg(pk).arg(&e).arg(&ulp).arg(&nbk64).arg(&mut qd);
             unsafe { l.launch(cfg((nbk.div_ceil(256) as u32, 1), 256, 0)) }
                 .during(|| "launching ISTEP".into())?;
-            let inverse = &coding_order(&self.orders, dims, t)?.inverse;
+            let inverse = match interp::Order::CURRENT {
+                interp::Order::Passes => None,
+                o => Some(&coding_order(&self.orders, dims, t, o)?.inverse),
+            };
             let mut omask = s
                 .alloc_zeros::<u32>(nbk * n.div_ceil(32))
                 .during(|| "alloc".into())?;
@@ -1213,7 +1247,8 @@ impl Slot {
             None => vec![0.0; nbk],
         };
         let steps: Vec<[f64; 3]> = peaks.iter().map(|&p| codec::steps(e, p)).collect();
-        let CodingOrder { order, inverse } = coding_order(&self.orders, dims, t)?;
+        let CodingOrder { order, inverse } =
+            coding_order(&self.orders, dims, t, interp::Order::CURRENT)?;
         let (fq, fc, fs, fm) = (
             self.f("QUANT(kernel)", 0)?,
             self.f("CHECK(kernel)", 0)?,
@@ -1531,10 +1566,10 @@ impl Slot {
         let nbk = b.bricks.len();
         let s = &self.stream.clone();
         let n64 = n as i64;
-        self.classes(dims)?;
+        self.classes(dims, interp::Order::CURRENT)?;
         let cls = self
             .classes
-            .get(&dims)
+            .get(&(dims, interp::Order::CURRENT))
             .cloned()
             .ok_or_else(|| CudaError::Unsupported("level classes".into()))?;
         let table = rans::NCTX * rans::NSYM;
@@ -2396,16 +2431,17 @@ impl Slot {
         if down {
             self.pin_values()?;
         }
-        self.order(dims, h.transform)?;
+        let io = interp::Order::of_version(h.version);
+        self.order(dims, h.transform, io)?;
         let s = &self.stream.clone();
         turn(DecodePhase::Entropy);
         let Front { at, q, err, check } = if closed {
-            self.rans_front(dims, list)?
+            self.rans_front(dims, list, io)?
         } else {
             self.rice_front(dims, list)?
         };
         let q_d = self.stage.up(&self.gpu, s, &q)?;
-        let inverse = &coding_order(&self.orders, dims, h.transform)?.inverse;
+        let inverse = &coding_order(&self.orders, dims, h.transform, io)?.inverse;
         turn(DecodePhase::Inverse);
         let mut placed = false;
         if closed {
@@ -2432,7 +2468,11 @@ impl Slot {
                 &q_d,
                 dims,
                 nbk,
-                InterpPass::Inverse(&self.ints, inverse, place),
+                InterpPass::Inverse(
+                    &self.ints,
+                    (io == interp::Order::LazyMorton).then_some(inverse),
+                    place,
+                ),
             )?;
         } else {
             let ints = self.ints.slice(0..nbk * n);
@@ -2513,10 +2553,15 @@ impl Slot {
     /// The rANS streams of a batch decoded into `ints`, a chunk per
     /// thread: per brick where its outliers start (None: its header does
     /// not read), its step, and the device's fault flags.
-    fn rans_front(&mut self, dims: [usize; 3], list: &[Payload]) -> Result<Front, CudaError> {
+    fn rans_front(
+        &mut self,
+        dims: [usize; 3],
+        list: &[Payload],
+        io: interp::Order,
+    ) -> Result<Front, CudaError> {
         let n: usize = dims.iter().product();
         let nbk = list.len();
-        self.classes(dims)?;
+        self.classes(dims, io)?;
         let s = &self.stream.clone();
         use rayon::prelude::*;
         // On this thread: a header is a few hundred words, and the rayon
@@ -2638,7 +2683,7 @@ impl Slot {
         trace("d_gathered");
         let cls = self
             .classes
-            .get(&dims)
+            .get(&(dims, io))
             .ok_or_else(|| CudaError::Unsupported("level classes".into()))?;
         let n64 = n as i64;
         prof(s, "d_rdec_before")?;
@@ -3165,8 +3210,7 @@ fn check_batch(
         .map(|((k, p), &at)| {
             let res = match at {
                 Some(at) => codec::outliers(&p[at..], n, h.dtype).map(CheckedBrick::Device),
-                None => codec::decode_brick(p, dims, h.transform, h.dtype, h.abs_bound)
-                    .map(CheckedBrick::Cpu),
+                None => codec::decode_brick(p, dims, h).map(CheckedBrick::Cpu),
             };
             res.map_err(|what| corrupt_brick(path, grid, *k, what))
         })
@@ -4540,7 +4584,7 @@ mod tests {
         // value's class present in its tile.
         assert_eq!(tile_classes(&[4; 32]), vec![1 << 4]);
         let dims = [9, 17, 33];
-        let cl = interp::classes(dims);
+        let cl = interp::classes(dims, interp::Order::LazyMorton);
         let t = tile_classes(&cl);
         assert_eq!(t.len(), cl.len().div_ceil(32));
         for (i, &c) in cl.iter().enumerate() {

@@ -15,17 +15,22 @@ use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;
 
 pub const MAGIC: [u8; 4] = *b"MRZ\x1a";
-/// 4: dense rANS chunks split (3: the interpolating wavelet's bricks
-/// rANS-coded; 2: all Rice-coded; 1, zstd, was never released).
-pub const VERSION: u16 = 4;
-/// The oldest version this build reads (version 3 differs only in having
-/// no split rANS chunks: `rans::Split`).
+/// 5: the interpolation's details coded pass by pass (`interp::Order`);
+/// 4: dense rANS chunks split; 3: the interpolating wavelet's bricks
+/// rANS-coded; 2: all Rice-coded; 1, zstd, was never released.
+pub const VERSION: u16 = 5;
+/// The oldest version this build reads (version 4 codes the
+/// interpolation's details in Morton order, and version 3 also has no
+/// split rANS chunks: `rans::Split`).
 pub const OLDEST_VERSION: u16 = 3;
 pub const HEADER_LEN: usize = 4 + 2 + 4 + 8 + 8 + 24 + 12 + 16 + 8 + 8 + 4;
 const ENTRY_LEN: usize = 20;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct MrzHeader {
+    /// The format version (`OLDEST_VERSION` to `VERSION`): the encoder
+    /// writes `VERSION`; a file read keeps its own.
+    pub version: u16,
     pub dtype: DType,
     pub ndim: usize,
     pub dims: [usize; 3],
@@ -92,7 +97,7 @@ pub fn parts_with_checksums<P: AsRef<[u8]> + Sync>(
     let mut out = Vec::with_capacity(HEADER_LEN);
     let index_offset = (HEADER_LEN + total) as u64;
     out.extend_from_slice(&MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&h.version.to_le_bytes());
     let (bk, bv) = h.bound.code();
     out.push(match h.dtype {
         DType::F32 => 0,
@@ -394,6 +399,7 @@ impl MrzReader {
             return Err(corrupt(format!("implausible shape {dims:?}")));
         }
         let header = MrzHeader {
+            version,
             dtype,
             ndim,
             dims,

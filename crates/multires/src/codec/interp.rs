@@ -234,31 +234,99 @@ fn lazy_index(p: usize, n: usize) -> usize {
     p
 }
 
-/// The grid index of each coded value, in coding order: the details laid
-/// out by level as the open-loop subbands are, then in Morton order, so
-/// the entropy coder's blocks hold neighbours of one level. Cached per
+/// The coding order of the details. Version 5 on: pass by pass (the
+/// anchors, then each pass, coarsest first), each in its lattice's row
+/// order, so the GPU's passes read and write their details in runs, and
+/// a value's predecessor is its neighbour on the row at its own level
+/// (files 1-28% smaller than Morton order on the benchmark fields).
+/// Versions 3 and 4: Morton order over the lazy layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Order {
+    LazyMorton,
+    Passes,
+}
+
+impl Order {
+    /// What this build writes.
+    pub const CURRENT: Order = Order::Passes;
+
+    /// The order of a file of container version `v`.
+    pub fn of_version(v: u16) -> Order {
+        if v >= 5 {
+            Order::Passes
+        } else {
+            Order::LazyMorton
+        }
+    }
+}
+
+/// The grid index of each coded value, in coding order `o`. Cached per
 /// shape.
-pub fn order(dims: [usize; 3]) -> Arc<Vec<u32>> {
-    order_and_classes(dims).0
+pub fn order(dims: [usize; 3], o: Order) -> Arc<Vec<u32>> {
+    order_and_classes(dims, o).0
 }
 
 /// The rANS contexts' level class of each coded value, cached per shape
 /// (`rans::level_classes` of `order`, without its divisions).
-pub fn classes(dims: [usize; 3]) -> Arc<Vec<u32>> {
-    order_and_classes(dims).1
+pub fn classes(dims: [usize; 3], o: Order) -> Arc<Vec<u32>> {
+    order_and_classes(dims, o).1
 }
 
 type OrderAndClasses = (Arc<Vec<u32>>, Arc<Vec<u32>>);
 
-/// Both per-shape tables from one Morton walk: per axis, the lazy
-/// layout's position of each index gives the grid offset and the trailing
-/// zero bits, so a value costs three look-ups for each table.
-fn order_and_classes(dims: [usize; 3]) -> OrderAndClasses {
-    static CACHE: OnceLock<morton::PerShape<OrderAndClasses>> = OnceLock::new();
-    morton::cached(&CACHE, dims, || order_and_classes_of(dims))
+fn order_and_classes(dims: [usize; 3], o: Order) -> OrderAndClasses {
+    static LAZY: OnceLock<morton::PerShape<OrderAndClasses>> = OnceLock::new();
+    static PASSES: OnceLock<morton::PerShape<OrderAndClasses>> = OnceLock::new();
+    match o {
+        Order::LazyMorton => morton::cached(&LAZY, dims, || lazy_morton_order(dims)),
+        Order::Passes => morton::cached(&PASSES, dims, || pass_order(dims)),
+    }
 }
 
-fn order_and_classes_of(dims: [usize; 3]) -> OrderAndClasses {
+/// A grid point's level class: the trailing zero bits of its coordinates
+/// (the least over the axes, capped; 0 counts as the cap).
+fn level_class(zyx: [usize; 3]) -> u32 {
+    let cap = super::rans::LEVELS as u32 - 1;
+    zyx.iter()
+        .map(|&p| {
+            if p == 0 {
+                cap
+            } else {
+                p.trailing_zeros().min(cap)
+            }
+        })
+        .min()
+        .unwrap_or(cap)
+}
+
+/// Both tables of `Order::Passes`: the anchors', then each pass's lattice
+/// in row order, as INTERP walks them.
+fn pass_order(dims: [usize; 3]) -> OrderAndClasses {
+    let n: usize = dims.iter().product();
+    let (mut order, mut classes) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut lattices = vec![anchor_lattice(dims)];
+    lattices.extend(passes(dims).iter().map(|p| [0, 1, 2].map(|a| p.lattice(a))));
+    for l in lattices {
+        let c = lattice_counts(dims, l);
+        for iz in 0..c[0] {
+            let z = l[0].0 + iz * l[0].1;
+            for iy in 0..c[1] {
+                let y = l[1].0 + iy * l[1].1;
+                for ix in 0..c[2] {
+                    let x = l[2].0 + ix * l[2].1;
+                    order.push(((z * dims[1] + y) * dims[2] + x) as u32);
+                    classes.push(level_class([z, y, x]));
+                }
+            }
+        }
+    }
+    (Arc::new(order), Arc::new(classes))
+}
+
+/// Both tables of `Order::LazyMorton` from one Morton walk: per axis, the
+/// lazy layout's position of each index gives the grid offset and the
+/// trailing zero bits, so a value costs three look-ups for each table.
+fn lazy_morton_order(dims: [usize; 3]) -> OrderAndClasses {
     let back = lazy_inverse(dims);
     let stride = [dims[1] * dims[2], dims[2], 1];
     let cap = super::rans::LEVELS as u32 - 1;
@@ -325,11 +393,13 @@ mod tests {
             [17, 9, 33],
             [129, 127, 121],
         ] {
-            assert_eq!(
-                *classes(dims),
-                super::super::rans::level_classes(dims, &order(dims)),
-                "{dims:?}"
-            );
+            for o in [Order::LazyMorton, Order::Passes] {
+                assert_eq!(
+                    *classes(dims, o),
+                    super::super::rans::level_classes(dims, &order(dims, o)),
+                    "{dims:?} {o:?}"
+                );
+            }
         }
     }
 
@@ -352,9 +422,19 @@ mod tests {
                 each_point(dims, &p, |k, _, _| seen[k] += 1);
             }
             assert!(seen.iter().all(|&c| c == 1), "{dims:?}: {seen:?}");
-            let mut o = order(dims).to_vec();
-            o.sort_unstable();
-            assert_eq!(o, (0..n as u32).collect::<Vec<_>>(), "{dims:?}");
+            for kind in [Order::LazyMorton, Order::Passes] {
+                let mut o = order(dims, kind).to_vec();
+                o.sort_unstable();
+                assert_eq!(o, (0..n as u32).collect::<Vec<_>>(), "{dims:?}");
+            }
+            // Pass order is the anchors', then each pass's points as
+            // each_point visits them.
+            let mut walk = anchors(dims);
+            for p in passes(dims) {
+                each_point(dims, &p, |k, _, _| walk.push(k));
+            }
+            let walk: Vec<u32> = walk.into_iter().map(|k| k as u32).collect();
+            assert_eq!(*order(dims, Order::Passes), walk, "{dims:?}");
         }
     }
 

@@ -603,10 +603,16 @@ pub(crate) fn quantize(c: f64, q: f64) -> i32 {
 /// The brick's values as decoded from quantized coefficients (Morton
 /// order) with step `q`: the one reconstruction both the encoder's check
 /// and the decoder use.
-fn reconstruct(ints: &[i32], q: f64, t: Lifting, dims: [usize; 3], dtype: DType) -> Vec<f64> {
+fn reconstruct(
+    ints: &[i32],
+    q: f64,
+    (t, o): (Lifting, interp::Order),
+    dims: [usize; 3],
+    dtype: DType,
+) -> Vec<f64> {
     if t == Lifting::Interp {
         let mut c = vec![0.0; ints.len()];
-        for (&i, &k) in ints.iter().zip(interp::order(dims).iter()) {
+        for (&i, &k) in ints.iter().zip(interp::order(dims, o).iter()) {
             c[k as usize] = i as f64;
         }
         interp::inverse(&mut c, dims, q);
@@ -676,12 +682,12 @@ pub(crate) fn encode_brick(
     if t == Lifting::Interp {
         let q = interp_step(e, peak, dtype);
         let (grid, mut y) = interp::forward(x, dims, q);
-        let ints: Vec<i32> = interp::order(dims)
+        let ints: Vec<i32> = interp::order(dims, interp::Order::CURRENT)
             .iter()
             .map(|&k| grid[k as usize])
             .collect();
         y.iter_mut().for_each(|v| *v = dtype.round(*v));
-        let cl = interp::classes(dims);
+        let cl = interp::classes(dims, interp::Order::CURRENT);
         return Ok(finish_brick(
             x,
             &ints,
@@ -703,7 +709,7 @@ pub(crate) fn encode_brick(
         .par_iter()
         .map(|&q| {
             let ints: Vec<i32> = order.iter().map(|&k| quantize(c[k as usize], q)).collect();
-            let y = reconstruct(&ints, q, t, dims, dtype);
+            let y = reconstruct(&ints, q, (t, interp::Order::CURRENT), dims, dtype);
             finish_brick(x, &ints, &y, q, e, dtype, None)
         })
         .collect();
@@ -829,25 +835,20 @@ pub fn brick_rans_header(payload: &[u8], n: usize) -> Result<(f64, rans::Header)
     Ok((q, rans::read_header_of(&words, total, n)?))
 }
 
-/// Decodes a brick's payload; errors say what is wrong (the container adds
-/// which brick).
-pub fn decode_brick(
-    payload: &[u8],
-    dims: [usize; 3],
-    t: Lifting,
-    dtype: DType,
-    e: f64,
-) -> Result<Vec<f64>, String> {
+/// Decodes a brick of extent `dims` of the file of header `h` from its
+/// payload; errors say what is wrong (the container adds which brick).
+pub fn decode_brick(payload: &[u8], dims: [usize; 3], h: &MrzHeader) -> Result<Vec<f64>, String> {
     let n: usize = dims.iter().product();
     let (q, words) = brick_step(payload)?;
+    let (t, o) = (h.transform, interp::Order::of_version(h.version));
     let (zz, used) = if t == Lifting::Interp {
-        rans::decode(&words, n, &interp::classes(dims))?
+        rans::decode(&words, n, &interp::classes(dims, o))?
     } else {
         rice::decode(&words, n)?
     };
     let ints: Vec<i32> = zz.into_iter().map(rice::unzigzag).collect();
-    let y = reconstruct(&ints, q, t, dims, dtype);
-    apply_outliers(y, &payload[8 + 4 * used..], e, dtype)
+    let y = reconstruct(&ints, q, (t, o), dims, h.dtype);
+    apply_outliers(y, &payload[8 + 4 * used..], h.abs_bound, h.dtype)
 }
 
 /// One stored correction: the value at `index` of its brick moves by
@@ -1007,6 +1008,7 @@ pub fn assemble_parts<P: AsRef<[u8]> + Sync>(
 ) -> (container::MrzParts<P>, CodecStats) {
     let (lo, hi) = range;
     let header = MrzHeader {
+        version: container::VERSION,
         dtype: v.dtype,
         ndim: v.ndim,
         dims: v.dims,
@@ -1243,7 +1245,7 @@ pub fn decompress(
             .into_par_iter()
             .try_for_each(|(k, p)| {
                 let (_, ext) = grid.bounds(k);
-                let y = decode_brick(&p, ext, h.transform, h.dtype, h.abs_bound).map_err(|what| {
+                let y = decode_brick(&p, ext, &h).map_err(|what| {
                     CodecError::CorruptBrick {
                         path: path.clone(),
                         brick: k,

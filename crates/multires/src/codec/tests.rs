@@ -605,19 +605,33 @@ fn a_files_parts_are_the_file() {
     assert_eq!(empty.len(), empty.to_vec().len());
 }
 
-/// A file of container version 3 (written by ed21b31, before rANS chunks
-/// could be split: `data/v3_wave40.mrz`, from a 40^3 float32 field
-/// sin(0.3 x) + cos(0.2 y) z / 10 at rel:1e-3) still decodes within its
-/// bound.
+/// Files of container versions 3 and 4 still decode within their bounds:
+/// `data/v3_wave40.mrz` (written by ed21b31, before rANS chunks could be
+/// split) and `data/v4_wave40.mrz` (written by e7cf4d3 with its first
+/// chunk split: MULTIRES_RANS_DENSE=300), both of the interpolation's
+/// details in Morton order, from a 40^3 float32 field sin(0.3 x) +
+/// cos(0.2 y) z / 10 at rel:1e-3 and rel:1e-4.
 #[test]
-fn version_3_files_still_decode() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/v3_wave40.mrz");
-    let mut r = reader(std::fs::read(&path).unwrap()).unwrap();
-    assert_eq!(r.version(), 3);
-    let h = r.header().clone();
-    assert_eq!(h.dims, [40, 40, 40]);
-    let d = decompress(&mut r, None, &quiet).unwrap();
-    let v = d.data.to_f64();
+fn version_3_and_4_files_still_decode() {
+    for (file, version, split) in [("v3_wave40.mrz", 3, false), ("v4_wave40.mrz", 4, true)] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../data")
+            .join(file);
+        let bytes = std::fs::read(&path).unwrap();
+        let mut r = reader(bytes).unwrap();
+        assert_eq!(r.version(), version);
+        assert_eq!(r.header().version, version);
+        let h = r.header().clone();
+        assert_eq!(h.dims, [40, 40, 40]);
+        let p = r.read_brick(0).unwrap();
+        let (_, head) = brick_rans_header(&p, 40 * 40 * 40).unwrap();
+        assert_eq!(head.split.chunks > 0, split, "{file}: {:?}", head.split);
+        let d = decompress(&mut r, None, &quiet).unwrap();
+        check_wave40(&d.data.to_f64(), h.abs_bound);
+    }
+}
+
+fn check_wave40(v: &[f64], bound: f64) {
     let mut worst = 0f64;
     for z in 0..40 {
         for y in 0..40 {
@@ -629,9 +643,5 @@ fn version_3_files_still_decode() {
     }
     // The field was made by numpy: its sin and cos may differ from
     // Rust's in the last bit.
-    assert!(
-        worst <= h.abs_bound * (1.0 + 1e-5),
-        "{worst} > {}",
-        h.abs_bound
-    );
+    assert!(worst <= bound * (1.0 + 1e-5), "{worst} > {bound}");
 }
