@@ -2275,7 +2275,19 @@ fn sections(p: &[u8], n: usize) -> Option<Sections> {
 }
 
 /// A brick's index and payload (borrowed from a file held in memory).
-type Payload<'a> = (usize, Cow<'a, [u8]>);
+/// A brick to decode: its index, its payload, and the index's checksum
+/// of it where that is still to verify (`verify_payloads`).
+type Payload<'a> = (usize, Cow<'a, [u8]>, Option<u32>);
+
+/// The checksums of `list` still to verify, on every core: the first
+/// mismatch as an error naming its brick.
+fn verify_payloads(r: &codec::MrzReader, list: &[Payload]) -> Result<(), CudaError> {
+    use rayon::prelude::*;
+    list.par_iter().try_for_each(|(k, p, crc)| match crc {
+        Some(c) => r.verify_brick(*k, p, *c).map_err(CudaError::from),
+        None => Ok(()),
+    })
+}
 
 /// The payloads of the bricks of `r` that meet each of `regions` (a
 /// group each, in their order), read and checked, in batches of one shape
@@ -2298,8 +2310,11 @@ fn payload_batches<'r>(
     for region in regions {
         let wanted = codec::bricks_in(&grid, region);
         let mut shapes: BTreeMap<[usize; 3], Vec<Payload>> = BTreeMap::new();
-        for (&k, p) in wanted.iter().zip(r.brick_slices(&wanted)?) {
-            shapes.entry(grid.bounds(k).1).or_default().push((k, p));
+        for (&k, (p, crc)) in wanted.iter().zip(r.brick_slices_unverified(&wanted)?) {
+            shapes
+                .entry(grid.bounds(k).1)
+                .or_default()
+                .push((k, p, crc));
         }
         if let Some(dims) = shapes
             .keys()
@@ -2360,7 +2375,7 @@ pub fn decompress(
             &|slot, i| {
                 let (dims, list) = &batches[i];
                 let (grid, h, path) = (&grid, &h, &path);
-                let outliers_at = slot.decode(*dims, list, h)?;
+                let outliers_at = slot.decode(*dims, list, (h, r))?;
                 let view = slot.decoded()?;
                 prof(&slot.stream, "d_host_after")?;
                 let n: usize = dims.iter().product();
@@ -2373,7 +2388,7 @@ pub fn decompress(
                     .par_iter()
                     .zip(&checked)
                     .enumerate()
-                    .map(|(bi, ((k, _), c))| match (c, &view) {
+                    .map(|(bi, ((k, _, _), c))| match (c, &view) {
                         (CheckedBrick::Cpu(y), _) => o.place(*k, y.as_slice(), &[], 0.0, h.dtype),
                         (CheckedBrick::Device(fix), DecodedView::F32(v)) => {
                             o.place(*k, &v[bi * n..(bi + 1) * n], fix.as_slice(), h.abs_bound, h.dtype)
@@ -2408,9 +2423,9 @@ impl Slot {
         &mut self,
         dims: [usize; 3],
         list: &[Payload],
-        h: &codec::MrzHeader,
+        (h, r): (&codec::MrzHeader, &codec::MrzReader),
     ) -> Result<Vec<Option<usize>>, CudaError> {
-        Ok(self.decode_to(dims, list, h, (true, None, &|_| ()))?.0)
+        Ok(self.decode_to(dims, list, (h, r), (true, None, &|_| ()))?.0)
     }
 
     /// `decode`, leaving the decoded doubles in the slot's `y` (for
@@ -2418,11 +2433,13 @@ impl Slot {
     /// when each phase may start (`InOrder`). The interpolation's inverse
     /// also places its values as float32 in `field` (at, brick origins,
     /// rows, columns) when given: then the second value returned is true.
+    /// The payloads' checksums still to verify are verified while the
+    /// batch's kernels run (`r` names a brick that fails).
     fn decode_to(
         &mut self,
         dims: [usize; 3],
         list: &[Payload],
-        h: &codec::MrzHeader,
+        (h, r): (&codec::MrzHeader, &codec::MrzReader),
         (down, field, turn): (bool, Option<FieldPlace<'_>>, &dyn Fn(DecodePhase)),
     ) -> Result<(Vec<Option<usize>>, bool), CudaError> {
         let n: usize = dims.iter().product();
@@ -2493,6 +2510,13 @@ impl Slot {
             self.round_down(h.dtype, nbk * n, placed)?;
         }
         prof(s, "d_download")?;
+        if let Err(e) = verify_payloads(r, list) {
+            // Nothing may free what the queued copies read from (a file
+            // in page-locked memory) before they are done.
+            let _ = s.synchronize();
+            return Err(e);
+        }
+        trace("d_verified");
         // Each copy down waits for the batch's work queued before it.
         let err_h = self.stage.down(&self.gpu, s, &err)?;
         let tot_h = match &check {
@@ -2568,7 +2592,7 @@ impl Slot {
         // pool is shared with every other slot's gathers and checks.
         let heads: Vec<Option<(f64, rans::Header)>> = list
             .iter()
-            .map(|(_, p)| codec::brick_rans_header(p, n).ok())
+            .map(|(_, p, _)| codec::brick_rans_header(p, n).ok())
             .collect();
         trace("d_heads");
         let (mut doff, mut dlen) = (Vec::new(), Vec::new());
@@ -2746,7 +2770,7 @@ impl Slot {
         let mut at = vec![None; nbk];
         let mut nnz = vec![0usize; nbk];
         let mut stride = 1usize;
-        for (bi, (_, p)) in list.iter().enumerate() {
+        for (bi, (_, p, _)) in list.iter().enumerate() {
             let base = words.len();
             if let Some(x) = sections(p, n) {
                 words.extend(
@@ -3207,7 +3231,7 @@ fn check_batch(
     let checked: Vec<Result<CheckedBrick, CudaError>> = list
         .par_iter()
         .zip(outliers_at.par_iter())
-        .map(|((k, p), &at)| {
+        .map(|((k, p, _), &at)| {
             let res = match at {
                 Some(at) => codec::outliers(&p[at..], n, h.dtype).map(CheckedBrick::Device),
                 None => codec::decode_brick(p, dims, h).map(CheckedBrick::Cpu),
@@ -4186,7 +4210,7 @@ pub fn decompress_pinned(
             )?)
         });
     }
-    let (path, done) = (r.path().to_string(), AtomicUsize::new(0));
+    let done = AtomicUsize::new(0);
     // Disjoint spans of the output, one a slab.
     let host = out.data.as_mut_ptr() as usize;
     let mut rest = out.as_mut_slice();
@@ -4208,7 +4232,7 @@ pub fn decompress_pinned(
             // Across PCIe: SCATTER's whole rows, not the passes' strided
             // values.
             let at: Placement = (&|| Ok(mapped), &|_| (), None, false);
-            return decode_plan(&h, &grid, &path, plan, gpu, at, (&done, progress));
+            return decode_plan(&h, &grid, r, plan, gpu, at, (&done, progress));
         };
         let mut slab = m.lock().map_err(|_| lock())?;
         let at = {
@@ -4238,7 +4262,7 @@ pub fn decompress_pinned(
                 };
                 let order = InOrder::new(plan.batches.len(), decode_ahead());
                 let at: Placement = (&|| Ok(at), &placed, Some(&order), true);
-                decode_plan(&h, &grid, &path, plan, gpu, at, (&done, progress))
+                decode_plan(&h, &grid, r, plan, gpu, at, (&done, progress))
             });
             let copied = (|| -> Result<(), CudaError> {
                 let cs = g.ctx.new_stream().during(|| "creating a stream".into())?;
@@ -4300,7 +4324,7 @@ fn decode_into(
     )?;
     let done = AtomicUsize::new(0);
     let at: Placement = (at, &|_| (), None, true);
-    decode_plan(&h, &grid, r.path(), &plan, gpus, at, (&done, progress))
+    decode_plan(&h, &grid, r, &plan, gpus, at, (&done, progress))
 }
 
 /// A field's device address (GPU memory, or mapped host memory), asked
@@ -4421,7 +4445,7 @@ impl FieldAt {
 fn decode_plan(
     h: &codec::MrzHeader,
     grid: &codec::BrickGrid,
-    path: &str,
+    r: &codec::MrzReader,
     plan: &Plan<Payload>,
     gpus: &[Arc<Gpu>],
     (at, placed, order, in_device): Placement,
@@ -4444,7 +4468,7 @@ fn decode_plan(
                 }
             };
             let s = &slot.stream.clone();
-            let org_h = origins(grid, list.iter().map(|(k, _)| *k));
+            let org_h = origins(grid, list.iter().map(|(k, _, _)| *k));
             let org = slot.stage.up(&slot.gpu, s, &org_h)?;
             let (yy, xx) = (h.dims[1] as i64, h.dims[2] as i64);
             // The interpolation's inverse places the values in a field in
@@ -4454,9 +4478,10 @@ fn decode_plan(
             } else {
                 None
             };
-            let (outliers_at, fused) = slot.decode_to(*dims, list, &h, (false, field, &wait))?;
+            let (outliers_at, fused) =
+                slot.decode_to(*dims, list, (&h, r), (false, field, &wait))?;
             prof(&slot.stream, "d_device")?;
-            let checked = check_batch(*dims, list, &outliers_at, &h, path, grid)?;
+            let checked = check_batch(*dims, list, &outliers_at, &h, r.path(), grid)?;
             // Brick-local index i of batch brick bi, in the field.
             let field_at = |bi: usize, i: usize| -> u64 {
                 let (z, y, x) = (i / (dims[1] * dims[2]), i / dims[2] % dims[1], i % dims[2]);

@@ -1288,6 +1288,63 @@ fn codec_decodes_on_the_gpu_as_on_the_cpu() {
             }
         }
     }
+    // A damaged brick in a file held in memory (its checksum verified
+    // while the kernels decode): an error naming the brick, from every
+    // GPU decoder, with the file in ordinary or page-locked memory.
+    {
+        let v = &cases[0].0;
+        let mut o = CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3));
+        o.brick = Some([16, 16, 16]);
+        let (mut bytes, _) = compress(v, &o, &|_| {}).unwrap();
+        let idx_off = u64::from_le_bytes(bytes[86..94].try_into().unwrap()) as usize;
+        let e = 20 * 5;
+        let (off, len) = (
+            u64::from_le_bytes(bytes[idx_off + e..idx_off + e + 8].try_into().unwrap()) as usize,
+            u64::from_le_bytes(bytes[idx_off + e + 8..idx_off + e + 16].try_into().unwrap())
+                as usize,
+        );
+        bytes[off + len / 2] ^= 0x10;
+        let shape = v.shape();
+        let mut out = multires_cuda::codec::PinnedField::zeros(&gpu, &shape).unwrap();
+        for locked in [false, true] {
+            let held: multires::codec::SharedBytes = if locked {
+                multires_cuda::codec::PinnedBytes::copy_of(&gpu, &bytes)
+                    .unwrap()
+                    .shared()
+            } else {
+                std::sync::Arc::new(bytes.clone())
+            };
+            let open = || MrzReader::from_shared(held.clone(), "bad.mrz").unwrap();
+            let errs = [
+                multires_cuda::codec::decompress(
+                    &mut open(),
+                    None,
+                    std::slice::from_ref(&gpu),
+                    &|_| {},
+                )
+                .map(|_| ())
+                .unwrap_err(),
+                multires_cuda::codec::decompress_resident(&mut open(), &gpu, &|_| {})
+                    .map(|_| ())
+                    .unwrap_err(),
+                multires_cuda::codec::decompress_pinned(
+                    &mut open(),
+                    &mut out,
+                    std::slice::from_ref(&gpu),
+                    &|_| {},
+                )
+                .map(|_| ())
+                .unwrap_err(),
+            ];
+            for e in errs {
+                let e = e.to_string();
+                assert!(
+                    e.contains("brick 5") && e.contains("checksum"),
+                    "page-locked {locked}: {e}"
+                );
+            }
+        }
+    }
     // Files of versions 3 and 4 (the details in Morton order, and in the
     // second a split chunk) decode on the GPU as on the CPU.
     for file in ["v3_wave40.mrz", "v4_wave40.mrz"] {

@@ -539,6 +539,50 @@ impl MrzReader {
             .collect()
     }
 
+    /// The payloads of bricks `ks` as `brick_slices` gives them, except
+    /// that a payload borrowed from a file in memory comes with its
+    /// checksum still to verify (`verify_brick`): a GPU decoder verifies
+    /// them while its kernels decode, instead of before (about 10 ms for
+    /// 1 GB on 16 cores). Payloads read from a file are verified here.
+    pub fn brick_slices_unverified(
+        &self,
+        ks: &[usize],
+    ) -> Result<Vec<(std::borrow::Cow<'_, [u8]>, Option<u32>)>, CodecError> {
+        use std::borrow::Cow;
+        let Source::Bytes(bytes) = &self.file else {
+            return Ok(self
+                .read_bricks(ks)?
+                .into_iter()
+                .map(|p| (Cow::Owned(p), None))
+                .collect());
+        };
+        let bytes: &[u8] = (**bytes).as_ref();
+        ks.iter()
+            .map(|&k| {
+                let (o, l, crc) = self.entry(k)?;
+                let p = usize::try_from(o)
+                    .ok()
+                    .zip(usize::try_from(l).ok())
+                    .and_then(|(o, l)| bytes.get(o..o.checked_add(l)?));
+                match p {
+                    Some(p) => Ok((Cow::Borrowed(p), Some(crc))),
+                    // Past the end: read_brick names the fault.
+                    None => self.read_brick(k).map(|p| (Cow::Owned(p), None)),
+                }
+            })
+            .collect()
+    }
+
+    /// Whether `p`, brick `k`'s payload, has the checksum `crc` of the
+    /// index: an error naming the brick if not.
+    pub fn verify_brick(&self, k: usize, p: &[u8], crc: u32) -> Result<(), CodecError> {
+        if crc32fast::hash(p) == crc {
+            Ok(())
+        } else {
+            Err(self.checksum_mismatch(k))
+        }
+    }
+
     /// Brick `k`'s payload, its checksum verified.
     pub fn read_brick(&self, k: usize) -> Result<Vec<u8>, CodecError> {
         let (o, l, crc) = self.entry(k)?;

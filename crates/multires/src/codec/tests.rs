@@ -242,6 +242,25 @@ fn corrupt_and_truncated_files_are_errors_naming_the_brick() {
             e.contains("brick 5") && e.contains("checksum"),
             "source {source}: {e}"
         );
+        // Unverified: a file in memory lends its bytes with the checksums
+        // still to verify, and the bad brick fails that by name; a file
+        // read is verified at once.
+        match r.brick_slices_unverified(&[2, 5]) {
+            Ok(v) => {
+                assert!(source == 1 || source == 2, "source {source}");
+                assert!(v.iter().all(|(_, c)| c.is_some()));
+                assert!(r.verify_brick(2, &v[0].0, v[0].1.unwrap()).is_ok());
+                let e = r
+                    .verify_brick(5, &v[1].0, v[1].1.unwrap())
+                    .unwrap_err()
+                    .to_string();
+                assert!(e.contains("brick 5") && e.contains("checksum"), "{e}");
+            }
+            Err(e) => {
+                assert!(source == 0 || source == 3, "source {source}");
+                assert!(e.to_string().contains("brick 5"), "{e}");
+            }
+        }
         let ks = [0, 4, 6, sizes.len() - 1];
         let slices = r.brick_slices(&ks).unwrap();
         assert_eq!(
