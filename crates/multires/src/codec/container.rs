@@ -247,6 +247,9 @@ pub struct MrzReader {
 pub trait ReadSeek: Read + Seek + Send {}
 impl<T: Read + Seek + Send> ReadSeek for T {}
 
+/// A payload, and the index's checksum of it where that is still to verify.
+pub type Unverified<'a> = (std::borrow::Cow<'a, [u8]>, Option<u32>);
+
 /// A file's bytes in memory, shared with whoever else holds them.
 pub type SharedBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
 
@@ -547,7 +550,7 @@ impl MrzReader {
     pub fn brick_slices_unverified(
         &self,
         ks: &[usize],
-    ) -> Result<Vec<(std::borrow::Cow<'_, [u8]>, Option<u32>)>, CodecError> {
+    ) -> Result<Vec<Unverified<'_>>, CodecError> {
         use std::borrow::Cow;
         let Source::Bytes(bytes) = &self.file else {
             return Ok(self
