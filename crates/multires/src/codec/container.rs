@@ -547,10 +547,7 @@ impl MrzReader {
     /// checksum still to verify (`verify_brick`): a GPU decoder verifies
     /// them while its kernels decode, instead of before (about 10 ms for
     /// 1 GB on 16 cores). Payloads read from a file are verified here.
-    pub fn brick_slices_unverified(
-        &self,
-        ks: &[usize],
-    ) -> Result<Vec<Unverified<'_>>, CodecError> {
+    pub fn brick_slices_unverified(&self, ks: &[usize]) -> Result<Vec<Unverified<'_>>, CodecError> {
         use std::borrow::Cow;
         let Source::Bytes(bytes) = &self.file else {
             return Ok(self
