@@ -1218,10 +1218,15 @@ impl Slot {
                 InterpPass::Forward(check),
             )?;
             prof(s, "interp")?;
-            let counts_h = self.stage.down(&self.gpu, s, &counts)?;
-            let maxe_h = self.stage.down(&self.gpu, s, &maxe)?;
-            let sse_h = self.stage.down(&self.gpu, s, &sse)?;
-            let iq = self.stage.down(&self.gpu, s, &qd)?;
+            // One wait for the four lists.
+            let g = &self.gpu;
+            let counts_q = self.stage.queue_down(g, s, &counts)?;
+            let maxe_q = self.stage.queue_down(g, s, &maxe)?;
+            let sse_q = self.stage.queue_down(g, s, &sse)?;
+            let iq_q = self.stage.queue_down(g, s, &qd)?;
+            self.stage.wait(s)?;
+            let (counts_h, maxe_h) = (self.stage.read(&counts_q), self.stage.read(&maxe_q));
+            let (sse_h, iq) = (self.stage.read(&sse_q), self.stage.read(&iq_q));
             // The transform is done (the reads waited for it).
             drop(front);
             return self.encode_rans(
@@ -1324,11 +1329,16 @@ impl Slot {
                 .during(|| "launching MAP".into())?;
             prof(s, "map_size")?;
         }
-        let counts_h = self.stage.down(&self.gpu, s, &counts)?;
-        let sums_h = self.stage.down(&self.gpu, s, &sums)?;
-        let mapw_h = self.stage.down(&self.gpu, s, &mapw)?;
-        let maxe_h = self.stage.down(&self.gpu, s, &maxe)?;
-        let sse_h = self.stage.down(&self.gpu, s, &sse)?;
+        let g = &self.gpu;
+        let counts_q = self.stage.queue_down(g, s, &counts)?;
+        let sums_q = self.stage.queue_down(g, s, &sums)?;
+        let mapw_q = self.stage.queue_down(g, s, &mapw)?;
+        let maxe_q = self.stage.queue_down(g, s, &maxe)?;
+        let sse_q = self.stage.queue_down(g, s, &sse)?;
+        self.stage.wait(s)?;
+        let (counts_h, sums_h) = (self.stage.read(&counts_q), self.stage.read(&sums_q));
+        let (mapw_h, maxe_h) = (self.stage.read(&mapw_q), self.stage.read(&maxe_q));
+        let sse_h = self.stage.read(&sse_q);
         // Sizes per brick and trial; the smallest wins, the first on ties.
         let size_of = |bi: usize, tr: usize| -> (usize, [usize; 4], usize, usize, usize) {
             let su = &sums_h[(tr * nbk + bi) * 4..(tr * nbk + bi) * 4 + 4];
@@ -1699,18 +1709,17 @@ impl Slot {
         self.count_outliers(marked, n, nbk, &mut tot.slice_mut(..))?;
         let osec_d = self.stage.up(&self.gpu, s, &osec)?;
         self.write_outliers(marked, (n, nbk), &osec_d, f32i)?;
-        let tot_h = self.stage.down(&self.gpu, s, &tot)?;
+        let tot_q = self.stage.queue_down(&self.gpu, s, &tot)?;
         // The payloads lie one after another in the buffer they are copied
         // down into, which becomes the file's bytes; the host's parts
         // (step, header words, tables, chunk lengths, outlier counts) are
-        // written into it.
+        // written into it. One wait for both copies.
         let mut buf = take_payload_buffer(&self.gpu, total)?;
         let n_out = total.max(1).min(self.out.len());
         s.memcpy_dtoh(&self.out.slice(0..n_out), &mut buf[..n_out])
             .during(|| "copying payloads to the host".into())?;
-        s.synchronize()
-            .during(|| "waiting for a batch of bricks".into())?;
-        self.stage.synchronized();
+        self.stage.wait(s)?;
+        let tot_h = self.stage.read(&tot_q);
         prof(s, "r_outliers")?;
         let mut ranges = Vec::with_capacity(nbk);
         for bi in 0..nbk {
@@ -2518,11 +2527,14 @@ impl Slot {
         }
         trace("d_verified");
         // Each copy down waits for the batch's work queued before it.
-        let err_h = self.stage.down(&self.gpu, s, &err)?;
-        let tot_h = match &check {
-            Some((tot, _)) => Some(self.stage.down(&self.gpu, s, tot)?),
+        let err_q = self.stage.queue_down(&self.gpu, s, &err)?;
+        let tot_q = match &check {
+            Some((tot, _)) => Some(self.stage.queue_down(&self.gpu, s, tot)?),
             None => None,
         };
+        self.stage.wait(s)?;
+        let err_h = self.stage.read(&err_q);
+        let tot_h = tot_q.map(|q| self.stage.read(&q));
         let at = (0..nbk)
             .map(|bi| {
                 at[bi].filter(|_| {
