@@ -520,24 +520,14 @@ impl MrzReader {
         ks: &[usize],
     ) -> Result<Vec<std::borrow::Cow<'_, [u8]>>, CodecError> {
         use rayon::prelude::*;
-        use std::borrow::Cow;
-        let Source::Bytes(bytes) = &self.file else {
-            return Ok(self.read_bricks(ks)?.into_iter().map(Cow::Owned).collect());
-        };
-        let bytes: &[u8] = (**bytes).as_ref();
-        ks.par_iter()
-            .map(|&k| {
-                let (o, l, crc) = self.entry(k)?;
-                let p = usize::try_from(o)
-                    .ok()
-                    .zip(usize::try_from(l).ok())
-                    .and_then(|(o, l)| bytes.get(o..o.checked_add(l)?));
-                match p {
-                    Some(p) if crc32fast::hash(p) == crc => Ok(Cow::Borrowed(p)),
-                    Some(_) => Err(self.checksum_mismatch(k)),
-                    // Past the end: read_brick names the fault.
-                    None => self.read_brick(k).map(Cow::Owned),
+        self.brick_slices_unverified(ks)?
+            .into_par_iter()
+            .zip(ks.par_iter())
+            .map(|((p, crc), &k)| {
+                if let Some(c) = crc {
+                    self.verify_brick(k, &p, c)?;
                 }
+                Ok(p)
             })
             .collect()
     }

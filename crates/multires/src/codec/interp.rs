@@ -283,20 +283,20 @@ fn order_and_classes(dims: [usize; 3], o: Order) -> OrderAndClasses {
     }
 }
 
-/// A grid point's level class: the trailing zero bits of its coordinates
-/// (the least over the axes, capped; 0 counts as the cap).
+/// A grid point's level class: the least over its axes of `axis_class`.
 fn level_class(zyx: [usize; 3]) -> u32 {
+    zyx.map(axis_class).into_iter().min().unwrap_or(0)
+}
+
+/// The trailing zero bits of a coordinate, capped at the coarsest level
+/// class (0 counts as the cap).
+fn axis_class(p: usize) -> u32 {
     let cap = super::rans::LEVELS as u32 - 1;
-    zyx.iter()
-        .map(|&p| {
-            if p == 0 {
-                cap
-            } else {
-                p.trailing_zeros().min(cap)
-            }
-        })
-        .min()
-        .unwrap_or(cap)
+    if p == 0 {
+        cap
+    } else {
+        p.trailing_zeros().min(cap)
+    }
 }
 
 /// Both tables of `Order::Passes`: the anchors', then each pass's lattice
@@ -329,21 +329,9 @@ fn pass_order(dims: [usize; 3]) -> OrderAndClasses {
 fn lazy_morton_order(dims: [usize; 3]) -> OrderAndClasses {
     let back = lazy_inverse(dims);
     let stride = [dims[1] * dims[2], dims[2], 1];
-    let cap = super::rans::LEVELS as u32 - 1;
     let offset: [Vec<u32>; 3] =
         [0, 1, 2].map(|a| back[a].iter().map(|&p| (p * stride[a]) as u32).collect());
-    let zeros: [Vec<u32>; 3] = [0, 1, 2].map(|a| {
-        back[a]
-            .iter()
-            .map(|&p| {
-                if p == 0 {
-                    cap
-                } else {
-                    p.trailing_zeros().min(cap)
-                }
-            })
-            .collect()
-    });
+    let zeros: [Vec<u32>; 3] = [0, 1, 2].map(|a| back[a].iter().map(|&p| axis_class(p)).collect());
     let n: usize = dims.iter().product();
     let (mut order, mut classes) = (Vec::with_capacity(n), Vec::with_capacity(n));
     morton::visit(dims, |z, y, x| {
