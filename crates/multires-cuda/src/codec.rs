@@ -523,6 +523,13 @@ fn order_key(dims: [usize; 3], t: lifting::Lifting, o: interp::Order) -> OrderKe
     (dims, (t == lifting::Lifting::Interp).then_some(o))
 }
 
+/// Whether the kernels read the coding order's table: the lifting
+/// transforms' Morton order and the interpolation's order of versions 3
+/// and 4 do; INTERP walks the pass order (version 5) itself.
+fn order_table_read(t: lifting::Lifting, io: interp::Order) -> bool {
+    t != lifting::Lifting::Interp || io == interp::Order::LazyMorton
+}
+
 /// With MULTIRES_CODEC_PROFILE set, the time since the last mark (after
 /// synchronizing the stream) is added to `phase`; printed by `compress`.
 fn prof(s: &CudaStream, phase: &'static str) -> Result<(), CudaError> {
@@ -1133,7 +1140,9 @@ impl Slot {
         let f32i: i32 = (dtype == DType::F32) as i32;
         let sz = dtype.size();
         let closed = t == lifting::Lifting::Interp;
-        self.order(dims, t, interp::Order::CURRENT)?;
+        if order_table_read(t, interp::Order::CURRENT) {
+            self.order(dims, t, interp::Order::CURRENT)?;
+        }
         let s = &self.stream.clone();
         prof(s, "before")?;
         let mut counts = s
@@ -1188,9 +1197,11 @@ impl Slot {
             l.arg(pk).arg(&e).arg(&ulp).arg(&nbk64).arg(&mut qd);
             unsafe { l.launch(cfg((nbk.div_ceil(256) as u32, 1), 256, 0)) }
                 .during(|| "launching ISTEP".into())?;
-            let inverse = match interp::Order::CURRENT {
-                interp::Order::Passes => None,
-                o => Some(&coding_order(&self.orders, dims, t, o)?.inverse),
+            let o = interp::Order::CURRENT;
+            let inverse = if order_table_read(t, o) {
+                Some(&coding_order(&self.orders, dims, t, o)?.inverse)
+            } else {
+                None
             };
             let mut omask = s
                 .alloc_zeros::<u32>(nbk * n.div_ceil(32))
@@ -2283,7 +2294,6 @@ fn sections(p: &[u8], n: usize) -> Option<Sections> {
     })
 }
 
-/// A brick's index and payload (borrowed from a file held in memory).
 /// A brick to decode: its index, its payload, and the index's checksum
 /// of it where that is still to verify (`verify_payloads`).
 type Payload<'a> = (usize, Cow<'a, [u8]>, Option<u32>);
@@ -2384,7 +2394,7 @@ pub fn decompress(
             &|slot, i| {
                 let (dims, list) = &batches[i];
                 let (grid, h, path) = (&grid, &h, &path);
-                let outliers_at = slot.decode(*dims, list, (h, r))?;
+                let outliers_at = slot.decode(*dims, list, r)?;
                 let view = slot.decoded()?;
                 prof(&slot.stream, "d_host_after")?;
                 let n: usize = dims.iter().product();
@@ -2432,9 +2442,9 @@ impl Slot {
         &mut self,
         dims: [usize; 3],
         list: &[Payload],
-        (h, r): (&codec::MrzHeader, &codec::MrzReader),
+        r: &codec::MrzReader,
     ) -> Result<Vec<Option<usize>>, CudaError> {
-        Ok(self.decode_to(dims, list, (h, r), (true, None, &|_| ()))?.0)
+        Ok(self.decode_to(dims, list, r, (true, None, &|_| ()))?.0)
     }
 
     /// `decode`, leaving the decoded doubles in the slot's `y` (for
@@ -2443,14 +2453,15 @@ impl Slot {
     /// also places its values as float32 in `field` (at, brick origins,
     /// rows, columns) when given: then the second value returned is true.
     /// The payloads' checksums still to verify are verified while the
-    /// batch's kernels run (`r` names a brick that fails).
+    /// batch's kernels run (`r`, the file, names a brick that fails).
     fn decode_to(
         &mut self,
         dims: [usize; 3],
         list: &[Payload],
-        (h, r): (&codec::MrzHeader, &codec::MrzReader),
+        r: &codec::MrzReader,
         (down, field, turn): (bool, Option<FieldPlace<'_>>, &dyn Fn(DecodePhase)),
     ) -> Result<(Vec<Option<usize>>, bool), CudaError> {
+        let h = r.header();
         let n: usize = dims.iter().product();
         let nbk = list.len();
         let closed = h.transform == lifting::Lifting::Interp;
@@ -2458,7 +2469,10 @@ impl Slot {
             self.pin_values()?;
         }
         let io = interp::Order::of_version(h.version);
-        self.order(dims, h.transform, io)?;
+        let table = order_table_read(h.transform, io);
+        if table {
+            self.order(dims, h.transform, io)?;
+        }
         let s = &self.stream.clone();
         turn(DecodePhase::Entropy);
         let Front { at, q, err, check } = if closed {
@@ -2467,7 +2481,11 @@ impl Slot {
             self.rice_front(dims, list)?
         };
         let q_d = self.stage.up(&self.gpu, s, &q)?;
-        let inverse = &coding_order(&self.orders, dims, h.transform, io)?.inverse;
+        let inverse = if table {
+            Some(&coding_order(&self.orders, dims, h.transform, io)?.inverse)
+        } else {
+            None
+        };
         turn(DecodePhase::Inverse);
         let mut placed = false;
         if closed {
@@ -2494,13 +2512,10 @@ impl Slot {
                 &q_d,
                 dims,
                 nbk,
-                InterpPass::Inverse(
-                    &self.ints,
-                    (io == interp::Order::LazyMorton).then_some(inverse),
-                    place,
-                ),
+                InterpPass::Inverse(&self.ints, inverse, place),
             )?;
         } else {
+            let inverse = inverse.ok_or_else(|| CudaError::Unsupported("coding order".into()))?;
             let ints = self.ints.slice(0..nbk * n);
             dequantize_and_lift(
                 &self.gpu,
@@ -4244,7 +4259,7 @@ pub fn decompress_pinned(
             // Across PCIe: SCATTER's whole rows, not the passes' strided
             // values.
             let at: Placement = (&|| Ok(mapped), &|_| (), None, false);
-            return decode_plan(&h, &grid, r, plan, gpu, at, (&done, progress));
+            return decode_plan(r, plan, gpu, at, (&done, progress));
         };
         let mut slab = m.lock().map_err(|_| lock())?;
         let at = {
@@ -4274,7 +4289,7 @@ pub fn decompress_pinned(
                 };
                 let order = InOrder::new(plan.batches.len(), decode_ahead());
                 let at: Placement = (&|| Ok(at), &placed, Some(&order), true);
-                decode_plan(&h, &grid, r, plan, gpu, at, (&done, progress))
+                decode_plan(r, plan, gpu, at, (&done, progress))
             });
             let copied = (|| -> Result<(), CudaError> {
                 let cs = g.ctx.new_stream().during(|| "creating a stream".into())?;
@@ -4325,18 +4340,16 @@ fn decode_into(
     reserve: usize,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<(), CudaError> {
-    let h = r.header().clone();
-    let grid = r.grid();
     let plan = payload_batches(
         r,
-        &[codec::full_region(h.dims)],
+        &[codec::full_region(r.header().dims)],
         gpus,
         (RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
         reserve,
     )?;
     let done = AtomicUsize::new(0);
     let at: Placement = (at, &|_| (), None, true);
-    decode_plan(&h, &grid, r, &plan, gpus, at, (&done, progress))
+    decode_plan(r, &plan, gpus, at, (&done, progress))
 }
 
 /// A field's device address (GPU memory, or mapped host memory), asked
@@ -4455,8 +4468,6 @@ impl FieldAt {
 /// device address `at`, `placed` told of each batch's group once its
 /// values are there; `done` counts bricks for `progress`.
 fn decode_plan(
-    h: &codec::MrzHeader,
-    grid: &codec::BrickGrid,
     r: &codec::MrzReader,
     plan: &Plan<Payload>,
     gpus: &[Arc<Gpu>],
@@ -4465,7 +4476,7 @@ fn decode_plan(
 ) -> Result<(), CudaError> {
     let caps = plan.caps();
     let batches = &plan.batches;
-    let h = h.clone();
+    let (h, grid) = (r.header(), &r.grid());
     run_slots(
         gpus,
         plan.slots,
@@ -4490,10 +4501,9 @@ fn decode_plan(
             } else {
                 None
             };
-            let (outliers_at, fused) =
-                slot.decode_to(*dims, list, (&h, r), (false, field, &wait))?;
+            let (outliers_at, fused) = slot.decode_to(*dims, list, r, (false, field, &wait))?;
             prof(&slot.stream, "d_device")?;
-            let checked = check_batch(*dims, list, &outliers_at, &h, r.path(), grid)?;
+            let checked = check_batch(*dims, list, &outliers_at, h, r.path(), grid)?;
             // Brick-local index i of batch brick bi, in the field.
             let field_at = |bi: usize, i: usize| -> u64 {
                 let (z, y, x) = (i / (dims[1] * dims[2]), i / dims[2] % dims[1], i % dims[2]);

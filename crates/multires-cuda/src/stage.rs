@@ -41,6 +41,13 @@ impl Stage {
         }
     }
 
+    fn bytes_ref(&self) -> &[u8] {
+        match &self.host {
+            Some(h) => bytemuck::cast_slice(&h[..]),
+            None => &[],
+        }
+    }
+
     /// The offset of `len` free bytes (16-byte aligned), waiting for the
     /// stream or growing when they do not fit.
     fn reserve(&mut self, gpu: &Gpu, s: &CudaStream, len: usize) -> Result<usize, CudaError> {
@@ -178,13 +185,7 @@ impl Stage {
 
     /// A copy down queued and waited for.
     pub fn read<T: bytemuck::Pod>(&self, q: &Queued<T>) -> Vec<T> {
-        match &self.host {
-            Some(h) => {
-                bytemuck::cast_slice::<u8, T>(&bytemuck::cast_slice(&h[..])[q.at..q.at + q.len])
-                    .to_vec()
-            }
-            None => Vec::new(),
-        }
+        bytemuck::cast_slice(&self.bytes_ref()[q.at..q.at + q.len]).to_vec()
     }
 }
 

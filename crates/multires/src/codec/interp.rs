@@ -97,10 +97,6 @@ impl Pass {
             (0, 2 * self.s)
         }
     }
-    /// Points of the pass on each axis.
-    pub fn counts(&self, dims: [usize; 3]) -> [usize; 3] {
-        lattice_counts(dims, [0, 1, 2].map(|a| self.lattice(a)))
-    }
 }
 
 /// Points on each axis of the lattice (first index, step) per axis.
@@ -123,17 +119,26 @@ pub fn anchor_lattice(dims: [usize; 3]) -> [(usize, usize); 3] {
 /// The coarsest grid (stride 2^L on every axis; at most 8 points), coded
 /// before the passes with prediction 0 at the coarsest level's step.
 pub fn anchors(dims: [usize; 3]) -> Vec<usize> {
-    let lat = anchor_lattice(dims);
-    let (c, st) = (lattice_counts(dims, lat), lat[0].1);
     let mut v = Vec::new();
+    each_lattice_point(dims, anchor_lattice(dims), |[z, y, x]| {
+        v.push((z * dims[1] + y) * dims[2] + x)
+    });
+    v
+}
+
+/// Visits the points (z, y, x) of a lattice (first index, step per axis)
+/// in row order: the order INTERP's threads take them in.
+fn each_lattice_point(dims: [usize; 3], l: [(usize, usize); 3], mut f: impl FnMut([usize; 3])) {
+    let c = lattice_counts(dims, l);
     for iz in 0..c[0] {
+        let z = l[0].0 + iz * l[0].1;
         for iy in 0..c[1] {
+            let y = l[1].0 + iy * l[1].1;
             for ix in 0..c[2] {
-                v.push((iz * st * dims[1] + iy * st) * dims[2] + ix * st);
+                f([z, y, l[2].0 + ix * l[2].1]);
             }
         }
     }
-    v
 }
 
 /// The passes of a brick, coarsest first, after the anchors.
@@ -153,20 +158,11 @@ pub fn passes(dims: [usize; 3]) -> Vec<Pass> {
 /// Visits every point of pass `p`: `f(flat index, stride of the axis,
 /// position on the axis)`.
 fn each_point(dims: [usize; 3], p: &Pass, mut f: impl FnMut(usize, usize, usize)) {
-    let c = p.counts(dims);
-    let l = [0, 1, 2].map(|a| p.lattice(a));
     let stride = [dims[1] * dims[2], dims[2], 1];
-    for iz in 0..c[0] {
-        let z = l[0].0 + iz * l[0].1;
-        for iy in 0..c[1] {
-            let y = l[1].0 + iy * l[1].1;
-            for ix in 0..c[2] {
-                let x = l[2].0 + ix * l[2].1;
-                let pos = [z, y, x];
-                f((z * dims[1] + y) * dims[2] + x, stride[p.axis], pos[p.axis]);
-            }
-        }
-    }
+    each_lattice_point(dims, [0, 1, 2].map(|a| p.lattice(a)), |pos| {
+        let [z, y, x] = pos;
+        f((z * dims[1] + y) * dims[2] + x, stride[p.axis], pos[p.axis])
+    });
 }
 
 /// Codes a brick (row-major `x` of extent `dims`) with step `q`: the
@@ -307,18 +303,11 @@ fn pass_order(dims: [usize; 3]) -> OrderAndClasses {
     let mut lattices = vec![anchor_lattice(dims)];
     lattices.extend(passes(dims).iter().map(|p| [0, 1, 2].map(|a| p.lattice(a))));
     for l in lattices {
-        let c = lattice_counts(dims, l);
-        for iz in 0..c[0] {
-            let z = l[0].0 + iz * l[0].1;
-            for iy in 0..c[1] {
-                let y = l[1].0 + iy * l[1].1;
-                for ix in 0..c[2] {
-                    let x = l[2].0 + ix * l[2].1;
-                    order.push(((z * dims[1] + y) * dims[2] + x) as u32);
-                    classes.push(level_class([z, y, x]));
-                }
-            }
-        }
+        each_lattice_point(dims, l, |zyx| {
+            let [z, y, x] = zyx;
+            order.push(((z * dims[1] + y) * dims[2] + x) as u32);
+            classes.push(level_class(zyx));
+        });
     }
     (Arc::new(order), Arc::new(classes))
 }
