@@ -241,7 +241,6 @@ pub struct MrzReader {
     header: MrzHeader,
     index: Vec<(u64, u64, u32)>,
     file_len: u64,
-    version: u16,
 }
 
 pub trait ReadSeek: Read + Seek + Send {}
@@ -452,13 +451,12 @@ impl MrzReader {
             header,
             index,
             file_len,
-            version,
         })
     }
 
     /// The file's format version (`OLDEST_VERSION` to `VERSION`).
     pub fn version(&self) -> u16 {
-        self.version
+        self.header.version
     }
 
     pub fn header(&self) -> &MrzHeader {
