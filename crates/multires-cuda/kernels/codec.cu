@@ -424,27 +424,36 @@ __device__ BlockCode block_code(unsigned v) {
 // per row; grid.y rows); each row's total goes to totals[row].
 #define SCAN(name)                                                                              \
     extern "C" __global__ void name(unsigned* data, long long len, unsigned long long* totals) { \
-        __shared__ unsigned long long part[1024];                                               \
+        /* Rows of the block's width at a time, so loads and stores are */                    \
+        /* coalesced (a thread's own range of the row was not).        */                     \
+        __shared__ unsigned long long ws[32];                                                   \
         unsigned* row = data + blockIdx.y * len;                                                \
-        long long per = (len + 1023) / 1024;                                                    \
-        long long lo = threadIdx.x * per, hi = min(lo + per, len);                              \
-        unsigned long long s = 0;                                                               \
-        for (long long i = lo; i < hi; i++) s += row[i];                                        \
-        part[threadIdx.x] = s;                                                                  \
-        __syncthreads();                                                                        \
-        for (int o = 1; o < 1024; o <<= 1) {                                                    \
-            unsigned long long v = threadIdx.x >= o ? part[threadIdx.x - o] : 0;                \
+        unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;           \
+        unsigned long long carry = 0;                                                           \
+        for (long long at = 0; at < len; at += blockDim.x) {                                    \
+            long long i = at + threadIdx.x;                                                     \
+            unsigned v = i < len ? row[i] : 0u;                                                 \
+            unsigned long long x = v;                                                           \
+            for (int o = 1; o < 32; o <<= 1) {                                                  \
+                unsigned long long y = __shfl_up_sync(0xffffffffu, x, o);                       \
+                if (lane >= (unsigned)o) x += y;                                                \
+            }                                                                                   \
+            if (lane == 31) ws[w] = x;                                                          \
             __syncthreads();                                                                    \
-            part[threadIdx.x] += v;                                                             \
+            if (w == 0) {                                                                       \
+                unsigned long long t = lane < nw ? ws[lane] : 0;                                \
+                for (int o = 1; o < 32; o <<= 1) {                                              \
+                    unsigned long long y = __shfl_up_sync(0xffffffffu, t, o);                   \
+                    if (lane >= (unsigned)o) t += y;                                            \
+                }                                                                               \
+                ws[lane] = t;                                                                   \
+            }                                                                                   \
+            __syncthreads();                                                                    \
+            if (i < len) row[i] = (unsigned)(carry + (w > 0 ? ws[w - 1] : 0) + x - v);          \
+            carry += ws[nw - 1];                                                                \
             __syncthreads();                                                                    \
         }                                                                                       \
-        unsigned long long run = part[threadIdx.x] - s;                                         \
-        for (long long i = lo; i < hi; i++) {                                                   \
-            unsigned v = row[i];                                                                \
-            row[i] = (unsigned)run;                                                             \
-            run += v;                                                                           \
-        }                                                                                       \
-        if (threadIdx.x == 1023) totals[blockIdx.y] = part[1023];                               \
+        if (threadIdx.x == 0) totals[blockIdx.y] = carry;                                       \
     }
 
 // The significance map of each brick (multires::codec::rice): levels in
@@ -1453,11 +1462,26 @@ __device__ __forceinline__ long long r_field_at(long long i, long long b, const 
 // for the lifting transforms).
 #define GATHER(name, T)                                                                            \
     extern "C" __global__ void name(const float* in, const long long* org, long long Y,           \
-                                    long long X, int d0, int d1, int d2, T* x) {                   \
+                                    long long X, int d0, int d1, int d2, T* x,                     \
+                                    unsigned long long* peak) {                                    \
+        __shared__ double w[32];                                                                   \
         long long n = (long long)d0 * d1 * d2, b = blockIdx.y;                                     \
+        double m = 0.0;                                                                            \
         for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                \
              i += (long long)gridDim.x * blockDim.x) {                                             \
-            x[b * n + i] = (T)in[r_field_at(i, b, org, Y, X, d1, d2)];                             \
+            float v = in[r_field_at(i, b, org, Y, X, d1, d2)];                                     \
+            x[b * n + i] = (T)v;                                                                   \
+            m = fmax(m, fabs((double)v));                                                          \
+        }                                                                                          \
+        /* With peak set, each brick's largest magnitude as BPEAK's (the */                       \
+        /* values pass here anyway: no second read of the batch).        */                       \
+        if (peak == 0) return;                                                                     \
+        for (int o = 16; o > 0; o >>= 1) m = fmax(m, __shfl_down_sync(0xffffffffu, m, o));        \
+        if ((threadIdx.x & 31) == 0) w[threadIdx.x >> 5] = m;                                      \
+        __syncthreads();                                                                           \
+        if (threadIdx.x == 0) {                                                                    \
+            for (int k = 1; k < (int)(blockDim.x >> 5); k++) m = fmax(m, w[k]);                    \
+            atomicMax(&peak[b], (unsigned long long)__double_as_longlong(m));                      \
         }                                                                                          \
     }
 

@@ -147,6 +147,9 @@ struct Batch {
 struct Slot {
     gpu: Arc<Gpu>,
     stream: Arc<CudaStream>,
+    /// The long entropy kernels' stream (RENC, RDEC), of lower priority
+    /// than `stream` where priorities are on (`priorities`).
+    bulk: Arc<CudaStream>,
     cap: usize,
     dtype: DType,
     usage: Use,
@@ -168,6 +171,9 @@ struct Slot {
     pbytes: Option<Registered<u8>>,
     /// Its small copies, made without the copy engines.
     stage: Stage,
+    /// The gathered batch's brick peaks (GATHER takes them on its way),
+    /// for the next `encode` in place of BPEAK's.
+    gathered_peak: Option<CudaSlice<u64>>,
     /// Coding orders per brick shape: Morton (lifting) or interp's.
     orders: CodingOrders,
     /// The rANS level classes of interp's coding order, per brick shape.
@@ -924,6 +930,58 @@ pub fn release_slots() {
 
 static PROFILE: Mutex<BTreeMap<&'static str, f64>> = Mutex::new(BTreeMap::new());
 
+/// Where a slot's long entropy kernels run at a lower priority than its
+/// other work: under sixteen slots' RENCs a slot's small kernels (its
+/// histogram, the staged copies its host waits for) waited 1-11 ms for
+/// room on the SMs. `MULTIRES_CODEC_PRIORITY=off|encode|decode` keeps
+/// all of a slot's work on one stream, or splits only RENC or RDEC off
+/// (the output is the same).
+fn priorities() -> (bool, bool) {
+    static ON: std::sync::OnceLock<(bool, bool)> = std::sync::OnceLock::new();
+    *ON.get_or_init(
+        || match std::env::var("MULTIRES_CODEC_PRIORITY").as_deref() {
+            Ok("off") => (false, false),
+            Ok("encode") => (true, false),
+            Ok("decode") => (false, true),
+            _ => (true, true),
+        },
+    )
+}
+
+/// A slot's stream and its bulk stream: the first at the device's
+/// greatest priority, the second at its least (one stream when
+/// priorities are off or the device has one level).
+fn slot_streams(gpu: &Gpu) -> Result<(Arc<CudaStream>, Arc<CudaStream>), CudaError> {
+    let new = || "creating a stream".to_string();
+    if priorities() != (false, false) {
+        gpu.ctx.bind_to_thread().during(new)?;
+        let (least, greatest) = cudarc::driver::result::stream::get_priority_range().during(new)?;
+        if least != greatest {
+            let stream = gpu.ctx.new_stream_with_priority(greatest).during(new)?;
+            let bulk = gpu.ctx.new_stream_with_priority(least).during(new)?;
+            return Ok((stream, bulk));
+        }
+    }
+    let stream = gpu.ctx.new_stream().during(new)?;
+    Ok((stream.clone(), stream))
+}
+
+/// The stream for a slot's long entropy kernel, after the slot's earlier
+/// work on `s`; `bulk_end` makes the slot's later work wait for it.
+fn bulk_begin(s: &Arc<CudaStream>, bulk: &Arc<CudaStream>) -> Result<Arc<CudaStream>, CudaError> {
+    if !Arc::ptr_eq(bulk, s) {
+        bulk.join(s).during(|| "ordering the streams".into())?;
+    }
+    Ok(bulk.clone())
+}
+
+fn bulk_end(s: &Arc<CudaStream>, bulk: &Arc<CudaStream>) -> Result<(), CudaError> {
+    if !Arc::ptr_eq(bulk, s) {
+        s.join(bulk).during(|| "ordering the streams".into())?;
+    }
+    Ok(())
+}
+
 fn cfg(grid: (u32, u32), block: u32, smem: u32) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (grid.0.max(1), grid.1.max(1), 1),
@@ -934,7 +992,7 @@ fn cfg(grid: (u32, u32), block: u32, smem: u32) -> LaunchConfig {
 
 impl Slot {
     fn new(gpu: Arc<Gpu>, cap: usize, dtype: DType, usage: Use) -> Result<Self, CudaError> {
-        let stream = gpu.ctx.new_stream().during(|| "creating a stream".into())?;
+        let (stream, bulk) = slot_streams(&gpu)?;
         let nb = cap.div_ceil(32) + 64;
         macro_rules! dev {
             ($t:ty, $n:expr) => {
@@ -962,6 +1020,7 @@ impl Slot {
             out: dev!(u8, 1 << 20),
             pbytes: None,
             stage: Stage::default(),
+            gathered_peak: None,
             orders: BTreeMap::new(),
             classes: BTreeMap::new(),
             pin32: None,
@@ -970,6 +1029,7 @@ impl Slot {
             in64,
             gpu,
             stream,
+            bulk,
             cap,
             dtype,
             usage,
@@ -1165,8 +1225,11 @@ impl Slot {
         } else {
             None
         };
+        let gathered = self.gathered_peak.take();
         let pk = if e > 0.0 && !closed {
             None
+        } else if let Some(pk) = gathered {
+            Some(pk)
         } else {
             let mut pk = s.alloc_zeros::<u64>(nbk).during(|| "alloc".into())?;
             let input = stored.unwrap_or(Input::F64(&self.x));
@@ -1229,21 +1292,26 @@ impl Slot {
                 InterpPass::Forward(check),
             )?;
             prof(s, "interp")?;
-            // One wait for the four lists.
+            let (hist, cls) = self.rans_histograms(dims, nbk)?;
+            // One wait for the five lists.
             let g = &self.gpu;
             let counts_q = self.stage.queue_down(g, s, &counts)?;
             let maxe_q = self.stage.queue_down(g, s, &maxe)?;
             let sse_q = self.stage.queue_down(g, s, &sse)?;
             let iq_q = self.stage.queue_down(g, s, &qd)?;
+            let hist_q = self.stage.queue_down(g, s, &hist)?;
             self.stage.wait(s)?;
             let (counts_h, maxe_h) = (self.stage.read(&counts_q), self.stage.read(&maxe_q));
             let (sse_h, iq) = (self.stage.read(&sse_q), self.stage.read(&iq_q));
+            let hist_h = self.stage.read(&hist_q);
+            prof(s, "r_hist")?;
             // The transform is done (the reads waited for it).
             drop(front);
             return self.encode_rans(
                 b,
                 &iq,
                 (&counts_h, &maxe_h, &sse_h),
+                (&hist_h, &cls),
                 &omask,
                 (f32i, sz, chunk_log),
             );
@@ -1573,18 +1641,14 @@ impl Slot {
     /// code, then the chunks' sizes and words and the outlier lists on the
     /// device.
     #[allow(clippy::too_many_arguments)]
-    fn encode_rans(
+    /// Each brick's rANS histogram (per context and symbol) of its details
+    /// in `ints`, and the brick shape's level classes.
+    fn rans_histograms(
         &mut self,
-        b: &Batch,
-        q: &[f64],
-        (counts_h, maxe_h, sse_h): (&[u64], &[u64], &[f64]),
-        omask: &CudaSlice<u32>,
-        (f32i, sz, chunk_log): (i32, usize, u32),
-    ) -> Result<Vec<GpuCoded>, CudaError> {
-        use rayon::prelude::*;
-        let dims = b.dims;
+        dims: [usize; 3],
+        nbk: usize,
+    ) -> Result<(CudaSlice<u32>, Arc<LevelClasses>), CudaError> {
         let n: usize = dims.iter().product();
-        let nbk = b.bricks.len();
         let s = &self.stream.clone();
         let n64 = n as i64;
         self.classes(dims, interp::Order::CURRENT)?;
@@ -1604,15 +1668,33 @@ impl Slot {
         l.arg(&ints).arg(&cls.values).arg(&n64).arg(&mut hist);
         unsafe {
             l.launch(cfg(
-                ((n.div_ceil(256 * 64)).clamp(1, 1024) as u32, nbk as u32),
+                (rhist_blocks(n, nbk), nbk as u32),
                 256,
                 (table * 4) as u32,
             ))
         }
         .during(|| "launching RHIST".into())?;
         prof(s, "r_hist_kernel")?;
-        let hist_h = self.stage.down(&self.gpu, s, &hist)?;
-        prof(s, "r_hist")?;
+        Ok((hist, cls))
+    }
+
+    fn encode_rans(
+        &mut self,
+        b: &Batch,
+        q: &[f64],
+        (counts_h, maxe_h, sse_h): (&[u64], &[u64], &[f64]),
+        (hist_h, cls): (&[u32], &LevelClasses),
+        omask: &CudaSlice<u32>,
+        (f32i, sz, chunk_log): (i32, usize, u32),
+    ) -> Result<Vec<GpuCoded>, CudaError> {
+        use rayon::prelude::*;
+        let dims = b.dims;
+        let n: usize = dims.iter().product();
+        let nbk = b.bricks.len();
+        let s = &self.stream.clone();
+        let n64 = n as i64;
+        let table = rans::NCTX * rans::NSYM;
+        let ints = self.ints.slice(0..nbk * n);
         let plans: Vec<rans::Plan> = hist_h
             .par_chunks(table)
             .map(|h| rans::plan(h, &cls.blocks, n, chunk_log))
@@ -1643,7 +1725,9 @@ impl Slot {
         // interpolation (one step): their room is RENC's scratch.
         let scratch = self.ints.slice(nbk * n..TRIALS * nbk * n);
         let f = self.f("RENC(kernel)", RENC_SMEM as usize)?;
-        let mut l = s.launch_builder(&f);
+        let bulk = if priorities().0 { &self.bulk } else { s };
+        let ls = bulk_begin(s, bulk)?;
+        let mut l = ls.launch_builder(&f);
         l.arg(&ints)
             .arg(&cls.values)
             .arg(&n64)
@@ -1657,6 +1741,7 @@ impl Slot {
             .arg(&scratch);
         unsafe { l.launch(cfg(chunks.grid(1), RENC_THREADS, RENC_SMEM)) }
             .during(|| "launching RENC".into())?;
+        bulk_end(s, bulk)?;
         prof(s, "r_enc_kernel")?;
         let sizes_h = self.stage.down(&self.gpu, s, &sizes)?;
         prof(s, "r_encode")?;
@@ -1714,12 +1799,15 @@ impl Slot {
         unsafe { l.launch(cfg((gx, nch.div_ceil(65535).max(1) as u32), 256, 0)) }
             .during(|| "launching RCOPY".into())?;
         prof(s, "r_copy")?;
-        // The outlier lists, from the values the interpolation marked.
+        // The outlier lists, from the values the interpolation marked
+        // (none to list in most batches: their totals stay zero).
         let mut tot = s.alloc_zeros::<u64>(2 * nbk).during(|| "alloc".into())?;
-        let marked = Corrections::Marked(omask);
-        self.count_outliers(marked, n, nbk, &mut tot.slice_mut(..))?;
-        let osec_d = self.stage.up(&self.gpu, s, &osec)?;
-        self.write_outliers(marked, (n, nbk), &osec_d, f32i)?;
+        if counts_h[..2 * nbk].iter().any(|&c| c != 0) {
+            let marked = Corrections::Marked(omask);
+            self.count_outliers(marked, n, nbk, &mut tot.slice_mut(..))?;
+            let osec_d = self.stage.up(&self.gpu, s, &osec)?;
+            self.write_outliers(marked, (n, nbk), &osec_d, f32i)?;
+        }
         let tot_q = self.stage.queue_down(&self.gpu, s, &tot)?;
         // The payloads lie one after another in the buffer they are copied
         // down into, which becomes the file's bytes; the host's parts
@@ -2754,7 +2842,9 @@ impl Slot {
         } else {
             None
         };
-        let mut l = s.launch_builder(&f);
+        let bulk = if priorities().1 { &self.bulk } else { s };
+        let ls = bulk_begin(s, bulk)?;
+        let mut l = ls.launch_builder(&f);
         l.arg(&base).arg(&doff_d).arg(&dlen_d).arg(&cls.values);
         match tiles {
             Some(t) => l.arg(t),
@@ -2771,6 +2861,7 @@ impl Slot {
         let warps = rdec_warps(chunks.most);
         unsafe { l.launch(cfg(chunks.grid(warps), 32 * warps, rdec_smem(warps))) }
             .during(|| "launching RDEC".into())?;
+        bulk_end(s, bulk)?;
         prof(s, "d_decode")?;
         Ok(Front {
             at,
@@ -3138,6 +3229,16 @@ fn download<'a>(
 
 /// A launch's grid over `count` items of each of `bricks` bricks, 256
 /// threads a block.
+/// RHIST's blocks a brick: about 1,024 in all, each of at least 16K values
+/// (a block's flush of its shared counts costs up to a global atomic a
+/// bin: at 16K values a block, those were most of a dense field's time).
+fn rhist_blocks(n: usize, bricks: usize) -> u32 {
+    let most = n.div_ceil(256 * 64).clamp(1, 1024);
+    n.div_ceil(256 * 1024)
+        .max(1024usize.div_ceil(bricks.max(1)))
+        .clamp(1, most) as u32
+}
+
 fn block_grid(count: usize, bricks: usize) -> (u32, u32) {
     ((count.div_ceil(256)).min(4096) as u32, bricks as u32)
 }
@@ -3569,8 +3670,13 @@ impl Slot {
             }
             (false, _) => l.arg(&mut self.x),
         };
+        let mut peak = s
+            .alloc_zeros::<u64>(b.bricks.len())
+            .during(|| "alloc".into())?;
+        l.arg(&mut peak);
         unsafe { l.launch(cfg(block_grid(n, b.bricks.len()), 256, 0)) }
             .during(|| "launching GATHER".into())?;
+        self.gathered_peak = Some(peak);
         Ok(())
     }
 }
