@@ -1725,6 +1725,17 @@ impl Slot {
         // interpolation (one step): their room is RENC's scratch.
         let scratch = self.ints.slice(nbk * n..TRIALS * nbk * n);
         let f = self.f("RENC(kernel)", RENC_SMEM as usize)?;
+        if tracing() {
+            static ONCE: std::sync::Once = std::sync::Once::new();
+            ONCE.call_once(|| {
+                let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(
+                    RENC_THREADS,
+                    RENC_SMEM as usize,
+                    None,
+                );
+                eprintln!("trace RENC blocks an SM: {per_sm:?}");
+            });
+        }
         let bulk = if priorities().0 { &self.bulk } else { s };
         let ls = bulk_begin(s, bulk)?;
         let mut l = ls.launch_builder(&f);
@@ -3074,7 +3085,9 @@ const RENC_SMEM: u32 = (rans::NCTX * (rans::NSYM + 1)).div_ceil(2) as u32 * 4
     + 2 * 4 * RANS_TILE;
 // An H100 SM has 228 KiB of shared memory and reserves 1 KiB a block:
 // three blocks an SM run a 1024^3 field's 1,024 RENC blocks in three
-// waves; two an SM took four.
+// waves; two an SM took four. (Two words a value, the table entries
+// looked up by the state warp, fit four blocks an SM but coded 12% slower:
+// session 30.)
 const _: () = assert!(3 * (RENC_SMEM + 1024) <= 228 * 1024);
 /// Warps of an RDEC block: enough for every chunk of the launch's
 /// largest brick, up to `RDEC_MAX_WARPS`, so a brick's chunks share one
