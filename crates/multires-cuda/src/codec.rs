@@ -2325,12 +2325,14 @@ fn run_slots(
 /// every batch in its transform at once (1024^3 on the H100: 13 batches)
 /// all finished it together, at ~45 ms, and only then coded, side by
 /// side; a few at a time finish theirs early and code while the next ones
-/// transform. MULTIRES_CODEC_FRONT overrides it (a tuning knob for
-/// measurements; the output never depends on it).
+/// transform. Two measured best on the turbulent field (86 GB/s at 1e-3,
+/// against 76 with four and 64-67 with eight or thirteen; session 30),
+/// and the smooth field does not mind. MULTIRES_CODEC_FRONT overrides it
+/// (a tuning knob for measurements; the output never depends on it).
 fn front_permits() -> usize {
     env_count("MULTIRES_CODEC_FRONT").unwrap_or(FRONT_PERMITS)
 }
-const FRONT_PERMITS: usize = 4;
+const FRONT_PERMITS: usize = 2;
 
 /// A counting semaphore: batches in their transform on one GPU.
 struct Gate {
