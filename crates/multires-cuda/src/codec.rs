@@ -1636,11 +1636,6 @@ impl Slot {
         Ok(())
     }
 
-    /// The interpolation's payloads (trial 0 of `ints` and `corr`): rANS
-    /// tables from the bricks' histograms, made on the host by the CPU's
-    /// code, then the chunks' sizes and words and the outlier lists on the
-    /// device.
-    #[allow(clippy::too_many_arguments)]
     /// Each brick's rANS histogram (per context and symbol) of its details
     /// in `ints`, and the brick shape's level classes.
     fn rans_histograms(
@@ -1678,6 +1673,11 @@ impl Slot {
         Ok((hist, cls))
     }
 
+    /// The interpolation's payloads (trial 0 of `ints` and `corr`): rANS
+    /// tables from the bricks' histograms, made on the host by the CPU's
+    /// code, then the chunks' sizes and words and the outlier lists on the
+    /// device.
+    #[allow(clippy::too_many_arguments)]
     fn encode_rans(
         &mut self,
         b: &Batch,
@@ -3242,8 +3242,6 @@ fn download<'a>(
     Ok(&pin[..total])
 }
 
-/// A launch's grid over `count` items of each of `bricks` bricks, 256
-/// threads a block.
 /// RHIST's blocks a brick: about 1,024 in all, each of at least 16K values
 /// (a block's flush of its shared counts costs up to a global atomic a
 /// bin: at 16K values a block, those were most of a dense field's time).
@@ -3254,6 +3252,8 @@ fn rhist_blocks(n: usize, bricks: usize) -> u32 {
         .clamp(1, most) as u32
 }
 
+/// A launch's grid over `count` items of each of `bricks` bricks, 256
+/// threads a block.
 fn block_grid(count: usize, bricks: usize) -> (u32, u32) {
     ((count.div_ceil(256)).min(4096) as u32, bricks as u32)
 }
