@@ -13,6 +13,7 @@
 struct uint3 { unsigned x, y, z; };
 struct dim3 { unsigned x, y, z; };
 struct uint4 { unsigned x, y, z, w; };
+uint4 make_uint4(unsigned, unsigned, unsigned, unsigned);
 struct float2 { float x, y; };
 struct double2 { double x, y; };
 extern uint3 threadIdx, blockIdx;
@@ -26,6 +27,7 @@ int __any_sync(unsigned, int);
 unsigned __match_any_sync(unsigned, unsigned);
 unsigned __reduce_max_sync(unsigned, unsigned);
 unsigned __reduce_add_sync(unsigned, unsigned);
+unsigned __reduce_or_sync(unsigned, unsigned);
 template <typename T> T __shfl_sync(unsigned, T, int, int = 32);
 template <typename T> T __shfl_down_sync(unsigned, T, unsigned, int = 32);
 template <typename T> T __shfl_up_sync(unsigned, T, unsigned, int = 32);

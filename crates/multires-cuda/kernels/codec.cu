@@ -973,21 +973,95 @@ __device__ __forceinline__ void r_reciprocals(const unsigned short* cu16, unsign
     __syncthreads();
 }
 
+// A value's step as RENC's state warp takes it, in four words: x the
+// symbol's emission threshold (f << (32 - scale)) - 1, or, for a value of
+// more than R_PIECE raw bits, its high piece; y the division multiplier;
+// z start | (2^scale - f) << 16; w l | low piece's bits << 4 | high
+// piece's bits << 8 | scale << 12 | low piece << 18.
+__device__ __forceinline__ uint4 r_stage_word(unsigned start, unsigned f, unsigned scl, unsigned m,
+                                              unsigned nraw, unsigned raw) {
+    unsigned l = 32 - __clz(f - 1);
+    unsigned hn = nraw > R_PIECE ? nraw - R_PIECE : 0u, ln = min(nraw, R_PIECE);
+    unsigned thr = (unsigned)(((unsigned long long)f << (32 - scl)) - 1);
+    return make_uint4(hn ? raw >> R_PIECE : thr, m, start | (((1u << scl) - f) << 16),
+                      l | (ln << 4) | (hn << 8) | (scl << 12) | ((raw & ((1u << ln) - 1)) << 18));
+}
+// What the staging warps tell the state warp of a tile: some value
+// changes the state, some has raw bits, some has a high piece.
+#define R_TILE_LIVE 1u
+#define R_TILE_RAW 2u
+#define R_TILE_HIGH 4u
+
+// Emits the low word of x at o[j] and keeps the rest when x exceeds
+// `thr` (its renormalisation). The store takes a copy of x, so the next
+// step need not wait for the store to read x's register.
+__device__ __forceinline__ void r_renorm(unsigned& x, unsigned thr, unsigned short* __restrict__ o,
+                                         unsigned& j) {
+    bool e = x > thr;
+    unsigned w16 = x & 0xffffu;
+    if (e) o[j] = (unsigned short)w16;
+    j += e;
+    x = e ? x >> 16 : x;
+}
+
+// One value through the encoder's state (see r_stage_word): its raw
+// pieces, high then low, then its symbol. A piece of no bits and a symbol
+// of frequency 1 in 1 leave x as it is, so the steps need no branch: a
+// tile without raw bits (RAW false) skips the pieces, and only a tile
+// with a high piece somewhere (HIGH) has its branch.
+template <bool RAW, bool HIGH>
+__device__ __forceinline__ void r_encode_step(unsigned& x, uint4 w, unsigned short* __restrict__ o,
+                                              unsigned& j) {
+    unsigned thr = w.x;
+    if (HIGH) {
+        unsigned hn = (w.w >> 8) & 15u;
+        if (hn != 0) {
+            r_put_raw(x, w.x, hn, o, j);
+            unsigned scl = (w.w >> 12) & 15u, cm = w.z >> 16;
+            thr = ~((cm << 1) << (31 - scl));
+        }
+    }
+    if (RAW) {
+        unsigned ln = (w.w >> 4) & 15u;
+        r_renorm(x, 0xffffffffu >> ln, o, j);
+        x = x * (1u << ln) + (w.w >> 18);
+    }
+    r_renorm(x, thr, o, j);
+    unsigned q = (unsigned)(((unsigned long long)__umulhi(x, w.y) + x) >> (w.w & 15u));
+    x = (x + (w.z & 0xffffu)) + q * (w.z >> 16);
+}
+
+// A tile of 32 values of a chunk (row: its stage words), last first.
+template <bool RAW, bool HIGH>
+__device__ __forceinline__ void r_encode_tile(unsigned& x, const uint4* row, unsigned short* __restrict__ o,
+                                              unsigned& j) {
+#pragma unroll 8
+    for (int k = 31; k >= 0; k--) r_encode_step<RAW, HIGH>(x, row[k], o, j);
+}
+
 // Encodes every chunk once: a value emits at most 3 words (two raw pieces
 // and its symbol), so chunk c's words fit in the 4 words per value of
 // scratch at 4 * (b * n + cstart[c]); sizes[c] gets its word count with
 // the final state's two, states[c] the final state. RCOPY then lays the
 // chunks out reversed, as the decoder reads them: one pass of the serial
 // coder instead of a sizing pass and a writing pass.
-// A block codes 32 chunks with 8 warps. Warp 0 runs the states (lane =
-// chunk), tiles of 32 values last first, through nothing but a compare,
-// a multiply-high and a multiply-add per value; meanwhile warps 1 to 7
-// look up the next tile's values, contexts, starts, frequencies and
-// division multipliers into the other of two stages (one block barrier a
-// tile). A lone warp on its SM did all of that itself before. A tile
-// whose values all leave the states as they are (contexts of one symbol
-// of total 1, no raw bits: most of a smooth brick's) is passed over by
-// warp 0, as the staging warps' row flags say.
+// A block codes 32 chunks with 8 warps. One warp runs the states (lane =
+// chunk), tiles of 32 values last first; meanwhile the other seven look
+// up the next tile's values, contexts, starts, frequencies and division
+// multipliers into the other of two stages (one block barrier a tile), as
+// the four words of `r_stage_word`. The state warp's step has no branch
+// (`r_encode_step`): a step that leaves the state as it is costs the same
+// as any other, so a tile's rows past a chunk's end are such steps and
+// every tile is 32 steps. The staging warps say what a tile holds
+// (R_TILE_*): a tile of values that all leave the states as they are
+// (contexts of one symbol of total 1, no raw bits: most of a smooth
+// brick's) is passed over, one without raw bits skips the pieces, and
+// only one with a high piece has the branch for it. (The step was 89
+// instructions with branches, about 460 cycles on the turbulent field;
+// session 31.) The state warp is the block's warp on the SM's
+// sub-partition numbered after the block's place on the SM (%warpid / 8),
+// so that the three blocks an SM do not put their serial warps on one
+// scheduler.
 #define RENC(name)                                                                                 \
     extern "C" __global__ void name(const int* __restrict__ ints, const unsigned char* __restrict__ cls, \
                                     long long n, const unsigned* cfirst,                           \
@@ -1003,32 +1077,41 @@ __device__ __forceinline__ void r_reciprocals(const unsigned short* cu16, unsign
         long long* rowst = (long long*)(rc + R_NCTX * R_NSYM);                                     \
         unsigned* rowl = (unsigned*)(rowst + 32);                                                  \
         unsigned* tiles = rowl + 32;                                                               \
-        unsigned* stage0 = rc + R_NCTX * R_NSYM + 128;                                             \
-        unsigned tid = threadIdx.x, lane = tid & 31;                                               \
+        uint4* stage0 = (uint4*)(rc + R_NCTX * R_NSYM + 128);                                      \
+        unsigned tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;                              \
         long long c = cfirst[b] + blockIdx.x * 32ll + lane;                                        \
-        bool on = tid < 32 && c < cfirst[b + 1];                                                   \
-        long long st = on ? (long long)cstart[c] : 0;                                              \
-        unsigned L = on ? clen[c] : 0u;                                                            \
-        if (tid < 32) {                                                                            \
-            rowst[lane] = st;                                                                      \
-            rowl[lane] = L;                                                                        \
-            unsigned tl_ = r_warp_tiles(L);                                                        \
-            if (lane == 0) tiles[0] = tl_;                                                         \
+        bool on = c < cfirst[b + 1];                                                               \
+        if (warp == 0) {                                                                           \
+            rowst[lane] = on ? (long long)cstart[c] : 0;                                           \
+            unsigned L_ = on ? clen[c] : 0u;                                                       \
+            rowl[lane] = L_;                                                                       \
+            unsigned tl_ = r_warp_tiles(L_);                                                       \
+            if (lane == 0) {                                                                       \
+                unsigned wid;                                                                      \
+                asm volatile("mov.u32 %0, %%warpid;" : "=r"(wid));                                 \
+                tiles[0] = tl_;                                                                    \
+                tiles[17] = ((wid >> 3) - wid) & 3u;                                               \
+            }                                                                                      \
         }                                                                                          \
         r_tables_u16(cu16, sc, cum, scale, b);                                                     \
         r_reciprocals(cu16, rc);                                                                   \
         int T = (int)tiles[0];                                                                     \
+        unsigned sw = tiles[17];                                                                   \
         const int* v = ints + b * n;                                                               \
-        unsigned short* o = scratch + 4 * (b * n + st);                                            \
+        /* The lane's base in registers (the compiler otherwise rebuilt it */                      \
+        /* from the kernel's parameter at every store).                  */                      \
+        unsigned long long ob = (unsigned long long)(scratch + 4 * (b * n + rowst[lane]));         \
+        asm volatile("" : "+l"(ob));                                                               \
+        unsigned short* o = (unsigned short*)ob;                                                   \
         unsigned x = R_L, j = 0;                                                                   \
         for (int step = 0; step <= T; step++) {                                                    \
-            if (tid >= 32) {                                                                       \
-                /* Warp w stages rows w - 1, w + 6, ... of the tile (lane = */                     \
-                /* value): every row's loads are issued before any is used. */                     \
+            if (warp != sw) {                                                                      \
+                /* Staging warp wr stages rows wr, wr + 7, ... of the tile */                      \
+                /* (lane = value): every row's loads are issued before any */                      \
+                /* is used.                                                */                      \
                 int tp = T - 1 - step;                                                             \
-                unsigned* sv = stage0 + (step & 1) * 4 * 32 * R_ROW;                               \
-                unsigned *sa = sv + 32 * R_ROW, *sb = sa + 32 * R_ROW, *se = sb + 32 * R_ROW;      \
-                unsigned wr = (tid >> 5) - 1, i = (unsigned)tp * 32 + lane;                        \
+                uint4* sv = stage0 + (step & 1) * 32 * R_ROW;                                      \
+                unsigned wr = (warp + 7u - sw) & 7u, i = (unsigned)tp * 32 + lane;                 \
                 int cur[R_STAGE_ROWS], pv[R_STAGE_ROWS];                                           \
                 unsigned cl[R_STAGE_ROWS];                                                         \
                 bool ok[R_STAGE_ROWS], first[R_STAGE_ROWS];                                        \
@@ -1044,66 +1127,43 @@ __device__ __forceinline__ void r_reciprocals(const unsigned short* cu16, unsign
                 unsigned busy = 0;                                                                 \
                 _Pragma("unroll") for (int u = 0; u < R_STAGE_ROWS; u++) {                         \
                     unsigned r = wr + (R_ENC_WARPS - 1) * u;                                       \
-                    bool live = false;                                                             \
-                    if (ok[u]) {                                                                   \
-                        unsigned cz = zigzag(cur[u]), prev = first[u] ? 0u : zigzag(pv[u]);        \
-                        unsigned ctx = r_context(cl[u], prev);                                     \
-                        unsigned s, nraw, raw;                                                     \
-                        r_symbol(cz, s, nraw, raw);                                                \
-                        const unsigned short* cu = cu16 + ctx * (R_NSYM + 1);                      \
-                        unsigned start = cu[s], f = cu[s + 1] - start;                             \
-                        unsigned ev = sc[ctx] | ((32 - __clz(f - 1)) << 4);                        \
-                        int at = r * R_ROW + lane;                                                 \
-                        sv[at] = cz;                                                               \
-                        sa[at] = start | (f << 16);                                                \
-                        sb[at] = rc[ctx * R_NSYM + s];                                             \
-                        se[at] = ev;                                                               \
-                        live = ev != 0 || cz >= R_DIRECT;                                          \
+                    if (r < 32) {                                                                  \
+                        /* Past a chunk's end: a step that changes nothing. */                     \
+                        uint4 wd = make_uint4(0xffffffffu, 1u, 0u, 0u);                            \
+                        unsigned kind = 0;                                                         \
+                        if (ok[u]) {                                                               \
+                            unsigned cz = zigzag(cur[u]), prev = first[u] ? 0u : zigzag(pv[u]);    \
+                            unsigned ctx = r_context(cl[u], prev);                                 \
+                            unsigned s, nraw, raw;                                                 \
+                            r_symbol(cz, s, nraw, raw);                                            \
+                            const unsigned short* cu = cu16 + ctx * (R_NSYM + 1);                  \
+                            unsigned start = cu[s], f = cu[s + 1] - start;                         \
+                            wd = r_stage_word(start, f, sc[ctx], rc[ctx * R_NSYM + s], nraw, raw); \
+                            kind = (sc[ctx] != 0 || nraw != 0 ? R_TILE_LIVE : 0u) |                \
+                                   (nraw != 0 ? R_TILE_RAW : 0u) | (nraw > R_PIECE ? R_TILE_HIGH : 0u); \
+                        }                                                                          \
+                        sv[r * R_ROW + lane] = wd;                                                 \
+                        busy |= __reduce_or_sync(0xffffffffu, kind);                               \
                     }                                                                              \
-                    if (r < 32 && __any_sync(0xffffffffu, live)) busy |= 1u << r;                  \
                 }                                                                                  \
-                /* Rows whose values all leave the state as it is: a */                            \
-                /* tile of none else is passed over by the state warp. */                          \
+                /* The tile's kind (R_TILE_*): a tile of values that all */                       \
+                /* leave the state as it is is passed over.               */                       \
                 if (lane == 0) tiles[1 + 8 * (step & 1) + wr] = busy;                              \
             } else if (step > 0) {                                                                 \
-                unsigned i0 = (unsigned)(T - step) * 32;                                           \
-                unsigned* sv = stage0 + ((step - 1) & 1) * 4 * 32 * R_ROW + lane * R_ROW;          \
-                unsigned *sa = sv + 32 * R_ROW, *sb = sa + 32 * R_ROW, *se = sb + 32 * R_ROW;      \
+                const uint4* row = stage0 + ((step - 1) & 1) * 32 * R_ROW + lane * R_ROW;          \
                 const unsigned* bz = tiles + 1 + 8 * ((step - 1) & 1);                             \
                 unsigned busy = 0;                                                                 \
                 _Pragma("unroll") for (int w = 0; w < R_ENC_WARPS - 1; w++) busy |= bz[w];       \
-                int k = busy && i0 < L ? (int)min(32u, L - i0) - 1 : -1;                           \
-                /* The next value's stage words are read while this one is */                      \
-                /* coded (they do not depend on the state).                */                      \
-                unsigned val = 0, a = 0, m = 0, e = 0;                                             \
-                if (k >= 0) { val = sv[k]; a = sa[k]; m = sb[k]; e = se[k]; }                      \
-                for (; k >= 0; k--) {                                                              \
-                    unsigned nv = 0, na = 0, nm = 0, ne = 0;                                       \
-                    if (k > 0) { nv = sv[k - 1]; na = sa[k - 1]; nm = sb[k - 1]; ne = se[k - 1]; } \
-                    /* A context of one symbol (scale 0, frequency 1) */                           \
-                    /* and no raw bits leaves the state as it is.     */                           \
-                    if (e != 0 || val >= R_DIRECT) {                                               \
-                        if (val >= R_DIRECT) {                                                     \
-                            unsigned s, nraw, raw;                                                 \
-                            r_symbol(val, s, nraw, raw);                                           \
-                            if (nraw > R_PIECE) r_put_raw(x, raw >> R_PIECE, nraw - R_PIECE, o, j); \
-                            unsigned lo = min(nraw, R_PIECE);                                      \
-                            r_put_raw(x, raw & ((1u << lo) - 1), lo, o, j);                        \
-                        }                                                                          \
-                        unsigned f = a >> 16, start = a & 0xffffu, scl = e & 15u, l = e >> 4;      \
-                        if ((unsigned long long)x >= ((unsigned long long)f << (32 - scl))) {      \
-                            o[j++] = (unsigned short)x;                                            \
-                            x >>= 16;                                                              \
-                        }                                                                          \
-                        unsigned q = (unsigned)(((unsigned long long)__umulhi(x, m) + x) >> l);    \
-                        x = x + start + q * ((1u << scl) - f);                                     \
-                    }                                                                              \
-                    val = nv; a = na; m = nm; e = ne;                                              \
-                }                                                                                  \
+                if (busy & R_TILE_HIGH)                                                            \
+                    r_encode_tile<true, true>(x, row, o, j);                                       \
+                else if (busy & R_TILE_RAW)                                                        \
+                    r_encode_tile<true, false>(x, row, o, j);                                      \
+                else if (busy)                                                                     \
+                    r_encode_tile<false, false>(x, row, o, j);                                     \
             }                                                                                      \
             __syncthreads();                                                                       \
         }                                                                                          \
-        if (on) {                                                                                  \
+        if (warp == sw && on) {                                                                    \
             sizes[c] = j + 2;                                                                      \
             states[c] = x;                                                                         \
         }                                                                                          \
