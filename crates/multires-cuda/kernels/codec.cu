@@ -875,10 +875,14 @@ __device__ __forceinline__ unsigned r_raw_bits(unsigned s) { return s < R_DIRECT
 __device__ __forceinline__ unsigned r_context(unsigned lv, unsigned prev) { return min(lv, 7u) * 4 + min(prev, 3u); }
 
 // Counts per brick, context and symbol (a shared histogram per block).
-// A warp takes 32 consecutive values a step; when all 32 share a bin
-// (nearly every step on a smooth field) lane 0 adds them to a running
-// count, so shared-memory atomics are paid only where bins change.
+// A warp takes R_HIST_UNROLL rows of 32 consecutive values a step, every
+// row's loads issued before any is used (one row a step waited on its
+// loads). When all of them share a bin (nearly every step on a smooth
+// field) lane 0 adds them to a running count; otherwise each value is a
+// shared-memory atomic (a match of equal bins first cost more than the
+// atomics it saved on the turbulent field: session 31).
 #define R_NONE 0xffffffffu
+#define R_HIST_UNROLL 4
 #define RHIST(name)                                                                                \
     extern "C" __global__ void name(const int* __restrict__ ints, const unsigned char* __restrict__ cls, \
                                     long long n, unsigned* __restrict__ hist) {                    \
@@ -888,29 +892,38 @@ __device__ __forceinline__ unsigned r_context(unsigned lv, unsigned prev) { retu
         __syncthreads();                                                                           \
         const int* v = ints + b * n;                                                               \
         unsigned lane = threadIdx.x & 31, run_key = R_NONE, run = 0;                               \
-        for (long long w = blockIdx.x * (long long)blockDim.x + (threadIdx.x & ~31u); w < n;       \
-             w += (long long)gridDim.x * blockDim.x) {                                             \
-            long long i = w + lane;                                                                \
-            unsigned key = R_NONE;                                                                 \
-            if (i < n) {                                                                           \
-                unsigned prev = (i % R_RESET == 0) ? 0u : zigzag(v[i - 1]);                        \
-                unsigned s, nraw, raw;                                                             \
-                r_symbol(zigzag(v[i]), s, nraw, raw);                                              \
-                key = r_context(cls[i], prev) * R_NSYM + s;                                        \
+        for (long long w = (blockIdx.x * (long long)blockDim.x + (threadIdx.x & ~31u)) * R_HIST_UNROLL; \
+             w < n; w += (long long)gridDim.x * blockDim.x * R_HIST_UNROLL) {                      \
+            int cur[R_HIST_UNROLL], pv[R_HIST_UNROLL];                                             \
+            unsigned cl[R_HIST_UNROLL];                                                            \
+            _Pragma("unroll") for (int u = 0; u < R_HIST_UNROLL; u++) {                            \
+                long long i = w + 32 * u + lane;                                                   \
+                bool ok = i < n;                                                                   \
+                cur[u] = ok ? v[i] : 0;                                                            \
+                pv[u] = ok && i % R_RESET != 0 ? v[i - 1] : 0;                                     \
+                cl[u] = ok ? cls[i] : 0u;                                                          \
             }                                                                                      \
-            unsigned k0 = __shfl_sync(0xffffffffu, key, 0);                                        \
-            if (__all_sync(0xffffffffu, key == k0)) {                                              \
+            unsigned key[R_HIST_UNROLL];                                                           \
+            _Pragma("unroll") for (int u = 0; u < R_HIST_UNROLL; u++) {                            \
+                unsigned s, nraw, raw;                                                             \
+                r_symbol(zigzag(cur[u]), s, nraw, raw);                                            \
+                key[u] = w + 32 * u + lane < n ? r_context(cl[u], zigzag(pv[u])) * R_NSYM + s : R_NONE; \
+            }                                                                                      \
+            unsigned k0 = __shfl_sync(0xffffffffu, key[0], 0);                                     \
+            bool same = true;                                                                      \
+            _Pragma("unroll") for (int u = 0; u < R_HIST_UNROLL; u++) same = same && key[u] == k0; \
+            if (__all_sync(0xffffffffu, same)) {                                                   \
                 if (lane == 0 && k0 != R_NONE) {                                                   \
                     if (k0 != run_key) {                                                           \
                         if (run) atomicAdd(&h[run_key], run);                                      \
                         run_key = k0;                                                              \
                         run = 0;                                                                   \
                     }                                                                              \
-                    run += 32;                                                                     \
+                    run += 32 * R_HIST_UNROLL;                                                     \
                 }                                                                                  \
-            } else if (key != R_NONE) {                                                            \
-                unsigned same = __match_any_sync(__activemask(), key);                             \
-                if (lane == __ffs(same) - 1) atomicAdd(&h[key], __popc(same));                     \
+            } else {                                                                               \
+                _Pragma("unroll") for (int u = 0; u < R_HIST_UNROLL; u++)                          \
+                    if (key[u] != R_NONE) atomicAdd(&h[key[u]], 1u);                               \
             }                                                                                      \
         }                                                                                          \
         if (run) atomicAdd(&h[run_key], run);                                                      \
@@ -993,12 +1006,15 @@ __device__ __forceinline__ uint4 r_stage_word(unsigned start, unsigned f, unsign
 #define R_TILE_HIGH 4u
 
 // Emits the low word of x at o[j] and keeps the rest when x exceeds
-// `thr` (its renormalisation). The store takes a copy of x, so the next
-// step need not wait for the store to read x's register.
+// `thr` (its renormalisation). The store takes a copy of x's low half
+// (a byte permute the compiler cannot fold into x: RENC 9% faster), so
+// the shift of x after it need not wait for the store to read x's
+// register.
 __device__ __forceinline__ void r_renorm(unsigned& x, unsigned thr, unsigned short* __restrict__ o,
                                          unsigned& j) {
     bool e = x > thr;
-    unsigned w16 = x & 0xffffu;
+    unsigned w16;
+    asm("prmt.b32 %0, %1, 0, 0x4410;" : "=r"(w16) : "r"(x));
     if (e) o[j] = (unsigned short)w16;
     j += e;
     x = e ? x >> 16 : x;
@@ -1058,7 +1074,9 @@ __device__ __forceinline__ void r_encode_tile(unsigned& x, const uint4* row, uns
 // brick's) is passed over, one without raw bits skips the pieces, and
 // only one with a high piece has the branch for it. (The step was 89
 // instructions with branches, about 460 cycles on the turbulent field;
-// session 31.) The state warp is the block's warp on the SM's
+// session 31.) Two state warps a block of 64 chunks, with tiles of 16
+// values to keep the stage's size, coded 57% slower: the six staging
+// warps then had half the time for as many values. The state warp is the block's warp on the SM's
 // sub-partition numbered after the block's place on the SM (%warpid / 8),
 // so that the three blocks an SM do not put their serial warps on one
 // scheduler.
