@@ -945,8 +945,9 @@ __device__ __forceinline__ void r_put_raw(unsigned& x, unsigned bits, unsigned n
 
 // The serial coders give each chunk a lane of one warp (32 chunks a
 // block). Values go through tiles of 32 per chunk in shared memory, one
-// row a chunk, loaded and stored in coalesced rows; rows of 33 words keep
-// the lanes' walks along their own rows free of bank conflicts.
+// row a chunk, loaded and stored in coalesced rows; rows of 33 entries
+// (words, or RENC's 16-byte stage words) keep the lanes' walks along
+// their own rows free of bank conflicts.
 #define R_ROW 33
 // RENC's warps (one runs the states, the others stage) and the rows of a
 // tile each staging warp takes.
@@ -1076,10 +1077,10 @@ __device__ __forceinline__ void r_encode_tile(unsigned& x, const uint4* row, uns
 // instructions with branches, about 460 cycles on the turbulent field;
 // session 31.) Two state warps a block of 64 chunks, with tiles of 16
 // values to keep the stage's size, coded 57% slower: the six staging
-// warps then had half the time for as many values. The state warp is the block's warp on the SM's
-// sub-partition numbered after the block's place on the SM (%warpid / 8),
-// so that the three blocks an SM do not put their serial warps on one
-// scheduler.
+// warps then had half the time for as many values. The state warp is
+// the block's warp on the SM's sub-partition numbered after the block's
+// place on the SM (%warpid / 8), so that the three blocks an SM do not
+// put their serial warps on one scheduler.
 #define RENC(name)                                                                                 \
     extern "C" __global__ void name(const int* __restrict__ ints, const unsigned char* __restrict__ cls, \
                                     long long n, const unsigned* cfirst,                           \
