@@ -1536,6 +1536,20 @@ __device__ __forceinline__ long long r_field_at(long long i, long long b, const 
     return field_index(b, iu / (e1 * e2), (iu / e2) % e1, iu % e2, org, Y, X);
 }
 
+// A block's largest magnitude m (each thread's) into *peak, as its bits
+// (non-negative doubles order as integers): one atomic a block, since a
+// warp's each contended on the brick's word. w: 32 doubles of shared
+// memory; every thread of the block must call it.
+__device__ __forceinline__ void r_block_peak(double m, double* w, unsigned long long* peak) {
+    for (int o = 16; o > 0; o >>= 1) m = fmax(m, __shfl_down_sync(0xffffffffu, m, o));
+    if ((threadIdx.x & 31) == 0) w[threadIdx.x >> 5] = m;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int k = 1; k < (int)(blockDim.x >> 5); k++) m = fmax(m, w[k]);
+        atomicMax(peak, (unsigned long long)__double_as_longlong(m));
+    }
+}
+
 // Brick b of a batch (extent d0 x d1 x d2) from a float32 field into x, as T
 // (float for the interpolation, which reads its input as stored; double
 // for the lifting transforms).
@@ -1555,13 +1569,7 @@ __device__ __forceinline__ long long r_field_at(long long i, long long b, const 
         /* With peak set, each brick's largest magnitude as BPEAK's (the */                       \
         /* values pass here anyway: no second read of the batch).        */                       \
         if (peak == 0) return;                                                                     \
-        for (int o = 16; o > 0; o >>= 1) m = fmax(m, __shfl_down_sync(0xffffffffu, m, o));        \
-        if ((threadIdx.x & 31) == 0) w[threadIdx.x >> 5] = m;                                      \
-        __syncthreads();                                                                           \
-        if (threadIdx.x == 0) {                                                                    \
-            for (int k = 1; k < (int)(blockDim.x >> 5); k++) m = fmax(m, w[k]);                    \
-            atomicMax(&peak[b], (unsigned long long)__double_as_longlong(m));                      \
-        }                                                                                          \
+        r_block_peak(m, w, &peak[b]);                                                              \
     }
 
 // The inverse of GATHER: decoded bricks (doubles) rounded to float32 (as
@@ -1601,14 +1609,7 @@ __device__ __forceinline__ long long r_field_at(long long i, long long b, const 
         for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                \
              i += (long long)gridDim.x * blockDim.x)                                               \
             m = fmax(m, fabs((double)x[b * n + i]));                                               \
-        for (int o = 16; o > 0; o >>= 1) m = fmax(m, __shfl_down_sync(0xffffffffu, m, o));        \
-        if ((threadIdx.x & 31) == 0) w[threadIdx.x >> 5] = m;                                      \
-        __syncthreads();                                                                           \
-        /* One atomic a block: a warp's each contended on the brick's word. */                    \
-        if (threadIdx.x == 0) {                                                                    \
-            for (int k = 1; k < (int)(blockDim.x >> 5); k++) m = fmax(m, w[k]);                    \
-            atomicMax(&peak[b], (unsigned long long)__double_as_longlong(m));                      \
-        }                                                                                          \
+        r_block_peak(m, w, &peak[b]);                                                              \
     }
 
 // Per brick, multires::codec::interp_step of its peak (the same
