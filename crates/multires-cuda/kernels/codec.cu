@@ -896,18 +896,19 @@ __device__ __forceinline__ unsigned r_context(unsigned lv, unsigned prev) { retu
              w < n; w += (long long)gridDim.x * blockDim.x * R_HIST_UNROLL) {                      \
             int cur[R_HIST_UNROLL], pv[R_HIST_UNROLL];                                             \
             unsigned cl[R_HIST_UNROLL];                                                            \
+            bool ok[R_HIST_UNROLL];                                                                \
             _Pragma("unroll") for (int u = 0; u < R_HIST_UNROLL; u++) {                            \
                 long long i = w + 32 * u + lane;                                                   \
-                bool ok = i < n;                                                                   \
-                cur[u] = ok ? v[i] : 0;                                                            \
-                pv[u] = ok && i % R_RESET != 0 ? v[i - 1] : 0;                                     \
-                cl[u] = ok ? cls[i] : 0u;                                                          \
+                ok[u] = i < n;                                                                     \
+                cur[u] = ok[u] ? v[i] : 0;                                                         \
+                pv[u] = ok[u] && i % R_RESET != 0 ? v[i - 1] : 0;                                  \
+                cl[u] = ok[u] ? cls[i] : 0u;                                                       \
             }                                                                                      \
             unsigned key[R_HIST_UNROLL];                                                           \
             _Pragma("unroll") for (int u = 0; u < R_HIST_UNROLL; u++) {                            \
                 unsigned s, nraw, raw;                                                             \
                 r_symbol(zigzag(cur[u]), s, nraw, raw);                                            \
-                key[u] = w + 32 * u + lane < n ? r_context(cl[u], zigzag(pv[u])) * R_NSYM + s : R_NONE; \
+                key[u] = ok[u] ? r_context(cl[u], zigzag(pv[u])) * R_NSYM + s : R_NONE;            \
             }                                                                                      \
             unsigned k0 = __shfl_sync(0xffffffffu, key[0], 0);                                     \
             bool same = true;                                                                      \
@@ -931,17 +932,6 @@ __device__ __forceinline__ unsigned r_context(unsigned lv, unsigned prev) { retu
         for (int k = threadIdx.x; k < R_NCTX * R_NSYM; k += blockDim.x)                            \
             if (h[k]) atomicAdd(&hist[b * (R_NCTX * R_NSYM) + k], h[k]);                           \
     }
-
-// An encoder step of `nb` (1 to 16) raw bits (frequency 1 out of 2^nb);
-// an emitted word goes to scratch in emission order.
-__device__ __forceinline__ void r_put_raw(unsigned& x, unsigned bits, unsigned nb,
-                                          unsigned short* __restrict__ o, unsigned& j) {
-    if (x >= (1u << (32 - nb))) {
-        o[j++] = (unsigned short)x;
-        x >>= 16;
-    }
-    x = (x << nb) | bits;
-}
 
 // The serial coders give each chunk a lane of one warp (32 chunks a
 // block). Values go through tiles of 32 per chunk in shared memory, one
@@ -1021,6 +1011,15 @@ __device__ __forceinline__ void r_renorm(unsigned& x, unsigned thr, unsigned sho
     x = e ? x >> 16 : x;
 }
 
+// An encoder step of `nb` (0 to 16) raw bits (frequency 1 out of 2^nb;
+// none leaves x as it is): x >= 2^(32 - nb) emits a word, in emission
+// order.
+__device__ __forceinline__ void r_put_raw(unsigned& x, unsigned bits, unsigned nb,
+                                          unsigned short* __restrict__ o, unsigned& j) {
+    r_renorm(x, 0xffffffffu >> nb, o, j);
+    x = (x << nb) | bits;
+}
+
 // One value through the encoder's state (see r_stage_word): its raw
 // pieces, high then low, then its symbol. A piece of no bits and a symbol
 // of frequency 1 in 1 leave x as it is, so the steps need no branch: a
@@ -1038,11 +1037,7 @@ __device__ __forceinline__ void r_encode_step(unsigned& x, uint4 w, unsigned sho
             thr = ~((cm << 1) << (31 - scl));
         }
     }
-    if (RAW) {
-        unsigned ln = (w.w >> 4) & 15u;
-        r_renorm(x, 0xffffffffu >> ln, o, j);
-        x = x * (1u << ln) + (w.w >> 18);
-    }
+    if (RAW) r_put_raw(x, w.w >> 18, (w.w >> 4) & 15u, o, j);
     r_renorm(x, thr, o, j);
     unsigned q = (unsigned)(((unsigned long long)__umulhi(x, w.y) + x) >> (w.w & 15u));
     x = (x + (w.z & 0xffffu)) + q * (w.z >> 16);
