@@ -30,10 +30,10 @@ pub struct CompressArgs {
     /// 128 and 256 for the lifting transforms.
     #[arg(long, value_delimiter = ',')]
     pub brick: Option<Vec<usize>>,
-    /// The longest rANS chunk (interp), in values: 16384, 32768 or 65536. A GPU
-    /// decodes each chunk in one serial chain: 16384 decodes very compressible
-    /// fields up to 4x faster there, in larger files (about 36 bits a chunk;
-    /// fields of a bit a value or more hardly change).
+    /// The longest rANS chunk (interp), in values: a power of two from 4096 to
+    /// 65536. A GPU decodes each chunk in one serial chain: 16384 decodes very
+    /// compressible fields up to 4x faster there, in larger files (about 36 bits
+    /// a chunk; chunks are cut shorter anyway where a field has bits enough).
     #[arg(long, value_name = "VALUES", default_value_t = 65536, value_parser = parse_rans_chunk)]
     pub rans_chunk: usize,
     /// auto (the GPU when there is one), cpu or cuda. Both give the same bytes.

@@ -3098,10 +3098,14 @@ const _: () = assert!(3 * (RENC_SMEM + 1024) <= 228 * 1024);
 /// once, where a block of one warp for each 32 chunks (the 33rd alone in a
 /// second block, 45 KiB each) needed two waves. End to end this measured
 /// no faster: the chains share the SMs with the other batches' kernels.
+/// A turbulent brick has 525 chunks of 2^12: blocks of six warps (108
+/// KiB, two an SM) give an SM twelve chains of 32 lanes, eight warps
+/// (one block an SM) only eight.
 fn rdec_warps(most_chunks: usize) -> u32 {
     most_chunks.div_ceil(32).clamp(1, RDEC_MAX_WARPS as usize) as u32
 }
-const RDEC_MAX_WARPS: u32 = 8;
+const RDEC_MAX_WARPS: u32 = 6;
+const _: () = assert!(2 * (rdec_smem(RDEC_MAX_WARPS) + 1024) <= 228 * 1024);
 /// Words of a lane's window on its stream in RDEC: the kernel's R_WIN
 /// (13 loads of 4 words, and one more).
 const RDEC_WINDOW_WORDS: u32 = 53;

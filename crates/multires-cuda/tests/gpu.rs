@@ -1130,7 +1130,7 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
         .map(f64::from)
         .collect();
     let v = Volume::new(&[65, 65, 65], sm, DType::F32).unwrap();
-    for chunk in [1 << 14, 1 << 15, 1 << 16] {
+    for chunk in [1 << 12, 1 << 13, 1 << 14, 1 << 15, 1 << 16] {
         let o = CodecOptions {
             rans_chunk: chunk,
             ..CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3))
@@ -1141,6 +1141,31 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
                 .unwrap();
         assert!(dev.to_vec() == cpu, "rANS chunk {chunk}: GPU bytes differ");
     }
+    // A dense brick (turbulent 129^3 at 1e-4, about 9 bits a value): 525
+    // chunks of 2^12, so RDEC decodes it in three blocks of six warps and
+    // RENC codes it in 17 blocks.
+    let tu: Vec<f64> = make(FieldKind::Turbulent, 129, true, 3)
+        .into_iter()
+        .map(f64::from)
+        .collect();
+    let v = Volume::new(&[129, 129, 129], tu, DType::F32).unwrap();
+    let o = CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-4));
+    let (cpu, _) = compress(&v, &o, &|_| {}).unwrap();
+    let (dev, _, _) =
+        multires_cuda::codec::compress(&v, &o, std::slice::from_ref(&gpu), None, &|_| {}).unwrap();
+    assert!(dev.to_vec() == cpu, "dense brick: GPU bytes differ");
+    let rd = |b: &[u8]| {
+        multires::codec::MrzReader::from_reader(Box::new(std::io::Cursor::new(b.to_vec())), "t")
+            .unwrap()
+    };
+    let want = multires::codec::decompress(&mut rd(&cpu), None, &|_| {}).unwrap();
+    let got =
+        multires_cuda::codec::decompress(&mut rd(&cpu), None, std::slice::from_ref(&gpu), &|_| {})
+            .unwrap();
+    assert!(
+        want.data.to_f64() == got.data.to_f64(),
+        "dense brick: GPU decode differs"
+    );
     // Streamed: a limit that lets one brick per batch; and several GPUs.
     let v = &cases[0].0;
     for t in [Lifting::Cdf97, Lifting::Interp] {

@@ -406,8 +406,8 @@ pub struct CodecOptions {
     pub bound: ErrorBound,
     /// Brick extent [z, y, x] (default: 128^3 for 3-D, 256^2 for 2-D).
     pub brick: Option<[usize; 3]>,
-    /// The longest rANS chunk in values (`interp`): 16384, 32768 or 65536
-    /// (default). A GPU decodes each chunk in one serial chain, so shorter
+    /// The longest rANS chunk in values (`interp`): a power of two from
+    /// 4096 to 65536 (default). A GPU decodes each chunk in one serial chain, so shorter
     /// chunks decode faster there; each chunk costs about 36 bits, which
     /// only fields of very few bits a value notice (the smooth benchmark
     /// field at 1024^3: 2.3 times larger files at 2^14, 1.6 at 2^15).
@@ -455,11 +455,12 @@ pub fn rans_chunk_log(values: usize) -> Result<u32, CodecError> {
     if ok {
         Ok(values.trailing_zeros())
     } else {
+        let there: Vec<String> = (rans::CHUNK_MIN_LOG..=rans::CHUNK_MAX_LOG)
+            .map(|l| (1usize << l).to_string())
+            .collect();
         Err(CodecError::Invalid(format!(
-            "rANS chunk of {values} values: give {}, {} or {}",
-            1 << rans::CHUNK_MIN_LOG,
-            1 << (rans::CHUNK_MIN_LOG + 1),
-            1 << rans::CHUNK_MAX_LOG
+            "rANS chunk of {values} values: give one of {}",
+            there.join(", ")
         )))
     }
 }

@@ -48,8 +48,10 @@ pub const RESET: usize = 4096;
 /// Chunks are 2^c values, c at least this, and long enough to hold about
 /// `CHUNK_BITS` bits, so the per-chunk state and length cost under 0.3%,
 /// up to `CHUNK_MAX_LOG`: a GPU thread decodes a chunk in sequence, so a
-/// brick must have a few dozen (129^3 has 33 at 2^16).
-pub const CHUNK_MIN_LOG: u32 = 14;
+/// brick must have a few dozen (129^3 has 33 at 2^16). Fields of 4 bits a
+/// value or more get 2^12 (version 6; 2^14 before): a GPU's decode of a
+/// batch lasts one chunk's chain, and four times the chains fill its SMs.
+pub const CHUNK_MIN_LOG: u32 = 12;
 pub const CHUNK_MAX_LOG: u32 = 16;
 const CHUNK_BITS: f64 = 16384.0;
 /// A split piece is at least 2^this values (a multiple of `RESET`).
@@ -80,6 +82,16 @@ fn split_knobs() -> (f64, usize) {
             knob("MULTIRES_RANS_DENSE", DENSE_STEPS).max(1.0),
             knob("MULTIRES_RANS_PIECES", SPLIT_PIECES as f64) as usize,
         )
+    })
+}
+
+/// The shortest chunk's log2 that `plan` chooses (MULTIRES_RANS_MIN_LOG,
+/// `CHUNK_MIN_LOG` to `CHUNK_MAX_LOG`: a measurement knob, as above).
+fn chunk_floor() -> u32 {
+    static V: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *V.get_or_init(|| {
+        (knob("MULTIRES_RANS_MIN_LOG", CHUNK_MIN_LOG as f64) as u32)
+            .clamp(CHUNK_MIN_LOG, CHUNK_MAX_LOG)
     })
 }
 
@@ -362,8 +374,8 @@ pub fn plan(hist: &[u32], blocks: &[[u32; LEVELS]], n: usize, most_log: u32) -> 
             exp_golomb(&mut bits, f[s] - 1);
         }
     }
-    let mut chunk_log = CHUNK_MIN_LOG;
     let most = most_log.clamp(CHUNK_MIN_LOG, CHUNK_MAX_LOG);
+    let mut chunk_log = chunk_floor().min(most);
     while chunk_log < most
         && (1usize << chunk_log) < n
         && ((1u64 << chunk_log) as f64) * est < CHUNK_BITS * n as f64
