@@ -174,6 +174,9 @@ struct Slot {
     /// The gathered batch's brick peaks (GATHER takes them on its way),
     /// for the next `encode` in place of BPEAK's.
     gathered_peak: Option<CudaSlice<u64>>,
+    /// The field the next `encode`'s interpolation reads in place, where
+    /// `gather_from` took only the peaks.
+    field_in: Option<FieldIn>,
     /// Coding orders per brick shape: Morton (lifting) or interp's.
     orders: CodingOrders,
     /// The rANS level classes of interp's coding order, per brick shape.
@@ -274,6 +277,11 @@ struct InterpCheck<'a> {
     counts: &'a mut CudaSlice<u64>,
     maxe: &'a mut CudaSlice<u64>,
     sse: &'a mut CudaSlice<f64>,
+    /// With the input read in place (`Input::Field`): the brick origins,
+    /// the field's rows a plane and values a row, and the address where
+    /// the exact outliers' values go (the batch's input buffer, where
+    /// OWRITE_MASK reads them; on the slot's stream).
+    field: Option<(&'a CudaSlice<i64>, i64, i64, u64)>,
 }
 
 /// Which way `interp_passes` runs.
@@ -393,11 +401,11 @@ fn interp_passes(
                     .arg(&mut *k.counts)
                     .arg(&mut *k.maxe)
                     .arg(&mut *k.sse)
-                    .arg(&mut *k.omask)
-                    .arg(&null)
-                    .arg(&null)
-                    .arg(&zero_l)
-                    .arg(&zero_l)
+                    .arg(&mut *k.omask);
+                match &k.field {
+                    Some((org, rows, cols, exact)) => l.arg(exact).arg(*org).arg(rows).arg(cols),
+                    None => l.arg(&null).arg(&null).arg(&zero_l).arg(&zero_l),
+                }
             }
             InterpPass::Inverse(di, dinv, place) => {
                 l.arg(*di);
@@ -451,6 +459,20 @@ fn interp_passes(
 enum Input<'a> {
     F64(&'a CudaSlice<f64>),
     F32(&'a CudaSlice<f32>),
+    /// A float32 field in device memory at this address, read where its
+    /// bricks lie (`FieldIn`).
+    Field(&'a u64),
+}
+
+/// A float32 field in device memory that INTERP reads in place: a
+/// gathered copy cost a write and a read of 4 bytes a value (GATHER was
+/// 7.7 of some 45 ms of kernels a turbulent 1024^3 compression). Its
+/// address, the batch's brick origins, rows a plane and values a row.
+struct FieldIn {
+    at: u64,
+    org: CudaSlice<i64>,
+    rows: i64,
+    cols: i64,
 }
 
 /// The CUDA type of a stored dtype, as the kernels' instances name it.
@@ -494,6 +516,7 @@ impl<'a> Input<'a> {
         match self {
             Input::F64(v) => l.arg(v).arg(&NO_BUFFER),
             Input::F32(v) => l.arg(&NO_BUFFER).arg(v),
+            Input::Field(at) => l.arg(&NO_BUFFER).arg(at),
         };
     }
 
@@ -501,7 +524,7 @@ impl<'a> Input<'a> {
     fn peak_kernel(self) -> &'static str {
         match self {
             Input::F64(_) => "BPEAK(kernel, double)",
-            Input::F32(_) => "BPEAK(kernel, float)",
+            Input::F32(_) | Input::Field(_) => "BPEAK(kernel, float)",
         }
     }
 }
@@ -1021,6 +1044,7 @@ impl Slot {
             pbytes: None,
             stage: Stage::default(),
             gathered_peak: None,
+            field_in: None,
             orders: BTreeMap::new(),
             classes: BTreeMap::new(),
             pin32: None,
@@ -1220,10 +1244,21 @@ impl Slot {
         // rANS payloads. The lifting transforms lift x into c and try each
         // step below. Each brick's peak: the interpolation's step (its
         // margin for rounding) and a zero bound's step depend on it.
-        let stored = if closed {
-            Some(Input::stored(dtype, &self.in32, &self.in64)?)
-        } else {
-            None
+        let field_in = self.field_in.take();
+        let (stored, in_place) = match (closed, &field_in) {
+            (false, _) => (None, None),
+            (true, Some(fi)) => {
+                use cudarc::driver::DevicePtr;
+                let exact = self.in32.as_ref().ok_or_else(|| {
+                    CudaError::Unsupported("a float32 field needs a float32 slot".into())
+                })?;
+                let (exact, _sync) = exact.device_ptr(s);
+                (
+                    Some(Input::Field(&fi.at)),
+                    Some((&fi.org, fi.rows, fi.cols, exact)),
+                )
+            }
+            (true, None) => (Some(Input::stored(dtype, &self.in32, &self.in64)?), None),
         };
         let gathered = self.gathered_peak.take();
         let pk = if e > 0.0 && !closed {
@@ -1239,6 +1274,11 @@ impl Slot {
             match input {
                 Input::F64(v) => l.arg(v),
                 Input::F32(v) => l.arg(v),
+                Input::Field(_) => {
+                    return Err(CudaError::Unsupported(
+                        "a field read in place without its peaks".into(),
+                    ))
+                }
             };
             l.arg(&n64).arg(&mut pk);
             // At most 64 blocks a brick, each looping: few atomics.
@@ -1279,6 +1319,7 @@ impl Slot {
                 counts: &mut counts,
                 maxe: &mut maxe,
                 sse: &mut sse,
+                field: in_place,
             };
             interp_passes(
                 &self.gpu,
@@ -3647,10 +3688,13 @@ impl Slot {
     /// The batch's bricks gathered from a float32 field at device address
     /// `at` (GPU memory, or page-locked host memory read across PCIe): as
     /// stored for the interpolation, as doubles into `x` for the lifting
-    /// transforms (`t`).
+    /// transforms (`t`). `in_place`: `at` is GPU memory that stays there
+    /// until the batch is coded, so the interpolation reads the field
+    /// itself and GATHER takes only the peaks (across PCIe, a point read
+    /// at a time would cost a round trip each).
     fn gather_from(
         &mut self,
-        at: u64,
+        (at, in_place): (u64, bool),
         info: &FieldInfo,
         grid: &codec::BrickGrid,
         b: &Batch,
@@ -3660,7 +3704,6 @@ impl Slot {
         let org = self
             .stage
             .up(&self.gpu, s, &origins(grid, b.bricks.iter().copied()))?;
-        let n: usize = b.dims.iter().product();
         let (yy, xx) = (info.dims[1] as i64, info.dims[2] as i64);
         let d = b.dims.map(|v| v as i32);
         let stored = t == lifting::Lifting::Interp;
@@ -3680,22 +3723,33 @@ impl Slot {
             .arg(&d[0])
             .arg(&d[1])
             .arg(&d[2]);
+        let in_place = stored && in_place;
         match (stored, &mut self.in32) {
-            (true, Some(v)) => l.arg(v),
             (true, None) => {
                 return Err(CudaError::Unsupported(
                     "a float32 field needs a float32 slot".into(),
                 ))
             }
+            _ if in_place => l.arg(&NO_BUFFER),
+            (true, Some(v)) => l.arg(v),
             (false, _) => l.arg(&mut self.x),
         };
         let mut peak = s
             .alloc_zeros::<u64>(b.bricks.len())
             .during(|| "alloc".into())?;
         l.arg(&mut peak);
-        unsafe { l.launch(cfg(block_grid(n, b.bricks.len()), 256, 0)) }
+        // A warp a row, about four rows a warp.
+        let rows = b.dims[0] * b.dims[1];
+        let gx = rows.div_ceil(8 * 4).clamp(1, 4096) as u32;
+        unsafe { l.launch(cfg((gx, b.bricks.len() as u32), 256, 0)) }
             .during(|| "launching GATHER".into())?;
         self.gathered_peak = Some(peak);
+        self.field_in = in_place.then_some(FieldIn {
+            at,
+            org,
+            rows: yy,
+            cols: xx,
+        });
         Ok(())
     }
 }
@@ -3784,7 +3838,7 @@ pub fn compress_resident(
             use cudarc::driver::DevicePtr;
             let stream = slot.stream.clone();
             let (at, _sync) = f.data.device_ptr(&stream);
-            slot.gather_from(at, &f.info, &grid, b, opts.transform)
+            slot.gather_from((at, true), &f.info, &grid, b, opts.transform)
         },
     )
 }
@@ -4075,7 +4129,7 @@ pub fn compress_pinned(
     // plan a group of layers cost a round of the rANS chains a group:
     // twice the time); a batch waits for the group of its last brick
     // layer (the groups arrive in order).
-    let code = |i: usize, g: &Arc<Gpu>, plan: &Planned, at: u64, wait: Wait| {
+    let code = |i: usize, g: &Arc<Gpu>, plan: &Planned, at: (u64, bool), wait: Wait| {
         if parts[i].2.is_empty() {
             return Ok(None);
         }
@@ -4113,7 +4167,7 @@ pub fn compress_pinned(
                 _ => range_at(g, &g.stream, at + 4 * base as u64, len)?,
             };
             let coded = match (&early, r.2) {
-                (Some(p), None) => code(i, g, p, at, &|_| Ok(()))?,
+                (Some(p), None) => code(i, g, p, (at, false), &|_| Ok(()))?,
                 _ => None,
             };
             return Ok(Staged {
@@ -4142,7 +4196,7 @@ pub fn compress_pinned(
         let (up, coded) = std::thread::scope(|sc| {
             let up = sc.spawn(|| upload_groups(g, host, &mut dev, &spans, &arrivals));
             let coded = match &early {
-                Some(p) => code(i, g, p, at, &|k| arrivals.wait(k)),
+                Some(p) => code(i, g, p, (at, true), &|k| arrivals.wait(k)),
                 None => Ok(None),
             };
             (up.join(), coded)
@@ -4193,7 +4247,10 @@ pub fn compress_pinned(
     );
     let coded: Vec<Option<Coded>> = match early {
         Some(_) => staged.iter_mut().map(|s| s.coded.take()).collect(),
-        None => on_every_gpu(gpus, &|i, g| code(i, g, &plan, staged[i].at, &|_| Ok(())))?,
+        None => on_every_gpu(gpus, &|i, g| {
+            let st = &staged[i];
+            code(i, g, &plan, (st.at, st._dev.is_some()), &|_| Ok(()))
+        })?,
     };
     drop(staged);
     let mut run = GpuRun {
