@@ -664,3 +664,98 @@ fn check_wave40(v: &[f64], bound: f64) {
     // Rust's in the last bit.
     assert!(worst <= bound * (1.0 + 1e-5), "{worst} > {bound}");
 }
+
+/// A field made with IEEE arithmetic alone (no libm: its sin and cos may
+/// differ between machines in the last bit): a smooth polynomial part,
+/// seeded noise of `amp` and a jump.
+fn exact_field(shape: &[usize], seed: u64, amp: f64, dtype: DType) -> Volume {
+    let n: usize = shape.iter().product();
+    let noise = crate::signal::noise(n, seed);
+    let dims = dims_of(shape).unwrap();
+    let data = (0..n)
+        .map(|i| {
+            let t = [i / (dims[1] * dims[2]), (i / dims[2]) % dims[1], i % dims[2]]
+                .map(|c| c as f64)
+                .map(|c| c / 16.0);
+            let v = 4.0 * t[2] * (3.0 - t[2]) * (1.0 + t[1] * t[0]) - t[1] * t[1]
+                + amp * noise[i]
+                + if t[2] > 2.0 { 2.0 } else { 0.0 };
+            dtype.round(v)
+        })
+        .collect();
+    Volume::new(shape, data, dtype).unwrap()
+}
+
+/// The cases of `compressed_bytes_equal_the_golden_files`: file name,
+/// field and options.
+fn golden_cases() -> Vec<(&'static str, Volume, CodecOptions)> {
+    let opts = |t, b, brick| {
+        let mut o = CodecOptions::new(t, b);
+        o.brick = brick;
+        o
+    };
+    vec![
+        // Edge bricks of every shape; raw bits, and raw pieces over
+        // PIECE bits (rel 2e-8).
+        (
+            "v6_interp_f32_bricks.mrz",
+            exact_field(&[21, 30, 40], 1, 0.05, DType::F32),
+            opts(Lifting::Interp, ErrorBound::Rel(1e-3), Some([17, 17, 17])),
+        ),
+        (
+            "v6_interp_f32_fine.mrz",
+            exact_field(&[9, 12, 35], 2, 0.2, DType::F32),
+            opts(Lifting::Interp, ErrorBound::Rel(2e-8), None),
+        ),
+        // One brick of 41^3 values: rANS chunks of 2^12, split or not.
+        (
+            "v6_interp_f32_chunks.mrz",
+            exact_field(&[41, 41, 41], 3, 0.3, DType::F32),
+            opts(Lifting::Interp, ErrorBound::Rel(1e-3), None),
+        ),
+        (
+            "v6_interp_f64_2d.mrz",
+            exact_field(&[70, 90], 4, 0.01, DType::F64),
+            opts(Lifting::Interp, ErrorBound::Psnr(70.0), None),
+        ),
+        // Every value an exact outlier.
+        (
+            "v6_interp_f64_exact.mrz",
+            exact_field(&[5, 6, 7], 5, 0.1, DType::F64),
+            opts(Lifting::Interp, ErrorBound::Abs(0.0), None),
+        ),
+        // Outliers moved by whole steps.
+        (
+            "v6_cdf97_f32.mrz",
+            exact_field(&[12, 20, 33], 6, 0.02, DType::F32),
+            opts(Lifting::Cdf97, ErrorBound::Rel(1e-3), Some([8, 16, 16])),
+        ),
+    ]
+}
+
+/// The bytes of this build's files are the format: the GPU coders write
+/// the same, and any change to them must be a new container version.
+/// Files in data/golden/, written by 6d84cfd (`MULTIRES_WRITE_GOLDEN=1`
+/// rewrites them; do that only with a version change).
+#[test]
+fn compressed_bytes_equal_the_golden_files() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/golden");
+    let write = std::env::var_os("MULTIRES_WRITE_GOLDEN").is_some();
+    for (name, v, o) in golden_cases() {
+        let (bytes, _) = compress(&v, &o, &quiet).unwrap();
+        let path = dir.join(name);
+        if write {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&path, &bytes).unwrap();
+        }
+        let want = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(bytes.len(), want.len(), "{name}: length");
+        if let Some(i) = bytes.iter().zip(&want).position(|(a, b)| a != b) {
+            panic!("{name}: byte {i} of {} differs", want.len());
+        }
+        // And they decode within the bound.
+        let e = o.bound.absolute(v.range().1 - v.range().0);
+        let back = decompress(&mut reader(want).unwrap(), None, &quiet).unwrap();
+        assert!(max_err(&v, &back) <= e, "{name}");
+    }
+}
