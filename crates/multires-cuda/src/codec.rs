@@ -186,7 +186,7 @@ struct Slot {
 /// Per tile of 32 values (the last may be shorter), bit c set where level
 /// class c occurs in it, classes from 7 up counting as 7 (as the rANS
 /// contexts do).
-fn tile_classes(classes: &[u32]) -> Vec<u8> {
+fn tile_classes(classes: &[u8]) -> Vec<u8> {
     classes
         .chunks(32)
         .map(|w| w.iter().fold(0u8, |m, &c| m | 1 << c.min(7)))
@@ -1194,9 +1194,8 @@ impl Slot {
                 .table(&format!("codec classes {dims:?} {o:?}"), || {
                     let up = || "copying level classes".to_string();
                     let cl = interp::classes(dims, o);
-                    let c: Vec<u8> = cl.iter().map(|&c| c as u8).collect();
                     let d = LevelClasses {
-                        values: s.clone_htod(&c).during(up)?,
+                        values: s.clone_htod(cl.as_slice()).during(up)?,
                         tiles: s.clone_htod(&tile_classes(&cl)).during(up)?,
                         blocks: rans::class_blocks(&cl),
                     };
@@ -4803,7 +4802,7 @@ mod tests {
 
     #[test]
     fn tile_classes_mark_each_class_of_a_tile_once() {
-        let mut cl = vec![0u32; 70];
+        let mut cl = vec![0u8; 70];
         cl[3] = 2;
         cl[40] = 9;
         cl[41] = 7;

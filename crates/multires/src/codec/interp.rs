@@ -14,7 +14,8 @@
 //! multiples of 2s. The GPU runs one kernel per pass with the same
 //! arithmetic (`kernels/codec.cu`, INTERP).
 
-use super::{morton, quantize};
+use super::rice::{unzigzag, zigzag};
+use super::{morton, quantize, Sample};
 use std::sync::{Arc, OnceLock};
 
 /// Levels from `COARSE_LEVEL` up (stride 4 and coarser) are quantized
@@ -157,6 +158,7 @@ pub fn passes(dims: [usize; 3]) -> Vec<Pass> {
 
 /// Visits every point of pass `p`: `f(flat index, stride of the axis,
 /// position on the axis)`.
+#[cfg(test)]
 fn each_point(dims: [usize; 3], p: &Pass, mut f: impl FnMut(usize, usize, usize)) {
     let stride = [dims[1] * dims[2], dims[2], 1];
     each_lattice_point(dims, [0, 1, 2].map(|a| p.lattice(a)), |pos| {
@@ -165,52 +167,233 @@ fn each_point(dims: [usize; 3], p: &Pass, mut f: impl FnMut(usize, usize, usize)
     });
 }
 
-/// Codes a brick (row-major `x` of extent `dims`) with step `q`: the
-/// quantized details at their grid positions, and the decoder's
-/// reconstruction (before rounding to the stored type).
-pub fn forward(x: &[f64], dims: [usize; 3], q: f64) -> (Vec<i32>, Vec<f64>) {
-    let n = x.len();
-    let (mut ints, mut r) = (vec![0i32; n], vec![0f64; n]);
-    if n == 0 {
-        return (ints, r);
-    }
-    let q0 = step_at(q, levels(dims));
-    for k in anchors(dims) {
-        ints[k] = quantize(x[k], q0);
-        r[k] = ints[k] as f64 * q0;
-    }
-    for p in passes(dims) {
-        let qs = step_at(q, p.lv);
-        let len = dims[p.axis];
-        each_point(dims, &p, |k, st, i| {
-            let base = k - i * st;
-            let pred = predict(|j| r[base + j * st], i, p.s, len);
-            let v = quantize(x[k] - pred, qs);
-            ints[k] = v;
-            r[k] = pred + v as f64 * qs;
-        });
-    }
-    (ints, r)
+/// A run of a pass's points along x at one (z, y): `m` points at flat
+/// indices k0 + j kstep and positions i0 + j istep on the pass's axis,
+/// all with the cubic's four neighbours (`cubic`) or not. A y or z pass's
+/// row is one run; an x pass's row is its edge points and its inside.
+/// The coders' loops take a run at a time, so the prediction's case is
+/// settled once a run, not once a point.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    k0: usize,
+    kstep: usize,
+    m: usize,
+    i0: usize,
+    istep: usize,
+    cubic: bool,
 }
 
-/// The inverse of `forward`: `c` holds the quantized details (as values)
-/// at their grid positions and becomes the reconstruction.
-pub fn inverse(c: &mut [f64], dims: [usize; 3], q: f64) {
-    if c.is_empty() {
-        return;
+/// The rows of pass `p` (its lattice's (z, y) pairs) in the order
+/// `each_point` visits them.
+fn rows(dims: [usize; 3], p: &Pass) -> impl Iterator<Item = [usize; 2]> {
+    let l = [0, 1, 2].map(|a| p.lattice(a));
+    let c = lattice_counts(dims, l);
+    (0..c[0])
+        .flat_map(move |iz| (0..c[1]).map(move |iy| [l[0].0 + iz * l[0].1, l[1].0 + iy * l[1].1]))
+}
+
+/// The runs of pass `p`'s row at (z, y), in order: up to three, the
+/// unused ones empty.
+#[inline(always)]
+fn row_runs(dims: [usize; 3], p: &Pass, [z, y]: [usize; 2]) -> [Run; 3] {
+    let (x0, kstep) = p.lattice(2);
+    let m = lattice_counts(dims, [0, 1, 2].map(|a| p.lattice(a)))[2];
+    let (s, len) = (p.s, dims[p.axis]);
+    let inside = |i: usize| i >= 3 * s && i + 3 * s < len;
+    let k0 = (z * dims[1] + y) * dims[2] + x0;
+    let run = |a: usize, b: usize, i0: usize, istep: usize, cubic: bool| Run {
+        k0: k0 + a * kstep,
+        kstep,
+        m: b - a,
+        i0,
+        istep,
+        cubic,
+    };
+    if p.axis != 2 {
+        let i = if p.axis == 0 { z } else { y };
+        let none = run(0, 0, 0, 0, false);
+        return [run(0, m, i, 0, inside(i)), none, none];
     }
+    // Along x, positions s + j 2s: inside from j = 1 to the last point
+    // with 3s to its right.
+    let i_of = |j: usize| x0 + j * kstep;
+    let lo = m.min(1);
+    let mut hi = m;
+    while hi > lo && !inside(i_of(hi - 1)) {
+        hi -= 1;
+    }
+    [
+        run(0, lo, i_of(0), kstep, false),
+        run(lo, hi, i_of(lo), kstep, true),
+        run(hi, m, i_of(hi), kstep, false),
+    ]
+}
+
+/// `predict`'s cubic case at flat index k, neighbours d apart (the same
+/// expression in the same order).
+#[inline(always)]
+fn cubic(r: &[f64], k: usize, d: usize) -> f64 {
+    (-r[k - 3 * d] + 9.0 * r[k - d] + 9.0 * r[k + d] - r[k + 3 * d]) / 16.0
+}
+
+/// What a walk makes of each point: its value in `r` at flat index k
+/// from its prediction and its level's step. A trait, not a closure, so
+/// that the step is inlined into the walk's loops (a closure was not, and
+/// the bound check's sums then went through memory on every point).
+trait Point {
+    fn point(&mut self, r: &mut [f64], k: usize, pred: f64, qs: f64);
+}
+
+/// Walks a brick's points in coding order (the anchors, then each pass's
+/// runs) with the values known so far in `r` and the brick's step `q`.
+#[inline(always)]
+fn walk(dims: [usize; 3], q: f64, r: &mut [f64], f: &mut impl Point) {
     let q0 = step_at(q, levels(dims));
     for k in anchors(dims) {
-        c[k] *= q0;
+        f.point(r, k, 0.0, q0);
     }
+    let stride = [dims[1] * dims[2], dims[2], 1];
     for p in passes(dims) {
-        let qs = step_at(q, p.lv);
-        let len = dims[p.axis];
-        each_point(dims, &p, |k, st, i| {
-            let base = k - i * st;
-            let pred = predict(|j| c[base + j * st], i, p.s, len);
-            c[k] = pred + c[k] * qs;
-        });
+        let (st, len, qs) = (stride[p.axis], dims[p.axis], step_at(q, p.lv));
+        let d = p.s * st;
+        for row in rows(dims, &p) {
+            for run in row_runs(dims, &p, row) {
+                if run.cubic {
+                    for j in 0..run.m {
+                        let k = run.k0 + j * run.kstep;
+                        let pred = cubic(r, k, d);
+                        f.point(r, k, pred, qs);
+                    }
+                } else {
+                    for j in 0..run.m {
+                        let (k, i) = (run.k0 + j * run.kstep, run.i0 + j * run.istep);
+                        let base = k - i * st;
+                        let pred = predict(|jj| r[base + jj * st], i, p.s, len);
+                        f.point(r, k, pred, qs);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The bound's check of a brick as the interpolation makes it: the
+/// largest error and the squared errors of the values within `e` of
+/// their reconstruction rounded to the stored type, and the others (NaN
+/// too: a reconstruction that overflowed) by index.
+#[derive(Debug, Default)]
+pub struct Check {
+    pub maxe: f64,
+    pub sse: f64,
+    pub bad: Vec<u32>,
+}
+
+impl Check {
+    /// Value k, `want`, reconstructed as `got` (rounded to the stored type).
+    #[inline(always)]
+    pub fn value(&mut self, k: usize, want: f64, got: f64, e: f64) {
+        let d = (want - got).abs();
+        if d <= e {
+            self.maxe = self.maxe.max(d);
+            self.sse += d * d;
+        } else {
+            self.bad.push(k as u32);
+        }
+    }
+}
+
+/// `forward`'s step. The check's sums are fields here, and its outliers
+/// a list held outside, so the sums stay in registers through the walk
+/// (inside `Check`, whose list grows by a call, they went through memory
+/// on every point, a chain of stores and loads).
+struct Forward<'a, T> {
+    x: &'a [f64],
+    zz: &'a mut [u32],
+    at: usize,
+    bad: &'a mut Vec<u32>,
+    e: f64,
+    maxe: f64,
+    sse: f64,
+    _stored: std::marker::PhantomData<T>,
+}
+
+impl<T: Sample> Point for Forward<'_, T> {
+    #[inline(always)]
+    fn point(&mut self, r: &mut [f64], k: usize, pred: f64, qs: f64) {
+        let xk = self.x[k];
+        let v = quantize(xk - pred, qs);
+        self.zz[self.at] = zigzag(v);
+        self.at += 1;
+        let rk = pred + v as f64 * qs;
+        r[k] = rk;
+        let d = (xk - T::of_f64(rk).to_f64()).abs();
+        if d <= self.e {
+            // d is not NaN here: a plain maximum.
+            if d > self.maxe {
+                self.maxe = d;
+            }
+            self.sse += d * d;
+        } else {
+            self.bad.push(k as u32);
+        }
+    }
+}
+
+/// Codes a brick (row-major `x` of extent `dims`) with step `q`: the
+/// quantized details as zigzag codes in coding order (`Order::Passes`,
+/// the order the passes visit them, so no reordering) into `zz`, and the
+/// decoder's reconstruction (before rounding to the stored type `T`) into
+/// `r`, grid order. Each value is checked against the bound `e` as it is
+/// made, while it is at hand. Both buffers are reused from brick to
+/// brick: `r`'s old values are never read, since a pass reads only
+/// points of earlier passes.
+pub fn forward<T: Sample>(
+    x: &[f64],
+    dims: [usize; 3],
+    (q, e): (f64, f64),
+    (zz, r): (&mut Vec<u32>, &mut Vec<f64>),
+) -> Check {
+    let n = x.len();
+    zz.resize(n, 0);
+    r.resize(n, 0.0);
+    let mut bad = Vec::new();
+    let mut f = Forward::<T> {
+        x,
+        zz,
+        at: 0,
+        bad: &mut bad,
+        e,
+        maxe: 0.0,
+        sse: 0.0,
+        _stored: std::marker::PhantomData,
+    };
+    if n > 0 {
+        walk(dims, q, r, &mut f);
+    }
+    let (maxe, sse) = (f.maxe, f.sse);
+    Check { maxe, sse, bad }
+}
+
+struct Inverse<'a> {
+    codes: std::slice::Iter<'a, u32>,
+}
+
+impl Point for Inverse<'_> {
+    #[inline(always)]
+    fn point(&mut self, c: &mut [f64], k: usize, pred: f64, qs: f64) {
+        let v = self.codes.next().map_or(0, |&z| unzigzag(z));
+        c[k] = pred + v as f64 * qs;
+    }
+}
+
+/// The inverse of `forward`: the reconstruction (before rounding) of the
+/// zigzag codes `zz` (coding order) into `c`, grid order; `c`'s old
+/// values are never read.
+pub fn inverse(zz: &[u32], dims: [usize; 3], q: f64, c: &mut Vec<f64>) {
+    let n: usize = dims.iter().product();
+    c.resize(n, 0.0);
+    if n > 0 && zz.len() == n {
+        walk(dims, q, c, &mut Inverse { codes: zz.iter() });
     }
 }
 
@@ -259,24 +442,36 @@ impl Order {
 /// The grid index of each coded value, in coding order `o`. Cached per
 /// shape.
 pub fn order(dims: [usize; 3], o: Order) -> Arc<Vec<u32>> {
-    order_and_classes(dims, o).0
-}
-
-/// The rANS contexts' level class of each coded value, cached per shape
-/// (`rans::level_classes` of `order`, without its divisions).
-pub fn classes(dims: [usize; 3], o: Order) -> Arc<Vec<u32>> {
-    order_and_classes(dims, o).1
-}
-
-type OrderAndClasses = (Arc<Vec<u32>>, Arc<Vec<u32>>);
-
-fn order_and_classes(dims: [usize; 3], o: Order) -> OrderAndClasses {
-    static LAZY: OnceLock<morton::PerShape<OrderAndClasses>> = OnceLock::new();
-    static PASSES: OnceLock<morton::PerShape<OrderAndClasses>> = OnceLock::new();
+    static PASSES: OnceLock<morton::PerShape<Arc<Vec<u32>>>> = OnceLock::new();
     match o {
-        Order::LazyMorton => morton::cached(&LAZY, dims, || lazy_morton_order(dims)),
-        Order::Passes => morton::cached(&PASSES, dims, || pass_order(dims)),
+        Order::LazyMorton => lazy_morton(dims).0,
+        Order::Passes => morton::cached(&PASSES, dims, || {
+            Arc::new(pass_table(dims, |[z, y, x]| {
+                ((z * dims[1] + y) * dims[2] + x) as u32
+            }))
+        }),
     }
+}
+
+/// The rANS contexts' level class of each coded value (0 to 7, a byte
+/// each), cached per shape (`rans::level_classes` of `order`, without its
+/// divisions). The coders need only these: the interpolation makes its
+/// values in coding order.
+pub fn classes(dims: [usize; 3], o: Order) -> Arc<Vec<u8>> {
+    static PASSES: OnceLock<morton::PerShape<Arc<Vec<u8>>>> = OnceLock::new();
+    match o {
+        Order::LazyMorton => lazy_morton(dims).1,
+        Order::Passes => morton::cached(&PASSES, dims, || {
+            Arc::new(pass_table(dims, |zyx| level_class(zyx) as u8))
+        }),
+    }
+}
+
+type OrderAndClasses = (Arc<Vec<u32>>, Arc<Vec<u8>>);
+
+fn lazy_morton(dims: [usize; 3]) -> OrderAndClasses {
+    static LAZY: OnceLock<morton::PerShape<OrderAndClasses>> = OnceLock::new();
+    morton::cached(&LAZY, dims, || lazy_morton_order(dims))
 }
 
 /// A grid point's level class: the least over its axes of `axis_class`.
@@ -295,21 +490,17 @@ fn axis_class(p: usize) -> u32 {
     }
 }
 
-/// Both tables of `Order::Passes`: the anchors', then each pass's lattice
-/// in row order, as INTERP walks them.
-fn pass_order(dims: [usize; 3]) -> OrderAndClasses {
+/// A table of `Order::Passes`: `f` of each point (z, y, x), the anchors'
+/// first, then each pass's lattice in row order, as INTERP walks them.
+fn pass_table<T>(dims: [usize; 3], mut f: impl FnMut([usize; 3]) -> T) -> Vec<T> {
     let n: usize = dims.iter().product();
-    let (mut order, mut classes) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut v = Vec::with_capacity(n);
     let mut lattices = vec![anchor_lattice(dims)];
     lattices.extend(passes(dims).iter().map(|p| [0, 1, 2].map(|a| p.lattice(a))));
     for l in lattices {
-        each_lattice_point(dims, l, |zyx| {
-            let [z, y, x] = zyx;
-            order.push(((z * dims[1] + y) * dims[2] + x) as u32);
-            classes.push(level_class(zyx));
-        });
+        each_lattice_point(dims, l, |zyx| v.push(f(zyx)));
     }
-    (Arc::new(order), Arc::new(classes))
+    v
 }
 
 /// Both tables of `Order::LazyMorton` from one Morton walk: per axis, the
@@ -320,7 +511,8 @@ fn lazy_morton_order(dims: [usize; 3]) -> OrderAndClasses {
     let stride = [dims[1] * dims[2], dims[2], 1];
     let offset: [Vec<u32>; 3] =
         [0, 1, 2].map(|a| back[a].iter().map(|&p| (p * stride[a]) as u32).collect());
-    let zeros: [Vec<u32>; 3] = [0, 1, 2].map(|a| back[a].iter().map(|&p| axis_class(p)).collect());
+    let zeros: [Vec<u8>; 3] =
+        [0, 1, 2].map(|a| back[a].iter().map(|&p| axis_class(p) as u8).collect());
     let n: usize = dims.iter().product();
     let (mut order, mut classes) = (Vec::with_capacity(n), Vec::with_capacity(n));
     morton::visit(dims, |z, y, x| {
@@ -423,12 +615,30 @@ mod tests {
             .map(|i| ((i as f64) * 0.37).sin() * 10.0 + (i % 7) as f64)
             .collect();
         let q = 0.02;
-        let (ints, r) = forward(&x, dims, q);
+        // Buffers full of NaN from an earlier brick: none of it is read.
+        let (mut zz, mut r) = (vec![7u32; 3], vec![f64::NAN; 2 * n]);
+        let ck = forward::<f64>(&x, dims, (q, q / 2.0 * (1.0 + 1e-9)), (&mut zz, &mut r));
+        assert!(ck.bad.is_empty() && ck.maxe > 0.0 && ck.sse > 0.0);
+        assert_eq!((zz.len(), r.len()), (n, n));
         for (a, b) in x.iter().zip(&r) {
             assert!((a - b).abs() <= q / 2.0 * (1.0 + 1e-9), "{a} vs {b}");
         }
-        let mut c: Vec<f64> = ints.iter().map(|&i| i as f64).collect();
-        inverse(&mut c, dims, q);
+        let mut c = vec![f64::NAN; n / 2];
+        inverse(&zz, dims, q, &mut c);
         assert_eq!(c, r);
+        // The codes are the details in coding order: each is what its
+        // point's reconstruction less its prediction is in steps (a
+        // point's inputs never change once made).
+        let mut at = anchors(dims).len();
+        for p in passes(dims) {
+            let qs = step_at(q, p.lv);
+            each_point(dims, &p, |k, st, i| {
+                let pred = predict(|j| r[k - i * st + j * st], i, p.s, dims[p.axis]);
+                let v = ((r[k] - pred) / qs).round() as i32;
+                assert_eq!(unzigzag(zz[at]), v, "value {at}");
+                at += 1;
+            });
+        }
+        assert_eq!(at, n);
     }
 }

@@ -28,6 +28,7 @@ pub mod rice;
 pub mod seed;
 
 pub use container::{MrzHeader, MrzParts, MrzReader, SharedBytes};
+use interp::Check;
 pub use lifting::Lifting;
 
 use rayon::prelude::*;
@@ -562,10 +563,29 @@ pub fn default_brick(dims: [usize; 3], t: Lifting) -> [usize; 3] {
 
 /// Brick values, row-major, copied out of the volume as f64.
 pub fn gather(v: &Volume, start: [usize; 3], ext: [usize; 3]) -> Vec<f64> {
-    let mut out = Vec::with_capacity(ext.iter().product());
+    let mut out = Vec::new();
+    gather_into(v, start, ext, &mut out);
+    out
+}
+
+/// `gather` into a buffer reused from brick to brick.
+pub fn gather_into(v: &Volume, start: [usize; 3], ext: [usize; 3], out: &mut Vec<f64>) {
+    out.clear();
+    out.reserve(ext.iter().product());
     with_values!(&v.data, d => brick_rows(d, v.dims, start, ext)
         .for_each(|r| out.extend(r.iter().map(|x| x.to_f64()))));
-    out
+}
+
+/// A coding thread's buffers of brick size, reused from brick to brick:
+/// fresh ones cost a page fault and a cleared page every 4 KiB, which
+/// was a quarter of a one-thread compression and half a decompression.
+#[derive(Default)]
+pub struct BrickScratch {
+    /// The brick's values (compression) or its reconstruction (both).
+    pub x: Vec<f64>,
+    pub r: Vec<f64>,
+    /// Zigzag codes in coding order.
+    pub zz: Vec<u32>,
 }
 
 /// The x rows of the box at `start` of extent `ext` of a field of `dims`
@@ -593,10 +613,12 @@ pub(crate) fn quantize(c: f64, q: f64) -> i32 {
     if v.abs() < 2147483648.0 {
         // `round` (half away from zero) without its libm call: the
         // truncation is exact and so is the fraction left.
-        let t = v as i64;
+        // SAFETY: |v| < 2^31 (so v is not NaN): its truncation fits.
+        let t: i64 = unsafe { v.to_int_unchecked() };
         let f = v - t as f64;
         let r = t + (f >= 0.5) as i64 - (f <= -0.5) as i64;
-        return (r as f64).clamp(-rice::MAX_INT, rice::MAX_INT) as i32;
+        let most = rice::MAX_INT as i64;
+        return r.clamp(-most, most) as i32;
     }
     v.round().clamp(-rice::MAX_INT, rice::MAX_INT) as i32
 }
@@ -613,10 +635,22 @@ fn reconstruct(
 ) -> Vec<f64> {
     if t == Lifting::Interp {
         let mut c = vec![0.0; ints.len()];
-        for (&i, &k) in ints.iter().zip(interp::order(dims, o).iter()) {
-            c[k as usize] = i as f64;
+        if o == interp::Order::Passes {
+            let zz: Vec<u32> = ints.iter().map(|&i| rice::zigzag(i)).collect();
+            interp::inverse(&zz, dims, q, &mut c);
+        } else {
+            // Older files: the details in Morton order over the lazy
+            // layout, put in pass order first.
+            let mut grid = vec![0u32; ints.len()];
+            for (&i, &k) in ints.iter().zip(interp::order(dims, o).iter()) {
+                grid[k as usize] = rice::zigzag(i);
+            }
+            let zz: Vec<u32> = interp::order(dims, interp::Order::Passes)
+                .iter()
+                .map(|&k| grid[k as usize])
+                .collect();
+            interp::inverse(&zz, dims, q, &mut c);
         }
-        interp::inverse(&mut c, dims, q);
         c.iter_mut().for_each(|v| *v = dtype.round(*v));
         return c;
     }
@@ -668,34 +702,32 @@ pub fn interp_step(e: f64, peak: f64, dtype: DType) -> f64 {
     }
 }
 
-/// Encodes one brick (row-major values of extent `dims`) under the
-/// absolute bound `e`. The interpolating wavelet codes once, at its step;
-/// the open-loop transforms try each candidate step and keep the smallest
-/// output.
-pub(crate) fn encode_brick(
+/// Encodes one brick (row-major values `x` of extent `dims`) under the
+/// absolute bound `e`, with a thread's reused buffers (`s.x` is not
+/// touched: `x` may be taken from it). The interpolating wavelet codes
+/// once, at its step; the open-loop transforms try each candidate step
+/// and keep the smallest output.
+pub(crate) fn encode_brick_with(
     x: &[f64],
     dims: [usize; 3],
     t: Lifting,
     dtype: DType,
     (e, chunk_log): (f64, u32),
+    s: &mut BrickScratch,
 ) -> Result<CodedBrick, CodecError> {
     let peak = x.iter().fold(0f64, |m, v| m.max(v.abs()));
     if t == Lifting::Interp {
         let q = interp_step(e, peak, dtype);
-        let (grid, mut y) = interp::forward(x, dims, q);
-        let ints: Vec<i32> = interp::order(dims, interp::Order::CURRENT)
-            .iter()
-            .map(|&k| grid[k as usize])
-            .collect();
-        y.iter_mut().for_each(|v| *v = dtype.round(*v));
+        let ck = match dtype {
+            DType::F32 => interp::forward::<f32>(x, dims, (q, e), (&mut s.zz, &mut s.r)),
+            DType::F64 => interp::forward::<f64>(x, dims, (q, e), (&mut s.zz, &mut s.r)),
+        };
         let cl = interp::classes(dims, interp::Order::CURRENT);
         return Ok(finish_brick(
-            x,
-            &ints,
-            &y,
-            q,
-            e,
-            dtype,
+            (x, &s.r),
+            ck,
+            &s.zz,
+            (q, e, dtype),
             Some((&cl, chunk_log)),
         ));
     }
@@ -711,7 +743,12 @@ pub(crate) fn encode_brick(
         .map(|&q| {
             let ints: Vec<i32> = order.iter().map(|&k| quantize(c[k as usize], q)).collect();
             let y = reconstruct(&ints, q, (t, interp::Order::CURRENT), dims, dtype);
-            finish_brick(x, &ints, &y, q, e, dtype, None)
+            let zz: Vec<u32> = ints.iter().map(|&i| rice::zigzag(i)).collect();
+            let mut ck = Check::default();
+            for (k, (&a, &b)) in x.iter().zip(&y).enumerate() {
+                ck.value(k, a, b, e);
+            }
+            finish_brick((x, &y), ck, &zz, (q, e, dtype), None)
         })
         .collect();
     tries
@@ -720,47 +757,49 @@ pub(crate) fn encode_brick(
         .ok_or_else(|| CodecError::Invalid("no quantization step was tried".into()))
 }
 
-/// A brick's payload from its quantized values (coding order) and their
-/// reconstruction `y` (as the decoder computes it): the step, the Rice
-/// stream (rANS with the level `classes` of the interpolation, Rice for
-/// the lifting transforms), then the outliers: every value off by more
-/// than `e` gets a correction of whole steps of 2e (within e once applied)
-/// or, where rounding to the stored type defeats that, 0 and its exact
-/// value.
+/// A brick's payload from its quantized values (zigzag codes, coding
+/// order), the values `x` and their reconstruction `y` (as the decoder
+/// computes it, before rounding to the stored type) and the bound's check
+/// of them: the step, the coefficient stream (rANS with the level
+/// `classes` of the interpolation, Rice for the lifting transforms), then
+/// the outliers: every value off by more than `e` gets a correction of
+/// whole steps of 2e (within e once applied) or, where rounding to the
+/// stored type defeats that, 0 and its exact value.
 fn finish_brick(
-    x: &[f64],
-    ints: &[i32],
-    y: &[f64],
-    q: f64,
-    e: f64,
-    dtype: DType,
-    classes: Option<(&[u32], u32)>,
+    (x, y): (&[f64], &[f64]),
+    ck: Check,
+    zz: &[u32],
+    (q, e, dtype): (f64, f64, DType),
+    classes: Option<(&[u8], u32)>,
 ) -> CodedBrick {
-    let (mut maxe, mut sse) = (0f64, 0f64);
-    let (mut idx, mut steps, mut raw) = (Vec::new(), Vec::new(), Vec::new());
-    for (k, (&a, &b)) in x.iter().zip(y).enumerate() {
-        let mut d = (a - b).abs();
-        // NaN (a reconstruction that overflowed) is an outlier too.
-        if d.is_nan() || d > e {
-            idx.push(k as u32);
-            let fixed = correction(a, b, e, dtype);
-            steps.push(fixed.unwrap_or(0));
-            let v = match fixed {
-                Some(s) => apply(b, s, e, dtype),
-                None => {
-                    raw.push(a);
-                    a
-                }
-            };
-            d = (a - v).abs();
-        }
+    let Check {
+        mut maxe,
+        mut sse,
+        mut bad,
+    } = ck;
+    // The outliers in index order (the interpolation meets them in its
+    // coding order).
+    bad.sort_unstable();
+    let (mut steps, mut raw) = (Vec::with_capacity(bad.len()), Vec::new());
+    for &k in &bad {
+        let (a, b) = (x[k as usize], dtype.round(y[k as usize]));
+        let fixed = correction(a, b, e, dtype);
+        steps.push(fixed.unwrap_or(0));
+        let v = match fixed {
+            Some(s) => apply(b, s, e, dtype),
+            None => {
+                raw.push(a);
+                a
+            }
+        };
+        let d = (a - v).abs();
         maxe = maxe.max(d);
         sse += d * d;
     }
-    let zz: Vec<u32> = ints.iter().map(|&i| rice::zigzag(i)).collect();
+    let idx = bad;
     let words = match classes {
-        Some((cl, most)) => rans::encode(&zz, cl, most),
-        None => rice::encode(&zz),
+        Some((cl, most)) => rans::encode(zz, cl, most),
+        None => rice::encode(zz),
     };
     let mut out =
         Vec::with_capacity(16 + 4 * words.len() + 8 * idx.len() + raw.len() * dtype.size());
@@ -839,17 +878,37 @@ pub fn brick_rans_header(payload: &[u8], n: usize) -> Result<(f64, rans::Header)
 /// Decodes a brick of extent `dims` of the file of header `h` from its
 /// payload; errors say what is wrong (the container adds which brick).
 pub fn decode_brick(payload: &[u8], dims: [usize; 3], h: &MrzHeader) -> Result<Vec<f64>, String> {
+    let mut s = BrickScratch::default();
+    decode_brick_with(payload, dims, h, &mut s)?;
+    Ok(std::mem::take(&mut s.r))
+}
+
+/// `decode_brick` into `s.r`, with a thread's reused buffers.
+pub fn decode_brick_with(
+    payload: &[u8],
+    dims: [usize; 3],
+    h: &MrzHeader,
+    s: &mut BrickScratch,
+) -> Result<(), String> {
     let n: usize = dims.iter().product();
     let (q, words) = brick_step(payload)?;
     let (t, o) = (h.transform, interp::Order::of_version(h.version));
-    let (zz, used) = if t == Lifting::Interp {
-        rans::decode(&words, n, &interp::classes(dims, o))?
+    let used = if t == Lifting::Interp && o == interp::Order::Passes {
+        let used = rans::decode_into(&words, n, &interp::classes(dims, o), &mut s.zz)?;
+        interp::inverse(&s.zz, dims, q, &mut s.r);
+        s.r.iter_mut().for_each(|v| *v = h.dtype.round(*v));
+        used
     } else {
-        rice::decode(&words, n)?
+        let (zz, used) = if t == Lifting::Interp {
+            rans::decode(&words, n, &interp::classes(dims, o))?
+        } else {
+            rice::decode(&words, n)?
+        };
+        let ints: Vec<i32> = zz.into_iter().map(rice::unzigzag).collect();
+        s.r = reconstruct(&ints, q, (t, o), dims, h.dtype);
+        used
     };
-    let ints: Vec<i32> = zz.into_iter().map(rice::unzigzag).collect();
-    let y = reconstruct(&ints, q, (t, o), dims, h.dtype);
-    apply_outliers(y, &payload[8 + 4 * used..], h.abs_bound, h.dtype)
+    correct(&mut s.r, &payload[8 + 4 * used..], h.abs_bound, h.dtype)
 }
 
 /// One stored correction: the value at `index` of its brick moves by
@@ -927,6 +986,12 @@ pub fn apply_outliers(
     e: f64,
     dtype: DType,
 ) -> Result<Vec<f64>, String> {
+    correct(&mut y, rest, e, dtype)?;
+    Ok(y)
+}
+
+/// `apply_outliers` in place.
+fn correct(y: &mut [f64], rest: &[u8], e: f64, dtype: DType) -> Result<(), String> {
     for o in outliers(rest, y.len(), dtype)? {
         y[o.index] = if o.steps != 0 {
             apply(y[o.index], o.steps, e, dtype)
@@ -934,7 +999,7 @@ pub fn apply_outliers(
             o.exact
         };
     }
-    Ok(y)
+    Ok(())
 }
 
 /// What every compression of `v` starts from: the value range, the
@@ -1052,10 +1117,12 @@ pub fn compress(
     let done = std::sync::atomic::AtomicUsize::new(0);
     let coded: Vec<CodedBrick> = (0..grid.len())
         .into_par_iter()
-        .map(|k| {
+        .map_init(BrickScratch::default, |sc, k| {
             let (s, ext) = grid.bounds(k);
-            let x = gather(v, s, ext);
-            let r = encode_brick(&x, ext, opts.transform, v.dtype(), (e, chunk_log));
+            let mut x = std::mem::take(&mut sc.x);
+            gather_into(v, s, ext, &mut x);
+            let r = encode_brick_with(&x, ext, opts.transform, v.dtype(), (e, chunk_log), sc);
+            sc.x = x;
             progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
             r
         })
@@ -1244,9 +1311,9 @@ pub fn decompress(
             .ok_or_else(|| CodecError::Invalid(format!("region {region:?} is not inside the field")))?;
         payloads
             .into_par_iter()
-            .try_for_each(|(k, p)| {
+            .try_for_each_init(BrickScratch::default, |sc, (k, p)| {
                 let (_, ext) = grid.bounds(k);
-                let y = decode_brick(&p, ext, &h).map_err(|what| {
+                decode_brick_with(&p, ext, &h, sc).map_err(|what| {
                     CodecError::CorruptBrick {
                         path: path.clone(),
                         brick: k,
@@ -1254,7 +1321,7 @@ pub fn decompress(
                         what,
                     }
                 })?;
-                o.place(k, &y, &[], 0.0, h.dtype);
+                o.place(k, &sc.r, &[], 0.0, h.dtype);
                 progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
                 Ok::<(), CodecError>(())
             })?

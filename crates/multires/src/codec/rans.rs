@@ -124,7 +124,7 @@ pub fn piece_count(n: usize, chunk_log: u32, split: Split) -> usize {
 
 /// Values of each level class in each `RESET` block of a brick's coding
 /// order (level classes `lv`): what `plan` needs of the brick's shape.
-pub fn class_blocks(lv: &[u32]) -> Vec<[u32; LEVELS]> {
+pub fn class_blocks(lv: &[u8]) -> Vec<[u32; LEVELS]> {
     lv.chunks(RESET)
         .map(|b| {
             let mut c = [0u32; LEVELS];
@@ -220,18 +220,18 @@ fn plan_split(hist: &[u32], blocks: &[[u32; LEVELS]], n: usize, chunk_log: u32) 
 }
 
 /// A value's symbol, the number of raw bits after it, and those bits.
+/// Without a branch: whether a value is direct is as good as random on a
+/// field of a few bits a value, and the coders' loops run it on every one.
 #[inline]
 pub fn symbol(v: u32) -> (u32, u32, u32) {
-    if v < DIRECT {
-        return (v, 0, 0);
-    }
-    let b = 32 - v.leading_zeros();
-    let nraw = b - 3;
-    (
-        DIRECT + 4 * (b - 7) + ((v >> nraw) & 3),
-        nraw,
-        v & ((1u32 << nraw) - 1),
-    )
+    let direct = v < DIRECT;
+    let b = 32 - (v | 1).leading_zeros();
+    let nraw = if direct { 0 } else { b.wrapping_sub(3) };
+    let coded = DIRECT
+        .wrapping_add(4u32.wrapping_mul(b.wrapping_sub(7)))
+        .wrapping_add((v >> nraw) & 3);
+    let s = if direct { v } else { coded };
+    (s, nraw, v & ((1u32 << nraw) - 1))
 }
 
 /// Raw bits after symbol `s`.
@@ -262,12 +262,22 @@ pub fn context(level: u32, prev: u32) -> usize {
 
 /// Counts per context and symbol of `v` (coding order) whose level
 /// classes are `lv`.
-pub fn histogram(v: &[u32], lv: &[u32]) -> Vec<u32> {
-    let mut h = vec![0u32; NCTX * NSYM];
+pub fn histogram(v: &[u32], lv: &[u8]) -> Vec<u32> {
+    // Four tables, a value each in turn, summed at the end: runs of one
+    // symbol in one context (zeros, mostly) made each count wait for the
+    // one before it to be stored.
+    const WAYS: usize = 4;
+    let mut h = vec![0u32; WAYS * NCTX * NSYM];
     for (i, (&x, &l)) in v.iter().zip(lv).enumerate() {
         let prev = if i.is_multiple_of(RESET) { 0 } else { v[i - 1] };
-        h[context(l, prev) * NSYM + symbol(x).0 as usize] += 1;
+        let at = context(l as u32, prev) * NSYM + symbol(x).0 as usize;
+        h[(i % WAYS) * NCTX * NSYM + at] += 1;
     }
+    let (first, rest) = h.split_at_mut(NCTX * NSYM);
+    for other in rest.chunks_exact(NCTX * NSYM) {
+        first.iter_mut().zip(other).for_each(|(a, b)| *a += b);
+    }
+    h.truncate(NCTX * NSYM);
     h
 }
 
@@ -531,60 +541,209 @@ pub fn read_tables(words: &[u32]) -> Result<Tables, String> {
     Ok(Tables::from_freq(freq, scale))
 }
 
-/// One rANS step of the encoder: `start` and `freq` out of 2^`scale`.
-#[inline]
-fn put(x: &mut u32, out: &mut Vec<u16>, start: u32, freq: u32, scale: u32) {
-    let x_max = (((RANS_L >> scale) as u64) << 16) * freq as u64;
-    if *x as u64 >= x_max {
-        out.push(*x as u16);
-        *x >>= 16;
-    }
-    *x = ((*x / freq) << scale) + (*x % freq) + start;
+/// x / d for every 32-bit x as the high half of one 64-bit product
+/// (Lemire, Kaser and Kurz 2019: m = ceil(2^64 / d)); d = 1, whose m
+/// does not fit, takes m = 2^64 - 1 (giving x - 1) and adds 1. The
+/// encoder's state step divides by a symbol's frequency, and a hardware
+/// division on its serial chain cost a fifth of a one-thread compression.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Divisor {
+    m: u64,
+    add: u32,
 }
 
-/// Codes one chunk (`v` from position `at` in the brick, level classes
-/// `lv`), appending its words in decoding order to `out`.
-pub fn encode_chunk(v: &[u32], lv: &[u32], at: usize, t: &Tables, out: &mut Vec<u16>) {
-    let mut x = RANS_L;
-    let mut emitted = Vec::new();
-    for i in (0..v.len()).rev() {
-        let prev = if i == 0 || (at + i).is_multiple_of(RESET) {
-            0
-        } else {
-            v[i - 1]
-        };
-        let c = context(lv[i], prev);
-        let (s, nraw, raw) = symbol(v[i]);
-        // Decoding reads the symbol, then the low piece, then the high.
-        if nraw > PIECE {
-            put(&mut x, &mut emitted, raw >> PIECE, 1, nraw - PIECE);
+impl Divisor {
+    pub fn new(d: u32) -> Self {
+        match d {
+            0 | 1 => Divisor {
+                m: u64::MAX,
+                add: 1,
+            },
+            _ => Divisor {
+                m: u64::MAX / d as u64 + 1,
+                add: 0,
+            },
         }
-        let lo = nraw.min(PIECE);
-        if lo > 0 {
-            put(&mut x, &mut emitted, raw & ((1 << lo) - 1), 1, lo);
-        }
-        // A context of one symbol (total 2^0) leaves the state as it is.
-        if t.scale[c] == 0 {
-            continue;
-        }
-        put(
-            &mut x,
-            &mut emitted,
-            t.cum[c * (NSYM + 1) + s as usize],
-            t.freq[c * NSYM + s as usize],
-            t.scale[c],
-        );
     }
-    out.push((x >> 16) as u16);
-    out.push(x as u16);
-    out.extend(emitted.iter().rev());
+    /// x / d (x >= 1 when d = 1; the coder's states are at least 2^16).
+    #[inline(always)]
+    pub fn quotient(self, x: u32) -> u32 {
+        ((x as u128 * self.m as u128) >> 64) as u32 + self.add
+    }
+}
+
+/// The encoder's view of a brick's tables: per context and symbol its
+/// start, frequency, renormalisation bound and divisor.
+struct EncodeTable {
+    start: Vec<u32>,
+    freq: Vec<u32>,
+    bound: Vec<u64>,
+    div: Vec<Divisor>,
+}
+
+impl EncodeTable {
+    fn new(t: &Tables) -> Self {
+        let n = NCTX * NSYM;
+        let (mut start, mut bound, mut div) = (vec![0; n], vec![0; n], vec![Divisor::default(); n]);
+        for c in 0..NCTX {
+            for s in 0..NSYM {
+                let (i, f) = (c * NSYM + s, t.freq[c * NSYM + s]);
+                start[i] = t.cum[c * (NSYM + 1) + s];
+                bound[i] = (((RANS_L >> t.scale[c]) as u64) << 16) * f as u64;
+                div[i] = Divisor::new(f);
+            }
+        }
+        EncodeTable {
+            start,
+            freq: t.freq.clone(),
+            bound,
+            div,
+        }
+    }
+}
+
+/// The words a chunk's encoder emits, by index into a buffer with room
+/// for the chunk's most (three a value), so that a step's word is
+/// written whether or not it is emitted and only the length moves: the
+/// renormalisation is data-dependent, and as a branch it was mispredicted
+/// about once a value.
+struct Emitted<'a> {
+    buf: &'a mut [u16],
+    len: usize,
+}
+
+impl Emitted<'_> {
+    /// The state after renormalising it for a step whose states must stay
+    /// under `bound`.
+    #[inline(always)]
+    fn renorm(&mut self, x: u32, bound: u64) -> u32 {
+        let out = x as u64 >= bound;
+        self.buf[self.len] = x as u16;
+        self.len += out as usize;
+        if out {
+            x >> 16
+        } else {
+            x
+        }
+    }
+}
+
+/// One rANS step of the encoder for a uniform piece of `bits` bits
+/// (frequency 1 out of 2^bits); with no bits it changes nothing.
+#[inline(always)]
+fn put_raw(x: u32, out: &mut Emitted, v: u32, bits: u32) -> u32 {
+    let x = out.renorm(x, ((RANS_L >> bits) as u64) << 16);
+    (x << bits) + v
+}
+
+/// One rANS step of the encoder for entry `i` of `t` (context c, symbol
+/// s), scale 2^`scale`. A context of one symbol (scale 0, frequency 1,
+/// start 0) leaves the state as it is.
+#[inline(always)]
+fn put(x: u32, out: &mut Emitted, t: &EncodeTable, i: usize, scale: u32) -> u32 {
+    let x = out.renorm(x, t.bound[i]);
+    let q = t.div[i].quotient(x);
+    (q << scale) + (x - q * t.freq[i]) + t.start[i]
+}
+
+/// Chunks coded side by side: each state's step is a serial chain of
+/// about 20 cycles, so one chunk at a time left the core mostly idle.
+const LANES: usize = 4;
+
+/// A chunk to code: its values, their level classes and its first
+/// value's position in the brick.
+type Chunk<'a> = (&'a [u32], &'a [u8], usize);
+
+/// Value i of chunk `(v, lv, at)` through the state `x` (the high raw
+/// piece, the low one, then the symbol: the decoder reads them in the
+/// other order). Every step runs for every value, since a piece of no
+/// bits and a context of one symbol change nothing, except the high
+/// piece, which is rare and costs the chain a step.
+#[inline(always)]
+fn encode_value(
+    x: u32,
+    em: &mut Emitted,
+    (v, lv, at): Chunk,
+    i: usize,
+    t: &EncodeTable,
+    scale: &[u32],
+) -> u32 {
+    let prev = if i == 0 || (at + i).is_multiple_of(RESET) {
+        0
+    } else {
+        v[i - 1]
+    };
+    let c = context(lv[i] as u32, prev);
+    let (s, nraw, raw) = symbol(v[i]);
+    let mut x = x;
+    if nraw > PIECE {
+        x = put_raw(x, em, raw >> PIECE, nraw - PIECE);
+    }
+    let lo = nraw.min(PIECE);
+    x = put_raw(x, em, raw & ((1 << lo) - 1), lo);
+    put(x, em, t, c * NSYM + s as usize, scale[c])
+}
+
+/// Codes up to `LANES` chunks side by side, each from its last value to
+/// its first, appending each one's words in decoding order (final state,
+/// then what it emitted, reversed) to `out`, in the order given, and its
+/// length in u16 units to `sizes`. `bufs` are reused from call to call.
+fn encode_chunks(
+    chunks: &[Chunk],
+    t: &EncodeTable,
+    scale: &[u32],
+    bufs: &mut [Vec<u16>; LANES],
+    (out, sizes): (&mut Vec<u16>, &mut Vec<u32>),
+) {
+    // Lanes past the chunks given code the last one again, unread.
+    let Some(&last) = chunks.last() else {
+        return;
+    };
+    let lanes: [Chunk; LANES] = std::array::from_fn(|l| chunks.get(l).copied().unwrap_or(last));
+    let mut x = [RANS_L; LANES];
+    let mut lens = [0usize; LANES];
+    for (b, c) in bufs.iter_mut().zip(&lanes) {
+        if b.len() < 3 * c.0.len() + 3 {
+            b.resize(3 * c.0.len() + 3, 0);
+        }
+    }
+    let mut ems = bufs.each_mut().map(|b| Emitted { buf: b, len: 0 });
+    let most = lanes.iter().map(|c| c.0.len()).max().unwrap_or(0);
+    let least = lanes[..chunks.len()]
+        .iter()
+        .map(|c| c.0.len())
+        .min()
+        .unwrap_or(0);
+    // The longer chunks' last values alone, then all in step.
+    for i in (least..most).rev() {
+        for l in 0..chunks.len() {
+            if i < lanes[l].0.len() {
+                x[l] = encode_value(x[l], &mut ems[l], lanes[l], i, t, scale);
+            }
+        }
+    }
+    for i in (0..least).rev() {
+        for l in 0..LANES {
+            x[l] = encode_value(x[l], &mut ems[l], lanes[l], i, t, scale);
+        }
+    }
+    for (l, em) in ems.iter().enumerate() {
+        lens[l] = em.len;
+    }
+    for l in 0..chunks.len() {
+        let before = out.len();
+        out.push((x[l] >> 16) as u16);
+        out.push(x[l] as u16);
+        out.extend(bufs[l][..lens[l]].iter().rev());
+        sizes.push((out.len() - before) as u32);
+    }
 }
 
 /// Decodes one chunk of `out.len()` values from `words` (exactly its
 /// words); `slots` is `t.slots()`.
 pub fn decode_chunk(
     words: &[u16],
-    lv: &[u32],
+    lv: &[u8],
     at: usize,
     t: &Tables,
     slots: &[Vec<u8>],
@@ -617,7 +776,7 @@ pub fn decode_chunk(
         } else {
             out[i - 1]
         };
-        let c = context(lv[i], prev);
+        let c = context(lv[i] as u32, prev);
         if let Some(s) = one[c] {
             out[i] = s;
             continue;
@@ -675,14 +834,18 @@ pub fn chunks(n: usize, chunk_log: u32) -> usize {
 
 /// The coded stream of `v` (coding order, level classes `lv`), in chunks
 /// of at most 2^`most_log` values.
-pub fn encode(v: &[u32], lv: &[u32], most_log: u32) -> Vec<u32> {
+pub fn encode(v: &[u32], lv: &[u8], most_log: u32) -> Vec<u32> {
     let p = plan(&histogram(v, lv), &class_blocks(lv), v.len(), most_log);
-    let mut data = Vec::new();
+    let t = EncodeTable::new(&p.tables);
+    let mut data = Vec::with_capacity(v.len());
+    let mut bufs: [Vec<u16>; LANES] = Default::default();
     let mut sizes = Vec::new();
-    for (a, len) in pieces(v.len(), p.chunk_log, p.split) {
-        let before = data.len();
-        encode_chunk(&v[a..a + len], &lv[a..a + len], a, &p.tables, &mut data);
-        sizes.push((data.len() - before) as u32);
+    let chunks: Vec<Chunk> = pieces(v.len(), p.chunk_log, p.split)
+        .map(|(a, len)| (&v[a..a + len], &lv[a..a + len], a))
+        .collect();
+    for group in chunks.chunks(LANES) {
+        let scale = &p.tables.scale;
+        encode_chunks(group, &t, scale, &mut bufs, (&mut data, &mut sizes));
     }
     let mut out = header_words(p.chunk_log, p.split, &p.words, &sizes);
     out.extend(pack(&data));
@@ -819,14 +982,27 @@ pub fn read_header_of(words: &[u32], total: usize, n: usize) -> Result<Header, S
 
 /// Decodes a stream of `n` values with level classes `lv`: the values
 /// and the words the stream used.
-pub fn decode(words: &[u32], n: usize, lv: &[u32]) -> Result<(Vec<u32>, usize), String> {
+pub fn decode(words: &[u32], n: usize, lv: &[u8]) -> Result<(Vec<u32>, usize), String> {
+    let mut out = Vec::new();
+    let used = decode_into(words, n, lv, &mut out)?;
+    Ok((out, used))
+}
+
+/// `decode` into a buffer reused from brick to brick (its old values are
+/// overwritten): the words the stream used.
+pub fn decode_into(
+    words: &[u32],
+    n: usize,
+    lv: &[u8],
+    out: &mut Vec<u32>,
+) -> Result<usize, String> {
     let h = read_header(words, n)?;
     let data: Vec<u16> = words[h.data_word..h.used]
         .iter()
         .flat_map(|&w| [w as u16, (w >> 16) as u16])
         .collect();
     let slots = h.tables.slots();
-    let mut out = vec![0u32; n];
+    out.resize(n, 0);
     for (j, (at, len)) in pieces(n, h.chunk_log, h.split).enumerate() {
         decode_chunk(
             &data[h.offsets[j]..h.offsets[j + 1]],
@@ -838,13 +1014,13 @@ pub fn decode(words: &[u32], n: usize, lv: &[u32]) -> Result<(Vec<u32>, usize), 
         )
         .map_err(|e| format!("chunk {j}: {e}"))?;
     }
-    Ok((out, h.used))
+    Ok(h.used)
 }
 
 /// Level classes of a brick's values in the interpolating wavelet's coding
 /// order: the fewest trailing zero bits among the nonzero coordinates
 /// (the detail's level less one), at most `LEVELS - 1`.
-pub fn level_classes(dims: [usize; 3], order: &[u32]) -> Vec<u32> {
+pub fn level_classes(dims: [usize; 3], order: &[u32]) -> Vec<u8> {
     order
         .iter()
         .map(|&k| {
@@ -859,7 +1035,7 @@ pub fn level_classes(dims: [usize; 3], order: &[u32]) -> Vec<u32> {
                 .map(|&v| v.trailing_zeros())
                 .min()
                 .unwrap_or(64)
-                .min(LEVELS as u32 - 1)
+                .min(LEVELS as u32 - 1) as u8
         })
         .collect()
 }
@@ -867,6 +1043,25 @@ pub fn level_classes(dims: [usize; 3], order: &[u32]) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn divisor_divides_as_division_does() {
+        let mut r = crate::codec::xorshift(7);
+        let edges = [1u32, 2, 65535, 65536, 1 << 31, u32::MAX - 1, u32::MAX];
+        for d in (1..=1u32 << 15).chain([(1 << 16) - 1, 1 << 16, 12345678, u32::MAX]) {
+            let dv = Divisor::new(d);
+            for x in edges
+                .iter()
+                .copied()
+                .chain((0..8).map(|_| r() as u32))
+                .chain([d - 1, d, d.wrapping_mul(3).wrapping_sub(1)])
+                .chain([(u32::MAX / d) * d, (u32::MAX / d) * d - 1])
+                .filter(|&x| x > 0 || d > 1)
+            {
+                assert_eq!(dv.quotient(x), x / d, "{x} / {d}");
+            }
+        }
+    }
 
     #[test]
     fn bit_writer_writes_what_a_bit_at_a_time_writes() {
@@ -925,7 +1120,7 @@ mod tests {
     }
 
     /// Round trips at every chunk cap; the stream's length at the default.
-    fn check(v: &[u32], lv: &[u32]) -> usize {
+    fn check(v: &[u32], lv: &[u8]) -> usize {
         let mut len = 0;
         for most in CHUNK_MIN_LOG..=CHUNK_MAX_LOG {
             let w = encode(v, lv, most);
@@ -954,7 +1149,7 @@ mod tests {
                         }
                     })
                     .collect();
-                let lv: Vec<u32> = (0..n).map(|_| (next() % 9) as u32).collect();
+                let lv: Vec<u8> = (0..n).map(|_| (next() % 9) as u8).collect();
                 check(&v, &lv);
             }
         }
@@ -1091,7 +1286,7 @@ mod tests {
 
     /// A brick whose first values are coded and the rest a lone zero:
     /// like a smooth field's brick, its coarse levels first.
-    fn dense_start(n: usize, dense: usize) -> (Vec<u32>, Vec<u32>) {
+    fn dense_start(n: usize, dense: usize) -> (Vec<u32>, Vec<u8>) {
         let mut next = crate::codec::xorshift(777);
         let v = (0..n)
             .map(|i| (i < dense && next().is_multiple_of(10)) as u32)
@@ -1120,7 +1315,7 @@ mod tests {
         let n = 1 << 20;
         let mut next = crate::codec::xorshift(3);
         let v: Vec<u32> = (0..n).map(|_| next().is_multiple_of(10) as u32).collect();
-        let lv = vec![3u32; n];
+        let lv = vec![3u8; n];
         let p = plan(&histogram(&v, &lv), &class_blocks(&lv), n, CHUNK_MAX_LOG);
         assert_eq!(p.split, Split::default());
     }
@@ -1153,7 +1348,7 @@ mod tests {
         // and data: the decoder must answer, whatever it reads.
         let mut next = crate::codec::xorshift(7);
         let n = 40_000;
-        let lv: Vec<u32> = (0..n).map(|i| (i % 8) as u32).collect();
+        let lv: Vec<u8> = (0..n).map(|i| (i % 8) as u8).collect();
         let mut decoded = 0;
         for _ in 0..3000 {
             let len = 3 + (next() % 200) as usize;

@@ -674,9 +674,13 @@ fn exact_field(shape: &[usize], seed: u64, amp: f64, dtype: DType) -> Volume {
     let dims = dims_of(shape).unwrap();
     let data = (0..n)
         .map(|i| {
-            let t = [i / (dims[1] * dims[2]), (i / dims[2]) % dims[1], i % dims[2]]
-                .map(|c| c as f64)
-                .map(|c| c / 16.0);
+            let t = [
+                i / (dims[1] * dims[2]),
+                (i / dims[2]) % dims[1],
+                i % dims[2],
+            ]
+            .map(|c| c as f64)
+            .map(|c| c / 16.0);
             let v = 4.0 * t[2] * (3.0 - t[2]) * (1.0 + t[1] * t[0]) - t[1] * t[1]
                 + amp * noise[i]
                 + if t[2] > 2.0 { 2.0 } else { 0.0 };
