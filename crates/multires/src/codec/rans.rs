@@ -739,79 +739,146 @@ fn encode_chunks(
     }
 }
 
-/// Decodes one chunk of `out.len()` values from `words` (exactly its
-/// words); `slots` is `t.slots()`.
-pub fn decode_chunk(
-    words: &[u16],
-    lv: &[u8],
-    at: usize,
-    t: &Tables,
-    slots: &[Vec<u8>],
-    out: &mut [u32],
-) -> Result<(), String> {
-    let short = || "the chunk's words end early".to_string();
-    let (&w0, &w1) = (
-        words.first().ok_or_else(short)?,
-        words.get(1).ok_or_else(short)?,
-    );
-    let mut x = ((w0 as u32) << 16) | w1 as u32;
-    let mut p = 2;
-    let mut renorm = |x: &mut u32| -> Result<(), String> {
-        if *x < RANS_L {
-            *x = (*x << 16) | *words.get(p).ok_or_else(short)? as u32;
-            p += 1;
+/// The decoder's view of a brick's tables: per context its scale and
+/// whether it has a table, the symbol of every slot, and per context and
+/// symbol its frequency and start.
+struct DecodeTable<'a> {
+    t: &'a Tables,
+    slots: Vec<Vec<u8>>,
+    missing: [bool; NCTX],
+    /// Per context, its symbol when it holds one below DIRECT: such a
+    /// value reads nothing and leaves the state as it is (nearly every
+    /// value of a smooth field), and a branch on it is well predicted.
+    one: [Option<u32>; NCTX],
+}
+
+impl<'a> DecodeTable<'a> {
+    fn new(t: &'a Tables) -> Self {
+        DecodeTable {
+            t,
+            slots: t.slots(),
+            missing: std::array::from_fn(|c| t.cum[c * (NSYM + 1) + NSYM] != 1 << t.scale[c]),
+            one: std::array::from_fn(|c| {
+                let lone = t.scale[c] == 0 && t.cum[c * (NSYM + 1) + NSYM] == 1;
+                let s = (0..NSYM).find(|&s| t.freq[c * NSYM + s] == 1)? as u32;
+                (lone && s < DIRECT).then_some(s)
+            }),
         }
-        Ok(())
-    };
-    // Per context, its symbol when it holds one below DIRECT: such a
-    // value reads nothing and leaves the state as it is (nearly every
-    // value of a smooth field).
-    let one: [Option<u32>; NCTX] = std::array::from_fn(|c| {
-        let s = *slots[c].first()? as u32;
-        (t.scale[c] == 0 && t.cum[c * (NSYM + 1) + NSYM] == 1 && s < DIRECT).then_some(s)
-    });
-    for i in 0..out.len() {
-        let prev = if i == 0 || (at + i).is_multiple_of(RESET) {
+    }
+}
+
+/// A chunk being decoded: its words (exactly its own), the next one to
+/// read, its state, and its values' level classes, first position in the
+/// brick and output.
+struct Lane<'a> {
+    words: &'a [u16],
+    p: usize,
+    x: u32,
+    lv: &'a [u8],
+    at: usize,
+    out: &'a mut [u32],
+}
+
+impl<'a> Lane<'a> {
+    fn new(words: &'a [u16], lv: &'a [u8], at: usize, out: &'a mut [u32]) -> Result<Self, String> {
+        match words {
+            [w0, w1, ..] => Ok(Lane {
+                words,
+                p: 2,
+                x: (*w0 as u32) << 16 | *w1 as u32,
+                lv,
+                at,
+                out,
+            }),
+            _ => Err("the chunk's words end early".into()),
+        }
+    }
+
+    /// One renormalisation: a word shifted in where the state fell under
+    /// the bound, without a branch (a word past the end reads as 0, and
+    /// `finish` then refuses the chunk).
+    #[inline(always)]
+    fn renorm(&mut self) {
+        let need = self.x < RANS_L;
+        let w = self.words.get(self.p).copied().unwrap_or(0) as u32;
+        self.x = if need { self.x << 16 | w } else { self.x };
+        self.p += need as usize;
+    }
+
+    /// Value i: the symbol, then the low raw piece, then the high one.
+    /// A piece of no bits changes nothing, so it runs as every other
+    /// does; the high piece, rare, is a branch.
+    #[inline(always)]
+    fn value(&mut self, i: usize, d: &DecodeTable) -> Result<(), String> {
+        let prev = if i == 0 || (self.at + i).is_multiple_of(RESET) {
             0
         } else {
-            out[i - 1]
+            self.out[i - 1]
         };
-        let c = context(lv[i] as u32, prev);
-        if let Some(s) = one[c] {
-            out[i] = s;
-            continue;
+        let c = context(self.lv[i] as u32, prev);
+        if let Some(s) = d.one[c] {
+            self.out[i] = s;
+            return Ok(());
         }
-        let sc = t.scale[c];
-        let cum = &t.cum[c * (NSYM + 1)..(c + 1) * (NSYM + 1)];
-        if cum[NSYM] != 1 << sc {
+        if d.missing[c] {
             return Err(format!(
                 "value {} uses context {c}, which has no table",
-                at + i
+                self.at + i
             ));
         }
-        let slot = x & ((1 << sc) - 1);
-        // The last symbol whose start is at most the slot.
-        let s = slots[c][slot as usize] as usize;
+        let t = d.t;
+        let sc = t.scale[c];
+        let slot = self.x & ((1 << sc) - 1);
+        let s = d.slots[c][slot as usize] as usize;
         let f = t.freq[c * NSYM + s];
-        x = f * (x >> sc) + slot - cum[s];
-        renorm(&mut x)?;
+        self.x = f * (self.x >> sc) + slot - t.cum[c * (NSYM + 1) + s];
+        self.renorm();
         let nraw = raw_bits(s as u32);
-        let mut raw = 0;
         let lo = nraw.min(PIECE);
-        if lo > 0 {
-            raw = x & ((1 << lo) - 1);
-            x >>= lo;
-            renorm(&mut x)?;
-        }
+        let mut raw = self.x & ((1 << lo) - 1);
+        self.x >>= lo;
+        self.renorm();
         if nraw > PIECE {
-            raw |= (x & ((1 << (nraw - PIECE)) - 1)) << PIECE;
-            x >>= nraw - PIECE;
-            renorm(&mut x)?;
+            raw |= (self.x & ((1 << (nraw - PIECE)) - 1)) << PIECE;
+            self.x >>= nraw - PIECE;
+            self.renorm();
         }
-        out[i] = value(s as u32, raw);
+        self.out[i] = value(s as u32, raw);
+        Ok(())
     }
-    if x != RANS_L || p != words.len() {
-        return Err("the chunk does not end where its length says".into());
+
+    /// A chunk ends with the state the encoder began with, its words all
+    /// read.
+    fn finish(&self) -> Result<(), String> {
+        if self.p > self.words.len() {
+            Err("the chunk's words end early".into())
+        } else if self.x != RANS_L || self.p != self.words.len() {
+            Err("the chunk does not end where its length says".into())
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Decodes up to `LANES` chunks side by side (each one's step is a serial
+/// chain): in step while all have values left, then each alone. Errors
+/// name the chunk (`first` is the first one's number).
+fn decode_chunks(mut lanes: Vec<Lane>, first: usize, d: &DecodeTable) -> Result<(), String> {
+    let named = |j: usize| move |e: String| format!("chunk {}: {e}", first + j);
+    let least = lanes.iter().map(|l| l.out.len()).min().unwrap_or(0);
+    if lanes.len() == LANES {
+        for i in 0..least {
+            for (j, l) in lanes.iter_mut().enumerate() {
+                l.value(i, d).map_err(named(j))?;
+            }
+        }
+    }
+    let from = if lanes.len() == LANES { least } else { 0 };
+    for (j, l) in lanes.iter_mut().enumerate() {
+        for i in from..l.out.len() {
+            l.value(i, d).map_err(named(j))?;
+        }
+        l.finish().map_err(named(j))?;
     }
     Ok(())
 }
@@ -1001,19 +1068,24 @@ pub fn decode_into(
         .iter()
         .flat_map(|&w| [w as u16, (w >> 16) as u16])
         .collect();
-    let slots = h.tables.slots();
+    let d = DecodeTable::new(&h.tables);
     out.resize(n, 0);
+    let mut rest: &mut [u32] = out;
+    let mut lanes = Vec::with_capacity(LANES);
+    let mut first = 0;
     for (j, (at, len)) in pieces(n, h.chunk_log, h.split).enumerate() {
-        decode_chunk(
-            &data[h.offsets[j]..h.offsets[j + 1]],
-            &lv[at..at + len],
-            at,
-            &h.tables,
-            &slots,
-            &mut out[at..at + len],
-        )
-        .map_err(|e| format!("chunk {j}: {e}"))?;
+        let (o, r) = std::mem::take(&mut rest).split_at_mut(len);
+        rest = r;
+        let words = &data[h.offsets[j]..h.offsets[j + 1]];
+        lanes.push(
+            Lane::new(words, &lv[at..at + len], at, o).map_err(|e| format!("chunk {j}: {e}"))?,
+        );
+        if lanes.len() == LANES {
+            decode_chunks(std::mem::take(&mut lanes), first, &d)?;
+            first = j + 1;
+        }
     }
+    decode_chunks(lanes, first, &d)?;
     Ok(h.used)
 }
 
