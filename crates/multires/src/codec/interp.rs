@@ -242,6 +242,17 @@ fn cubic(r: &[f64], k: usize, d: usize) -> f64 {
 /// the bound check's sums then went through memory on every point).
 trait Point {
     fn point(&mut self, r: &mut [f64], k: usize, pred: f64, qs: f64);
+
+    /// The `m` points from k0 on, one apart, all predicted by the cubic
+    /// from rows d >= m apart (a y or z pass's row at stride 1: three
+    /// quarters of a brick's points).
+    #[inline(always)]
+    fn cubic_row(&mut self, r: &mut [f64], k0: usize, m: usize, d: usize, qs: f64) {
+        for k in k0..k0 + m {
+            let pred = cubic(r, k, d);
+            self.point(r, k, pred, qs);
+        }
+    }
 }
 
 /// Walks a brick's points in coding order (the anchors, then each pass's
@@ -258,7 +269,9 @@ fn walk(dims: [usize; 3], q: f64, r: &mut [f64], f: &mut impl Point) {
         let d = p.s * st;
         for row in rows(dims, &p) {
             for run in row_runs(dims, &p, row) {
-                if run.cubic {
+                if run.cubic && run.kstep == 1 && d >= run.m {
+                    f.cubic_row(r, run.k0, run.m, d, qs);
+                } else if run.cubic {
                     for j in 0..run.m {
                         let k = run.k0 + j * run.kstep;
                         let pred = cubic(r, k, d);
@@ -311,6 +324,8 @@ struct Forward<'a, T> {
     zz: &'a mut [u32],
     at: usize,
     bad: &'a mut Vec<u32>,
+    /// A row's errors (`cubic_row`).
+    err: Vec<f64>,
     e: f64,
     maxe: f64,
     sse: f64,
@@ -337,6 +352,114 @@ impl<T: Sample> Point for Forward<'_, T> {
             self.bad.push(k as u32);
         }
     }
+
+    fn cubic_row(&mut self, r: &mut [f64], k0: usize, m: usize, d: usize, qs: f64) {
+        // The row and the four it is predicted from, as slices.
+        let (before, rest) = r.split_at_mut(k0);
+        let (out, after) = rest.split_at_mut(m);
+        let rows = [
+            &before[k0 - 3 * d..k0 - 3 * d + m],
+            &before[k0 - d..k0 - d + m],
+            &after[d - m..d],
+            &after[3 * d - m..3 * d],
+        ];
+        let x = &self.x[k0..k0 + m];
+        let zz = &mut self.zz[self.at..self.at + m];
+        self.at += m;
+        self.err.resize(m, 0.0);
+        forward_row::<T>((rows, x), qs, out, zz, &mut self.err);
+        let (maxe, sse, bad) = row_check(&self.err, self.e);
+        self.maxe = self.maxe.max(maxe);
+        self.sse += sse;
+        if bad {
+            for (j, &d) in self.err.iter().enumerate() {
+                if d.is_nan() || d > self.e {
+                    self.bad.push((k0 + j) as u32);
+                }
+            }
+        }
+    }
+}
+
+/// A row's inputs: the rows 3d and d before it and d and 3d after it,
+/// and its values.
+type Rows<'a> = ([&'a [f64]; 4], &'a [f64]);
+
+/// `Forward::point` over a row with no branch and no sum, so the compiler
+/// vectorizes it: the codes, the reconstruction and each value's error
+/// (rounded to the stored type) into `err`.
+#[inline(always)]
+fn forward_row_map<T: Sample>(
+    ([a, b, c, e3], x): Rows,
+    qs: f64,
+    out: &mut [f64],
+    zz: &mut [u32],
+    err: &mut [f64],
+) {
+    let m = out.len();
+    let (a, b, c, e3, x) = (&a[..m], &b[..m], &c[..m], &e3[..m], &x[..m]);
+    let (zz, err) = (&mut zz[..m], &mut err[..m]);
+    for j in 0..m {
+        let pred = (-a[j] + 9.0 * b[j] + 9.0 * c[j] - e3[j]) / 16.0;
+        let v = quantize(x[j] - pred, qs);
+        zz[j] = zigzag(v);
+        let rk = pred + v as f64 * qs;
+        out[j] = rk;
+        err[j] = (x[j] - T::of_f64(rk).to_f64()).abs();
+    }
+}
+
+/// `forward_row_map` with AVX2 where the processor has it (four lanes a
+/// vector instead of two; the same IEEE operations, so the same bits).
+fn forward_row<T: Sample>(rows: Rows, qs: f64, out: &mut [f64], zz: &mut [u32], err: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor has AVX2.
+        return unsafe { forward_row_avx2::<T>(rows, qs, out, zz, err) };
+    }
+    forward_row_map::<T>(rows, qs, out, zz, err)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn forward_row_avx2<T: Sample>(
+    rows: Rows,
+    qs: f64,
+    out: &mut [f64],
+    zz: &mut [u32],
+    err: &mut [f64],
+) {
+    forward_row_map::<T>(rows, qs, out, zz, err)
+}
+
+/// The largest error and the squared errors of a row's values within the
+/// bound `e` (in four lanes, summed at the end: only the statistics' last
+/// digits depend on that order), and whether any value is not.
+fn row_check(err: &[f64], e: f64) -> (f64, f64, bool) {
+    const L: usize = 4;
+    let (mut maxe, mut sse, mut bad) = ([0f64; L], [0f64; L], [false; L]);
+    let mut lanes = err.chunks_exact(L);
+    for w in &mut lanes {
+        for l in 0..L {
+            let good = w[l] <= e;
+            let d = if good { w[l] } else { 0.0 };
+            maxe[l] = if d > maxe[l] { d } else { maxe[l] };
+            sse[l] += d * d;
+            bad[l] |= !good;
+        }
+    }
+    for &v in lanes.remainder() {
+        let good = v <= e;
+        let d = if good { v } else { 0.0 };
+        maxe[0] = if d > maxe[0] { d } else { maxe[0] };
+        sse[0] += d * d;
+        bad[0] |= !good;
+    }
+    (
+        maxe.into_iter().fold(0.0, f64::max),
+        sse.into_iter().sum(),
+        bad.contains(&true),
+    )
 }
 
 /// Codes a brick (row-major `x` of extent `dims`) with step `q`: the
@@ -362,6 +485,7 @@ pub fn forward<T: Sample>(
         zz,
         at: 0,
         bad: &mut bad,
+        err: Vec::new(),
         e,
         maxe: 0.0,
         sse: 0.0,
@@ -375,15 +499,58 @@ pub fn forward<T: Sample>(
 }
 
 struct Inverse<'a> {
-    codes: std::slice::Iter<'a, u32>,
+    zz: &'a [u32],
+    at: usize,
 }
 
 impl Point for Inverse<'_> {
     #[inline(always)]
     fn point(&mut self, c: &mut [f64], k: usize, pred: f64, qs: f64) {
-        let v = self.codes.next().map_or(0, |&z| unzigzag(z));
+        let v = self.zz.get(self.at).map_or(0, |&z| unzigzag(z));
+        self.at += 1;
         c[k] = pred + v as f64 * qs;
     }
+
+    fn cubic_row(&mut self, c: &mut [f64], k0: usize, m: usize, d: usize, qs: f64) {
+        let (before, rest) = c.split_at_mut(k0);
+        let (out, after) = rest.split_at_mut(m);
+        let rows = [
+            &before[k0 - 3 * d..k0 - 3 * d + m],
+            &before[k0 - d..k0 - d + m],
+            &after[d - m..d],
+            &after[3 * d - m..3 * d],
+        ];
+        let zz = &self.zz[self.at..self.at + m];
+        self.at += m;
+        inverse_row(rows, zz, qs, out);
+    }
+}
+
+/// `Inverse::point` over a row (rows as `Rows`' four), vectorized.
+#[inline(always)]
+fn inverse_row_map([a, b, c, e3]: [&[f64]; 4], zz: &[u32], qs: f64, out: &mut [f64]) {
+    let m = out.len();
+    let (a, b, c, e3, zz) = (&a[..m], &b[..m], &c[..m], &e3[..m], &zz[..m]);
+    for j in 0..m {
+        let pred = (-a[j] + 9.0 * b[j] + 9.0 * c[j] - e3[j]) / 16.0;
+        out[j] = pred + unzigzag(zz[j]) as f64 * qs;
+    }
+}
+
+/// `inverse_row_map` with AVX2 where the processor has it.
+fn inverse_row(rows: [&[f64]; 4], zz: &[u32], qs: f64, out: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor has AVX2.
+        return unsafe { inverse_row_avx2(rows, zz, qs, out) };
+    }
+    inverse_row_map(rows, zz, qs, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn inverse_row_avx2(rows: [&[f64]; 4], zz: &[u32], qs: f64, out: &mut [f64]) {
+    inverse_row_map(rows, zz, qs, out)
 }
 
 /// The inverse of `forward`: the reconstruction (before rounding) of the
@@ -393,7 +560,7 @@ pub fn inverse(zz: &[u32], dims: [usize; 3], q: f64, c: &mut Vec<f64>) {
     let n: usize = dims.iter().product();
     c.resize(n, 0.0);
     if n > 0 && zz.len() == n {
-        walk(dims, q, c, &mut Inverse { codes: zz.iter() });
+        walk(dims, q, c, &mut Inverse { zz, at: 0 });
     }
 }
 

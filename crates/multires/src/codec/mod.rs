@@ -609,18 +609,16 @@ pub fn brick_rows<T>(
 /// +-2^30 (what the clamp spoils becomes an outlier). The GPU kernel
 /// computes the same.
 pub(crate) fn quantize(c: f64, q: f64) -> i32 {
-    let v = c / q;
-    if v.abs() < 2147483648.0 {
-        // `round` (half away from zero) without its libm call: the
-        // truncation is exact and so is the fraction left.
-        // SAFETY: |v| < 2^31 (so v is not NaN): its truncation fits.
-        let t: i64 = unsafe { v.to_int_unchecked() };
-        let f = v - t as f64;
-        let r = t + (f >= 0.5) as i64 - (f <= -0.5) as i64;
-        let most = rice::MAX_INT as i64;
-        return r.clamp(-most, most) as i32;
-    }
-    v.round().clamp(-rice::MAX_INT, rice::MAX_INT) as i32
+    // `round` (half away from zero) without its libm call or a branch, so
+    // that rows of it vectorize: clamped to just past the clamp below (NaN
+    // stays NaN and converts to 0), the truncation is exact and so is the
+    // fraction left.
+    let most = rice::MAX_INT;
+    let v = (c / q).clamp(-most - 1.0, most + 1.0);
+    let t = v as i32;
+    let f = v - t as f64;
+    let r = t + (f >= 0.5) as i32 - (f <= -0.5) as i32;
+    r.clamp(-(most as i32), most as i32)
 }
 
 /// The brick's values as decoded from quantized coefficients (Morton
