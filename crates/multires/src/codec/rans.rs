@@ -777,6 +777,8 @@ struct Lane<'a> {
     lv: &'a [u8],
     at: usize,
     out: &'a mut [u32],
+    /// Values decoded so far.
+    done: usize,
 }
 
 impl<'a> Lane<'a> {
@@ -789,6 +791,7 @@ impl<'a> Lane<'a> {
                 lv,
                 at,
                 out,
+                done: 0,
             }),
             _ => Err("the chunk's words end early".into()),
         }
@@ -849,6 +852,7 @@ impl<'a> Lane<'a> {
 
     /// A chunk ends with the state the encoder began with, its words all
     /// read.
+    #[inline(always)]
     fn finish(&self) -> Result<(), String> {
         if self.p > self.words.len() {
             Err("the chunk's words end early".into())
@@ -860,22 +864,42 @@ impl<'a> Lane<'a> {
     }
 }
 
-/// Decodes up to `LANES` chunks side by side (each one's step is a serial
-/// chain): in step while all have values left, then each alone. Errors
-/// name the chunk (`first` is the first one's number).
-fn decode_chunks(mut lanes: Vec<Lane>, first: usize, d: &DecodeTable) -> Result<(), String> {
+/// Decodes up to `LANES` chunks, side by side when `together` (each
+/// one's step is a serial chain): in step while all have values left,
+/// then each alone. Errors name the chunk (`first` is the first one's
+/// number).
+fn decode_chunks(
+    lanes: Vec<Lane>,
+    (first, together): (usize, bool),
+    d: &DecodeTable,
+) -> Result<(), String> {
     let named = |j: usize| move |e: String| format!("chunk {}: {e}", first + j);
-    let least = lanes.iter().map(|l| l.out.len()).min().unwrap_or(0);
-    if lanes.len() == LANES {
-        for i in 0..least {
-            for (j, l) in lanes.iter_mut().enumerate() {
-                l.value(i, d).map_err(named(j))?;
+    // Each lane is moved into a local of its own, so that its state and
+    // position stay in registers (through the vector, every step stored
+    // and reloaded them: a chain through memory).
+    let mut rest: Vec<Lane> = match <[Lane; LANES]>::try_from(lanes) {
+        Ok(mut four) if together => {
+            let least = four.iter().map(|l| l.out.len()).min().unwrap_or(0);
+            let [l0, l1, l2, l3] = &mut four;
+            for i in 0..least {
+                l0.value(i, d).map_err(named(0))?;
+                l1.value(i, d).map_err(named(1))?;
+                l2.value(i, d).map_err(named(2))?;
+                l3.value(i, d).map_err(named(3))?;
             }
+            four.into_iter()
+                .map(|mut l| {
+                    l.done = least;
+                    l
+                })
+                .collect()
         }
-    }
-    let from = if lanes.len() == LANES { least } else { 0 };
-    for (j, l) in lanes.iter_mut().enumerate() {
-        for i in from..l.out.len() {
+        Ok(four) => four.into(),
+        Err(fewer) => fewer,
+    };
+    for (j, l) in rest.drain(..).enumerate() {
+        let mut l = l;
+        for i in l.done..l.out.len() {
             l.value(i, d).map_err(named(j))?;
         }
         l.finish().map_err(named(j))?;
@@ -1069,6 +1093,11 @@ pub fn decode_into(
         .flat_map(|&w| [w as u16, (w >> 16) as u16])
         .collect();
     let d = DecodeTable::new(&h.tables);
+    // Chunks side by side pay where values cost the state steps; on a
+    // stream of under 2 bits a value (a smooth field's: nearly all values
+    // a context's lone symbol, a predicted branch) one chunk at a time
+    // ran 1.4 times faster.
+    let together = data.len() * 16 >= 2 * n;
     out.resize(n, 0);
     let mut rest: &mut [u32] = out;
     let mut lanes = Vec::with_capacity(LANES);
@@ -1081,11 +1110,11 @@ pub fn decode_into(
             Lane::new(words, &lv[at..at + len], at, o).map_err(|e| format!("chunk {j}: {e}"))?,
         );
         if lanes.len() == LANES {
-            decode_chunks(std::mem::take(&mut lanes), first, &d)?;
+            decode_chunks(std::mem::take(&mut lanes), (first, together), &d)?;
             first = j + 1;
         }
     }
-    decode_chunks(lanes, first, &d)?;
+    decode_chunks(lanes, (first, together), &d)?;
     Ok(h.used)
 }
 
