@@ -354,15 +354,7 @@ impl<T: Sample> Point for Forward<'_, T> {
     }
 
     fn cubic_row(&mut self, r: &mut [f64], k0: usize, m: usize, d: usize, qs: f64) {
-        // The row and the four it is predicted from, as slices.
-        let (before, rest) = r.split_at_mut(k0);
-        let (out, after) = rest.split_at_mut(m);
-        let rows = [
-            &before[k0 - 3 * d..k0 - 3 * d + m],
-            &before[k0 - d..k0 - d + m],
-            &after[d - m..d],
-            &after[3 * d - m..3 * d],
-        ];
+        let (rows, out) = split_row(r, k0, m, d);
         let x = &self.x[k0..k0 + m];
         let zz = &mut self.zz[self.at..self.at + m];
         self.at += m;
@@ -379,6 +371,21 @@ impl<T: Sample> Point for Forward<'_, T> {
             }
         }
     }
+}
+
+/// The row of `m` values from k0 on in `r` and, as slices beside it, the
+/// four it is predicted from: 3d and d before it, d and 3d after it
+/// (d >= m, so none overlaps it).
+fn split_row(r: &mut [f64], k0: usize, m: usize, d: usize) -> ([&[f64]; 4], &mut [f64]) {
+    let (before, rest) = r.split_at_mut(k0);
+    let (out, after) = rest.split_at_mut(m);
+    let rows = [
+        &before[k0 - 3 * d..k0 - 3 * d + m],
+        &before[k0 - d..k0 - d + m],
+        &after[d - m..d],
+        &after[3 * d - m..3 * d],
+    ];
+    (rows, out)
 }
 
 /// A row's inputs: the rows 3d and d before it and d and 3d after it,
@@ -512,14 +519,7 @@ impl Point for Inverse<'_> {
     }
 
     fn cubic_row(&mut self, c: &mut [f64], k0: usize, m: usize, d: usize, qs: f64) {
-        let (before, rest) = c.split_at_mut(k0);
-        let (out, after) = rest.split_at_mut(m);
-        let rows = [
-            &before[k0 - 3 * d..k0 - 3 * d + m],
-            &before[k0 - d..k0 - d + m],
-            &after[d - m..d],
-            &after[3 * d - m..3 * d],
-        ];
+        let (rows, out) = split_row(c, k0, m, d);
         let zz = &self.zz[self.at..self.at + m];
         self.at += m;
         inverse_row(rows, zz, qs, out);

@@ -581,8 +581,9 @@ pub fn gather_into(v: &Volume, start: [usize; 3], ext: [usize; 3], out: &mut Vec
 /// was a quarter of a one-thread compression and half a decompression.
 #[derive(Default)]
 pub struct BrickScratch {
-    /// The brick's values (compression) or its reconstruction (both).
+    /// The brick's values (compression).
     pub x: Vec<f64>,
+    /// Its reconstruction (compression and decompression).
     pub r: Vec<f64>,
     /// Zigzag codes in coding order.
     pub zz: Vec<u32>,
@@ -632,23 +633,19 @@ fn reconstruct(
     dtype: DType,
 ) -> Vec<f64> {
     if t == Lifting::Interp {
-        let mut c = vec![0.0; ints.len()];
-        if o == interp::Order::Passes {
-            let zz: Vec<u32> = ints.iter().map(|&i| rice::zigzag(i)).collect();
-            interp::inverse(&zz, dims, q, &mut c);
-        } else {
-            // Older files: the details in Morton order over the lazy
-            // layout, put in pass order first.
-            let mut grid = vec![0u32; ints.len()];
-            for (&i, &k) in ints.iter().zip(interp::order(dims, o).iter()) {
-                grid[k as usize] = rice::zigzag(i);
-            }
-            let zz: Vec<u32> = interp::order(dims, interp::Order::Passes)
-                .iter()
-                .map(|&k| grid[k as usize])
-                .collect();
-            interp::inverse(&zz, dims, q, &mut c);
+        // The details of order `o` put in the pass order the inverse
+        // reads (the decoder takes files of the current order, already
+        // in it, another way: versions 3 and 4 come here).
+        let mut grid = vec![0u32; ints.len()];
+        for (&i, &k) in ints.iter().zip(interp::order(dims, o).iter()) {
+            grid[k as usize] = rice::zigzag(i);
         }
+        let zz: Vec<u32> = interp::order(dims, interp::Order::Passes)
+            .iter()
+            .map(|&k| grid[k as usize])
+            .collect();
+        let mut c = Vec::new();
+        interp::inverse(&zz, dims, q, &mut c);
         c.iter_mut().for_each(|v| *v = dtype.round(*v));
         return c;
     }
