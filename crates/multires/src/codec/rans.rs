@@ -722,11 +722,17 @@ fn encode_chunks(
             }
         }
     }
+    // Each lane's state and buffer in locals of their own, so the states
+    // stay in registers (a loop over the lanes kept them in memory).
+    let [e0, e1, e2, e3] = &mut ems;
+    let [mut x0, mut x1, mut x2, mut x3] = x;
     for i in (0..least).rev() {
-        for l in 0..LANES {
-            x[l] = encode_value(x[l], &mut ems[l], lanes[l], i, t, scale);
-        }
+        x0 = encode_value(x0, e0, lanes[0], i, t, scale);
+        x1 = encode_value(x1, e1, lanes[1], i, t, scale);
+        x2 = encode_value(x2, e2, lanes[2], i, t, scale);
+        x3 = encode_value(x3, e3, lanes[3], i, t, scale);
     }
+    let x = [x0, x1, x2, x3];
     for (l, em) in ems.iter().enumerate() {
         lens[l] = em.len;
     }
