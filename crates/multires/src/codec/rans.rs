@@ -572,33 +572,37 @@ impl Divisor {
     }
 }
 
-/// The encoder's view of a brick's tables: per context and symbol its
-/// start, frequency, renormalisation bound and divisor.
-struct EncodeTable {
-    start: Vec<u32>,
-    freq: Vec<u32>,
-    bound: Vec<u64>,
-    div: Vec<Divisor>,
+/// The encoder's view of a brick's tables: per context and symbol, in one
+/// entry (one cache line's fetch a step, where four arrays took four),
+/// its start, frequency, divisor, its context's scale and the bound the
+/// state must stay under before the step.
+#[derive(Debug, Clone, Copy, Default)]
+struct EncodeEntry {
+    bound: u64,
+    div: Divisor,
+    freq: u32,
+    start: u32,
+    scale: u32,
 }
+
+struct EncodeTable(Vec<EncodeEntry>);
 
 impl EncodeTable {
     fn new(t: &Tables) -> Self {
-        let n = NCTX * NSYM;
-        let (mut start, mut bound, mut div) = (vec![0; n], vec![0; n], vec![Divisor::default(); n]);
+        let mut e = vec![EncodeEntry::default(); NCTX * NSYM];
         for c in 0..NCTX {
             for s in 0..NSYM {
-                let (i, f) = (c * NSYM + s, t.freq[c * NSYM + s]);
-                start[i] = t.cum[c * (NSYM + 1) + s];
-                bound[i] = (((RANS_L >> t.scale[c]) as u64) << 16) * f as u64;
-                div[i] = Divisor::new(f);
+                let f = t.freq[c * NSYM + s];
+                e[c * NSYM + s] = EncodeEntry {
+                    bound: (((RANS_L >> t.scale[c]) as u64) << 16) * f as u64,
+                    div: Divisor::new(f),
+                    freq: f,
+                    start: t.cum[c * (NSYM + 1) + s],
+                    scale: t.scale[c],
+                };
             }
         }
-        EncodeTable {
-            start,
-            freq: t.freq.clone(),
-            bound,
-            div,
-        }
+        EncodeTable(e)
     }
 }
 
@@ -636,14 +640,14 @@ fn put_raw(x: u32, out: &mut Emitted, v: u32, bits: u32) -> u32 {
     (x << bits) + v
 }
 
-/// One rANS step of the encoder for entry `i` of `t` (context c, symbol
-/// s), scale 2^`scale`. A context of one symbol (scale 0, frequency 1,
-/// start 0) leaves the state as it is.
+/// One rANS step of the encoder for entry `e` (a context and symbol). A
+/// context of one symbol (scale 0, frequency 1, start 0) leaves the state
+/// as it is.
 #[inline(always)]
-fn put(x: u32, out: &mut Emitted, t: &EncodeTable, i: usize, scale: u32) -> u32 {
-    let x = out.renorm(x, t.bound[i]);
-    let q = t.div[i].quotient(x);
-    (q << scale) + (x - q * t.freq[i]) + t.start[i]
+fn put(x: u32, out: &mut Emitted, e: &EncodeEntry) -> u32 {
+    let x = out.renorm(x, e.bound);
+    let q = e.div.quotient(x);
+    (q << e.scale) + (x - q * e.freq) + e.start
 }
 
 /// Chunks coded side by side: each state's step is a serial chain of
@@ -660,14 +664,7 @@ type Chunk<'a> = (&'a [u32], &'a [u8], usize);
 /// bits and a context of one symbol change nothing, except the high
 /// piece, which is rare and costs the chain a step.
 #[inline(always)]
-fn encode_value(
-    x: u32,
-    em: &mut Emitted,
-    (v, lv, at): Chunk,
-    i: usize,
-    t: &EncodeTable,
-    scale: &[u32],
-) -> u32 {
+fn encode_value(x: u32, em: &mut Emitted, (v, lv, at): Chunk, i: usize, t: &EncodeTable) -> u32 {
     let prev = if i == 0 || (at + i).is_multiple_of(RESET) {
         0
     } else {
@@ -681,7 +678,7 @@ fn encode_value(
     }
     let lo = nraw.min(PIECE);
     x = put_raw(x, em, raw & ((1 << lo) - 1), lo);
-    put(x, em, t, c * NSYM + s as usize, scale[c])
+    put(x, em, &t.0[c * NSYM + s as usize])
 }
 
 /// Codes up to `LANES` chunks side by side, each from its last value to
@@ -691,7 +688,6 @@ fn encode_value(
 fn encode_chunks(
     chunks: &[Chunk],
     t: &EncodeTable,
-    scale: &[u32],
     bufs: &mut [Vec<u16>; LANES],
     (out, sizes): (&mut Vec<u16>, &mut Vec<u32>),
 ) {
@@ -718,7 +714,7 @@ fn encode_chunks(
     for i in (least..most).rev() {
         for l in 0..chunks.len() {
             if i < lanes[l].0.len() {
-                x[l] = encode_value(x[l], &mut ems[l], lanes[l], i, t, scale);
+                x[l] = encode_value(x[l], &mut ems[l], lanes[l], i, t);
             }
         }
     }
@@ -727,10 +723,10 @@ fn encode_chunks(
     let [e0, e1, e2, e3] = &mut ems;
     let [mut x0, mut x1, mut x2, mut x3] = x;
     for i in (0..least).rev() {
-        x0 = encode_value(x0, e0, lanes[0], i, t, scale);
-        x1 = encode_value(x1, e1, lanes[1], i, t, scale);
-        x2 = encode_value(x2, e2, lanes[2], i, t, scale);
-        x3 = encode_value(x3, e3, lanes[3], i, t, scale);
+        x0 = encode_value(x0, e0, lanes[0], i, t);
+        x1 = encode_value(x1, e1, lanes[1], i, t);
+        x2 = encode_value(x2, e2, lanes[2], i, t);
+        x3 = encode_value(x3, e3, lanes[3], i, t);
     }
     let x = [x0, x1, x2, x3];
     for (l, em) in ems.iter().enumerate() {
@@ -941,8 +937,7 @@ pub fn encode(v: &[u32], lv: &[u8], most_log: u32) -> Vec<u32> {
         .map(|(a, len)| (&v[a..a + len], &lv[a..a + len], a))
         .collect();
     for group in chunks.chunks(LANES) {
-        let scale = &p.tables.scale;
-        encode_chunks(group, &t, scale, &mut bufs, (&mut data, &mut sizes));
+        encode_chunks(group, &t, &mut bufs, (&mut data, &mut sizes));
     }
     let mut out = header_words(p.chunk_log, p.split, &p.words, &sizes);
     out.extend(pack(&data));
