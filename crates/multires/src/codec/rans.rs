@@ -263,15 +263,25 @@ pub fn context(level: u32, prev: u32) -> usize {
 /// Counts per context and symbol of `v` (coding order) whose level
 /// classes are `lv`.
 pub fn histogram(v: &[u32], lv: &[u8]) -> Vec<u32> {
+    histogram_and_entries(v, lv, &mut Vec::new())
+}
+
+/// `histogram`, and each value's entry (context times `NSYM` plus
+/// symbol) into `entries`, which the encoder then reads instead of
+/// working them out again.
+fn histogram_and_entries(v: &[u32], lv: &[u8], entries: &mut Vec<u16>) -> Vec<u32> {
     // Four tables, a value each in turn, summed at the end: runs of one
     // symbol in one context (zeros, mostly) made each count wait for the
     // one before it to be stored.
     const WAYS: usize = 4;
     let mut h = vec![0u32; WAYS * NCTX * NSYM];
+    entries.clear();
+    entries.reserve(v.len());
     for (i, (&x, &l)) in v.iter().zip(lv).enumerate() {
         let prev = if i.is_multiple_of(RESET) { 0 } else { v[i - 1] };
         let at = context(l as u32, prev) * NSYM + symbol(x).0 as usize;
         h[(i % WAYS) * NCTX * NSYM + at] += 1;
+        entries.push(at as u16);
     }
     let (first, rest) = h.split_at_mut(NCTX * NSYM);
     for other in rest.chunks_exact(NCTX * NSYM) {
@@ -654,31 +664,27 @@ fn put(x: u32, out: &mut Emitted, e: &EncodeEntry) -> u32 {
 /// about 20 cycles, so one chunk at a time left the core mostly idle.
 const LANES: usize = 4;
 
-/// A chunk to code: its values, their level classes and its first
-/// value's position in the brick.
-type Chunk<'a> = (&'a [u32], &'a [u8], usize);
+/// A chunk to code: its values and their table entries.
+type Chunk<'a> = (&'a [u32], &'a [u16]);
 
-/// Value i of chunk `(v, lv, at)` through the state `x` (the high raw
+/// Value i of chunk `(v, entry)` through the state `x` (the high raw
 /// piece, the low one, then the symbol: the decoder reads them in the
 /// other order). Every step runs for every value, since a piece of no
 /// bits and a context of one symbol change nothing, except the high
 /// piece, which is rare and costs the chain a step.
 #[inline(always)]
-fn encode_value(x: u32, em: &mut Emitted, (v, lv, at): Chunk, i: usize, t: &EncodeTable) -> u32 {
-    let prev = if i == 0 || (at + i).is_multiple_of(RESET) {
-        0
-    } else {
-        v[i - 1]
-    };
-    let c = context(lv[i] as u32, prev);
-    let (s, nraw, raw) = symbol(v[i]);
+fn encode_value(x: u32, em: &mut Emitted, (v, entry): Chunk, i: usize, t: &EncodeTable) -> u32 {
+    let v = v[i];
+    let b = 32 - (v | 1).leading_zeros();
+    let nraw = if v < DIRECT { 0 } else { b - 3 };
+    let raw = v & ((1u32 << nraw) - 1);
     let mut x = x;
     if nraw > PIECE {
         x = put_raw(x, em, raw >> PIECE, nraw - PIECE);
     }
     let lo = nraw.min(PIECE);
     x = put_raw(x, em, raw & ((1 << lo) - 1), lo);
-    put(x, em, &t.0[c * NSYM + s as usize])
+    put(x, em, &t.0[entry[i] as usize])
 }
 
 /// Codes up to `LANES` chunks side by side, each from its last value to
@@ -928,13 +934,15 @@ pub fn chunks(n: usize, chunk_log: u32) -> usize {
 /// The coded stream of `v` (coding order, level classes `lv`), in chunks
 /// of at most 2^`most_log` values.
 pub fn encode(v: &[u32], lv: &[u8], most_log: u32) -> Vec<u32> {
-    let p = plan(&histogram(v, lv), &class_blocks(lv), v.len(), most_log);
+    let mut entries = Vec::new();
+    let hist = histogram_and_entries(v, lv, &mut entries);
+    let p = plan(&hist, &class_blocks(lv), v.len(), most_log);
     let t = EncodeTable::new(&p.tables);
     let mut data = Vec::with_capacity(v.len());
     let mut bufs: [Vec<u16>; LANES] = Default::default();
     let mut sizes = Vec::new();
     let chunks: Vec<Chunk> = pieces(v.len(), p.chunk_log, p.split)
-        .map(|(a, len)| (&v[a..a + len], &lv[a..a + len], a))
+        .map(|(a, len)| (&v[a..a + len], &entries[a..a + len]))
         .collect();
     for group in chunks.chunks(LANES) {
         encode_chunks(group, &t, &mut bufs, (&mut data, &mut sizes));
