@@ -64,7 +64,7 @@ pub fn predict(get: impl Fn(usize) -> f64, i: usize, s: usize, n: usize) -> f64 
     if right1 {
         let (b, c) = (get(i - s), get(i + s));
         match (left3, right3) {
-            (true, true) => (-get(i - 3 * s) + 9.0 * b + 9.0 * c - get(i + 3 * s)) / 16.0,
+            (true, true) => cubic4(get(i - 3 * s), b, c, get(i + 3 * s)),
             (false, true) => (3.0 * b + 6.0 * c - get(i + 3 * s)) / 8.0,
             (true, false) => (-get(i - 3 * s) + 6.0 * b + 3.0 * c) / 8.0,
             (false, false) => (b + c) / 2.0,
@@ -229,11 +229,18 @@ fn row_runs(dims: [usize; 3], p: &Pass, [z, y]: [usize; 2]) -> [Run; 3] {
     ]
 }
 
-/// `predict`'s cubic case at flat index k, neighbours d apart (the same
-/// expression in the same order).
+/// The cubic (Deslauriers-Dubuc 4-point) prediction from the values 3s
+/// and s before a point and s and 3s after it: the one expression every
+/// path evaluates (the GPU's in the same order).
+#[inline(always)]
+fn cubic4(a: f64, b: f64, c: f64, e: f64) -> f64 {
+    (-a + 9.0 * b + 9.0 * c - e) / 16.0
+}
+
+/// `predict`'s cubic case at flat index k, neighbours d apart.
 #[inline(always)]
 fn cubic(r: &[f64], k: usize, d: usize) -> f64 {
-    (-r[k - 3 * d] + 9.0 * r[k - d] + 9.0 * r[k + d] - r[k + 3 * d]) / 16.0
+    cubic4(r[k - 3 * d], r[k - d], r[k + d], r[k + 3 * d])
 }
 
 /// What a walk makes of each point: its value in `r` at flat index k
@@ -245,14 +252,8 @@ trait Point {
 
     /// The `m` points from k0 on, one apart, all predicted by the cubic
     /// from rows d >= m apart (a y or z pass's row at stride 1: three
-    /// quarters of a brick's points).
-    #[inline(always)]
-    fn cubic_row(&mut self, r: &mut [f64], k0: usize, m: usize, d: usize, qs: f64) {
-        for k in k0..k0 + m {
-            let pred = cubic(r, k, d);
-            self.point(r, k, pred, qs);
-        }
-    }
+    /// quarters of a brick's points), as one vectorized row.
+    fn cubic_row(&mut self, r: &mut [f64], k0: usize, m: usize, d: usize, qs: f64);
 }
 
 /// Walks a brick's points in coding order (the anchors, then each pass's
@@ -305,14 +306,25 @@ impl Check {
     /// Value k, `want`, reconstructed as `got` (rounded to the stored type).
     #[inline(always)]
     pub fn value(&mut self, k: usize, want: f64, got: f64, e: f64) {
-        let d = (want - got).abs();
-        if d <= e {
-            self.maxe = self.maxe.max(d);
-            self.sse += d * d;
-        } else {
+        if !tally((want - got).abs(), e, (&mut self.maxe, &mut self.sse)) {
             self.bad.push(k as u32);
         }
     }
+}
+
+/// An error `d` counted into the largest error and the squared errors if
+/// it is within the bound `e`; false if not (NaN included).
+#[inline(always)]
+fn tally(d: f64, e: f64, (maxe, sse): (&mut f64, &mut f64)) -> bool {
+    let within = d <= e;
+    if within {
+        // d is not NaN here: a plain maximum.
+        if d > *maxe {
+            *maxe = d;
+        }
+        *sse += d * d;
+    }
+    within
 }
 
 /// `forward`'s step. The check's sums are fields here, and its outliers
@@ -342,13 +354,7 @@ impl<T: Sample> Point for Forward<'_, T> {
         let rk = pred + v as f64 * qs;
         r[k] = rk;
         let d = (xk - T::of_f64(rk).to_f64()).abs();
-        if d <= self.e {
-            // d is not NaN here: a plain maximum.
-            if d > self.maxe {
-                self.maxe = d;
-            }
-            self.sse += d * d;
-        } else {
+        if !tally(d, self.e, (&mut self.maxe, &mut self.sse)) {
             self.bad.push(k as u32);
         }
     }
@@ -407,7 +413,7 @@ fn forward_row_map<T: Sample>(
     let (a, b, c, e3, x) = (&a[..m], &b[..m], &c[..m], &e3[..m], &x[..m]);
     let (zz, err) = (&mut zz[..m], &mut err[..m]);
     for j in 0..m {
-        let pred = (-a[j] + 9.0 * b[j] + 9.0 * c[j] - e3[j]) / 16.0;
+        let pred = cubic4(a[j], b[j], c[j], e3[j]);
         let v = quantize(x[j] - pred, qs);
         zz[j] = zigzag(v);
         let rk = pred + v as f64 * qs;
@@ -532,7 +538,7 @@ fn inverse_row_map([a, b, c, e3]: [&[f64]; 4], zz: &[u32], qs: f64, out: &mut [f
     let m = out.len();
     let (a, b, c, e3, zz) = (&a[..m], &b[..m], &c[..m], &e3[..m], &zz[..m]);
     for j in 0..m {
-        let pred = (-a[j] + 9.0 * b[j] + 9.0 * c[j] - e3[j]) / 16.0;
+        let pred = cubic4(a[j], b[j], c[j], e3[j]);
         out[j] = pred + unzigzag(zz[j]) as f64 * qs;
     }
 }
