@@ -361,6 +361,47 @@ fn bench_codec_resident(
     Ok(())
 }
 
+/// codec-3d with the field in slabs on several GPUs' memory (whole brick
+/// layers, a slab a GPU): compress from them, decompress into them; bytes
+/// and decoded values compared with the host path's.
+fn bench_codec_slabs(
+    a: &BenchArgs,
+    field: &multires_cuda::codec::SlabField,
+    o: &multires::codec::CodecOptions,
+    (host_bytes, host_back): (&[u8], &multires::codec::Values),
+    raw: f64,
+) -> Result<()> {
+    use multires_cuda::codec::{compress_slabs, decompress_slabs};
+    let gpus: Vec<_> = field.slabs.iter().map(|s| s.gpu.clone()).collect();
+    let mut back = None;
+    let (bytes, c, d) = time_codec(
+        a.repeat,
+        &|b| page_locked_file(&gpus[0], b),
+        &mut || Ok(compress_slabs(field, o, &|_| {})?.0),
+        &mut |r| {
+            // The previous decode is freed first, as a caller would.
+            drop(back.take());
+            back = Some(decompress_slabs(r, &gpus, &|_| {})?);
+            Ok(())
+        },
+    )?;
+    let Some(back) = back else { bail!("no decode") };
+    let same_bytes = bytes == host_bytes;
+    let same_values =
+        matches!(host_back, multires::codec::Values::F32(h) if back.download()? == *h);
+    println!(
+        "codec-3d slabs | {} | {} GPU(s) | compress {c:.4} s = {:.2} GB/s | decompress {d:.4} s = {:.2} GB/s ({}) | {} | {}",
+        o.bound,
+        gpus.len(),
+        raw / c / 1e9,
+        raw / d / 1e9,
+        file_held(),
+        if same_bytes { "bytes equal to the host path's" } else { "BYTES DIFFER FROM THE HOST PATH'S" },
+        if same_values { "decoded values equal" } else { "DECODED VALUES DIFFER" }
+    );
+    Ok(())
+}
+
 /// The file's bytes in page-locked memory, which the GPU decoder copies up
 /// without gathering them first; with MULTIRES_BENCH_PAGEABLE=1 in an
 /// ordinary vector, as `MrzReader::from_bytes` holds them.
@@ -535,6 +576,24 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
         } else {
             None
         };
+        // With --resident and several GPU counts (or more than one GPU),
+        // the field also lies in slabs on each count's GPUs.
+        let mut slab_fields = std::collections::BTreeMap::new();
+        if a.resident && on_gpu && (counts.len() > 1 || counts.iter().any(|&c| c > 1)) {
+            let Values::F32(vals) = &v.data else {
+                bail!("the codec-3d fields are float32")
+            };
+            let brick = CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3))
+                .grid([size; 3])?
+                .brick;
+            for &n in &counts {
+                let gpus = (0..n)
+                    .map(multires_cuda::gpu_at)
+                    .collect::<Result<Vec<_>, _>>()?;
+                let f = multires_cuda::codec::SlabField::upload(&gpus, &[size; 3], vals, brick)?;
+                slab_fields.insert(n, f);
+            }
+        }
         let rels = a
             .codec_rel
             .clone()
@@ -623,6 +682,9 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
             };
             if let (Some((gpu, field)), true) = (&resident, ngpu == counts[0]) {
                 bench_codec_resident(a, gpu, field, &o, &bytes, &back.data, raw)?;
+            }
+            if let Some(field) = slab_fields.get(&ngpu) {
+                bench_codec_slabs(a, field, &o, (&bytes, &back.data), raw)?;
             }
             if let Some((field, out)) = pinned.as_mut() {
                 bench_codec_pinned(

@@ -1482,18 +1482,24 @@ __device__ __forceinline__ bool r_finite(float v) {
 }
 
 // Per block: the least and greatest finite value and the count of the
-// others (256 threads a block).
+// others (256 threads a block), over `rows` rows of `width` values that
+// start `pitch` values apart (a slab's piece of whole planes and some of
+// their rows; one row for a span). Blocks take rows by blockIdx.y.
 #define RANGE(name)                                                                                \
-    extern "C" __global__ void name(const float* in, long long n, float* lo, float* hi,           \
+    extern "C" __global__ void name(const float* in, long long width, long long rows,              \
+                                    long long pitch, float* lo, float* hi,                         \
                                     unsigned long long* bad) {                                     \
         __shared__ float slo[256], shi[256];                                                       \
         __shared__ unsigned long long sb[256];                                                     \
         float a = __int_as_float(0x7f800000), b = -a;                                              \
         unsigned long long c = 0;                                                                  \
-        for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                \
-             i += (long long)gridDim.x * blockDim.x) {                                             \
-            float v = in[i];                                                                       \
-            if (r_finite(v)) { a = fminf(a, v); b = fmaxf(b, v); } else c++;                       \
+        for (long long r = blockIdx.y; r < rows; r += gridDim.y) {                                 \
+            const float* row = in + r * pitch;                                                     \
+            for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < width;        \
+                 i += (long long)gridDim.x * blockDim.x) {                                         \
+                float v = row[i];                                                                  \
+                if (r_finite(v)) { a = fminf(a, v); b = fmaxf(b, v); } else c++;                   \
+            }                                                                                      \
         }                                                                                          \
         int t = threadIdx.x;                                                                       \
         slo[t] = a; shi[t] = b; sb[t] = c;                                                         \
@@ -1506,7 +1512,8 @@ __device__ __forceinline__ bool r_finite(float v) {
             }                                                                                      \
             __syncthreads();                                                                       \
         }                                                                                          \
-        if (t == 0) { lo[blockIdx.x] = slo[0]; hi[blockIdx.x] = shi[0]; bad[blockIdx.x] = sb[0]; } \
+        long long k = blockIdx.y * (long long)gridDim.x + blockIdx.x;                              \
+        if (t == 0) { lo[k] = slo[0]; hi[k] = shi[0]; bad[k] = sb[0]; }                            \
     }
 
 // n bytes from src to dst, device or mapped host memory (stage.rs: a
@@ -1523,12 +1530,16 @@ __device__ __forceinline__ bool r_finite(float v) {
         for (long long i = 16 * n16 + t; i < n; i += k) dst[i] = src[i];                           \
     }
 
-// The first index of a value that is not finite (for the error message).
+// The first index (row * pitch + column) of a value that is not finite
+// (for the error message), over RANGE's rows.
 #define FIRST_BAD(name)                                                                            \
-    extern "C" __global__ void name(const float* in, long long n, unsigned long long* first) {    \
-        for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;                \
-             i += (long long)gridDim.x * blockDim.x)                                               \
-            if (!r_finite(in[i])) atomicMin(first, (unsigned long long)i);                         \
+    extern "C" __global__ void name(const float* in, long long width, long long rows,              \
+                                    long long pitch, unsigned long long* first) {                  \
+        for (long long r = blockIdx.y; r < rows; r += gridDim.y)                                   \
+            for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < width;        \
+                 i += (long long)gridDim.x * blockDim.x)                                           \
+                if (!r_finite(in[r * pitch + i]))                                                  \
+                    atomicMin(first, (unsigned long long)(r * pitch + i));                         \
     }
 
 // Where value i of brick b (origin org[3b..3b+3], rows of d2, planes of

@@ -704,8 +704,11 @@ fn plan_batches<T>(
 /// With MULTIRES_CODEC_TRACE set, when each slot's host thread passed
 /// each mark (no synchronization added), printed per batch by `run_slots`:
 /// a timeline of how the batches overlap.
-static TRACE: Mutex<Vec<(usize, &'static str, std::time::Instant)>> = Mutex::new(Vec::new());
+static TRACE: Mutex<Vec<(usize, usize, &'static str, std::time::Instant)>> = Mutex::new(Vec::new());
 thread_local!(static TRACE_BATCH: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) });
+// The GPU (ordinal) of a slot's thread, so that the traces of GPUs
+// running at once stay apart.
+thread_local!(static TRACE_GPU: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) });
 
 /// With MULTIRES_CODEC_TIMELINE set, `prof` records an event on the
 /// slot's stream at each phase's end instead of timing it on the host:
@@ -754,34 +757,57 @@ fn print_timeline(caps: &[usize]) {
     }
 }
 
+/// The instant every trace line counts from, so that lines of GPUs and
+/// stages running at once line up.
+fn trace_epoch() -> std::time::Instant {
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    *EPOCH.get_or_init(std::time::Instant::now)
+}
+
+/// Milliseconds from the trace's epoch to `t`.
+fn trace_ms(t: std::time::Instant) -> f64 {
+    t.saturating_duration_since(trace_epoch()).as_secs_f64() * 1e3
+}
+
 fn tracing() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("MULTIRES_CODEC_TRACE").is_some())
+    *ON.get_or_init(|| {
+        trace_epoch();
+        std::env::var_os("MULTIRES_CODEC_TRACE").is_some()
+    })
 }
 
 fn trace(mark: &'static str) {
     if tracing() {
         let b = TRACE_BATCH.with(|c| c.get());
+        let g = TRACE_GPU.with(|c| c.get());
         if let Ok(mut t) = TRACE.lock() {
-            t.push((b, mark, std::time::Instant::now()));
+            t.push((g, b, mark, std::time::Instant::now()));
         }
     }
 }
 
-/// Prints the marks of `trace` since `t0`, a line per batch, and clears them.
-fn print_trace(t0: std::time::Instant, caps: &[usize]) {
+/// Prints the marks of `trace` on `gpus` (ordinals) since `t0`, a line
+/// per batch, and clears them (other GPUs' marks stay for their run).
+fn print_trace(caps: &[usize], gpus: &[usize]) {
     if !tracing() {
         return;
     }
     if let Ok(mut t) = TRACE.lock() {
-        let marks = std::mem::take(&mut *t);
+        let (marks, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut *t)
+            .into_iter()
+            .partition(|m| gpus.contains(&m.0));
+        *t = rest;
         for (i, cap) in caps.iter().enumerate() {
             let line: Vec<String> = marks
                 .iter()
-                .filter(|m| m.0 == i)
-                .map(|m| format!("{}@{:.1}", m.1, (m.2 - t0).as_secs_f64() * 1e3))
+                .filter(|m| m.1 == i)
+                .map(|m| format!("{}@{:.1}", m.2, trace_ms(m.3)))
                 .collect();
-            eprintln!("trace batch {i} ({cap} values): {}", line.join(" "));
+            eprintln!(
+                "trace gpu {gpus:?} batch {i} ({cap} values): {}",
+                line.join(" ")
+            );
         }
     }
 }
@@ -790,9 +816,9 @@ fn print_trace(t0: std::time::Instant, caps: &[usize]) {
 /// batches (milliseconds since the run began).
 fn trace_stages(what: &str, t0: std::time::Instant, marks: &[(&str, std::time::Instant)]) {
     if tracing() {
-        let line: Vec<String> = marks
-            .iter()
-            .map(|(m, t)| format!("{m}@{:.1}", (*t - t0).as_secs_f64() * 1e3))
+        let line: Vec<String> = std::iter::once(("began", &t0))
+            .chain(marks.iter().map(|(m, t)| (*m, t)))
+            .map(|(m, t)| format!("{m}@{:.1}", trace_ms(*t)))
             .collect();
         eprintln!("trace {what}: {}", line.join(" "));
     }
@@ -2310,7 +2336,6 @@ fn run_slots(
 ) -> Result<(), CudaError> {
     let count = caps.len();
     let next = AtomicUsize::new(0);
-    let t0 = std::time::Instant::now();
     let run = std::thread::scope(|scope| -> Result<(), CudaError> {
         let mut handles = Vec::new();
         for g in gpus {
@@ -2325,6 +2350,7 @@ fn run_slots(
                             break;
                         }
                         TRACE_BATCH.with(|c| c.set(i));
+                        TRACE_GPU.with(|c| c.set(g.ctx.ordinal()));
                         trace("start");
                         // The largest batches come first: a slot grows only
                         // when another GPU took them. The small one goes
@@ -2354,7 +2380,8 @@ fn run_slots(
         }
         Ok(())
     });
-    print_trace(t0, caps);
+    let ordinals: Vec<usize> = gpus.iter().map(|g| g.ctx.ordinal()).collect();
+    print_trace(caps, &ordinals);
     print_timeline(caps);
     run
 }
@@ -3757,15 +3784,44 @@ impl Slot {
 /// `at` (GPU memory or mapped host memory), and the first index of a value
 /// that is not finite.
 fn range_at(gpu: &Gpu, s: &Arc<CudaStream>, at: u64, n: usize) -> Result<Range32, CudaError> {
-    let n64 = n as i64;
-    let blocks = n.div_ceil(256).clamp(1, 2048);
+    range_rows(gpu, s, at, Rows::span(n))
+}
+
+/// Rows of floats that start `pitch` floats apart: a piece of a slab (its
+/// planes' rows `y0..y1`) as the copy engines move it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Rows {
+    width: usize,
+    rows: usize,
+    pitch: usize,
+}
+
+impl Rows {
+    fn span(n: usize) -> Rows {
+        Rows {
+            width: n,
+            rows: 1,
+            pitch: n,
+        }
+    }
+}
+
+/// `range_at` over `r`'s rows; the index of a bad value is
+/// `row * pitch + column`.
+fn range_rows(gpu: &Gpu, s: &Arc<CudaStream>, at: u64, r: Rows) -> Result<Range32, CudaError> {
+    let (w, h, p) = (r.width as i64, r.rows as i64, r.pitch as i64);
+    let gy = r.rows.clamp(1, 1024);
+    let gx = r.width.div_ceil(256).clamp(1, (2048 / gy).max(1));
+    let blocks = gx * gy;
+    let grid = (gx as u32, gy as u32);
     let mut lo = s.alloc_zeros::<f32>(blocks).during(|| "alloc".into())?;
     let mut hi = s.alloc_zeros::<f32>(blocks).during(|| "alloc".into())?;
     let mut bad = s.alloc_zeros::<u64>(blocks).during(|| "alloc".into())?;
     let func = gpu.function(Kernel::Codec, "RANGE(kernel)", 0)?;
     let mut l = s.launch_builder(&func);
-    l.arg(&at).arg(&n64).arg(&mut lo).arg(&mut hi).arg(&mut bad);
-    unsafe { l.launch(cfg((blocks as u32, 1), 256, 0)) }.during(|| "launching RANGE".into())?;
+    l.arg(&at).arg(&w).arg(&h).arg(&p);
+    l.arg(&mut lo).arg(&mut hi).arg(&mut bad);
+    unsafe { l.launch(cfg(grid, 256, 0)) }.during(|| "launching RANGE".into())?;
     let (lo, hi, bad) = (
         s.clone_dtoh(&lo).during(|| "reading the range".into())?,
         s.clone_dtoh(&hi).during(|| "reading the range".into())?,
@@ -3781,8 +3837,8 @@ fn range_at(gpu: &Gpu, s: &Arc<CudaStream>, at: u64, n: usize) -> Result<Range32
         .during(|| "copying a flag".into())?;
     let func = gpu.function(Kernel::Codec, "FIRST_BAD(kernel)", 0)?;
     let mut l = s.launch_builder(&func);
-    l.arg(&at).arg(&n64).arg(&mut first);
-    unsafe { l.launch(cfg((blocks as u32, 1), 256, 0)) }.during(|| "launching FIRST_BAD".into())?;
+    l.arg(&at).arg(&w).arg(&h).arg(&p).arg(&mut first);
+    unsafe { l.launch(cfg(grid, 256, 0)) }.during(|| "launching FIRST_BAD".into())?;
     let i = s.clone_dtoh(&first).during(|| "reading a flag".into())?[0] as usize;
     Ok((lo, hi, Some(i)))
 }
@@ -3933,6 +3989,16 @@ fn decode_ahead() -> (usize, usize) {
 /// brick layers (4 shapes a layer) at once, memory permitting.
 const PINNED_DECODE_SLOTS: usize = 32;
 
+/// A switch from the environment, 0 or 1 (a tuning knob for
+/// measurements; the output never depends on it), else `default`.
+fn env_flag(name: &str, default: bool) -> bool {
+    match std::env::var(name).ok().as_deref() {
+        Some("0") => false,
+        Some("1") => true,
+        _ => default,
+    }
+}
+
 /// A positive count from the environment (a tuning knob for
 /// measurements; the output never depends on it).
 fn env_count(name: &str) -> Option<usize> {
@@ -3958,6 +4024,178 @@ fn layer_groups(
             (a, (z0 + (g + 1) * layers / n * bz).min(z1))
         })
         .collect()
+}
+
+/// A part of a slab that crosses PCIe in one copy: planes [z0, z1) and,
+/// of each, rows [y0, y1) (all of them, or whole brick rows).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Piece {
+    z: (usize, usize),
+    y: (usize, usize),
+}
+
+impl Piece {
+    /// Whether the brick starting at `start` is in this piece (pieces
+    /// are cut at brick edges, so a brick is in exactly one).
+    fn holds(&self, start: [usize; 3]) -> bool {
+        (self.z.0..self.z.1).contains(&start[0]) && (self.y.0..self.y.1).contains(&start[1])
+    }
+
+    /// Where the piece starts in a slab whose first plane is `z_base`
+    /// (floats), and its rows there.
+    fn rows(&self, dims: [usize; 3], z_base: usize) -> (usize, Rows) {
+        let plane = dims[1] * dims[2];
+        let at = (self.z.0 - z_base) * plane + self.y.0 * dims[2];
+        let width = (self.y.1 - self.y.0) * dims[2];
+        let planes = self.z.1 - self.z.0;
+        if width == plane {
+            (at, Rows::span(plane * planes))
+        } else {
+            (
+                at,
+                Rows {
+                    width,
+                    rows: planes,
+                    pitch: plane,
+                },
+            )
+        }
+    }
+}
+
+/// A slab's planes [z0, z1) as about `most` pieces, in order: groups of
+/// whole brick layers where the slab has that many layers, else each
+/// layer cut into runs of brick rows, so that the first piece arrives
+/// (or, decoding, the last one leaves) sooner. A 1024^3 field on two
+/// GPUs has 4 layers a slab: whole layers, the coder waited 13 ms for its
+/// first one and finished 14 ms after the last (with rows: 3 ms and
+/// 10 ms). `rows` false keeps whole layers.
+fn slab_pieces(
+    grid: &codec::BrickGrid,
+    (z0, z1): (usize, usize),
+    most: usize,
+    rows: bool,
+) -> Vec<Piece> {
+    let layers = layer_groups(grid, (z0, z1), most);
+    let ny = grid.counts()[1].max(1);
+    let by = grid.brick[1].max(1);
+    let split = match rows {
+        false => 1,
+        true => (most.max(1) / layers.len().max(1)).clamp(1, ny),
+    };
+    let dy = grid.dims[1];
+    layers
+        .iter()
+        .flat_map(|&z| {
+            (0..split).map(move |j| Piece {
+                z,
+                y: (
+                    (j * ny / split * by).min(dy),
+                    ((j + 1) * ny / split * by).min(dy),
+                ),
+            })
+        })
+        .collect()
+}
+
+/// Copies `r`'s rows of `host`, from float `at` on, to the same place of
+/// `dev` (a slab and its device copy, of one layout) on `s`.
+fn copy_rows_up(
+    s: &Arc<CudaStream>,
+    host: &[f32],
+    dev: &mut CudaSlice<f32>,
+    at: usize,
+    r: Rows,
+) -> Result<(), CudaError> {
+    use cudarc::driver::{sys, DevicePtrMut};
+    let end = at + (r.rows.max(1) - 1) * r.pitch + r.width;
+    if end > host.len() || end > dev.len() || r.width > r.pitch {
+        return Err(CudaError::Unsupported(format!(
+            "rows {r:?} from {at} fall outside a slab of {} values",
+            host.len().min(dev.len())
+        )));
+    }
+    if r.rows <= 1 {
+        return s
+            .memcpy_htod(&host[at..end], &mut dev.slice_mut(at..end))
+            .during(|| "copying a slab of the field up".into());
+    }
+    let d = {
+        let (d, _sync) = dev.device_ptr_mut(s);
+        d
+    };
+    let c = sys::CUDA_MEMCPY2D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+        srcHost: host[at..].as_ptr().cast(),
+        srcDevice: 0,
+        srcArray: std::ptr::null_mut(),
+        srcPitch: 4 * r.pitch,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        dstHost: std::ptr::null_mut(),
+        dstDevice: d + 4 * at as u64,
+        dstArray: std::ptr::null_mut(),
+        dstPitch: 4 * r.pitch,
+        WidthInBytes: 4 * r.width,
+        Height: r.rows,
+    };
+    // SAFETY: both sides hold every row (checked above); the host side is
+    // page-locked and outlives the stream's work (the caller synchronizes
+    // the stream before either is dropped).
+    unsafe { sys::cuMemcpy2DAsync_v2(&c, s.cu_stream()).result() }
+        .during(|| "copying a slab of the field up".into())
+}
+
+/// Copies `r`'s rows of `dev`, from float `at` on, down to the same place
+/// of `host` on `s`.
+fn copy_rows_down(
+    s: &Arc<CudaStream>,
+    dev: &CudaSlice<f32>,
+    host: &mut [f32],
+    at: usize,
+    r: Rows,
+) -> Result<(), CudaError> {
+    use cudarc::driver::{sys, DevicePtr};
+    let end = at + (r.rows.max(1) - 1) * r.pitch + r.width;
+    if end > host.len() || end > dev.len() || r.width > r.pitch {
+        return Err(CudaError::Unsupported(format!(
+            "rows {r:?} from {at} fall outside a slab of {} values",
+            host.len().min(dev.len())
+        )));
+    }
+    if r.rows <= 1 {
+        return s
+            .memcpy_dtoh(&dev.slice(at..end), &mut host[at..end])
+            .during(|| "copying decoded layers down".into());
+    }
+    let d = {
+        let (d, _sync) = dev.device_ptr(s);
+        d
+    };
+    let c = sys::CUDA_MEMCPY2D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        srcHost: std::ptr::null(),
+        srcDevice: d + 4 * at as u64,
+        srcArray: std::ptr::null_mut(),
+        srcPitch: 4 * r.pitch,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+        dstHost: host[at..].as_mut_ptr().cast(),
+        dstDevice: 0,
+        dstArray: std::ptr::null_mut(),
+        dstPitch: 4 * r.pitch,
+        WidthInBytes: 4 * r.width,
+        Height: r.rows,
+    };
+    // SAFETY: as in `copy_rows_up`.
+    unsafe { sys::cuMemcpy2DAsync_v2(&c, s.cu_stream()).result() }
+        .during(|| "copying decoded layers down".into())
 }
 
 /// The least and greatest finite value of a span, and the first index of
@@ -3994,17 +4232,21 @@ impl Arrivals {
         self.cv.notify_all();
     }
 
-    /// Until group `g` is on the device with finite values; an error when
-    /// the copying stopped before (the run reports why).
+    /// Until group `g` is on the device and it and every group before it
+    /// (they arrive in order) hold finite values; an error when the
+    /// copying stopped before (the run reports why).
     fn wait(&self, g: usize) -> Result<(), CudaError> {
         let stopped = || CudaError::Unsupported("the copy of the field stopped".into());
         let mut st = self.state.lock().map_err(|_| stopped())?;
         loop {
-            match st.0[g] {
-                Some((_, _, None)) => return Ok(()),
-                Some(_) => return Err(stopped()),
-                None if st.1 => return Err(stopped()),
-                None => st = self.cv.wait(st).map_err(|_| stopped())?,
+            if st.0.iter().take(g + 1).flatten().any(|r| r.2.is_some()) {
+                return Err(stopped());
+            }
+            match st.0.get(g) {
+                Some(Some(_)) => return Ok(()),
+                None => return Err(stopped()),
+                Some(None) if st.1 => return Err(stopped()),
+                Some(None) => st = self.cv.wait(st).map_err(|_| stopped())?,
             }
         }
     }
@@ -4023,34 +4265,54 @@ impl Drop for StopOnDrop<'_> {
     }
 }
 
-/// Copies a slab's groups (`spans`: float offsets in the slab) up one
-/// after another on a stream of their own, each followed by its range on
-/// that stream, and announces each; stops after a value that is not
-/// finite.
+/// Copies a slab's pieces (`pieces`: where each starts in the slab, and
+/// its rows) up, and announces each with its range. Every copy is queued
+/// at once on a stream of their own, so the copy engine never waits for
+/// the host between pieces (a range read back before the next copy was
+/// queued cost about a millisecond a piece); the ranges run on a second
+/// stream, each after its piece's copy. Every piece is ranged, also after
+/// a value that is not finite: pieces of rows are not in field order, and
+/// the error names the first such value of the field.
 fn upload_groups(
     g: &Arc<Gpu>,
     host: &[f32],
     dev: &mut CudaSlice<f32>,
-    spans: &[(usize, usize)],
+    pieces: &[(usize, Rows)],
     arrivals: &Arrivals,
 ) -> Result<(), CudaError> {
     use cudarc::driver::DevicePtr;
     let _stop = StopOnDrop(arrivals);
     g.ctx.bind_to_thread().during(|| "binding the GPU".into())?;
     let cs = g.ctx.new_stream().during(|| "creating a stream".into())?;
-    for (gi, &(a, b)) in spans.iter().enumerate() {
-        cs.memcpy_htod(&host[a..b], &mut dev.slice_mut(a..b))
-            .during(|| "copying a slab of the field up".into())?;
-        let at = {
-            let v = dev.slice(a..b);
-            let (at, _sync) = v.device_ptr(&cs);
-            at
-        };
-        let r = range_at(g, &cs, at, b - a)?;
-        arrivals.arrive(gi, (r.0, r.1, r.2.map(|j| a + j)));
-        if r.2.is_some() {
-            break;
+    let rs = g.ctx.new_stream().during(|| "creating a stream".into())?;
+    // However this ends, the copies finish before the slab can be freed.
+    struct Drain<'a>(&'a CudaStream);
+    impl Drop for Drain<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.synchronize();
         }
+    }
+    let _drain = Drain(&cs);
+    let mut copied = Vec::with_capacity(pieces.len());
+    for &(at, r) in pieces {
+        copy_rows_up(&cs, host, dev, at, r)?;
+        copied.push(cs.record_event(None).during(|| "recording a copy".into())?);
+    }
+    let base = {
+        let (base, _sync) = dev.device_ptr(&rs);
+        base
+    };
+    for (gi, (&(at, r), ev)) in pieces.iter().zip(&copied).enumerate() {
+        rs.wait(ev).during(|| "waiting for a copy".into())?;
+        let got = range_rows(g, &rs, base + 4 * at as u64, r)?;
+        if tracing() {
+            eprintln!(
+                "trace gpu {} group {gi} arrived@{:.1}",
+                g.ctx.ordinal(),
+                trace_ms(std::time::Instant::now())
+            );
+        }
+        arrivals.arrive(gi, (got.0, got.1, got.2.map(|j| at + j)));
     }
     Ok(())
 }
@@ -4118,9 +4380,16 @@ pub fn compress_pinned(
     } else {
         1
     };
-    let groups: Vec<Vec<(usize, usize)>> = parts
+    let groups: Vec<Vec<Piece>> = parts
         .iter()
-        .map(|p| layer_groups(&grid, (p.0, p.1), most))
+        .map(|p| {
+            slab_pieces(
+                &grid,
+                (p.0, p.1),
+                most,
+                env_flag("MULTIRES_PINNED_ROWS", true),
+            )
+        })
         .collect();
     let done = AtomicUsize::new(0);
     type Wait<'w> = &'w (dyn Fn(usize) -> Result<(), CudaError> + Sync);
@@ -4133,10 +4402,13 @@ pub fn compress_pinned(
             return Ok(None);
         }
         let last_group = |b: &Batch| {
-            let z = b.bricks.iter().map(|&k| plan.2.bounds(k).0[0]).max();
-            groups[i]
+            b.bricks
                 .iter()
-                .position(|&(a, e)| z.is_some_and(|z| (a..e).contains(&z)))
+                .filter_map(|&k| {
+                    let start = plan.2.bounds(k).0;
+                    groups[i].iter().position(|p| p.holds(start))
+                })
+                .max()
                 .unwrap_or(0)
         };
         let fill = |slot: &mut Slot, b: &Batch| {
@@ -4187,13 +4459,13 @@ pub fn compress_pinned(
             let (at, _sync) = dev.device_ptr(&g.stream);
             at.wrapping_sub(4 * base as u64)
         };
-        let spans: Vec<(usize, usize)> = groups[i]
+        let pieces: Vec<(usize, Rows)> = groups[i]
             .iter()
-            .map(|&(a, b)| ((a - parts[i].0) * plane, (b - parts[i].0) * plane))
+            .map(|p| p.rows(f.info.dims, parts[i].0))
             .collect();
-        let arrivals = Arrivals::new(spans.len());
+        let arrivals = Arrivals::new(pieces.len());
         let (up, coded) = std::thread::scope(|sc| {
-            let up = sc.spawn(|| upload_groups(g, host, &mut dev, &spans, &arrivals));
+            let up = sc.spawn(|| upload_groups(g, host, &mut dev, &pieces, &arrivals));
             let coded = match &early {
                 Some(p) => code(i, g, p, (at, true), &|k| arrivals.wait(k)),
                 None => Ok(None),
@@ -4219,10 +4491,10 @@ pub fn compress_pinned(
             coded: coded?,
         })
     })?;
-    // Slabs and groups are in field order: the first bad value is the
-    // first one found.
+    // Slabs are in field order (their pieces of rows are not): the first
+    // bad value is the least index of the first slab that has one.
     for (i, st) in staged.iter().enumerate() {
-        if let Some(j) = st.ranges.iter().flatten().find_map(|r| r.2) {
+        if let Some(j) = st.ranges.iter().flatten().filter_map(|r| r.2).min() {
             let index = parts[i].0 * plane + j;
             return Err(codec::CodecError::NonFinite {
                 index,
@@ -4238,11 +4510,12 @@ pub fn compress_pinned(
             (l.min(r.0), h.max(r.1))
         });
     let plan = codec::plan_range((lo as f64, hi as f64), f.info.dims, opts)?;
+    let t_staged = std::time::Instant::now();
     prof_host("plan", t_run);
     trace_stages(
         "pinned plan",
         t_run,
-        &[("planned", std::time::Instant::now())],
+        &[("staged", t_staged), ("planned", std::time::Instant::now())],
     );
     let coded: Vec<Option<Coded>> = match early {
         Some(_) => staged.iter_mut().map(|s| s.coded.take()).collect(),
@@ -4346,6 +4619,296 @@ pub fn decompress_resident(
     Ok(DeviceField { data, info })
 }
 
+/// A float32 field cut into slabs of whole brick layers along its first
+/// axis, one in each GPU's memory: how a simulation spread over GPUs holds
+/// its domain. `compress_slabs` codes every slab where it lies, all GPUs
+/// at once, into the bytes `compress` gives for the whole field; nothing
+/// crosses PCIe but the coded bricks.
+pub struct SlabField {
+    pub info: FieldInfo,
+    /// Each GPU with its planes [z0, z1) and their values.
+    pub slabs: Vec<DeviceSlab>,
+}
+
+/// One GPU's part of a `SlabField`: planes [z0, z1), their values first
+/// in `data` (which holds one value at least: a GPU may have no planes).
+pub struct DeviceSlab {
+    pub gpu: Arc<Gpu>,
+    pub planes: (usize, usize),
+    pub data: CudaSlice<f32>,
+}
+
+impl DeviceSlab {
+    /// Values of the slab's planes.
+    fn values(&self, plane: usize) -> usize {
+        (self.planes.1.saturating_sub(self.planes.0)) * plane
+    }
+}
+
+impl SlabField {
+    /// `values` of `shape` cut into slabs of whole layers of `brick`
+    /// (the codec's brick shape, `CodecOptions::grid`'s) and copied to
+    /// `gpus`, a slab each, in order.
+    pub fn upload(
+        gpus: &[Arc<Gpu>],
+        shape: &[usize],
+        values: &[f32],
+        brick: [usize; 3],
+    ) -> Result<Self, CudaError> {
+        let info = FieldInfo::new(shape, DType::F32)?;
+        if info.len() != values.len() {
+            return Err(CudaError::Unsupported(format!(
+                "shape {shape:?} does not match {} values",
+                values.len()
+            )));
+        }
+        if gpus.is_empty() {
+            return Err(CudaError::NoDevice("no GPU was given".into()));
+        }
+        let grid = codec::BrickGrid {
+            dims: info.dims,
+            brick: brick.map(|b| b.max(1)),
+        };
+        let plane = info.dims[1] * info.dims[2];
+        let parts = slabs(&grid, gpus.len());
+        let slabs = on_every_gpu(gpus, &|i, g| {
+            let (z0, z1) = (parts[i].0, parts[i].1);
+            let mut data = unsafe { g.stream.alloc::<f32>(((z1 - z0) * plane).max(1)) }
+                .during(|| "allocating a slab".into())?;
+            if z1 > z0 {
+                g.stream
+                    .memcpy_htod(
+                        &values[z0 * plane..z1 * plane],
+                        &mut data.slice_mut(0..(z1 - z0) * plane),
+                    )
+                    .during(|| "copying a slab to the GPU".into())?;
+            }
+            g.stream
+                .synchronize()
+                .during(|| "copying a slab to the GPU".into())?;
+            Ok(DeviceSlab {
+                gpu: g.clone(),
+                planes: (z0, z1),
+                data,
+            })
+        })?;
+        Ok(SlabField { info, slabs })
+    }
+
+    /// The values, copied back to the host.
+    pub fn download(&self) -> Result<Vec<f32>, CudaError> {
+        let mut out = Vec::with_capacity(self.info.len());
+        for s in &self.slabs {
+            s.gpu
+                .ctx
+                .bind_to_thread()
+                .during(|| "binding the GPU".into())?;
+            let n = s.values(self.info.dims[1] * self.info.dims[2]);
+            if n > 0 {
+                out.extend(
+                    s.gpu
+                        .stream
+                        .clone_dtoh(&s.data.slice(0..n))
+                        .during(|| "copying a slab from its GPU".into())?,
+                );
+            }
+        }
+        Ok(out)
+    }
+
+    fn gpus(&self) -> Vec<Arc<Gpu>> {
+        self.slabs.iter().map(|s| s.gpu.clone()).collect()
+    }
+}
+
+/// Compresses a field whose slabs lie in the memory of several GPUs: each
+/// GPU takes its slab's range, and once the plan is known codes its
+/// bricks where they are, like `compress_resident`; bytes equal
+/// `compress`'s. The slabs must be whole layers of the codec's bricks, in
+/// order, covering the field (as `SlabField::upload` cuts them).
+pub fn compress_slabs(
+    f: &SlabField,
+    opts: &CodecOptions,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<(GpuMrz, CodecStats, GpuRun), CudaError> {
+    use cudarc::driver::DevicePtr;
+    let t_run = std::time::Instant::now();
+    let grid = opts.grid(f.info.dims)?;
+    let plane = f.info.dims[1] * f.info.dims[2];
+    let gpus = f.gpus();
+    if gpus.is_empty() {
+        return Err(CudaError::NoDevice("no GPU was given".into()));
+    }
+    let mut next = 0;
+    for s in &f.slabs {
+        let (z0, z1) = s.planes;
+        let whole = |z: usize| z.is_multiple_of(grid.brick[0]) || z == f.info.dims[0];
+        if z0 != next || z1 < z0 || !whole(z0) || !whole(z1) || s.data.len() < s.values(plane) {
+            return Err(CudaError::Unsupported(format!(
+                "slab of planes {z0}..{z1} ({} values): slabs must follow one another from plane 0 in whole layers of {} planes (the bricks' depth), {plane} values a plane",
+                s.data.len(),
+                grid.brick[0]
+            )));
+        }
+        next = z1;
+    }
+    if next != f.info.dims[0] {
+        return Err(CudaError::Unsupported(format!(
+            "the slabs end at plane {next} of {}",
+            f.info.dims[0]
+        )));
+    }
+    let at = |s: &DeviceSlab| {
+        let (at, _sync) = s.data.device_ptr(&s.gpu.stream);
+        at
+    };
+    let ranges = on_every_gpu(&gpus, &|i, g| {
+        let s = &f.slabs[i];
+        range_at(g, &g.stream, at(s), s.values(plane))
+    })?;
+    for (s, r) in f.slabs.iter().zip(&ranges) {
+        if let Some(j) = r.2 {
+            s.gpu
+                .ctx
+                .bind_to_thread()
+                .during(|| "binding the GPU".into())?;
+            let value = s
+                .gpu
+                .stream
+                .clone_dtoh(&s.data.slice(j..j + 1))
+                .during(|| "reading a value".into())?[0];
+            return Err(codec::CodecError::NonFinite {
+                index: s.planes.0 * plane + j,
+                value: value as f64,
+            }
+            .into());
+        }
+    }
+    let (lo, hi) = ranges
+        .iter()
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), r| {
+            (l.min(r.0), h.max(r.1))
+        });
+    let plan = codec::plan_range((lo as f64, hi as f64), f.info.dims, opts)?;
+    prof_host("plan", t_run);
+    trace_stages(
+        "slabs plan",
+        t_run,
+        &[("planned", std::time::Instant::now())],
+    );
+    let done = AtomicUsize::new(0);
+    let coded = on_every_gpu(&gpus, &|i, g| {
+        let s = &f.slabs[i];
+        let (z0, z1) = s.planes;
+        let bricks: Vec<usize> = (0..grid.len())
+            .filter(|&k| (z0..z1).contains(&grid.bounds(k).0[0]))
+            .collect();
+        if bricks.is_empty() {
+            return Ok(None);
+        }
+        // GATHER addresses the whole field: the slab stands where its
+        // first plane would be.
+        let base = at(s).wrapping_sub(4 * (z0 * plane) as u64);
+        code_bricks(
+            f.info,
+            opts,
+            (&plan, &bricks),
+            std::slice::from_ref(g),
+            (None, RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
+            (&done, progress),
+            &|slot, b| slot.gather_from((base, true), &f.info, &plan.2, b, opts.transform),
+        )
+        .map(Some)
+    })?;
+    let mut run = GpuRun {
+        gpus: gpus.len(),
+        slots: 0,
+        batches: 0,
+        max_bricks_per_batch: 0,
+        fill_s: 0.0,
+        code_s: 0.0,
+    };
+    let mut all = Vec::with_capacity(grid.len());
+    for (c, r) in coded.into_iter().flatten() {
+        all.extend(c);
+        run.slots = run.slots.max(r.slots);
+        run.batches += r.batches;
+        run.max_bricks_per_batch = run.max_bricks_per_batch.max(r.max_bricks_per_batch);
+        run.fill_s += r.fill_s;
+        run.code_s += r.code_s;
+    }
+    let (bytes, stats) = assemble_coded(f.info, opts, &plan, all, t_run)?;
+    Ok((bytes, stats, run))
+}
+
+/// Decodes a float32 .mrz into slabs of whole brick layers on `gpus`, a
+/// slab each, all GPUs at once (each reads only its bricks' payloads);
+/// values equal `decompress`'s.
+pub fn decompress_slabs(
+    r: &mut codec::MrzReader,
+    gpus: &[Arc<Gpu>],
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<SlabField, CudaError> {
+    use cudarc::driver::DevicePtrMut;
+    if gpus.is_empty() {
+        return Err(CudaError::NoDevice("no GPU was given".into()));
+    }
+    let h = float32_header(
+        r,
+        "decoding into GPU memory",
+        "decompress it to the host instead",
+    )?;
+    let info = FieldInfo {
+        dims: h.dims,
+        ndim: h.ndim,
+        dtype: h.dtype,
+    };
+    let grid = r.grid();
+    let plane = h.dims[1] * h.dims[2];
+    let parts = slabs(&grid, gpus.len());
+    let mut plans = Vec::with_capacity(gpus.len());
+    for (g, part) in gpus.iter().zip(&parts) {
+        plans.push(if part.2.is_empty() {
+            None
+        } else {
+            Some(payload_batches(
+                r,
+                &[[(part.0, part.1), (0, h.dims[1]), (0, h.dims[2])]],
+                std::slice::from_ref(g),
+                (RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
+                4 * (part.1 - part.0) * plane,
+            )?)
+        });
+    }
+    let done = AtomicUsize::new(0);
+    let reader: &codec::MrzReader = r;
+    let slabs = on_every_gpu(gpus, &|i, g| {
+        let (z0, z1) = (parts[i].0, parts[i].1);
+        // SAFETY: f32 has no invalid bit patterns, and every value is
+        // written (the bricks tile the slab) before the slab is returned.
+        let mut data = unsafe { g.stream.alloc::<f32>(((z1 - z0) * plane).max(1)) }
+            .during(|| "allocating a decoded slab".into())?;
+        g.stream
+            .synchronize()
+            .during(|| "allocating a decoded slab".into())?;
+        if let Some(plan) = &plans[i] {
+            let base = {
+                let (at, _sync) = data.device_ptr_mut(&g.stream);
+                at.wrapping_sub(4 * (z0 * plane) as u64)
+            };
+            let at: Placement = (&|| Ok(base), &|_| (), None, true);
+            decode_plan(reader, plan, std::slice::from_ref(g), at, (&done, progress))?;
+        }
+        Ok(DeviceSlab {
+            gpu: g.clone(),
+            planes: (z0, z1),
+            data,
+        })
+    })?;
+    print_profile("decompress_slabs");
+    Ok(SlabField { info, slabs })
+}
+
 /// Decodes a float32 .mrz on `gpus` into `out`, a field in page-locked
 /// host memory of the file's shape; values equal `decompress`'s. Each GPU
 /// decodes a slab of whole brick layers into its memory and copies it down
@@ -4390,14 +4953,26 @@ pub fn decompress_pinned(
             .during(|| "allocating a slab of the field".into())?;
         Ok(Some(Mutex::new(d)))
     })?;
-    // A group of layers a batch group where the slab is on the device;
-    // the slab as one group where the kernels write the host's memory.
-    let spans: Vec<Vec<(usize, usize)>> = parts
+    // A piece (layers, or rows of one) a batch group where the slab is on
+    // the device; the slab as one group where the kernels write the
+    // host's memory.
+    let spans: Vec<Vec<Piece>> = parts
         .iter()
         .zip(&slab_mem)
         .map(|(p, m)| match m {
-            Some(_) => layer_groups(&grid, (p.0, p.1), decode_groups()),
-            None => vec![(p.0, p.1)],
+            // Whole layers: pieces of rows made the decoder slower (1024^3
+            // turbulent 1e-3 on an H100: 34-37 GB/s against 42-43),
+            // since each piece is a batch group and its rANS round.
+            Some(_) => slab_pieces(
+                &grid,
+                (p.0, p.1),
+                decode_groups(),
+                env_flag("MULTIRES_PINNED_DECODE_ROWS", false),
+            ),
+            None => vec![Piece {
+                z: (p.0, p.1),
+                y: (0, h.dims[1]),
+            }],
         })
         .collect();
     let mut plans = Vec::with_capacity(gpus.len());
@@ -4405,10 +4980,8 @@ pub fn decompress_pinned(
         plans.push(if part.2.is_empty() {
             None
         } else {
-            let regions: Vec<codec::Region> = zs
-                .iter()
-                .map(|&z| [z, (0, h.dims[1]), (0, h.dims[2])])
-                .collect();
+            let regions: Vec<codec::Region> =
+                zs.iter().map(|pc| [pc.z, pc.y, (0, h.dims[2])]).collect();
             Some(payload_batches(
                 r,
                 &regions,
@@ -4476,11 +5049,8 @@ pub fn decompress_pinned(
                 let cs = g.ctx.new_stream().during(|| "creating a stream".into())?;
                 for _ in 0..waiting {
                     let Ok(k) = rx.recv() else { break };
-                    let (a, b) = spans[i][k];
-                    let (a, b) = ((a - parts[i].0) * plane, (b - parts[i].0) * plane);
-                    let src = slab.slice(a..b);
-                    cs.memcpy_dtoh(&src, &mut span[a..b])
-                        .during(|| "copying decoded layers down".into())?;
+                    let (at, rows) = spans[i][k].rows(h.dims, parts[i].0);
+                    copy_rows_down(&cs, &slab, &mut span[..], at, rows)?;
                 }
                 cs.synchronize()
                     .during(|| "copying decoded layers down".into())
@@ -4760,6 +5330,63 @@ fn decode_plan(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every value of a slab is in exactly one piece, whose rows say where
+    /// (as the copies and the range read them), and every brick of the
+    /// slab is held by exactly the piece its values are in.
+    #[test]
+    fn slab_pieces_tile_the_slab_by_bricks() {
+        let cases = [
+            ([1024, 1024, 1024], [129, 129, 129], (516, 1024), 16),
+            ([1024, 1024, 1024], [129, 129, 129], (0, 1024), 16),
+            ([300, 70, 33], [32, 16, 16], (0, 300), 16),
+            ([300, 70, 33], [32, 16, 16], (128, 288), 64),
+            ([9, 5, 7], [4, 4, 4], (0, 9), 3),
+            ([9, 5, 7], [4, 4, 4], (8, 9), 1),
+        ];
+        for (dims, brick, (z0, z1), most) in cases {
+            let grid = codec::BrickGrid { dims, brick };
+            let pieces = slab_pieces(&grid, (z0, z1), most, true);
+            let plane = dims[1] * dims[2];
+            let mut seen = vec![0u8; (z1 - z0) * plane];
+            for p in &pieces {
+                let (at, r) = p.rows(dims, z0);
+                assert!(r.width <= r.pitch && r.width > 0, "{p:?}: {r:?}");
+                for row in 0..r.rows {
+                    for x in 0..r.width {
+                        seen[at + row * r.pitch + x] += 1;
+                    }
+                }
+            }
+            assert!(
+                seen.iter().all(|&c| c == 1),
+                "{dims:?} {brick:?} {z0}..{z1}"
+            );
+            for k in 0..grid.len() {
+                let (start, ext) = grid.bounds(k);
+                if !(z0..z1).contains(&start[0]) {
+                    continue;
+                }
+                let holders: Vec<&Piece> = pieces.iter().filter(|p| p.holds(start)).collect();
+                assert_eq!(holders.len(), 1, "brick {k}");
+                let p = holders[0];
+                assert!(start[0] + ext[0] <= p.z.1 && start[1] + ext[1] <= p.y.1);
+            }
+        }
+        // Enough layers: whole layers, one copy each.
+        let grid = codec::BrickGrid {
+            dims: [1024, 1024, 1024],
+            brick: [129, 129, 129],
+        };
+        let whole = slab_pieces(&grid, (0, 1024), 8, true);
+        assert_eq!(whole.len(), 8);
+        assert!(whole.iter().all(|p| p.y == (0, 1024)));
+        assert_eq!(whole[0].rows([1024; 3], 0).1.rows, 1);
+        // Two GPUs' slabs of 4 layers: 16 pieces of two brick rows.
+        let half = slab_pieces(&grid, (516, 1024), 16, true);
+        assert_eq!(half.len(), 16);
+        assert_eq!(half[1].y, (258, 516));
+    }
 
     #[test]
     fn host_ranges_join_like_the_devices() {

@@ -1440,6 +1440,7 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
     use multires::codec::{MrzReader, Volume};
     use multires_cuda::codec::{compress_pinned, decompress_pinned, PinnedField};
     use multires_cuda::codec::{compress_resident, decompress_resident, DeviceField};
+    use multires_cuda::codec::{compress_slabs, decompress_slabs, SlabField};
     let Some(gpu) = gpu_or_skip("codec_on_a_device_resident_or_pinned_field_equals_the_host_path")
     else {
         return;
@@ -1530,6 +1531,23 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
                     same_as_cpu(&back.download(&gpu).unwrap()),
                     "{t} {bound} {shape:?}: resident decode from page-locked bytes differs from the CPU's"
                 );
+                // Slabs of brick layers in the GPUs' memory (each GPU
+                // twice): the bytes, and the values decoded into slabs.
+                let brick_of = o.grid(v.info().dims).unwrap().brick;
+                let slabs = SlabField::upload(&gpus, shape, values, brick_of).unwrap();
+                let (sl, _, run) = compress_slabs(&slabs, &o, &|_| {}).unwrap();
+                assert_eq!(run.gpus, gpus.len());
+                assert!(
+                    sl.equals(&cpu),
+                    "{t} {bound} {shape:?}: slabs on {} GPU lists: bytes differ from the CPU's",
+                    gpus.len()
+                );
+                let back = decompress_slabs(&mut reader(&cpu), &gpus, &|_| {}).unwrap();
+                assert_eq!(back.info.shape(), *shape);
+                assert!(
+                    same_as_cpu(&back.download().unwrap()),
+                    "{t} {bound} {shape:?}: decode into slabs differs from the CPU's"
+                );
                 // Slabs on the devices, then slabs left on the host.
                 for across in [false, true] {
                     if across {
@@ -1553,19 +1571,26 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
                     // The decoder copies the slab down whole, or in
                     // groups of layers as each is placed, its batches
                     // kept a few (or one) behind the earliest.
-                    for (groups, ahead) in
-                        [("1", "8,4"), ("4", "8,4"), ("16", "8,4"), ("16", "1,1")]
-                    {
+                    // Pieces of brick rows (rows "1") as well as layers.
+                    for (groups, ahead, rows) in [
+                        ("1", "8,4", "0"),
+                        ("4", "8,4", "0"),
+                        ("16", "8,4", "0"),
+                        ("16", "1,1", "0"),
+                        ("16", "8,4", "1"),
+                    ] {
                         std::env::set_var("MULTIRES_PINNED_DECODE_GROUPS", groups);
                         std::env::set_var("MULTIRES_PINNED_DECODE_AHEAD", ahead);
+                        std::env::set_var("MULTIRES_PINNED_DECODE_ROWS", rows);
                         pinned_out.as_mut_slice().fill(f32::NAN);
                         decompress_pinned(&mut reader(&cpu), &mut pinned_out, &gpus, &|_| {})
                             .unwrap();
                         assert!(
                             same_as_cpu(pinned_out.as_slice()),
-                            "{t} {bound} {shape:?} across PCIe {across}, {groups} group(s), {ahead} ahead: pinned decode differs from the CPU's"
+                            "{t} {bound} {shape:?} across PCIe {across}, {groups} group(s), {ahead} ahead, rows {rows}: pinned decode differs from the CPU's"
                         );
                     }
+                    std::env::remove_var("MULTIRES_PINNED_DECODE_ROWS");
                     std::env::remove_var("MULTIRES_PINNED_DECODE_GROUPS");
                     std::env::remove_var("MULTIRES_PINNED_DECODE_AHEAD");
                     std::env::remove_var("MULTIRES_PINNED_ACROSS_PCIE");
@@ -1609,6 +1634,26 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
             assert!(e.to_string().contains("value 7 is inf"), "{bound}: {e}");
         }
         std::env::remove_var("MULTIRES_PINNED_ACROSS_PCIE");
+    }
+    // Slabs: the NaN named by its index in the whole field (it lies in a
+    // later slab), and slabs not cut at the bricks' layers refused.
+    let os = {
+        let mut os = CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3));
+        os.brick = Some([4, 8, 8]);
+        os
+    };
+    let slabs = SlabField::upload(&gpus, &[24, 24, 24], &bad, [4, 8, 8]).unwrap();
+    let Err(e) = compress_slabs(&slabs, &os, &|_| {}) else {
+        panic!("a NaN in a slab must be refused");
+    };
+    assert!(e.to_string().contains("value 13800 is NaN"), "{e}");
+    bad[13800] = 0.25;
+    if gpus.len() > 1 {
+        let cut = SlabField::upload(&gpus, &[24, 24, 24], &bad, [5, 8, 8]).unwrap();
+        let Err(e) = compress_slabs(&cut, &os, &|_| {}) else {
+            panic!("slabs not cut at brick layers must be refused");
+        };
+        assert!(e.to_string().contains("whole layers of 4 planes"), "{e}");
     }
     // A decoded field must have the file's shape.
     let (b24, _) = compress(
