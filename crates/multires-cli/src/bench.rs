@@ -707,9 +707,10 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
                 None => format!("cpu, {} threads", rayon::current_num_threads()),
             };
             println!(
-                "codec-3d | {kind:?} {size}^3 f32 | rel {rel:e} {} | ratio {:.2} | PSNR {:.1} dB | max error {:.3e} (bound {:.3e}, decoded {:.3e}) | compress {:.3} s = {:.2} GB/s | decompress ({}) {:.3} s = {:.2} GB/s | {dev}{same}{dsame}",
+                "codec-3d | {kind:?} {size}^3 f32 | rel {rel:e} {} | ratio {:.2} | PSNR {}{:.1} dB | max error {:.3e} (bound {:.3e}, decoded {:.3e}) | compress {:.3} s = {:.2} GB/s | decompress ({}) {:.3} s = {:.2} GB/s | {dev}{same}{dsame}",
                 o.transform,
                 s.ratio,
+                if s.psnr_bound { ">= " } else { "" },
                 s.psnr,
                 s.max_error,
                 s.abs_bound,

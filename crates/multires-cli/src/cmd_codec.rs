@@ -437,7 +437,7 @@ fn report(
 ) {
     let out = a.output.as_deref().unwrap_or(Path::new("-"));
     println!(
-        "compress: {:?} {} -> {} ({} bytes), {} {}, bound {} (absolute {:.3e}): ratio {:.2}, max error {:.3e}, PSNR {:.1} dB, {} outliers stored, {:.2} s ({:.0} MB/s)",
+        "compress: {:?} {} -> {} ({} bytes), {} {}, bound {} (absolute {:.3e}): ratio {:.2}, max error {:.3e}, PSNR {}{:.1} dB, {} outliers stored, {:.2} s ({:.0} MB/s)",
         shape,
         dtype.name(),
         out.display(),
@@ -448,6 +448,7 @@ fn report(
         s.abs_bound,
         s.ratio,
         s.max_error,
+        if s.psnr_bound { "at least " } else { "" },
         s.psnr,
         s.outliers,
         secs,

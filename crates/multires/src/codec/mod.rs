@@ -472,6 +472,10 @@ pub struct CodecStats {
     pub abs_bound: f64,
     pub max_error: f64,
     pub psnr: f64,
+    /// The squared errors overflowed float64 (errors beyond about 1e154),
+    /// so `psnr` is the bound the largest error gives: the PSNR is at
+    /// least that.
+    pub psnr_bound: bool,
     pub outliers: usize,
     pub bytes: usize,
     pub ratio: f64,
@@ -485,6 +489,33 @@ pub fn psnr(range: f64, sse: f64, n: usize) -> f64 {
         20.0 * (range / rmse).log10()
     } else {
         f64::INFINITY
+    }
+}
+
+/// `psnr` of `n` values in `lo..=hi` for any finite field: where the
+/// range overflows float64 its logarithm comes from its halves, and where
+/// the squared errors' sum overflowed (errors beyond about 1e154) the
+/// largest error stands for the root mean square error, which it bounds;
+/// the second value says so. On other fields, exactly `psnr`.
+pub fn psnr_of((lo, hi): (f64, f64), sse: f64, max_error: f64, n: usize) -> (f64, bool) {
+    let range = hi - lo;
+    if range.is_finite() && sse.is_finite() {
+        return (psnr(range, sse, n), false);
+    }
+    let log_range = if range.is_finite() {
+        range.log10()
+    } else {
+        (hi / 2.0 - lo / 2.0).log10() + 2f64.log10()
+    };
+    let (rmse, bound) = if sse.is_finite() {
+        ((sse / n.max(1) as f64).sqrt(), false)
+    } else {
+        (max_error, true)
+    };
+    if rmse > 0.0 {
+        (20.0 * (log_range - rmse.log10()), bound)
+    } else {
+        (f64::INFINITY, false)
     }
 }
 
@@ -1026,8 +1057,13 @@ pub fn plan_range(
     opts.rans_chunk_log()?;
     let e = opts.bound.absolute(hi - lo);
     if !(e.is_finite() && e >= 0.0) {
+        let why = if (hi - lo).is_finite() {
+            String::new()
+        } else {
+            format!(" (the values run from {lo:e} to {hi:e}, a range float64 cannot hold; give an absolute bound, abs:E)")
+        };
         return Err(CodecError::Invalid(format!(
-            "the bound {} gives an absolute bound of {e} on a range of {}",
+            "the bound {} gives an absolute bound of {e} on a range of {}{why}",
             opts.bound,
             hi - lo
         )));
@@ -1090,10 +1126,12 @@ pub fn assemble_parts<P: AsRef<[u8]> + Sync>(
         outliers += o;
     }
     let bytes = parts.len();
+    let (psnr, psnr_bound) = psnr_of((lo, hi), sse, max_error, v.len());
     let stats = CodecStats {
         abs_bound: e,
         max_error,
-        psnr: psnr(hi - lo, sse, v.len()),
+        psnr,
+        psnr_bound,
         outliers,
         bytes,
         ratio: (v.len() * v.dtype.size()) as f64 / bytes as f64,

@@ -339,6 +339,69 @@ fn bad_inputs_are_errors() {
     assert_eq!(back.data, c.data);
 }
 
+/// Fields near float64's limits: squared errors that overflow give a
+/// finite PSNR marked as a bound (the true one, taken on scaled errors,
+/// is at least it), a range that overflows under a relative bound is an
+/// error that says to give an absolute one, and an absolute bound holds.
+#[test]
+fn fields_near_float64s_limits_report_a_finite_psnr() {
+    let v = field(&[12, 10, 9], 3, DType::F64);
+    let scaled = |k: f64| {
+        let d: Vec<f64> = v.data.to_f64().iter().map(|x| x * k).collect();
+        Volume::new(&[12, 10, 9], d, DType::F64).unwrap()
+    };
+    let opts = CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3));
+    let (_, small) = compress(&v, &opts, &quiet).unwrap();
+    assert!(small.psnr.is_finite() && !small.psnr_bound);
+    let big = scaled(1e200);
+    let (b, stats) = compress(&big, &opts, &quiet).unwrap();
+    assert!(stats.psnr.is_finite() && stats.psnr_bound, "{stats:?}");
+    let back = decompress(&mut reader(b).unwrap(), None, &quiet).unwrap();
+    let (x, y) = (big.data.to_f64(), back.data.to_f64());
+    let (lo, hi) = x
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(l, h), &a| (l.min(a), h.max(a)));
+    let k = 1e-200;
+    let mse = x
+        .iter()
+        .zip(&y)
+        .map(|(a, b)| ((a - b) * k).powi(2))
+        .sum::<f64>()
+        / x.len() as f64;
+    let true_psnr = 20.0 * ((hi - lo) * k / mse.sqrt()).log10();
+    assert!(
+        stats.psnr <= true_psnr + 1e-9,
+        "{} > {true_psnr}",
+        stats.psnr
+    );
+    assert!(stats.psnr > 40.0, "{}", stats.psnr);
+    // The scaled field's PSNR is the unscaled one's.
+    assert!(
+        (true_psnr - small.psnr).abs() < 1e-6,
+        "{true_psnr} {}",
+        small.psnr
+    );
+    let mut span = scaled(1e306);
+    if let Values::F64(d) = &mut span.data {
+        d[5] = 1.7e308;
+        d[700] = -1.7e308;
+    }
+    let e = compress(&span, &opts, &quiet).unwrap_err().to_string();
+    assert!(e.contains("give an absolute bound"), "{e}");
+    let abs = CodecOptions::new(Lifting::Interp, ErrorBound::Abs(1e300));
+    let (b, stats) = compress(&span, &abs, &quiet).unwrap();
+    assert!(stats.psnr.is_finite(), "{stats:?}");
+    let back = decompress(&mut reader(b).unwrap(), None, &quiet).unwrap();
+    let worst = span
+        .data
+        .to_f64()
+        .iter()
+        .zip(&back.data.to_f64())
+        .map(|(a, b)| (a / 2.0 - b / 2.0).abs() * 2.0)
+        .fold(0.0, f64::max);
+    assert!(worst <= 1e300, "{worst:e}");
+}
+
 #[test]
 fn output_bytes_do_not_depend_on_the_thread_count() {
     let v = field(&[20, 33, 40], 8, DType::F32);
