@@ -349,8 +349,22 @@ fn bench_codec_resident(
     let same_bytes = bytes == host_bytes;
     let same_values =
         matches!(host_back, multires::codec::Values::F32(h) if back.download(gpu)? == *h);
+    print_device_row("resident", o, None, (c, d, raw), (same_bytes, same_values));
+    Ok(())
+}
+
+/// A row of a field in GPU memory (`what`, on `gpus` where several may
+/// run): the bound, both rates, and the checks against the host path.
+fn print_device_row(
+    what: &str,
+    o: &multires::codec::CodecOptions,
+    gpus: Option<usize>,
+    (c, d, raw): (f64, f64, f64),
+    (same_bytes, same_values): (bool, bool),
+) {
+    let on = gpus.map_or(String::new(), |n| format!(" | {n} GPU(s)"));
     println!(
-        "codec-3d resident | {} | compress {c:.4} s = {:.2} GB/s | decompress {d:.4} s = {:.2} GB/s ({}) | {} | {}",
+        "codec-3d {what} | {}{on} | compress {c:.4} s = {:.2} GB/s | decompress {d:.4} s = {:.2} GB/s ({}) | {} | {}",
         o.bound,
         raw / c / 1e9,
         raw / d / 1e9,
@@ -358,7 +372,6 @@ fn bench_codec_resident(
         if same_bytes { "bytes equal to the host path's" } else { "BYTES DIFFER FROM THE HOST PATH'S" },
         if same_values { "decoded values equal" } else { "DECODED VALUES DIFFER" }
     );
-    Ok(())
 }
 
 /// codec-3d with the field in slabs on several GPUs' memory (whole brick
@@ -389,15 +402,12 @@ fn bench_codec_slabs(
     let same_bytes = bytes == host_bytes;
     let same_values =
         matches!(host_back, multires::codec::Values::F32(h) if back.download()? == *h);
-    println!(
-        "codec-3d slabs | {} | {} GPU(s) | compress {c:.4} s = {:.2} GB/s | decompress {d:.4} s = {:.2} GB/s ({}) | {} | {}",
-        o.bound,
-        gpus.len(),
-        raw / c / 1e9,
-        raw / d / 1e9,
-        file_held(),
-        if same_bytes { "bytes equal to the host path's" } else { "BYTES DIFFER FROM THE HOST PATH'S" },
-        if same_values { "decoded values equal" } else { "DECODED VALUES DIFFER" }
+    print_device_row(
+        "slabs",
+        o,
+        Some(gpus.len()),
+        (c, d, raw),
+        (same_bytes, same_values),
     );
     Ok(())
 }

@@ -4098,8 +4098,60 @@ fn slab_pieces(
         .collect()
 }
 
+/// Where `r`'s rows from float `at` on end, if they fit in `len` floats.
+fn rows_end(at: usize, r: Rows, len: usize) -> Result<usize, CudaError> {
+    let end = at + (r.rows.max(1) - 1) * r.pitch + r.width;
+    if end > len || r.width > r.pitch {
+        return Err(CudaError::Unsupported(format!(
+            "rows {r:?} from {at} fall outside a slab of {len} values"
+        )));
+    }
+    Ok(end)
+}
+
+/// A 2-D copy of `r`'s rows between page-locked `host` and device address
+/// `dev` on `s` (`up`: host to device), the same layout on both sides.
+///
+/// SAFETY: both sides hold every row, the host side is page-locked, and
+/// neither is freed before the stream's work is done.
+unsafe fn copy_rows_2d(
+    s: &CudaStream,
+    up: bool,
+    host: *mut std::ffi::c_void,
+    dev: u64,
+    r: Rows,
+) -> Result<(), CudaError> {
+    use cudarc::driver::sys;
+    let (host_type, dev_type) = (
+        sys::CUmemorytype::CU_MEMORYTYPE_HOST,
+        sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+    );
+    let c = sys::CUDA_MEMCPY2D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcMemoryType: if up { host_type } else { dev_type },
+        srcHost: if up { host } else { std::ptr::null_mut() },
+        srcDevice: if up { 0 } else { dev },
+        srcArray: std::ptr::null_mut(),
+        srcPitch: 4 * r.pitch,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstMemoryType: if up { dev_type } else { host_type },
+        dstHost: if up { std::ptr::null_mut() } else { host },
+        dstDevice: if up { dev } else { 0 },
+        dstArray: std::ptr::null_mut(),
+        dstPitch: 4 * r.pitch,
+        WidthInBytes: 4 * r.width,
+        Height: r.rows,
+    };
+    sys::cuMemcpy2DAsync_v2(&c, s.cu_stream())
+        .result()
+        .during(|| format!("copying rows of a slab {}", if up { "up" } else { "down" }))
+}
+
 /// Copies `r`'s rows of `host`, from float `at` on, to the same place of
-/// `dev` (a slab and its device copy, of one layout) on `s`.
+/// `dev` (a slab and its device copy, of one layout) on `s`: one span, or
+/// a 2-D copy (a span may be longer than a 2-D copy's pitch allows).
 fn copy_rows_up(
     s: &Arc<CudaStream>,
     host: &[f32],
@@ -4107,46 +4159,18 @@ fn copy_rows_up(
     at: usize,
     r: Rows,
 ) -> Result<(), CudaError> {
-    use cudarc::driver::{sys, DevicePtrMut};
-    let end = at + (r.rows.max(1) - 1) * r.pitch + r.width;
-    if end > host.len() || end > dev.len() || r.width > r.pitch {
-        return Err(CudaError::Unsupported(format!(
-            "rows {r:?} from {at} fall outside a slab of {} values",
-            host.len().min(dev.len())
-        )));
-    }
+    use cudarc::driver::DevicePtrMut;
+    let end = rows_end(at, r, host.len().min(dev.len()))?;
     if r.rows <= 1 {
         return s
             .memcpy_htod(&host[at..end], &mut dev.slice_mut(at..end))
             .during(|| "copying a slab of the field up".into());
     }
-    let d = {
-        let (d, _sync) = dev.device_ptr_mut(s);
-        d
-    };
-    let c = sys::CUDA_MEMCPY2D {
-        srcXInBytes: 0,
-        srcY: 0,
-        srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
-        srcHost: host[at..].as_ptr().cast(),
-        srcDevice: 0,
-        srcArray: std::ptr::null_mut(),
-        srcPitch: 4 * r.pitch,
-        dstXInBytes: 0,
-        dstY: 0,
-        dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-        dstHost: std::ptr::null_mut(),
-        dstDevice: d + 4 * at as u64,
-        dstArray: std::ptr::null_mut(),
-        dstPitch: 4 * r.pitch,
-        WidthInBytes: 4 * r.width,
-        Height: r.rows,
-    };
-    // SAFETY: both sides hold every row (checked above); the host side is
-    // page-locked and outlives the stream's work (the caller synchronizes
-    // the stream before either is dropped).
-    unsafe { sys::cuMemcpy2DAsync_v2(&c, s.cu_stream()).result() }
-        .during(|| "copying a slab of the field up".into())
+    let (d, _sync) = dev.device_ptr_mut(s);
+    // SAFETY: the rows fit both sides (`rows_end`); the caller's host
+    // memory is page-locked, and it synchronizes the stream before either
+    // side is dropped. The device never writes the host side here.
+    unsafe { copy_rows_2d(s, true, host[at..].as_ptr() as *mut _, d + 4 * at as u64, r) }
 }
 
 /// Copies `r`'s rows of `dev`, from float `at` on, down to the same place
@@ -4158,44 +4182,24 @@ fn copy_rows_down(
     at: usize,
     r: Rows,
 ) -> Result<(), CudaError> {
-    use cudarc::driver::{sys, DevicePtr};
-    let end = at + (r.rows.max(1) - 1) * r.pitch + r.width;
-    if end > host.len() || end > dev.len() || r.width > r.pitch {
-        return Err(CudaError::Unsupported(format!(
-            "rows {r:?} from {at} fall outside a slab of {} values",
-            host.len().min(dev.len())
-        )));
-    }
+    use cudarc::driver::DevicePtr;
+    let end = rows_end(at, r, host.len().min(dev.len()))?;
     if r.rows <= 1 {
         return s
             .memcpy_dtoh(&dev.slice(at..end), &mut host[at..end])
             .during(|| "copying decoded layers down".into());
     }
-    let d = {
-        let (d, _sync) = dev.device_ptr(s);
-        d
-    };
-    let c = sys::CUDA_MEMCPY2D {
-        srcXInBytes: 0,
-        srcY: 0,
-        srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
-        srcHost: std::ptr::null(),
-        srcDevice: d + 4 * at as u64,
-        srcArray: std::ptr::null_mut(),
-        srcPitch: 4 * r.pitch,
-        dstXInBytes: 0,
-        dstY: 0,
-        dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_HOST,
-        dstHost: host[at..].as_mut_ptr().cast(),
-        dstDevice: 0,
-        dstArray: std::ptr::null_mut(),
-        dstPitch: 4 * r.pitch,
-        WidthInBytes: 4 * r.width,
-        Height: r.rows,
-    };
+    let (d, _sync) = dev.device_ptr(s);
     // SAFETY: as in `copy_rows_up`.
-    unsafe { sys::cuMemcpy2DAsync_v2(&c, s.cu_stream()).result() }
-        .during(|| "copying decoded layers down".into())
+    unsafe {
+        copy_rows_2d(
+            s,
+            false,
+            host[at..].as_mut_ptr().cast(),
+            d + 4 * at as u64,
+            r,
+        )
+    }
 }
 
 /// The least and greatest finite value of a span, and the first index of
@@ -4319,6 +4323,37 @@ fn upload_groups(
 
 /// A GPU's coded bricks and how its run went.
 type Coded = (Vec<(usize, GpuCoded)>, GpuRun);
+
+/// The file of the bricks every GPU coded of its slab (`coded`, a GPU
+/// each, None where a slab had no bricks), and how the GPUs ran together.
+fn assemble_slabs(
+    info: FieldInfo,
+    opts: &CodecOptions,
+    plan: &Planned,
+    coded: Vec<Option<Coded>>,
+    gpus: usize,
+    t_run: std::time::Instant,
+) -> Result<(GpuMrz, CodecStats, GpuRun), CudaError> {
+    let mut run = GpuRun {
+        gpus,
+        slots: 0,
+        batches: 0,
+        max_bricks_per_batch: 0,
+        fill_s: 0.0,
+        code_s: 0.0,
+    };
+    let mut all = Vec::with_capacity(plan.2.len());
+    for (c, r) in coded.into_iter().flatten() {
+        all.extend(c);
+        run.slots = run.slots.max(r.slots);
+        run.batches += r.batches;
+        run.max_bricks_per_batch = run.max_bricks_per_batch.max(r.max_bricks_per_batch);
+        run.fill_s += r.fill_s;
+        run.code_s += r.code_s;
+    }
+    let (bytes, stats) = assemble_coded(info, opts, plan, all, t_run)?;
+    Ok((bytes, stats, run))
+}
 
 /// A GPU's slab for `compress_pinned`: where GATHER finds the field, the
 /// slab's device copy (when it has one), its groups' ranges, and its
@@ -4525,25 +4560,7 @@ pub fn compress_pinned(
         })?,
     };
     drop(staged);
-    let mut run = GpuRun {
-        gpus: gpus.len(),
-        slots: 0,
-        batches: 0,
-        max_bricks_per_batch: 0,
-        fill_s: 0.0,
-        code_s: 0.0,
-    };
-    let mut all = Vec::with_capacity(grid.len());
-    for (c, r) in coded.into_iter().flatten() {
-        all.extend(c);
-        run.slots = run.slots.max(r.slots);
-        run.batches += r.batches;
-        run.max_bricks_per_batch = run.max_bricks_per_batch.max(r.max_bricks_per_batch);
-        run.fill_s += r.fill_s;
-        run.code_s += r.code_s;
-    }
-    let (bytes, stats) = assemble_coded(f.info, opts, &plan, all, t_run)?;
-    Ok((bytes, stats, run))
+    assemble_slabs(f.info, opts, &plan, coded, gpus.len(), t_run)
 }
 
 /// Decodes a float32 .mrz into a field on `gpu`: entropy decoding,
@@ -4556,16 +4573,7 @@ pub fn decompress_resident(
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<DeviceField, CudaError> {
     use cudarc::driver::DevicePtrMut;
-    let h = float32_header(
-        r,
-        "decoding into GPU memory",
-        "decompress it to the host instead",
-    )?;
-    let info = FieldInfo {
-        dims: h.dims,
-        ndim: h.ndim,
-        dtype: h.dtype,
-    };
+    let (_, info) = device_field_of(r)?;
     // The field is allocated on a thread of its own while the batches
     // start (mapping 4 GiB took 5 ms, and a slot needs the field only to
     // place its first batch); the batches' plan leaves its room. Not
@@ -4820,25 +4828,7 @@ pub fn compress_slabs(
         )
         .map(Some)
     })?;
-    let mut run = GpuRun {
-        gpus: gpus.len(),
-        slots: 0,
-        batches: 0,
-        max_bricks_per_batch: 0,
-        fill_s: 0.0,
-        code_s: 0.0,
-    };
-    let mut all = Vec::with_capacity(grid.len());
-    for (c, r) in coded.into_iter().flatten() {
-        all.extend(c);
-        run.slots = run.slots.max(r.slots);
-        run.batches += r.batches;
-        run.max_bricks_per_batch = run.max_bricks_per_batch.max(r.max_bricks_per_batch);
-        run.fill_s += r.fill_s;
-        run.code_s += r.code_s;
-    }
-    let (bytes, stats) = assemble_coded(f.info, opts, &plan, all, t_run)?;
-    Ok((bytes, stats, run))
+    assemble_slabs(f.info, opts, &plan, coded, gpus.len(), t_run)
 }
 
 /// Decodes a float32 .mrz into slabs of whole brick layers on `gpus`, a
@@ -4853,16 +4843,7 @@ pub fn decompress_slabs(
     if gpus.is_empty() {
         return Err(CudaError::NoDevice("no GPU was given".into()));
     }
-    let h = float32_header(
-        r,
-        "decoding into GPU memory",
-        "decompress it to the host instead",
-    )?;
-    let info = FieldInfo {
-        dims: h.dims,
-        ndim: h.ndim,
-        dtype: h.dtype,
-    };
+    let (h, info) = device_field_of(r)?;
     let grid = r.grid();
     let plane = h.dims[1] * h.dims[2];
     let parts = slabs(&grid, gpus.len());
@@ -5079,6 +5060,22 @@ fn float32_header(
         )));
     }
     Ok(h)
+}
+
+/// The header of a float32 file to be decoded into GPU memory, and the
+/// decoded field's shape.
+fn device_field_of(r: &codec::MrzReader) -> Result<(codec::MrzHeader, FieldInfo), CudaError> {
+    let h = float32_header(
+        r,
+        "decoding into GPU memory",
+        "decompress it to the host instead",
+    )?;
+    let info = FieldInfo {
+        dims: h.dims,
+        ndim: h.ndim,
+        dtype: h.dtype,
+    };
+    Ok((h, info))
 }
 
 /// Every brick of the float32 file `r` decoded on `gpus` and placed into

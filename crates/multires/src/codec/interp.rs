@@ -668,12 +668,17 @@ fn axis_class(p: usize) -> u32 {
 fn pass_table<T>(dims: [usize; 3], mut f: impl FnMut([usize; 3]) -> T) -> Vec<T> {
     let n: usize = dims.iter().product();
     let mut v = Vec::with_capacity(n);
-    let mut lattices = vec![anchor_lattice(dims)];
-    lattices.extend(passes(dims).iter().map(|p| [0, 1, 2].map(|a| p.lattice(a))));
-    for l in lattices {
+    for l in pass_lattices(dims) {
         each_lattice_point(dims, l, |zyx| v.push(f(zyx)));
     }
     v
+}
+
+/// The lattices of `Order::Passes`: the anchors', then each pass's.
+fn pass_lattices(dims: [usize; 3]) -> Vec<[(usize, usize); 3]> {
+    let mut lattices = vec![anchor_lattice(dims)];
+    lattices.extend(passes(dims).iter().map(|p| [0, 1, 2].map(|a| p.lattice(a))));
+    lattices
 }
 
 /// `pass_table` of the level classes, a row at a time: a row's z and y
@@ -683,9 +688,7 @@ fn pass_table<T>(dims: [usize; 3], mut f: impl FnMut([usize; 3]) -> T) -> Vec<T>
 fn pass_classes(dims: [usize; 3]) -> Vec<u8> {
     let n: usize = dims.iter().product();
     let mut v = Vec::with_capacity(n);
-    let mut lattices = vec![anchor_lattice(dims)];
-    lattices.extend(passes(dims).iter().map(|p| [0, 1, 2].map(|a| p.lattice(a))));
-    for l in lattices {
+    for l in pass_lattices(dims) {
         let c = lattice_counts(dims, l);
         let at = |a: usize, i: usize| axis_class(l[a].0 + i * l[a].1) as u8;
         let xs: Vec<u8> = (0..c[2]).map(|ix| at(2, ix)).collect();
