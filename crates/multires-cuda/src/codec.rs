@@ -787,8 +787,9 @@ fn trace(mark: &'static str) {
     }
 }
 
-/// Prints the marks of `trace` on `gpus` (ordinals) since `t0`, a line
-/// per batch, and clears them (other GPUs' marks stay for their run).
+/// Prints the marks of `trace` on `gpus` (ordinals), a line per batch in
+/// milliseconds from the trace's epoch, and clears them (other GPUs'
+/// marks stay for their run).
 fn print_trace(caps: &[usize], gpus: &[usize]) {
     if !tracing() {
         return;
@@ -3843,19 +3844,25 @@ fn range_rows(gpu: &Gpu, s: &Arc<CudaStream>, at: u64, r: Rows) -> Result<Range3
     Ok((lo, hi, Some(i)))
 }
 
-/// The least and greatest value of a field on the GPU; an error names the
-/// first value that is not finite.
-fn device_range(gpu: &Gpu, f: &DeviceField) -> Result<(f64, f64), CudaError> {
+/// The least and greatest of the first `n` values of `data` on the GPU (a
+/// field, or a slab of one whose first value is the field's `first`); an
+/// error names the first value that is not finite by its field index.
+fn device_range(
+    gpu: &Gpu,
+    data: &CudaSlice<f32>,
+    n: usize,
+    first: usize,
+) -> Result<(f64, f64), CudaError> {
     use cudarc::driver::DevicePtr;
-    let (at, _sync) = f.data.device_ptr(&gpu.stream);
-    let (lo, hi, bad) = range_at(gpu, &gpu.stream, at, f.info.len())?;
+    let (at, _sync) = data.device_ptr(&gpu.stream);
+    let (lo, hi, bad) = range_at(gpu, &gpu.stream, at, n)?;
     if let Some(i) = bad {
         let value = gpu
             .stream
-            .clone_dtoh(&f.data.slice(i..i + 1))
+            .clone_dtoh(&data.slice(i..i + 1))
             .during(|| "reading a value".into())?[0];
         return Err(codec::CodecError::NonFinite {
-            index: i,
+            index: first + i,
             value: value as f64,
         }
         .into());
@@ -3873,7 +3880,7 @@ pub fn compress_resident(
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<(GpuMrz, CodecStats, GpuRun), CudaError> {
     let t_plan = std::time::Instant::now();
-    let range = device_range(gpu, f)?;
+    let range = device_range(gpu, &f.data, f.info.len(), 0)?;
     let plan = codec::plan_range(range, f.info.dims, opts)?;
     prof_host("plan", t_plan);
     trace_stages(
@@ -4681,6 +4688,9 @@ impl SlabField {
         let parts = slabs(&grid, gpus.len());
         let slabs = on_every_gpu(gpus, &|i, g| {
             let (z0, z1) = (parts[i].0, parts[i].1);
+            // SAFETY: f32 has no invalid bit patterns; the slab's values
+            // are copied in below (the one value of an empty slab is never
+            // read).
             let mut data = unsafe { g.stream.alloc::<f32>(((z1 - z0) * plane).max(1)) }
                 .during(|| "allocating a slab".into())?;
             if z1 > z0 {
@@ -4766,38 +4776,19 @@ pub fn compress_slabs(
             f.info.dims[0]
         )));
     }
-    let at = |s: &DeviceSlab| {
-        let (at, _sync) = s.data.device_ptr(&s.gpu.stream);
-        at
-    };
+    // Slabs are in field order, and `on_every_gpu` gives the first error
+    // in GPU order: a value that is not finite is named as the whole
+    // field's first.
     let ranges = on_every_gpu(&gpus, &|i, g| {
         let s = &f.slabs[i];
-        range_at(g, &g.stream, at(s), s.values(plane))
+        device_range(g, &s.data, s.values(plane), s.planes.0 * plane)
     })?;
-    for (s, r) in f.slabs.iter().zip(&ranges) {
-        if let Some(j) = r.2 {
-            s.gpu
-                .ctx
-                .bind_to_thread()
-                .during(|| "binding the GPU".into())?;
-            let value = s
-                .gpu
-                .stream
-                .clone_dtoh(&s.data.slice(j..j + 1))
-                .during(|| "reading a value".into())?[0];
-            return Err(codec::CodecError::NonFinite {
-                index: s.planes.0 * plane + j,
-                value: value as f64,
-            }
-            .into());
-        }
-    }
     let (lo, hi) = ranges
         .iter()
-        .fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), r| {
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), r| {
             (l.min(r.0), h.max(r.1))
         });
-    let plan = codec::plan_range((lo as f64, hi as f64), f.info.dims, opts)?;
+    let plan = codec::plan_range((lo, hi), f.info.dims, opts)?;
     prof_host("plan", t_run);
     trace_stages(
         "slabs plan",
@@ -4808,15 +4799,17 @@ pub fn compress_slabs(
     let coded = on_every_gpu(&gpus, &|i, g| {
         let s = &f.slabs[i];
         let (z0, z1) = s.planes;
-        let bricks: Vec<usize> = (0..grid.len())
-            .filter(|&k| (z0..z1).contains(&grid.bounds(k).0[0]))
-            .collect();
+        let dims = f.info.dims;
+        let bricks = codec::bricks_in(&grid, &[(z0, z1), (0, dims[1]), (0, dims[2])]);
         if bricks.is_empty() {
             return Ok(None);
         }
         // GATHER addresses the whole field: the slab stands where its
         // first plane would be.
-        let base = at(s).wrapping_sub(4 * (z0 * plane) as u64);
+        let base = {
+            let (at, _sync) = s.data.device_ptr(&g.stream);
+            at.wrapping_sub(4 * (z0 * plane) as u64)
+        };
         code_bricks(
             f.info,
             opts,
