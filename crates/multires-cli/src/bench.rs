@@ -569,16 +569,6 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
         }
         let v = Volume::of(&[size; 3], Values::F32(fields::make(kind, size, true, 1)))?;
         let raw = v.data.byte_len() as f64;
-        let resident = if a.resident && on_gpu {
-            let gpu = multires_cuda::gpu_at(0)?;
-            let Values::F32(vals) = &v.data else {
-                bail!("the codec-3d fields are float32")
-            };
-            let field = multires_cuda::codec::DeviceField::upload(&gpu, &[size; 3], vals)?;
-            Some((gpu, field))
-        } else {
-            None
-        };
         let mut pinned = if a.pinned && on_gpu {
             let gpu = multires_cuda::gpu_at(0)?;
             let Values::F32(vals) = &v.data else {
@@ -591,23 +581,11 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
             None
         };
         // With --resident and several GPU counts (or more than one GPU),
-        // the field also lies in slabs on each count's GPUs.
-        let mut slab_fields = std::collections::BTreeMap::new();
-        if a.resident && on_gpu && (counts.len() > 1 || counts.iter().any(|&c| c > 1)) {
-            let Values::F32(vals) = &v.data else {
-                bail!("the codec-3d fields are float32")
-            };
-            let brick = CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3))
-                .grid([size; 3])?
-                .brick;
-            for &n in &counts {
-                let gpus = (0..n)
-                    .map(multires_cuda::gpu_at)
-                    .collect::<Result<Vec<_>, _>>()?;
-                let f = multires_cuda::codec::SlabField::upload(&gpus, &[size; 3], vals, brick)?;
-                slab_fields.insert(n, f);
-            }
-        }
+        // the field also lies in slabs on each count's GPUs. Each copy on
+        // the GPUs is uploaded just before its row and freed after it, so
+        // that GPU 0 holds one at a time (a 1536^3 run holding the
+        // resident field and every count's slabs at once failed).
+        let slabs = a.resident && on_gpu && (counts.len() > 1 || counts.iter().any(|&c| c > 1));
         let rels = a
             .codec_rel
             .clone()
@@ -694,11 +672,24 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
             } else {
                 ""
             };
-            if let (Some((gpu, field)), true) = (&resident, ngpu == counts[0]) {
-                bench_codec_resident(a, gpu, field, &o, &bytes, &back.data, raw)?;
+            if a.resident && on_gpu && ngpu == counts[0] {
+                let gpu = multires_cuda::gpu_at(0)?;
+                let Values::F32(vals) = &v.data else {
+                    bail!("the codec-3d fields are float32")
+                };
+                let field = multires_cuda::codec::DeviceField::upload(&gpu, &[size; 3], vals)?;
+                bench_codec_resident(a, &gpu, &field, &o, &bytes, &back.data, raw)?;
             }
-            if let Some(field) = slab_fields.get(&ngpu) {
-                bench_codec_slabs(a, field, &o, (&bytes, &back.data), raw)?;
+            if slabs {
+                let Values::F32(vals) = &v.data else {
+                    bail!("the codec-3d fields are float32")
+                };
+                let brick = CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3))
+                    .grid([size; 3])?
+                    .brick;
+                let field =
+                    multires_cuda::codec::SlabField::upload(&gpus, &[size; 3], vals, brick)?;
+                bench_codec_slabs(a, &field, &o, (&bytes, &back.data), raw)?;
             }
             if let Some((field, out)) = pinned.as_mut() {
                 bench_codec_pinned(

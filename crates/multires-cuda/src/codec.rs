@@ -619,6 +619,12 @@ const RESIDENT_SLOTS: usize = 16;
 /// the others.
 const RESIDENT_SHARES: usize = 8;
 
+/// `RESIDENT_SHARES`, or MULTIRES_CODEC_SHARES (a tuning knob for
+/// measurements; the output never depends on it).
+fn resident_shares() -> usize {
+    env_count("MULTIRES_CODEC_SHARES").unwrap_or(RESIDENT_SHARES)
+}
+
 /// How a run's bricks go through the slots.
 struct Plan<T> {
     /// Batches of bricks of one shape: a group's after the group before,
@@ -3894,7 +3900,7 @@ pub fn compress_resident(
         opts,
         plan,
         std::slice::from_ref(gpu),
-        (None, RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
+        (None, RESIDENT_BATCH, RESIDENT_SLOTS, resident_shares()),
         progress,
         &|slot, b| {
             use cudarc::driver::DevicePtr;
@@ -4462,7 +4468,7 @@ pub fn compress_pinned(
             opts,
             (plan, &parts[i].2),
             std::slice::from_ref(g),
-            (None, RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
+            (None, RESIDENT_BATCH, RESIDENT_SLOTS, resident_shares()),
             (&done, progress),
             &fill,
         )
@@ -4815,7 +4821,7 @@ pub fn compress_slabs(
             opts,
             (&plan, &bricks),
             std::slice::from_ref(g),
-            (None, RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
+            (None, RESIDENT_BATCH, RESIDENT_SLOTS, resident_shares()),
             (&done, progress),
             &|slot, b| slot.gather_from((base, true), &f.info, &plan.2, b, opts.transform),
         )
@@ -4849,7 +4855,7 @@ pub fn decompress_slabs(
                 r,
                 &[[(part.0, part.1), (0, h.dims[1]), (0, h.dims[2])]],
                 std::slice::from_ref(g),
-                (RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
+                (RESIDENT_BATCH, RESIDENT_SLOTS, resident_shares()),
                 4 * (part.1 - part.0) * plane,
             )?)
         });
@@ -4960,7 +4966,7 @@ pub fn decompress_pinned(
                 r,
                 &regions,
                 std::slice::from_ref(g),
-                (RESIDENT_BATCH, PINNED_DECODE_SLOTS, RESIDENT_SHARES),
+                (RESIDENT_BATCH, PINNED_DECODE_SLOTS, resident_shares()),
                 0,
             )?)
         });
@@ -5085,7 +5091,7 @@ fn decode_into(
         r,
         &[codec::full_region(r.header().dims)],
         gpus,
-        (RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
+        (RESIDENT_BATCH, RESIDENT_SLOTS, resident_shares()),
         reserve,
     )?;
     let done = AtomicUsize::new(0);
