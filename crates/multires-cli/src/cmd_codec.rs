@@ -622,6 +622,34 @@ pub fn decompress(a: DecompressArgs) -> Result<()> {
             Err(e) => eprintln!("note: {e:#}; decoding into ordinary memory instead (slower)"),
         }
     }
+    // On the CPU an .npy is decoded straight into the output file's pages:
+    // no copy of the field in ordinary memory (a field larger than RAM can
+    // be written) and no pass copying it into the file.
+    if let (None, Some("npy")) = (&gpus, ext.as_deref()) {
+        let region_dims = region
+            .unwrap_or(codec::full_region(h.dims))
+            .map(|(a, b)| b.saturating_sub(a));
+        let shape = region_dims[3 - h.ndim..].to_vec();
+        let progress = |d| bar.update(d, n);
+        match h.dtype {
+            DType::F32 => io::write_npy_mapped::<f32, anyhow::Error>(&a.output, &shape, |o| {
+                Ok(codec::decompress_into(&mut r, region, o, &progress)?)
+            })?,
+            DType::F64 => io::write_npy_mapped::<f64, anyhow::Error>(&a.output, &shape, |o| {
+                Ok(codec::decompress_into(&mut r, region, o, &progress)?)
+            })?,
+        }
+        bar.finish();
+        println!(
+            "decompress: {} -> {} {:?} {} in {:.2} s",
+            a.input.display(),
+            a.output.display(),
+            shape,
+            h.dtype.name(),
+            t.elapsed().as_secs_f64()
+        );
+        return Ok(());
+    }
     let v = match &gpus {
         None => codec::decompress(&mut r, region, &|d| bar.update(d, n))?,
         Some(g) => multires_cuda::codec::decompress(&mut r, region, g, &|d| bar.update(d, n))

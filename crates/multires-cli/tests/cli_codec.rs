@@ -309,4 +309,11 @@ fn bad_inputs_give_clear_errors_and_no_output() {
         "within 0:8",
     );
     assert!(!d.join("o.npy").exists());
+    // Nor is a temporary file left behind by the failed decodes.
+    let parts: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".part"))
+        .collect();
+    assert!(parts.is_empty(), "{parts:?}");
 }

@@ -1325,42 +1325,55 @@ pub fn decompress(
 ) -> Result<Volume, CodecError> {
     let h = r.header().clone();
     let region = region.unwrap_or(full_region(h.dims));
+    let out_dims = region.map(|(a, b)| b.saturating_sub(a));
+    let mut out = Values::zeros(h.dtype, out_dims.iter().product());
+    with_values!(&mut out, o => decompress_into(r, Some(region), o, progress))?;
+    let shape: Vec<usize> = out_dims[3 - h.ndim..].to_vec();
+    Volume::of(&shape, out)
+}
+
+/// `decompress` into the caller's `out` (the region's values, row-major):
+/// memory it already holds, such as the pages of a memory-mapped output
+/// file. Values stored as float64 and decoded into float32 are rounded.
+pub fn decompress_into<U: Sample>(
+    r: &mut MrzReader,
+    region: Option<Region>,
+    out: &mut [U],
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<(), CodecError> {
+    let h = r.header().clone();
+    let region = region.unwrap_or(full_region(h.dims));
     let grid = r.grid();
+    let o = RegionOut::new(out, region, &grid).ok_or_else(|| {
+        CodecError::Invalid(format!(
+            "region {region:?} is not inside the field {:?}, or the output does not hold its values",
+            h.dims
+        ))
+    })?;
     let wanted = bricks_in(&grid, &region);
     let payloads: Vec<(usize, Vec<u8>)> = wanted
         .iter()
         .copied()
         .zip(r.read_bricks(&wanted)?)
         .collect();
-    let out_dims = region.map(|(a, b)| b - a);
-    let len = out_dims.iter().product();
     let done = std::sync::atomic::AtomicUsize::new(0);
     let path = r.path().to_string();
-    let mut out = Values::zeros(h.dtype, len);
     // Each brick is placed as soon as it is decoded, so the decoded bricks
     // are never all held at once.
-    with_values!(&mut out, o => {
-        let o = RegionOut::new(o, region, &grid)
-            .ok_or_else(|| CodecError::Invalid(format!("region {region:?} is not inside the field")))?;
-        payloads
-            .into_par_iter()
-            .try_for_each_init(BrickScratch::default, |sc, (k, p)| {
-                let (_, ext) = grid.bounds(k);
-                decode_brick_with(&p, ext, &h, sc).map_err(|what| {
-                    CodecError::CorruptBrick {
-                        path: path.clone(),
-                        brick: k,
-                        place: grid.describe(k),
-                        what,
-                    }
-                })?;
-                o.place(k, &sc.r, &[], 0.0, h.dtype);
-                progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
-                Ok::<(), CodecError>(())
-            })?
-    });
-    let shape: Vec<usize> = out_dims[3 - h.ndim..].to_vec();
-    Volume::of(&shape, out)
+    payloads
+        .into_par_iter()
+        .try_for_each_init(BrickScratch::default, |sc, (k, p)| {
+            let (_, ext) = grid.bounds(k);
+            decode_brick_with(&p, ext, &h, sc).map_err(|what| CodecError::CorruptBrick {
+                path: path.clone(),
+                brick: k,
+                place: grid.describe(k),
+                what,
+            })?;
+            o.place(k, &sc.r, &[], 0.0, h.dtype);
+            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
+            Ok::<(), CodecError>(())
+        })
 }
 
 #[cfg(test)]

@@ -202,6 +202,16 @@ fn region_decode_equals_the_crop_of_a_full_decode() {
             }
         }
     }
+    // Into a caller's buffer: the same values; a buffer of another size
+    // is refused.
+    let reg = parse_region("3:17,15:33,0:37", &[21, 40, 37]).unwrap();
+    let part = decompress(&mut r, Some(reg), &quiet).unwrap();
+    let mut into = vec![0f64; 14 * 18 * 37];
+    decompress_into(&mut r, Some(reg), &mut into, &quiet).unwrap();
+    assert_eq!(Values::F64(into), part.data);
+    let mut short = vec![0f64; 14 * 18 * 37 - 1];
+    let e = decompress_into(&mut r, Some(reg), &mut short, &quiet).unwrap_err();
+    assert!(e.to_string().contains("does not hold its values"), "{e}");
     for bad in [
         "1:2,3:4",
         "5:3,0:1,0:1",

@@ -8,7 +8,8 @@ mod read;
 mod write;
 
 pub use npy::{
-    check_f32_npy, read_f32_npy_at, read_f32_npy_vec, read_npy_header, write_f32_npy, NpyHeader,
+    check_f32_npy, read_f32_npy_at, read_f32_npy_vec, read_npy_header, write_f32_npy,
+    write_npy_mapped, NpyHeader,
 };
 
 pub use read::{

@@ -280,10 +280,149 @@ pub fn write_f32_npy(path: &Path, shape: &[usize], data: &[f32]) -> Result<(), I
     })
 }
 
+/// The file's `len` bytes mapped for writing, with its blocks reserved
+/// first (a write into a hole of a full disk through a map is a SIGBUS,
+/// where `write` would return an error); None where that cannot be done.
+#[cfg(all(target_os = "linux", target_endian = "little"))]
+fn map_reserved(file: &File, len: u64) -> Option<memmap2::MmapMut> {
+    use std::os::fd::AsRawFd;
+    let len = libc::off_t::try_from(len).ok()?;
+    // SAFETY: a valid descriptor of an open file.
+    if unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len) } != 0 {
+        return None;
+    }
+    // SAFETY: the file is the caller's own temporary file, which nothing
+    // else maps, truncates or writes until it is renamed after the map is
+    // dropped.
+    unsafe { memmap2::MmapMut::map_mut(file) }.ok()
+}
+
+#[cfg(not(all(target_os = "linux", target_endian = "little")))]
+fn map_reserved(_file: &File, _len: u64) -> Option<memmap2::MmapMut> {
+    None
+}
+
+/// Writes a .npy of `shape` whose values `fill` puts straight into the
+/// file's pages (memory-mapped): no copy of the whole field in ordinary
+/// memory, so a field larger than RAM can be written, and no pass that
+/// copies it into the file. As every writer here, it goes to a temporary
+/// file renamed at the end: if `fill` fails, its error is returned and
+/// nothing is left at `path`. Where the file's blocks cannot be reserved
+/// and mapped (a full disk, a file system without either, big-endian
+/// hosts), the values are made in memory and written as usual.
+pub fn write_npy_mapped<T, E>(
+    path: &Path,
+    shape: &[usize],
+    fill: impl FnOnce(&mut [T]) -> Result<(), E>,
+) -> Result<(), E>
+where
+    T: ndarray_npy::WritableElement + bytemuck::Pod + Default,
+    E: From<IoError>,
+{
+    let n: usize = shape.iter().product();
+    let size = std::mem::size_of::<T>();
+    let mut failed: Option<E> = None;
+    let written = super::write::with_temp_file(path, |file| {
+        ndarray_npy::write_zeroed_npy::<T, _>(file, ndarray::IxDyn(shape))
+            .map_err(|e| e.to_string())?;
+        let len = file.metadata().map_err(|e| e.to_string())?.len();
+        let start = len
+            .checked_sub((size * n) as u64)
+            .ok_or("the header is longer than the file")? as usize;
+        let mut map = map_reserved(file, len);
+        let mut owned = Vec::new();
+        let out: &mut [T] = match map
+            .as_mut()
+            .and_then(|m| bytemuck::try_cast_slice_mut::<u8, T>(&mut m[start..]).ok())
+        {
+            Some(out) => out,
+            None => {
+                owned = vec![T::default(); n];
+                &mut owned
+            }
+        };
+        if let Err(e) = fill(out) {
+            failed = Some(e);
+            return Err("the values could not be made".into());
+        }
+        match map {
+            // The pages are the file's: written back as any write is.
+            Some(_) if owned.is_empty() => Ok(()),
+            _ => {
+                let bytes: Vec<u8> = owned
+                    .iter()
+                    .flat_map(|v| {
+                        let mut b = bytemuck::bytes_of(v).to_vec();
+                        if cfg!(target_endian = "big") {
+                            b.reverse();
+                        }
+                        b
+                    })
+                    .collect();
+                write_all_at(file, &bytes, start as u64).map_err(|e| e.to_string())
+            }
+        }
+    });
+    match failed {
+        Some(e) => Err(e),
+        None => written.map_err(E::from),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use ndarray_npy::WriteNpyExt;
+
+    #[test]
+    fn a_mapped_npy_equals_the_written_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let shape = [3, 5, 7];
+        let v: Vec<f32> = (0..105).map(|i| (i as f32 * 0.37).sin() * 1e3).collect();
+        let (a, b) = (dir.path().join("a.npy"), dir.path().join("b.npy"));
+        write_f32_npy(&a, &shape, &v).unwrap();
+        write_npy_mapped::<f32, IoError>(&b, &shape, |o| {
+            o.copy_from_slice(&v);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+        let w: Vec<f64> = v.iter().map(|&x| x as f64 / 3.0).collect();
+        let c = dir.path().join("c.npy");
+        write_npy_mapped::<f64, IoError>(&c, &[15, 7], |o| {
+            o.copy_from_slice(&w);
+            Ok(())
+        })
+        .unwrap();
+        let want = ndarray::Array2::from_shape_vec((15, 7), w).unwrap();
+        let mut bytes = Vec::new();
+        want.write_npy(&mut bytes).unwrap();
+        assert_eq!(std::fs::read(&c).unwrap(), bytes);
+    }
+
+    #[test]
+    fn a_failed_mapped_npy_leaves_nothing_and_says_why() {
+        #[derive(Debug)]
+        enum E {
+            Fill(&'static str),
+            Io,
+        }
+        impl From<IoError> for E {
+            fn from(_: IoError) -> Self {
+                E::Io
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.npy");
+        let r = write_npy_mapped::<f32, E>(&p, &[4, 4], |o| {
+            o[0] = 1.0;
+            Err(E::Fill("brick 3 is corrupt"))
+        });
+        assert!(matches!(r, Err(E::Fill("brick 3 is corrupt"))), "{r:?}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        let r = write_npy_mapped::<f32, E>(&dir.path().join("no/such/dir.npy"), &[2], |_| Ok(()));
+        assert!(matches!(r, Err(E::Io)), "{r:?}");
+    }
 
     fn npy_of(shape: &[usize], v: &[f32]) -> Vec<u8> {
         let a = ndarray::ArrayD::from_shape_vec(shape.to_vec(), v.to_vec()).unwrap();
