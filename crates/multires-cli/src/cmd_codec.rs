@@ -307,40 +307,60 @@ pub fn compress(a: CompressArgs) -> Result<()> {
             }
         }
     }
-    let v = read_volume(&a)?;
-    if let Some(t) = a.seed_thresholds {
-        return seed_table(&a, &v, t);
+    // On the CPU a float32 file is coded where it lies (memory-mapped): no
+    // copy of the field in ordinary memory, and it may be larger than RAM.
+    let mapped = match (&gpus, a.seed_thresholds, &a.plot) {
+        (None, None, None) if a.shape.is_none() || a.raw.is_some() => match float32_file(&a)? {
+            Some(f) => io::MappedF32::open(&a.input, &f)?.map(|m| (m, f.shape)),
+            None => None,
+        },
+        _ => None,
+    };
+    let read = match mapped {
+        Some(_) => None,
+        None => Some(read_volume(&a)?),
+    };
+    if let (Some(t), Some(v)) = (a.seed_thresholds, &read) {
+        return seed_table(&a, v, t);
     }
+    let v = match (&mapped, &read) {
+        (Some((m, shape)), _) => codec::FieldView::of(shape, codec::ValuesRef::F32(m.values()))
+            .with_context(|| format!("{}", a.input.display()))?,
+        (None, Some(v)) => v.view(),
+        (None, None) => bail!("{}: no values were read", a.input.display()),
+    };
     let out = a.output.as_ref().context("--output is required")?;
     let opts = codec_options(&a, v.ndim)?;
     let grid_len = opts.grid(v.dims)?.len();
     let bar = crate::progress::Bar::new(grid_len as u64, "compress");
     let t = Instant::now();
-    let (bytes, s, run) = match &gpus {
-        None => {
-            let (b, s) = codec::compress(&v, &opts, &|d| bar.update(d, grid_len))?;
-            (Mrz::Joined(b), s, None)
-        }
-        Some(g) => {
-            let (b, s, r) = multires_cuda::codec::compress(&v, &opts, g, a.gpu_mem_limit, &|d| {
-                bar.update(d, grid_len)
-            })
-            .context("compressing on the GPU")?;
+    let (bytes, s, run) = match (&gpus, &read) {
+        (Some(g), Some(field)) => {
+            let (b, s, r) =
+                multires_cuda::codec::compress(field, &opts, g, a.gpu_mem_limit, &|d| {
+                    bar.update(d, grid_len)
+                })
+                .context("compressing on the GPU")?;
             (Mrz::Parts(b), s, Some(r))
+        }
+        _ => {
+            let (b, s) = codec::compress_view(v, &opts, &|d| bar.update(d, grid_len))?;
+            (Mrz::Joined(b), s, None)
         }
     };
     let secs = t.elapsed().as_secs_f64();
     bar.finish();
     io::write_atomic(out, |w| bytes.write_to(w).map_err(|e| e.to_string()))?;
-    let raw = v.data.byte_len();
+    let info = v.info();
+    let raw = info.len() * info.dtype.size();
     report(
         (&a, &opts, grid_len),
-        (&v.shape(), v.dtype()),
+        (&info.shape(), info.dtype),
         (&s, secs, raw),
         run.as_ref().zip(gpus.as_ref()),
     );
-    if let Some(p) = &a.plot {
-        plot_decoded(p, &v, bytes.into_vec(), out, s.abs_bound)?;
+    if let (Some(p), Some(field)) = (&a.plot, &read) {
+        plot_decoded(p, field, bytes.into_vec(), out, s.abs_bound)?;
     }
     Ok(())
 }

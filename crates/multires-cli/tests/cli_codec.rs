@@ -309,6 +309,20 @@ fn bad_inputs_give_clear_errors_and_no_output() {
         "within 0:8",
     );
     assert!(!d.join("o.npy").exists());
+    // A NaN in a float32 .npy coded on the CPU (where it lies, mapped) is
+    // named by its index, and nothing is written.
+    let mut bad: Vec<f32> = (0..8 * 8 * 8).map(|i| i as f32).collect();
+    bad[300] = f32::NAN;
+    let a = ndarray::Array3::from_shape_vec((8, 8, 8), bad).unwrap();
+    write_npy(d.join("nan.npy"), &a).unwrap();
+    fails_with(
+        &multires(
+            d,
+            &["compress", "nan.npy", "-o", "nan.mrz", "--device", "cpu"],
+        ),
+        "300",
+    );
+    assert!(!d.join("nan.mrz").exists());
     // Nor is a temporary file left behind by the failed decodes.
     let parts: Vec<_> = std::fs::read_dir(d)
         .unwrap()

@@ -260,6 +260,70 @@ pub struct Volume {
     pub ndim: usize,
 }
 
+/// A field's values where they already lie (borrowed): a `Volume`'s, or
+/// a memory-mapped file's, so that a field need not be copied (or fit in
+/// memory) to be compressed.
+#[derive(Debug, Clone, Copy)]
+pub enum ValuesRef<'a> {
+    F32(&'a [f32]),
+    F64(&'a [f64]),
+}
+
+macro_rules! with_values_ref {
+    ($v:expr, $d:ident => $body:expr) => {
+        match $v {
+            $crate::codec::ValuesRef::F32($d) => $body,
+            $crate::codec::ValuesRef::F64($d) => $body,
+        }
+    };
+}
+
+impl ValuesRef<'_> {
+    pub fn len(&self) -> usize {
+        with_values_ref!(self, d => d.len())
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    pub fn dtype(&self) -> DType {
+        match self {
+            ValuesRef::F32(_) => DType::F32,
+            ValuesRef::F64(_) => DType::F64,
+        }
+    }
+    pub fn get(&self, i: usize) -> f64 {
+        with_values_ref!(self, d => d[i].to_f64())
+    }
+}
+
+/// A 2-D or 3-D field over borrowed values (`Volume::view`, or
+/// `FieldView::of` over a memory-mapped file's values).
+#[derive(Debug, Clone, Copy)]
+pub struct FieldView<'a> {
+    pub data: ValuesRef<'a>,
+    pub dims: [usize; 3],
+    pub ndim: usize,
+}
+
+impl<'a> FieldView<'a> {
+    /// A field from its shape (2 or 3 axes) and its values.
+    pub fn of(shape: &[usize], data: ValuesRef<'a>) -> Result<Self, CodecError> {
+        let dims = Volume::check(shape, data.len())?;
+        Ok(FieldView {
+            data,
+            dims,
+            ndim: shape.len(),
+        })
+    }
+    pub fn info(&self) -> FieldInfo {
+        FieldInfo {
+            dims: self.dims,
+            ndim: self.ndim,
+            dtype: self.data.dtype(),
+        }
+    }
+}
+
 /// [z, y, x] of a 2-D (z = 1) or 3-D shape.
 fn dims_of(shape: &[usize]) -> Result<[usize; 3], CodecError> {
     match *shape {
@@ -308,6 +372,18 @@ impl FieldInfo {
 }
 
 impl Volume {
+    /// The field over its values, borrowed.
+    pub fn view(&self) -> FieldView<'_> {
+        FieldView {
+            data: match &self.data {
+                Values::F32(d) => ValuesRef::F32(d),
+                Values::F64(d) => ValuesRef::F64(d),
+            },
+            dims: self.dims,
+            ndim: self.ndim,
+        }
+    }
+
     pub fn info(&self) -> FieldInfo {
         FieldInfo {
             dims: self.dims,
@@ -601,9 +677,14 @@ pub fn gather(v: &Volume, start: [usize; 3], ext: [usize; 3]) -> Vec<f64> {
 
 /// `gather` into a buffer reused from brick to brick.
 pub fn gather_into(v: &Volume, start: [usize; 3], ext: [usize; 3], out: &mut Vec<f64>) {
+    gather_view(v.view(), start, ext, out)
+}
+
+/// `gather_into` from a field over borrowed values.
+pub fn gather_view(v: FieldView, start: [usize; 3], ext: [usize; 3], out: &mut Vec<f64>) {
     out.clear();
     out.reserve(ext.iter().product());
-    with_values!(&v.data, d => brick_rows(d, v.dims, start, ext)
+    with_values_ref!(v.data, d => brick_rows(d, v.dims, start, ext)
         .for_each(|r| out.extend(r.iter().map(|x| x.to_f64()))));
 }
 
@@ -1031,12 +1112,20 @@ fn correct(y: &mut [f64], rest: &[u8], e: f64, dtype: DType) -> Result<(), Strin
 /// What every compression of `v` starts from: the value range, the
 /// absolute bound and the bricks (errors for non-finite values or bounds).
 pub fn plan(v: &Volume, opts: &CodecOptions) -> Result<((f64, f64), f64, BrickGrid), CodecError> {
+    plan_view(v.view(), opts)
+}
+
+/// `plan` of a field over borrowed values.
+pub fn plan_view(
+    v: FieldView,
+    opts: &CodecOptions,
+) -> Result<((f64, f64), f64, BrickGrid), CodecError> {
     // One pass for the range and the finiteness; the offending index is
     // looked up only on error.
-    let (lo, hi, nan) = with_values!(&v.data, d => scan(d));
+    let (lo, hi, nan) = with_values_ref!(v.data, d => scan(d));
     if nan || !lo.is_finite() || !hi.is_finite() {
         let first =
-            with_values!(&v.data, d => d.par_iter().position_first(|x| !x.to_f64().is_finite()));
+            with_values_ref!(v.data, d => d.par_iter().position_first(|x| !x.to_f64().is_finite()));
         if let Some(i) = first {
             return Err(CodecError::NonFinite {
                 index: i,
@@ -1145,7 +1234,17 @@ pub fn compress(
     opts: &CodecOptions,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<(Vec<u8>, CodecStats), CodecError> {
-    let (range, e, grid) = plan(v, opts)?;
+    compress_view(v.view(), opts, progress)
+}
+
+/// `compress` of a field over borrowed values (a memory-mapped .npy's, so
+/// that it is neither copied nor needs to fit in memory).
+pub fn compress_view(
+    v: FieldView,
+    opts: &CodecOptions,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<(Vec<u8>, CodecStats), CodecError> {
+    let (range, e, grid) = plan_view(v, opts)?;
     let chunk_log = opts.rans_chunk_log()?;
     let done = std::sync::atomic::AtomicUsize::new(0);
     let coded: Vec<CodedBrick> = (0..grid.len())
@@ -1153,8 +1252,8 @@ pub fn compress(
         .map_init(BrickScratch::default, |sc, k| {
             let (s, ext) = grid.bounds(k);
             let mut x = std::mem::take(&mut sc.x);
-            gather_into(v, s, ext, &mut x);
-            let r = encode_brick_with(&x, ext, opts.transform, v.dtype(), (e, chunk_log), sc);
+            gather_view(v, s, ext, &mut x);
+            let r = encode_brick_with(&x, ext, opts.transform, v.data.dtype(), (e, chunk_log), sc);
             sc.x = x;
             progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
             r

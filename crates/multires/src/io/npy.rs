@@ -226,6 +226,53 @@ pub fn check_f32_npy(path: &Path, h: &NpyHeader) -> Result<usize, IoError> {
     Ok(n)
 }
 
+/// A little-endian float32 file's values where they lie (memory-mapped,
+/// read-only): no copy in ordinary memory, and the file may be larger
+/// than RAM. The file must not shrink while it is mapped.
+pub struct MappedF32 {
+    map: memmap2::Mmap,
+    start: usize,
+    len: usize,
+}
+
+impl MappedF32 {
+    /// The `h.len()` values at `h.data_offset` of `path` (an .npy checked
+    /// by `check_f32_npy`, or a raw file with offset 0); None where they
+    /// cannot be used in place (a big-endian host, a start not aligned to
+    /// 4 bytes, a file system without maps): read them instead.
+    pub fn open(path: &Path, h: &NpyHeader) -> Result<Option<Self>, IoError> {
+        if cfg!(target_endian = "big") || !h.data_offset.is_multiple_of(4) {
+            return Ok(None);
+        }
+        let len = h
+            .len()
+            .ok_or_else(|| format_err(path, format!("shape {:?} is too large", h.shape)))?;
+        let file = File::open(path).map_err(|why| IoError::Open {
+            path: path.display().to_string(),
+            why,
+        })?;
+        // SAFETY: the map is read-only and lives in this value; the file
+        // is an input the caller does not change while it is mapped.
+        let Ok(map) = (unsafe { memmap2::Mmap::map(&file) }) else {
+            return Ok(None);
+        };
+        let start = h.data_offset as usize;
+        if start.checked_add(4 * len).is_none_or(|end| end > map.len()) {
+            return Err(format_err(
+                path,
+                format!("the file is shorter than its {len} float32 values"),
+            ));
+        }
+        Ok(Some(MappedF32 { map, start, len }))
+    }
+
+    pub fn values(&self) -> &[f32] {
+        // The start is 4-byte aligned in a page-aligned map, and the
+        // bytes were checked to hold `len` values.
+        bytemuck::cast_slice(&self.map[self.start..self.start + 4 * self.len])
+    }
+}
+
 /// A shape and its values in C order.
 pub type ShapedF32 = (Vec<usize>, Vec<f32>);
 
@@ -398,6 +445,31 @@ mod tests {
         let mut bytes = Vec::new();
         want.write_npy(&mut bytes).unwrap();
         assert_eq!(std::fs::read(&c).unwrap(), bytes);
+    }
+
+    #[test]
+    fn a_mapped_f32_file_holds_the_read_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.npy");
+        let v: Vec<f32> = (0..60).map(|i| i as f32 * 0.5 - 7.0).collect();
+        write_f32_npy(&p, &[3, 4, 5], &v).unwrap();
+        let h = read_npy_header(&p).unwrap();
+        let m = MappedF32::open(&p, &h).unwrap().unwrap();
+        assert_eq!(m.values(), &v[..]);
+        // More values than the file holds: an error, not a short slice.
+        let long = NpyHeader {
+            shape: vec![61],
+            ..h.clone()
+        };
+        let e = MappedF32::open(&p, &long).err().unwrap();
+        assert!(e.to_string().contains("shorter than its 61"), "{e}");
+        // A start that is not 4-byte aligned: read, not mapped.
+        let odd = NpyHeader {
+            data_offset: h.data_offset + 2,
+            shape: vec![10],
+            ..h
+        };
+        assert!(MappedF32::open(&p, &odd).unwrap().is_none());
     }
 
     #[test]
