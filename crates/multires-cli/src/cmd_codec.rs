@@ -293,6 +293,14 @@ fn codec_options(a: &CompressArgs, ndim: usize) -> Result<CodecOptions> {
 type Gpus = Vec<std::sync::Arc<multires_cuda::Gpu>>;
 
 pub fn compress(a: CompressArgs) -> Result<()> {
+    // A missing input is reported before any device is probed.
+    if let Err(why) = std::fs::metadata(&a.input) {
+        return Err(io::IoError::Open {
+            path: a.input.display().to_string(),
+            why,
+        }
+        .into());
+    }
     let gpus = codec_gpus(&a)?;
     // A float32 file for the GPU goes straight into page-locked memory,
     // which the GPUs read at the link's rate (ordinary memory must first
