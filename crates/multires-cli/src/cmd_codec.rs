@@ -167,6 +167,53 @@ fn float32_file(a: &CompressArgs) -> Result<Option<io::NpyHeader>> {
     }
 }
 
+/// A float32 or float64 input's values where they lie (memory-mapped).
+enum Mapped {
+    F32(io::MappedValues<f32>),
+    F64(io::MappedValues<f64>),
+}
+
+impl Mapped {
+    fn values(&self) -> codec::ValuesRef<'_> {
+        match self {
+            Mapped::F32(m) => codec::ValuesRef::F32(m.values()),
+            Mapped::F64(m) => codec::ValuesRef::F64(m.values()),
+        }
+    }
+}
+
+/// The input mapped where it can be (float32 or float64, an .npy in C
+/// order or raw with --shape, of the length its shape says), with its
+/// shape; None: read it (`read_volume` also says what is wrong with it).
+fn mapped_input(a: &CompressArgs) -> Result<Option<(Mapped, Vec<usize>)>> {
+    if let Some(f) = float32_file(a)? {
+        return Ok(io::MappedValues::open(&a.input, &f)?.map(|m| (Mapped::F32(m), f.shape)));
+    }
+    let p = &a.input;
+    let h = match (a.raw, &a.shape) {
+        (None, _) if is_npy(p) && !is_image(p) => io::read_npy_header(p)?,
+        (Some(RawType::F64), Some(shape)) => io::NpyHeader {
+            descr: "<f8".into(),
+            fortran_order: false,
+            shape: shape.clone(),
+            data_offset: 0,
+            file_len: std::fs::metadata(p)
+                .with_context(|| format!("cannot read {}", p.display()))?
+                .len(),
+        },
+        _ => return Ok(None),
+    };
+    let fits = h
+        .len()
+        .and_then(|n| (n as u64).checked_mul(8))
+        .and_then(|b| b.checked_add(h.data_offset))
+        == Some(h.file_len);
+    if !(h.is_f64_c_order() && fits) {
+        return Ok(None);
+    }
+    Ok(io::MappedValues::open(p, &h)?.map(|m| (Mapped::F64(m), h.shape)))
+}
+
 /// The input as a codec volume.
 fn read_volume(a: &CompressArgs) -> Result<Volume> {
     let p = &a.input;
@@ -318,10 +365,7 @@ pub fn compress(a: CompressArgs) -> Result<()> {
     // On the CPU a float32 file is coded where it lies (memory-mapped): no
     // copy of the field in ordinary memory, and it may be larger than RAM.
     let mapped = match (&gpus, a.seed_thresholds, &a.plot) {
-        (None, None, None) if a.shape.is_none() || a.raw.is_some() => match float32_file(&a)? {
-            Some(f) => io::MappedF32::open(&a.input, &f)?.map(|m| (m, f.shape)),
-            None => None,
-        },
+        (None, None, None) if a.shape.is_none() || a.raw.is_some() => mapped_input(&a)?,
         _ => None,
     };
     let read = match mapped {
@@ -332,7 +376,7 @@ pub fn compress(a: CompressArgs) -> Result<()> {
         return seed_table(&a, v, t);
     }
     let v = match (&mapped, &read) {
-        (Some((m, shape)), _) => codec::FieldView::of(shape, codec::ValuesRef::F32(m.values()))
+        (Some((m, shape)), _) => codec::FieldView::of(shape, m.values())
             .with_context(|| format!("{}", a.input.display()))?,
         (None, Some(v)) => v.view(),
         (None, None) => bail!("{}: no values were read", a.input.display()),

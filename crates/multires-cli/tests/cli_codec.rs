@@ -125,6 +125,28 @@ fn float64_and_raw_inputs_and_images() {
         .map(|(a, b)| (a - b).abs())
         .fold(0.0, f64::max);
     assert!(m <= 1e-6, "{m}");
+    // Coded where it lies (mapped, above), as raw float64, and as read
+    // into memory (which --plot asks for): the same file.
+    let raw64: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(d.join("x.raw"), raw64).unwrap();
+    let bound = ["--error-bound", "abs:1e-6"];
+    let raw_args = [
+        "compress", "x.raw", "--raw", "f64", "--shape", "33,50", "-o", "xr.mrz",
+    ];
+    ok(&multires(d, &[&raw_args[..], &bound].concat()));
+    let plot_args = ["compress", "x.npy", "-o", "xp.mrz", "--plot", "xp.png"];
+    ok(&multires(d, &[&plot_args[..], &bound].concat()));
+    let x_mrz = std::fs::read(d.join("x.mrz")).unwrap();
+    assert_eq!(
+        x_mrz,
+        std::fs::read(d.join("xr.mrz")).unwrap(),
+        "raw float64"
+    );
+    assert_eq!(
+        x_mrz,
+        std::fs::read(d.join("xp.mrz")).unwrap(),
+        "read, not mapped"
+    );
     // Raw float32 with --shape.
     let raw: Vec<u8> = (0..6 * 7 * 8)
         .flat_map(|i| (i as f32 * 0.5).to_le_bytes())

@@ -9,7 +9,7 @@ mod write;
 
 pub use npy::{
     check_f32_npy, read_f32_npy_at, read_f32_npy_vec, read_npy_header, write_f32_npy,
-    write_npy_mapped, MappedF32, NpyHeader,
+    write_npy_mapped, MappedF32, MappedValues, NpyHeader,
 };
 
 pub use read::{

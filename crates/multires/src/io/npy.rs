@@ -69,6 +69,11 @@ impl NpyHeader {
         matches!(self.descr.as_str(), "<f4" | "=f4") && !self.fortran_order
     }
 
+    /// Whether the data are little-endian float64 in C order.
+    pub fn is_f64_c_order(&self) -> bool {
+        matches!(self.descr.as_str(), "<f8" | "=f8") && !self.fortran_order
+    }
+
     pub fn len(&self) -> Option<usize> {
         self.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))
     }
@@ -226,22 +231,28 @@ pub fn check_f32_npy(path: &Path, h: &NpyHeader) -> Result<usize, IoError> {
     Ok(n)
 }
 
-/// A little-endian float32 file's values where they lie (memory-mapped,
+/// A little-endian file's values where they lie (memory-mapped,
 /// read-only): no copy in ordinary memory, and the file may be larger
 /// than RAM. The file must not shrink while it is mapped.
-pub struct MappedF32 {
+pub struct MappedValues<T> {
     map: memmap2::Mmap,
     start: usize,
     len: usize,
+    _values: std::marker::PhantomData<T>,
 }
 
-impl MappedF32 {
-    /// The `h.len()` values at `h.data_offset` of `path` (an .npy checked
-    /// by `check_f32_npy`, or a raw file with offset 0); None where they
-    /// cannot be used in place (a big-endian host, a start not aligned to
-    /// 4 bytes, a file system without maps): read them instead.
+/// A float32 file's values in place.
+pub type MappedF32 = MappedValues<f32>;
+
+impl<T: bytemuck::Pod> MappedValues<T> {
+    /// The `h.len()` values of type T at `h.data_offset` of `path` (an
+    /// .npy, or a raw file with offset 0); None where they cannot be used
+    /// in place (a big-endian host, a start not aligned to T, a file
+    /// system without maps): read them instead. A file shorter than its
+    /// values is an error.
     pub fn open(path: &Path, h: &NpyHeader) -> Result<Option<Self>, IoError> {
-        if cfg!(target_endian = "big") || !h.data_offset.is_multiple_of(4) {
+        let size = std::mem::size_of::<T>();
+        if cfg!(target_endian = "big") || !h.data_offset.is_multiple_of(size as u64) {
             return Ok(None);
         }
         let len = h
@@ -257,19 +268,27 @@ impl MappedF32 {
             return Ok(None);
         };
         let start = h.data_offset as usize;
-        if start.checked_add(4 * len).is_none_or(|end| end > map.len()) {
+        let end = len.checked_mul(size).and_then(|b| b.checked_add(start));
+        if end.is_none_or(|end| end > map.len()) {
             return Err(format_err(
                 path,
-                format!("the file is shorter than its {len} float32 values"),
+                format!("the file is shorter than its {len} values of {size} bytes"),
             ));
         }
-        Ok(Some(MappedF32 { map, start, len }))
+        Ok(Some(MappedValues {
+            map,
+            start,
+            len,
+            _values: std::marker::PhantomData,
+        }))
     }
 
-    pub fn values(&self) -> &[f32] {
-        // The start is 4-byte aligned in a page-aligned map, and the
-        // bytes were checked to hold `len` values.
-        bytemuck::cast_slice(&self.map[self.start..self.start + 4 * self.len])
+    pub fn values(&self) -> &[T] {
+        // The start is aligned to T in a page-aligned map, and the bytes
+        // were checked to hold `len` values.
+        bytemuck::cast_slice(
+            &self.map[self.start..self.start + std::mem::size_of::<T>() * self.len],
+        )
     }
 }
 
@@ -462,7 +481,7 @@ mod tests {
             ..h.clone()
         };
         let e = MappedF32::open(&p, &long).err().unwrap();
-        assert!(e.to_string().contains("shorter than its 61"), "{e}");
+        assert!(e.to_string().contains("shorter than its 61 values"), "{e}");
         // A start that is not 4-byte aligned: read, not mapped.
         let odd = NpyHeader {
             data_offset: h.data_offset + 2,
