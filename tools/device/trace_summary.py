@@ -48,17 +48,14 @@ def parse(path):
 def runs(batches):
     """Batches grouped into runs by time: a run ends before a batch that
     starts after every batch so far has ended."""
-    out, cur, end = [], [], None
+    out, end = [], None
     for b in sorted(batches, key=lambda b: b["marks"][0][1]):
-        start = b["marks"][0][1]
-        if cur and start > end:
-            out.append(cur)
-            cur = []
-        cur.append(b)
-        last = b["marks"][-1][1]
-        end = last if end is None or len(cur) == 1 else max(end, last)
-    if cur:
-        out.append(cur)
+        start, last = b["marks"][0][1], b["marks"][-1][1]
+        if end is None or start > end:
+            out.append([])
+            end = last
+        out[-1].append(b)
+        end = max(end, last)
     return out
 
 

@@ -569,11 +569,13 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
         }
         let v = Volume::of(&[size; 3], Values::F32(fields::make(kind, size, true, 1)))?;
         let raw = v.data.byte_len() as f64;
+        // The GPU rows' fields (resident, in slabs, page-locked) take them
+        // as float32.
+        let Values::F32(vals) = &v.data else {
+            bail!("the codec-3d fields are float32")
+        };
         let mut pinned = if a.pinned && on_gpu {
             let gpu = multires_cuda::gpu_at(0)?;
-            let Values::F32(vals) = &v.data else {
-                bail!("the codec-3d fields are float32")
-            };
             let field = multires_cuda::codec::PinnedField::from_values(&gpu, &[size; 3], vals)?;
             let out = multires_cuda::codec::PinnedField::zeros(&gpu, &[size; 3])?;
             Some((field, out))
@@ -674,16 +676,10 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
             };
             if a.resident && on_gpu && ngpu == counts[0] {
                 let gpu = multires_cuda::gpu_at(0)?;
-                let Values::F32(vals) = &v.data else {
-                    bail!("the codec-3d fields are float32")
-                };
                 let field = multires_cuda::codec::DeviceField::upload(&gpu, &[size; 3], vals)?;
                 bench_codec_resident(a, &gpu, &field, &o, &bytes, &back.data, raw)?;
             }
             if slabs {
-                let Values::F32(vals) = &v.data else {
-                    bail!("the codec-3d fields are float32")
-                };
                 let brick = CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3))
                     .grid([size; 3])?
                     .brick;

@@ -203,12 +203,7 @@ fn mapped_input(a: &CompressArgs) -> Result<Option<(Mapped, Vec<usize>)>> {
         },
         _ => return Ok(None),
     };
-    let fits = h
-        .len()
-        .and_then(|n| (n as u64).checked_mul(8))
-        .and_then(|b| b.checked_add(h.data_offset))
-        == Some(h.file_len);
-    if !(h.is_f64_c_order() && fits) {
+    if !(h.is_f64_c_order() && h.fits(8)) {
         return Ok(None);
     }
     Ok(io::MappedValues::open(p, &h)?.map(|m| (Mapped::F64(m), h.shape)))
@@ -680,15 +675,8 @@ pub fn decompress(a: DecompressArgs) -> Result<()> {
                 let secs = t.elapsed().as_secs_f64();
                 let t_write = Instant::now();
                 io::write_f32_npy(&a.output, &shape, field.as_slice())?;
-                println!(
-                    "decompress: {} -> {} {:?} {} in {:.2} s (written in {:.2} s)",
-                    a.input.display(),
-                    a.output.display(),
-                    shape,
-                    h.dtype.name(),
-                    secs,
-                    t_write.elapsed().as_secs_f64()
-                );
+                let written = format!(" (written in {:.2} s)", t_write.elapsed().as_secs_f64());
+                report_decompressed(&a, &shape, h.dtype, secs, &written);
                 return Ok(());
             }
             Err(e) => eprintln!("note: {e:#}; decoding into ordinary memory instead (slower)"),
@@ -712,14 +700,7 @@ pub fn decompress(a: DecompressArgs) -> Result<()> {
             })?,
         }
         bar.finish();
-        println!(
-            "decompress: {} -> {} {:?} {} in {:.2} s",
-            a.input.display(),
-            a.output.display(),
-            shape,
-            h.dtype.name(),
-            t.elapsed().as_secs_f64()
-        );
+        report_decompressed(&a, &shape, h.dtype, t.elapsed().as_secs_f64(), "");
         return Ok(());
     }
     let v = match &gpus {
@@ -762,15 +743,20 @@ pub fn decompress(a: DecompressArgs) -> Result<()> {
             )?,
         }
     }
+    report_decompressed(&a, &shape, h.dtype, secs, "");
+    Ok(())
+}
+
+/// The line a decompression ends with (`extra` after the time).
+fn report_decompressed(a: &DecompressArgs, shape: &[usize], dtype: DType, secs: f64, extra: &str) {
     println!(
-        "decompress: {} -> {} {:?} {} in {:.2} s",
+        "decompress: {} -> {} {:?} {} in {:.2} s{extra}",
         a.input.display(),
         a.output.display(),
         shape,
-        h.dtype.name(),
+        dtype.name(),
         secs
     );
-    Ok(())
 }
 
 pub fn info(a: InfoArgs) -> Result<()> {

@@ -78,6 +78,15 @@ impl NpyHeader {
         self.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))
     }
 
+    /// Whether the file is exactly the header and its values of `size`
+    /// bytes each.
+    pub fn fits(&self, size: u64) -> bool {
+        self.len()
+            .and_then(|n| (n as u64).checked_mul(size))
+            .and_then(|b| b.checked_add(self.data_offset))
+            == Some(self.file_len)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len() == Some(0)
     }
@@ -396,35 +405,25 @@ where
             .checked_sub((size * n) as u64)
             .ok_or("the header is longer than the file")? as usize;
         let mut map = map_reserved(file, len);
-        let mut owned = Vec::new();
-        let out: &mut [T] = match map
+        let run = |out: &mut [T]| {
+            fill(out).map_err(|e| {
+                failed = Some(e);
+                "the values could not be made".to_string()
+            })
+        };
+        match map
             .as_mut()
             .and_then(|m| bytemuck::try_cast_slice_mut::<u8, T>(&mut m[start..]).ok())
         {
-            Some(out) => out,
-            None => {
-                owned = vec![T::default(); n];
-                &mut owned
-            }
-        };
-        if let Err(e) = fill(out) {
-            failed = Some(e);
-            return Err("the values could not be made".into());
-        }
-        match map {
             // The pages are the file's: written back as any write is.
-            Some(_) if owned.is_empty() => Ok(()),
-            _ => {
-                let bytes: Vec<u8> = owned
-                    .iter()
-                    .flat_map(|v| {
-                        let mut b = bytemuck::bytes_of(v).to_vec();
-                        if cfg!(target_endian = "big") {
-                            b.reverse();
-                        }
-                        b
-                    })
-                    .collect();
+            Some(out) => run(out),
+            None => {
+                let mut owned = vec![T::default(); n];
+                run(&mut owned)?;
+                let mut bytes = bytemuck::cast_slice::<T, u8>(&owned).to_vec();
+                if cfg!(target_endian = "big") {
+                    bytes.chunks_exact_mut(size).for_each(|b| b.reverse());
+                }
                 write_all_at(file, &bytes, start as u64).map_err(|e| e.to_string())
             }
         }
