@@ -169,6 +169,8 @@ struct Slot {
     out: CudaSlice<u8>,
     /// Pinned bytes for payloads going down (coder) or up (decoder).
     pbytes: Option<Registered<u8>>,
+    /// The decoder's streams copied up from a page-locked file.
+    up_streams: Option<CudaSlice<u8>>,
     /// Its small copies, made without the copy engines.
     stage: Stage,
     /// The gathered batch's brick peaks (GATHER takes them on its way),
@@ -1075,6 +1077,7 @@ impl Slot {
             cnt: dev!(u32, 2 * nb),
             out: dev!(u8, 1 << 20),
             pbytes: None,
+            up_streams: None,
             stage: Stage::default(),
             gathered_peak: None,
             field_in: None,
@@ -2124,11 +2127,14 @@ pub fn direct_batches() -> usize {
 
 /// Whether `p` lies in a live `PinnedBytes` (a copy up from it may then be
 /// queued without a pinned buffer between).
-fn page_locked(p: &[u8]) -> bool {
+fn page_locked(p: &[u8]) -> Option<std::ops::Range<usize>> {
     let (a, z) = (p.as_ptr() as usize, p.as_ptr() as usize + p.len());
     PAGE_LOCKED
         .lock()
-        .is_ok_and(|r| r.iter().any(|x| x.start <= a && z <= x.end))
+        .ok()?
+        .iter()
+        .find(|x| x.start <= a && z <= x.end)
+        .cloned()
 }
 
 /// A brick coded on the GPU: payload, largest error, squared error sum,
@@ -2723,6 +2729,7 @@ impl Slot {
             None => None,
         };
         self.stage.wait(s)?;
+        trace("d_waited");
         let err_h = self.stage.read(&err_q);
         let tot_h = tot_q.map(|q| self.stage.read(&q));
         let at = (0..nbk)
@@ -2801,8 +2808,9 @@ impl Slot {
         let mut chunks = RansChunks::new();
         let mut at = vec![None; nbk];
         let mut q = vec![1.0f64; nbk];
-        // Each stream's data bytes and where they go in the upload.
-        let mut parts: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+        // Each stream's data bytes, and its chunks' offsets (from the
+        // stream's start until its place in the upload is known).
+        let mut parts: Vec<(usize, std::ops::Range<usize>, std::ops::Range<usize>)> = Vec::new();
         let mut total = 0usize;
         let mut zero_tiles = false;
         for (bi, head) in heads.iter().enumerate() {
@@ -2811,14 +2819,14 @@ impl Slot {
                 chunks.push(std::iter::empty(), None);
                 continue;
             };
-            let base = total;
             let range = 8 + 4 * h.data_word..8 + 4 * h.used;
             total += range.len();
-            parts.push((bi, range));
+            let first = doff.len();
             for w in h.offsets.windows(2) {
-                doff.push((base + 2 * w[0]) as u64);
+                doff.push((2 * w[0]) as u64);
                 dlen.push((w[1] - w[0]) as u32);
             }
+            parts.push((bi, range, first..doff.len()));
             chunks.push(rans::pieces(n, h.chunk_log, h.split), Some(&h.tables));
             zero_tiles |= rans::zero_classes(&h.tables) != 0;
             q[bi] = *step;
@@ -2837,6 +2845,32 @@ impl Slot {
         let mut err = err;
         trace("d_lists");
         use bytemuck::cast_slice;
+        // Streams in page-locked memory go up from where they lie, in one
+        // copy for each run of streams close together in the file (those
+        // of consecutive bricks, with the headers and outliers between
+        // them), and only the lists through the pinned buffer; the others
+        // are gathered, packed, into the pinned buffer.
+        let locked: Option<Vec<_>> = parts
+            .iter()
+            .map(|(bi, r, _)| {
+                let st = &list[*bi].1[r.clone()];
+                page_locked(st).map(|buf| (st, buf))
+            })
+            .collect();
+        let spans = if let Some(locked) = locked {
+            let spans = stream_spans(locked);
+            for ((_, _, offs), at) in parts.iter().zip(&spans.at) {
+                doff[offs.clone()].iter_mut().for_each(|o| *o += *at as u64);
+            }
+            Some(spans)
+        } else {
+            let mut at = 0;
+            for (_, r, offs) in &parts {
+                doff[offs.clone()].iter_mut().for_each(|o| *o += at as u64);
+                at += r.len();
+            }
+            None
+        };
         // The streams (zero bytes after them: RDEC_PAD) and the chunk lists
         // in the slot's pinned buffer, then up in one copy: six pageable
         // copies a batch stalled behind the other slots' copies.
@@ -2848,12 +2882,12 @@ impl Slot {
             pad.fill(0);
             let mut dsts = Vec::with_capacity(parts.len());
             let mut left = streams;
-            for (_, r) in &parts {
+            for (_, r, _) in &parts {
                 let (d, tail) = left.split_at_mut(r.len());
                 dsts.push(d);
                 left = tail;
             }
-            let copy = |(d, (bi, r)): (&mut [u8], &(usize, std::ops::Range<usize>))| {
+            let copy = |(d, (bi, r, _)): (&mut [u8], &Part)| {
                 d.copy_from_slice(&list[*bi].1[r.clone()])
             };
             if total > GATHER_PARALLEL_BYTES {
@@ -2862,12 +2896,7 @@ impl Slot {
                 dsts.into_iter().zip(parts.iter()).for_each(copy);
             }
         };
-        // Streams in page-locked memory go up from where they lie, each
-        // by its own copy, and only the lists through the pinned buffer.
-        let direct = parts
-            .iter()
-            .all(|(bi, r)| page_locked(&list[*bi].1[r.clone()]));
-        let (_up, base, addr, _streams) = if direct {
+        let (_up, base, addr) = if let Some(spans) = spans {
             let (up, _, addr) = upload_packed(
                 &self.gpu,
                 s,
@@ -2876,25 +2905,32 @@ impl Slot {
                 |_| {},
                 &lists,
             )?;
-            let mut streams =
-                unsafe { s.alloc::<u8>(total + RDEC_PAD) }.during(|| "alloc".into())?;
-            s.memset_zeros(&mut streams.slice_mut(total..))
+            // The slot's own buffer: one allocated a batch waited for the
+            // pool to map memory (0.1-6.6 ms on the tail of a 2-GPU
+            // decode, session 36).
+            let len = spans.total + RDEC_PAD;
+            if self.up_streams.as_ref().is_none_or(|b| b.len() < len) {
+                self.up_streams = None;
+                let cap = len.next_power_of_two();
+                self.up_streams =
+                    Some(unsafe { s.alloc::<u8>(cap) }.during(|| "allocating streams".into())?);
+            }
+            let streams = self
+                .up_streams
+                .as_mut()
+                .ok_or_else(|| CudaError::Unsupported("no stream buffer".into()))?;
+            s.memset_zeros(&mut streams.slice_mut(spans.total..len))
                 .during(|| "zeroing".into())?;
-            let mut at = 0;
-            for (bi, r) in parts.iter().filter(|(_, r)| !r.is_empty()) {
-                s.memcpy_htod(
-                    &list[*bi].1[r.clone()],
-                    &mut streams.slice_mut(at..at + r.len()),
-                )
-                .during(|| "copying a batch's streams to the GPU".into())?;
-                at += r.len();
+            for (from, at) in &spans.copies {
+                s.memcpy_htod(*from, &mut streams.slice_mut(*at..*at + from.len()))
+                    .during(|| "copying a batch's streams to the GPU".into())?;
             }
             let base = {
                 use cudarc::driver::DevicePtr;
                 streams.device_ptr(s).0
             };
             DIRECT_BATCHES.fetch_add(1, Ordering::Relaxed);
-            (up, base, addr, Some(streams))
+            (up, base, addr)
         } else {
             let (up, base, addr) = upload_packed(
                 &self.gpu,
@@ -2904,7 +2940,7 @@ impl Slot {
                 gather,
                 &lists,
             )?;
-            (up, base, addr, None)
+            (up, base, addr)
         };
         trace("d_gathered");
         let cls = self
@@ -3276,6 +3312,66 @@ fn packed_layout(first: usize, lens: &[usize]) -> (Vec<usize>, usize) {
         })
         .collect();
     (offs, at)
+}
+
+/// A batch's rANS data of one brick: its index in the batch, its bytes in
+/// the brick's payload, and its chunks in the batch's offsets list.
+type Part = (usize, std::ops::Range<usize>, std::ops::Range<usize>);
+
+/// Streams lying at most this many bytes apart in host memory go up in
+/// one copy, the bytes between them too: a copy call costs about what
+/// this many bytes take across PCIe.
+const SPAN_GAP: usize = 64 << 10;
+
+/// Where streams copied up from where they lie go: `copies` (host bytes,
+/// their offset up) cover every stream, each stream's bytes start at
+/// `at` up, `total` bytes in all.
+struct StreamSpans<'a> {
+    copies: Vec<(&'a [u8], usize)>,
+    at: Vec<usize>,
+    total: usize,
+}
+
+/// `streams`, each with the address range of the host buffer it lies in,
+/// laid out for the copy up: a stream that starts at most `SPAN_GAP`
+/// bytes after the one before it ends, in the same buffer, extends that
+/// one's copy to its own end.
+fn stream_spans<'a>(
+    streams: impl IntoIterator<Item = (&'a [u8], std::ops::Range<usize>)>,
+) -> StreamSpans<'a> {
+    let mut sp = StreamSpans {
+        copies: Vec::new(),
+        at: Vec::new(),
+        total: 0,
+    };
+    // The open copy: its bytes, its offset up, and its buffer.
+    let mut open: Option<(&'a [u8], usize, std::ops::Range<usize>)> = None;
+    for (st, buf) in streams {
+        let (p, end) = (st.as_ptr() as usize, st.as_ptr() as usize + st.len());
+        if let Some((from, at, fbuf)) = open.take() {
+            let (a, z) = (from.as_ptr() as usize, from.as_ptr() as usize + from.len());
+            let inside = |x: usize, y: usize| fbuf.start <= x && y <= fbuf.end;
+            if fbuf == buf && p >= z && p - z <= SPAN_GAP && inside(a, end) {
+                // SAFETY: `a..end` lies within one live buffer (`buf`, the
+                // range of the host allocation both streams are slices
+                // of), which the streams' borrows keep alive.
+                let span = unsafe { std::slice::from_raw_parts(from.as_ptr(), end - a) };
+                sp.at.push(at + (p - a));
+                sp.total = at + span.len();
+                open = Some((span, at, fbuf));
+                continue;
+            }
+            sp.copies.push((from, at));
+        }
+        let at = sp.total;
+        sp.at.push(at);
+        sp.total += st.len();
+        open = Some((st, at, buf));
+    }
+    if let Some((from, at, _)) = open {
+        sp.copies.push((from, at));
+    }
+    sp
 }
 
 /// Streams above this many bytes are gathered on every core; below, the
@@ -4585,21 +4681,41 @@ pub fn decompress_resident(
     gpu: &Arc<Gpu>,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<DeviceField, CudaError> {
-    use cudarc::driver::DevicePtrMut;
     let (_, info) = device_field_of(r)?;
-    // The field is allocated on a thread of its own while the batches
-    // start (mapping 4 GiB took 5 ms, and a slot needs the field only to
-    // place its first batch); the batches' plan leaves its room. Not
-    // zeroed: the bricks tile the field and every one is placed, or the
-    // decode fails and the field is dropped.
+    let (data, ()) = allocated_while(gpu, info.len(), "the decoded field", &|at| {
+        decode_into(
+            r,
+            std::slice::from_ref(gpu),
+            at,
+            4 * info.len(),
+            progress,
+        )
+    })?;
+    print_profile("decompress_resident");
+    Ok(DeviceField { data, info })
+}
+
+/// `len` float32 values allocated on `gpu` (`what`) on a thread of their
+/// own while `work` starts, `work` given their address: a decode's
+/// batches need the field only to place their first values (mapping 4
+/// GiB took 5 ms, and 3-9 ms for a 2 GiB slab on each of two GPUs, all
+/// on a decode's critical path). Not zeroed: the bricks tile the field
+/// and every one is placed, or the decode fails and the field is
+/// dropped.
+fn allocated_while<T: Send>(
+    gpu: &Arc<Gpu>,
+    len: usize,
+    what: &str,
+    work: &(dyn Fn(FieldAddress<'_>) -> Result<T, CudaError> + Sync),
+) -> Result<(CudaSlice<f32>, T), CudaError> {
+    use cudarc::driver::DevicePtrMut;
     let cell = FieldAt::default();
-    let (data, decoded) = std::thread::scope(|sc| {
+    let (data, done) = std::thread::scope(|sc| {
         let alloc = sc.spawn(|| {
             struct Unset<'a>(&'a FieldAt);
             impl Drop for Unset<'_> {
                 fn drop(&mut self) {
-                    self.0
-                        .answer(Err("the decoded field's allocation stopped".into()));
+                    self.0.answer(Err("the allocation stopped".into()));
                 }
             }
             let _unset = Unset(&cell);
@@ -4608,13 +4724,13 @@ pub fn decompress_resident(
                 gpu.ctx
                     .bind_to_thread()
                     .during(|| "binding the GPU".into())?;
-                // SAFETY: f32 has no invalid bit patterns, and every value
-                // is written before the field is returned.
-                let mut data = unsafe { gpu.stream.alloc::<f32>(info.len()) }
-                    .during(|| "allocating the decoded field".into())?;
+                // SAFETY: f32 has no invalid bit patterns, and the caller
+                // writes every value before it reads one.
+                let mut data = unsafe { gpu.stream.alloc::<f32>(len.max(1)) }
+                    .during(|| format!("allocating {what}"))?;
                 gpu.stream
                     .synchronize()
-                    .during(|| "allocating the decoded field".into())?;
+                    .during(|| format!("allocating {what}"))?;
                 let at = data.device_ptr_mut(&gpu.stream).0;
                 Ok((data, at))
             })();
@@ -4622,22 +4738,14 @@ pub fn decompress_resident(
             cell.answer(made.as_ref().map(|m| m.1).map_err(|e| e.to_string()));
             made.map(|m| m.0)
         });
-        let decoded = decode_into(
-            r,
-            std::slice::from_ref(gpu),
-            &|| cell.get(),
-            4 * info.len(),
-            progress,
-        );
+        let done = work(&|| cell.get());
         let data = alloc
             .join()
             .map_err(|_| CudaError::Unsupported("the allocating thread panicked".into()));
-        (data, decoded)
+        (data, done)
     });
     let data = data??;
-    decoded?;
-    print_profile("decompress_resident");
-    Ok(DeviceField { data, info })
+    Ok((data, done?))
 }
 
 /// A float32 field cut into slabs of whole brick layers along its first
@@ -4838,10 +4946,10 @@ pub fn decompress_slabs(
     gpus: &[Arc<Gpu>],
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<SlabField, CudaError> {
-    use cudarc::driver::DevicePtrMut;
     if gpus.is_empty() {
         return Err(CudaError::NoDevice("no GPU was given".into()));
     }
+    let t_run = std::time::Instant::now();
     let (h, info) = device_field_of(r)?;
     let grid = r.grid();
     let plane = h.dims[1] * h.dims[2];
@@ -4860,24 +4968,23 @@ pub fn decompress_slabs(
             )?)
         });
     }
+    let t_planned = std::time::Instant::now();
+    let ends = Mutex::new(Vec::new());
     let done = AtomicUsize::new(0);
     let reader: &codec::MrzReader = r;
     let slabs = on_every_gpu(gpus, &|i, g| {
         let (z0, z1) = (parts[i].0, parts[i].1);
-        // SAFETY: f32 has no invalid bit patterns, and every value is
-        // written (the bricks tile the slab) before the slab is returned.
-        let mut data = unsafe { g.stream.alloc::<f32>(((z1 - z0) * plane).max(1)) }
-            .during(|| "allocating a decoded slab".into())?;
-        g.stream
-            .synchronize()
-            .during(|| "allocating a decoded slab".into())?;
-        if let Some(plan) = &plans[i] {
-            let base = {
-                let (at, _sync) = data.device_ptr_mut(&g.stream);
-                at.wrapping_sub(4 * (z0 * plane) as u64)
+        let (data, ()) = allocated_while(g, (z1 - z0) * plane, "a decoded slab", &|at| {
+            let Some(plan) = &plans[i] else {
+                return Ok(());
             };
-            let at: Placement = (&|| Ok(base), &|_| (), None, true);
-            decode_plan(reader, plan, std::slice::from_ref(g), at, (&done, progress))?;
+            // The slab stands where its first plane would be in the field.
+            let base = || at().map(|a| a.wrapping_sub(4 * (z0 * plane) as u64));
+            let at: Placement = (&base, &|_| (), None, true);
+            decode_plan(reader, plan, std::slice::from_ref(g), at, (&done, progress))
+        })?;
+        if let Ok(mut e) = ends.lock() {
+            e.push((["decoded 0", "decoded 1", "decoded >1"][i.min(2)], std::time::Instant::now()));
         }
         Ok(DeviceSlab {
             gpu: g.clone(),
@@ -4885,6 +4992,10 @@ pub fn decompress_slabs(
             data,
         })
     })?;
+    let mut marks = ends.into_inner().unwrap_or_default();
+    marks.insert(0, ("planned", t_planned));
+    marks.sort_by_key(|m| m.1);
+    trace_stages("decompress_slabs", t_run, &marks);
     print_profile("decompress_slabs");
     Ok(SlabField { info, slabs })
 }
@@ -5081,7 +5192,7 @@ fn device_field_of(r: &codec::MrzReader) -> Result<(codec::MrzHeader, FieldInfo)
 /// the field at device address `at` (GPU memory, or mapped host memory);
 /// bricks are disjoint, so slots place theirs side by side.
 fn decode_into(
-    r: &mut codec::MrzReader,
+    r: &codec::MrzReader,
     gpus: &[Arc<Gpu>],
     at: FieldAddress,
     reserve: usize,
@@ -5314,6 +5425,7 @@ fn decode_plan(
                     .during(|| "launching OUTFIX".into())?;
             }
             s.synchronize().during(|| "placing decoded bricks".into())?;
+            trace("d_placed");
             prof(s, "d_place")?;
             placed(plan.group[i]);
             drop(turn);
@@ -5421,6 +5533,43 @@ mod tests {
             assert!(end <= offs.get(k + 1).copied().unwrap_or(all));
         }
         assert_eq!(packed_layout(0, &[]), (vec![], 0));
+    }
+
+    /// Streams copied up in spans land where `at` says, with every
+    /// stream's bytes intact, and only streams of one buffer, in order
+    /// and close together, share a copy.
+    #[test]
+    fn stream_spans_copy_every_stream_to_its_place() {
+        let file: Vec<u8> = (0..(SPAN_GAP * 3) as u32).map(|i| (i * 7 % 251) as u8).collect();
+        let other: Vec<u8> = (0..64u8).collect();
+        let range = |b: &[u8]| b.as_ptr() as usize..b.as_ptr() as usize + b.len();
+        let (fr, or) = (range(&file), range(&other));
+        let streams: Vec<(&[u8], std::ops::Range<usize>)> = vec![
+            (&file[10..20], fr.clone()),
+            // 100 bytes on: same copy.
+            (&file[120..200], fr.clone()),
+            // More than SPAN_GAP on: a copy of its own.
+            (&file[SPAN_GAP + 300..SPAN_GAP + 310], fr.clone()),
+            // Before the last one: a copy of its own.
+            (&file[50..60], fr.clone()),
+            // Another buffer: a copy of its own.
+            (&other[0..8], or.clone()),
+            (&file[70..80], fr.clone()),
+        ];
+        let sp = stream_spans(streams.clone());
+        assert_eq!(sp.copies.len(), 5);
+        assert_eq!(sp.at.len(), streams.len());
+        let mut up = vec![0u8; sp.total];
+        for (from, at) in &sp.copies {
+            up[*at..*at + from.len()].copy_from_slice(from);
+        }
+        for ((st, _), &at) in streams.iter().zip(&sp.at) {
+            assert_eq!(&up[at..at + st.len()], *st);
+        }
+        // The first two share a copy of 190 bytes, gap included.
+        assert_eq!(sp.copies[0].0.len(), 190);
+        assert_eq!(sp.total, 190 + 10 + 10 + 8 + 10);
+        assert_eq!(stream_spans(Vec::new()).total, 0);
     }
 
     #[test]
