@@ -928,6 +928,7 @@ static POOL: Mutex<Vec<Slot>> = Mutex::new(Vec::new());
 /// of `gpu` is freed: the run's budget counted their memory as free
 /// (`device_budget`).
 fn take_slot(gpu: &Arc<Gpu>, cap: usize, dtype: DType, usage: Use) -> Result<Slot, CudaError> {
+    gpu.hold_pool()?;
     let serves = |s: &Slot| s.dtype == dtype && s.usage >= usage && s.cap >= cap;
     let mut freed = Vec::new();
     if let Ok(mut pool) = POOL.lock() {
@@ -4724,6 +4725,7 @@ fn allocated_while<T: Send>(
                 gpu.ctx
                     .bind_to_thread()
                     .during(|| "binding the GPU".into())?;
+                gpu.hold_pool()?;
                 // SAFETY: f32 has no invalid bit patterns, and the caller
                 // writes every value before it reads one.
                 let mut data = unsafe { gpu.stream.alloc::<f32>(len.max(1)) }

@@ -49,6 +49,9 @@ pub struct Gpu {
     /// The device's default memory pool (stream-ordered allocations), as
     /// configured by `pool_setup`; None with MULTIRES_CUDA_POOL=default.
     pool: Option<Pool>,
+    /// Whether the pool keeps all it reserves (`hold_pool`) until
+    /// `trim_pool`.
+    pool_held: std::sync::atomic::AtomicBool,
 }
 
 /// A `CUmemoryPool` handle: the driver's pools are safe to use from any
@@ -80,9 +83,8 @@ fn pool_setup(ctx: &CudaContext) -> Result<Pool, cudarc::driver::DriverError> {
     use cudarc::driver::sys;
     let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
     let mut no: i32 = 0;
-    let mut keep: u64 = (ctx.total_mem()? / 4) as u64;
-    // SAFETY: the out pointer and the attributes' values (an int and a
-    // u64, as these attributes take) outlive the calls.
+    // SAFETY: the out pointer and the attribute's value (an int, as this
+    // attribute takes) outlive the calls.
     unsafe {
         sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()).result()?;
         sys::cuMemPoolSetAttribute(
@@ -91,14 +93,28 @@ fn pool_setup(ctx: &CudaContext) -> Result<Pool, cudarc::driver::DriverError> {
             (&mut no as *mut i32).cast(),
         )
         .result()?;
-        sys::cuMemPoolSetAttribute(
-            pool,
-            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+    }
+    set_pool_threshold(Pool(pool), pool_keep(ctx)?)?;
+    Ok(Pool(pool))
+}
+
+/// The reserve `pool_setup` leaves a pool: a quarter of the device.
+fn pool_keep(ctx: &CudaContext) -> Result<u64, cudarc::driver::DriverError> {
+    Ok((ctx.total_mem()? / 4) as u64)
+}
+
+/// Sets `pool`'s release threshold (bytes it keeps reserved after frees).
+fn set_pool_threshold(pool: Pool, mut keep: u64) -> Result<(), cudarc::driver::DriverError> {
+    // SAFETY: a valid pool handle; the attribute takes a u64, which
+    // outlives the call.
+    unsafe {
+        cudarc::driver::sys::cuMemPoolSetAttribute(
+            pool.0,
+            cudarc::driver::sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
             (&mut keep as *mut u64).cast(),
         )
-        .result()?;
+        .result()
     }
-    Ok(Pool(pool))
 }
 
 impl std::fmt::Debug for Gpu {
@@ -229,6 +245,7 @@ impl Gpu {
             cache: Mutex::new(HashMap::new()),
             tables: Mutex::new(HashMap::new()),
             pool,
+            pool_held: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -336,11 +353,37 @@ impl Gpu {
         Ok(reserved.saturating_sub(used) as usize)
     }
 
-    /// Returns the memory pool's unused reserve to the device.
-    pub fn trim_pool(&self) -> Result<(), CudaError> {
-        let Some(Pool(pool)) = self.pool else {
+    /// Keeps all the pool reserves until `trim_pool`, for the codec,
+    /// whose runs free and allocate the same large buffers again: beyond
+    /// the quarter of the device that `pool_setup` keeps, any stream's
+    /// synchronization returned a freed 2 GiB slab to the device, and the
+    /// next decode's allocation mapped it again (3-9 ms, on two H100s,
+    /// with the other allocations of that GPU waiting behind it).
+    pub fn hold_pool(&self) -> Result<(), CudaError> {
+        use std::sync::atomic::Ordering;
+        let Some(pool) = self.pool else {
             return Ok(());
         };
+        if !self.pool_held.swap(true, Ordering::AcqRel) {
+            set_pool_threshold(pool, u64::MAX)
+                .during(|| "keeping the memory pool's reserve".into())?;
+        }
+        Ok(())
+    }
+
+    /// Returns the memory pool's unused reserve to the device, and the
+    /// reserve it keeps to a quarter of the device (undoing `hold_pool`).
+    pub fn trim_pool(&self) -> Result<(), CudaError> {
+        use std::sync::atomic::Ordering;
+        let Some(pool) = self.pool else {
+            return Ok(());
+        };
+        if self.pool_held.swap(false, Ordering::AcqRel) {
+            let keep = pool_keep(&self.ctx).during(|| "reading the device's memory".into())?;
+            set_pool_threshold(pool, keep)
+                .during(|| "setting the memory pool's reserve".into())?;
+        }
+        let Pool(pool) = pool;
         self.synchronize()?;
         // SAFETY: a valid pool handle of this device.
         unsafe { cudarc::driver::sys::cuMemPoolTrimTo(pool, 0) }
