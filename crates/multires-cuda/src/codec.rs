@@ -2484,10 +2484,23 @@ type Payload<'a> = (usize, Cow<'a, [u8]>, Option<u32>);
 /// mismatch as an error naming its brick.
 fn verify_payloads(r: &codec::MrzReader, list: &[Payload]) -> Result<(), CudaError> {
     use rayon::prelude::*;
-    list.par_iter().try_for_each(|(k, p, crc)| match crc {
+    let one = |(k, p, crc): &Payload| match crc {
         Some(c) => r.verify_brick(*k, p, *c).map_err(CudaError::from),
         None => Ok(()),
-    })
+    };
+    if payload_bytes(list) > GATHER_PARALLEL_BYTES {
+        list.par_iter().try_for_each(one)
+    } else {
+        list.iter().try_for_each(one)
+    }
+}
+
+/// The bytes of a batch's payloads. Below `GATHER_PARALLEL_BYTES` the
+/// slot's own thread checks them: on a smooth field (a few hundred bytes
+/// a brick) each batch's handing of its bricks to the rayon pool, 32
+/// slot threads at once on two GPUs, cost more than the checks.
+fn payload_bytes(list: &[Payload]) -> usize {
+    list.iter().map(|(_, p, _)| p.len()).sum()
 }
 
 /// The payloads of the bricks of `r` that meet each of `regions` (a
@@ -3546,18 +3559,25 @@ fn check_batch(
 ) -> Result<Vec<CheckedBrick>, CudaError> {
     use rayon::prelude::*;
     let n: usize = dims.iter().product();
-    let checked: Vec<Result<CheckedBrick, CudaError>> = list
-        .par_iter()
-        .zip(outliers_at.par_iter())
-        .map(|((k, p, _), &at)| {
-            let res = match at {
-                Some(at) => codec::outliers(&p[at..], n, h.dtype).map(CheckedBrick::Device),
-                None => codec::decode_brick(p, dims, h).map(CheckedBrick::Cpu),
-            };
-            res.map_err(|what| corrupt_brick(path, grid, *k, what))
-        })
-        .collect();
-    checked.into_iter().collect()
+    let one = |((k, p, _), at): (&Payload, &Option<usize>)| {
+        let res = match at {
+            Some(at) => codec::outliers(&p[*at..], n, h.dtype).map(CheckedBrick::Device),
+            None => codec::decode_brick(p, dims, h).map(CheckedBrick::Cpu),
+        };
+        res.map_err(|what| corrupt_brick(path, grid, *k, what))
+    };
+    // Bricks the CPU decodes, or many bytes of outliers, on every core.
+    let outlier_bytes = list
+        .iter()
+        .zip(outliers_at)
+        .map(|((_, p, _), at)| at.map_or(p.len(), |a| p.len().saturating_sub(a)))
+        .sum::<usize>();
+    let heavy = outliers_at.iter().any(Option::is_none) || outlier_bytes > GATHER_PARALLEL_BYTES;
+    if heavy {
+        list.par_iter().zip(outliers_at.par_iter()).map(one).collect()
+    } else {
+        list.iter().zip(outliers_at).map(one).collect()
+    }
 }
 
 /// A float32 field (2-D or 3-D, row-major) in a GPU's memory: what
