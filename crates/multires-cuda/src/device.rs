@@ -380,8 +380,7 @@ impl Gpu {
         };
         if self.pool_held.swap(false, Ordering::AcqRel) {
             let keep = pool_keep(&self.ctx).during(|| "reading the device's memory".into())?;
-            set_pool_threshold(pool, keep)
-                .during(|| "setting the memory pool's reserve".into())?;
+            set_pool_threshold(pool, keep).during(|| "setting the memory pool's reserve".into())?;
         }
         let Pool(pool) = pool;
         self.synchronize()?;
