@@ -394,6 +394,21 @@ where
     T: ndarray_npy::WritableElement + bytemuck::Pod + Default,
     E: From<IoError>,
 {
+    write_npy_filled(path, shape, fill, true)
+}
+
+/// `write_npy_mapped`, mapping the file only where `may_map` (the tests
+/// take the in-memory way that a failed map or reservation takes).
+fn write_npy_filled<T, E>(
+    path: &Path,
+    shape: &[usize],
+    fill: impl FnOnce(&mut [T]) -> Result<(), E>,
+    may_map: bool,
+) -> Result<(), E>
+where
+    T: ndarray_npy::WritableElement + bytemuck::Pod + Default,
+    E: From<IoError>,
+{
     let n: usize = shape.iter().product();
     let size = std::mem::size_of::<T>();
     let mut failed: Option<E> = None;
@@ -404,7 +419,11 @@ where
         let start = len
             .checked_sub((size * n) as u64)
             .ok_or("the header is longer than the file")? as usize;
-        let mut map = map_reserved(file, len);
+        let mut map = if may_map {
+            map_reserved(file, len)
+        } else {
+            None
+        };
         let run = |out: &mut [T]| {
             fill(out).map_err(|e| {
                 failed = Some(e);
@@ -463,6 +482,43 @@ mod tests {
         let mut bytes = Vec::new();
         want.write_npy(&mut bytes).unwrap();
         assert_eq!(std::fs::read(&c).unwrap(), bytes);
+    }
+
+    /// The way taken where the file cannot be mapped writes the same
+    /// bytes, and a failed fill there leaves nothing either.
+    #[test]
+    fn the_in_memory_way_writes_the_mapped_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let v: Vec<f64> = (0..231).map(|i| (i as f64 * 0.91).cos() * 1e5).collect();
+        let (a, b) = (dir.path().join("a.npy"), dir.path().join("b.npy"));
+        for (p, may_map) in [(&a, true), (&b, false)] {
+            write_npy_filled::<f64, IoError>(
+                p,
+                &[3, 7, 11],
+                |o| {
+                    o.copy_from_slice(&v);
+                    Ok(())
+                },
+                may_map,
+            )
+            .unwrap();
+        }
+        assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+        let c = dir.path().join("c.npy");
+        let r = write_npy_filled::<f32, IoError>(
+            &c,
+            &[5],
+            |_| {
+                Err(IoError::Write {
+                    path: "c".into(),
+                    why: "brick 0 is corrupt".into(),
+                })
+            },
+            false,
+        );
+        assert!(r.is_err_and(|e| e.to_string().contains("brick 0 is corrupt")));
+        assert!(!c.exists());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 
     #[test]
