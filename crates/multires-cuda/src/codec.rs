@@ -629,10 +629,12 @@ fn resident_shares() -> usize {
 
 /// Batches for each GPU's slab of a field split over `gpus`: batches of
 /// the size one GPU's whole field is cut into (at least two a slab), or
-/// MULTIRES_CODEC_SHARES. Eight a slab on two H100s (1024^3 smooth) coded
-/// at 172 GB/s and decoded at 223, four at 206 and 235 (session 36):
-/// each batch's host work and its kernels' chains cost the same however
-/// few values it holds.
+/// MULTIRES_CODEC_SHARES. On two H100s at 1024^3 (sessions 35-36) the
+/// smooth field coded at 191-211 GB/s and decoded at 234-242 with four a
+/// slab, against 172-198 and 202-226 with eight: a batch's host work and
+/// its kernels' chains cost the same however few values it holds. The
+/// turbulent field leaned the other way, less clearly (eight: 166-199 /
+/// 184-209; four: 156-185 / 189-191).
 fn slab_shares(gpus: usize) -> usize {
     env_count("MULTIRES_CODEC_SHARES").unwrap_or((RESIDENT_SHARES / gpus.max(1)).max(2))
 }
@@ -2834,7 +2836,7 @@ impl Slot {
         let mut q = vec![1.0f64; nbk];
         // Each stream's data bytes, and its chunks' offsets (from the
         // stream's start until its place in the upload is known).
-        let mut parts: Vec<(usize, std::ops::Range<usize>, std::ops::Range<usize>)> = Vec::new();
+        let mut parts: Vec<Part> = Vec::new();
         let mut total = 0usize;
         let mut zero_tiles = false;
         for (bi, head) in heads.iter().enumerate() {
