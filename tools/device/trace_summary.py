@@ -9,7 +9,10 @@ mark@ms ..."), every mark on one clock. This groups the lines into runs
 prints, per run and GPU: the batches, the values, when the first batch
 started and the last ended, the median and longest time spent before
 each mark (from the previous mark of the same batch), and the marks of
-the batch that ended last (the run's tail).
+the batch that ended last (the run's tail). A host-stage line ("trace
+decompress_slabs: began@... decoded 0@...", "trace compress: ...") is
+printed with the first run that starts after it began, in milliseconds
+from that run's start.
 """
 import re
 import statistics
@@ -17,6 +20,24 @@ import sys
 from collections import defaultdict
 
 LINE = re.compile(r"^trace gpu \[([0-9, ]+)\] batch (\d+) \((\d+) values\): (.*)$")
+STAGES = re.compile(r"^trace (?!gpu )([^:]+): (began@.*)$")
+
+
+def marks_of(text):
+    """The (mark, ms) pairs of 'name@ms' tokens; names may hold spaces."""
+    return [(m.group(1), float(m.group(2))) for m in re.finditer(r"([^@]+?)@([0-9.]+)\s*", text)]
+
+
+def parse_stages(path):
+    out = []
+    with open(path) as f:
+        for line in f:
+            m = STAGES.match(line.strip())
+            if m:
+                marks = marks_of(m.group(2))
+                if marks:
+                    out.append((m.group(1), marks))
+    return out
 
 
 def parse(path):
@@ -59,10 +80,13 @@ def runs(batches):
     return out
 
 
-def summary(run):
+def summary(run, stages=()):
     t0 = min(b["marks"][0][1] for b in run)
     t1 = max(b["marks"][-1][1] for b in run)
     lines = [f"run at {t0:.1f} ms: {len(run)} batches, {t1 - t0:.1f} ms"]
+    for what, marks in stages:
+        cells = " ".join(f"{n}{t - t0:+.1f}" for n, t in marks)
+        lines.append(f"  stages {what}: {cells}")
     by_gpu = defaultdict(list)
     for b in run:
         by_gpu[b["gpu"]].append(b)
@@ -70,9 +94,10 @@ def summary(run):
         first = min(b["marks"][0][1] for b in bs) - t0
         last = max(b["marks"][-1][1] for b in bs) - t0
         values = sum(b["values"] for b in bs)
+        starts = sorted(b["marks"][0][1] - t0 for b in bs)
         lines.append(
             f"  gpu {g}: {len(bs)} batches, {values / 1e6:.1f} M values, "
-            f"+{first:.1f} to +{last:.1f} ms"
+            f"+{first:.1f} to +{last:.1f} ms (batches started +{starts[0]:.1f} to +{starts[-1]:.1f})"
         )
         steps = defaultdict(list)
         order = []
@@ -99,8 +124,15 @@ def main():
     batches = parse(sys.argv[1])
     if not batches:
         sys.exit(f"{sys.argv[1]}: no 'trace gpu' lines (was MULTIRES_CODEC_TRACE=1 set?)")
-    for r in runs(batches):
-        print(summary(r))
+    rs = runs(batches)
+    starts = [min(b["marks"][0][1] for b in r) for r in rs]
+    by_run = defaultdict(list)
+    for what, marks in parse_stages(sys.argv[1]):
+        after = [i for i, t0 in enumerate(starts) if t0 >= marks[0][1]]
+        if after:
+            by_run[after[0]].append((what, marks))
+    for i, r in enumerate(rs):
+        print(summary(r, by_run[i]))
 
 
 if __name__ == "__main__":
