@@ -5612,6 +5612,19 @@ mod tests {
         assert_eq!(stream_spans(Vec::new()).total, 0);
     }
 
+    /// A slab on each of several GPUs is cut into the batches of one
+    /// GPU's whole field, never fewer than two (unless the knob says).
+    #[test]
+    fn slabs_are_cut_into_batches_of_one_gpus_size() {
+        if std::env::var_os("MULTIRES_CODEC_SHARES").is_some() {
+            return;
+        }
+        assert_eq!(slab_shares(1), RESIDENT_SHARES);
+        assert_eq!(slab_shares(2), RESIDENT_SHARES / 2);
+        assert_eq!(slab_shares(0), RESIDENT_SHARES);
+        assert_eq!(slab_shares(64), 2);
+    }
+
     #[test]
     fn tile_classes_mark_each_class_of_a_tile_once() {
         let mut cl = vec![0u8; 70];
