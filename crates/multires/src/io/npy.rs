@@ -439,11 +439,16 @@ where
             None => {
                 let mut owned = vec![T::default(); n];
                 run(&mut owned)?;
-                let mut bytes = bytemuck::cast_slice::<T, u8>(&owned).to_vec();
+                let bytes = bytemuck::cast_slice::<T, u8>(&owned);
                 if cfg!(target_endian = "big") {
-                    bytes.chunks_exact_mut(size).for_each(|b| b.reverse());
+                    // .npy is little-endian: a swapped copy, only here.
+                    let mut le = bytes.to_vec();
+                    le.chunks_exact_mut(size).for_each(|b| b.reverse());
+                    write_all_at(file, &le, start as u64)
+                } else {
+                    write_all_at(file, bytes, start as u64)
                 }
-                write_all_at(file, &bytes, start as u64).map_err(|e| e.to_string())
+                .map_err(|e| e.to_string())
             }
         }
     });
