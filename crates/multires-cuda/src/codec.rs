@@ -639,6 +639,10 @@ fn slab_shares(gpus: usize) -> usize {
     env_count("MULTIRES_CODEC_SHARES").unwrap_or((RESIDENT_SHARES / gpus.max(1)).max(2))
 }
 
+/// Bytes a value above which a file decodes in `RESIDENT_SHARES`
+/// batches a slab (`decompress_slabs`).
+const DENSE_FILE_BYTES_PER_VALUE: f64 = 0.05;
+
 /// How a run's bricks go through the slots.
 struct Plan<T> {
     /// Batches of bricks of one shape: a group's after the group before,
@@ -744,36 +748,43 @@ fn timeline() -> bool {
     *ON.get_or_init(|| std::env::var_os("MULTIRES_CODEC_TIMELINE").is_some())
 }
 
-/// Prints the events of `TIMELINE` (a line per batch) and clears them.
-fn print_timeline(caps: &[usize]) {
+/// Prints the events of `TIMELINE` recorded on `gpus` (a line per batch,
+/// milliseconds from each GPU's first event: the GPUs' clocks are their
+/// own) and clears them; other GPUs' runs keep theirs.
+fn print_timeline(caps: &[usize], gpus: &[Arc<Gpu>]) {
     let Ok(mut t) = TIMELINE.lock() else { return };
-    let marks = std::mem::take(&mut *t);
-    let Some((_, _, first)) = marks.first() else {
-        return;
-    };
-    let at: Vec<f32> = marks
-        .iter()
-        .map(|m| {
-            if m.2.context() == first.context() {
-                first.elapsed_ms(&m.2).unwrap_or(f32::NAN)
-            } else {
-                f32::NAN
-            }
-        })
-        .collect();
-    let t0 = at
-        .iter()
-        .copied()
-        .filter(|x| x.is_finite())
-        .fold(f32::INFINITY, f32::min);
-    for (i, cap) in caps.iter().enumerate() {
-        let line: Vec<String> = marks
+    for g in gpus {
+        let (marks, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut *t)
+            .into_iter()
+            .partition(|m| *m.2.context() == g.ctx);
+        *t = rest;
+        let Some((_, _, first)) = marks.first() else {
+            continue;
+        };
+        let at: Vec<f32> = marks
             .iter()
-            .zip(&at)
-            .filter(|(m, _)| m.0 == i)
-            .map(|(m, a)| format!("{}@{:.1}", m.1, a - t0))
+            .map(|m| first.elapsed_ms(&m.2).unwrap_or(f32::NAN))
             .collect();
-        eprintln!("timeline batch {i} ({cap} values): {}", line.join(" "));
+        let t0 = at
+            .iter()
+            .copied()
+            .filter(|x| x.is_finite())
+            .fold(f32::INFINITY, f32::min);
+        for (i, cap) in caps.iter().enumerate() {
+            let line: Vec<String> = marks
+                .iter()
+                .zip(&at)
+                .filter(|(m, _)| m.0 == i)
+                .map(|(m, a)| format!("{}@{:.1}", m.1, a - t0))
+                .collect();
+            if !line.is_empty() {
+                let gpu = g.ctx.ordinal();
+                eprintln!(
+                    "timeline gpu {gpu} batch {i} ({cap} values): {}",
+                    line.join(" ")
+                );
+            }
+        }
     }
 }
 
@@ -2408,7 +2419,7 @@ fn run_slots(
     });
     let ordinals: Vec<usize> = gpus.iter().map(|g| g.ctx.ordinal()).collect();
     print_trace(caps, &ordinals);
-    print_timeline(caps);
+    print_timeline(caps, gpus);
     run
 }
 
@@ -2883,20 +2894,23 @@ impl Slot {
                 page_locked(st).map(|buf| (st, buf))
             })
             .collect();
-        let spans = if let Some(locked) = locked {
-            let spans = stream_spans(locked);
-            for ((_, _, offs), at) in parts.iter().zip(&spans.at) {
-                doff[offs.clone()].iter_mut().for_each(|o| *o += *at as u64);
-            }
-            Some(spans)
-        } else {
-            let mut at = 0;
-            for (_, r, offs) in &parts {
-                doff[offs.clone()].iter_mut().for_each(|o| *o += at as u64);
-                at += r.len();
-            }
-            None
+        let spans = locked.map(stream_spans);
+        // Where each stream starts in the upload: its span's place, or
+        // packed one after another.
+        let starts: Vec<usize> = match &spans {
+            Some(spans) => spans.at.clone(),
+            None => parts
+                .iter()
+                .scan(0, |at, p| {
+                    let o = *at;
+                    *at += p.1.len();
+                    Some(o)
+                })
+                .collect(),
         };
+        for ((_, _, offs), at) in parts.iter().zip(&starts) {
+            doff[offs.clone()].iter_mut().for_each(|o| *o += *at as u64);
+        }
         // The streams (zero bytes after them: RDEC_PAD) and the chunk lists
         // in the slot's pinned buffer, then up in one copy: six pageable
         // copies a batch stalled behind the other slots' copies.
@@ -3373,13 +3387,17 @@ fn stream_spans<'a>(
     let mut open: Option<(&'a [u8], usize, std::ops::Range<usize>)> = None;
     for (st, buf) in streams {
         let (p, end) = (st.as_ptr() as usize, st.as_ptr() as usize + st.len());
+        debug_assert!(
+            buf.start <= p && end <= buf.end,
+            "a stream outside its buffer"
+        );
         if let Some((from, at, fbuf)) = open.take() {
             let (a, z) = (from.as_ptr() as usize, from.as_ptr() as usize + from.len());
-            let inside = |x: usize, y: usize| fbuf.start <= x && y <= fbuf.end;
-            if fbuf == buf && p >= z && p - z <= SPAN_GAP && inside(a, end) {
+            if fbuf == buf && p >= z && p - z <= SPAN_GAP {
                 // SAFETY: `a..end` lies within one live buffer (`buf`, the
                 // range of the host allocation both streams are slices
-                // of), which the streams' borrows keep alive.
+                // of: `from` starts in it and `st` ends in it), which the
+                // streams' borrows keep alive.
                 let span = unsafe { std::slice::from_raw_parts(from.as_ptr(), end - a) };
                 sp.at.push(at + (p - a));
                 sp.total = at + span.len();
@@ -4989,6 +5007,15 @@ pub fn decompress_slabs(
     let grid = r.grid();
     let plane = h.dims[1] * h.dims[2];
     let parts = slabs(&grid, gpus.len());
+    // Dense files (the turbulent field: 0.56 bytes a value at 1e-3) keep
+    // eight batches a slab, where each batch's kernels are long enough to
+    // hide the next one's host work; sparse ones (smooth: 0.0002) take
+    // `slab_shares`, whose fewer batches cost fewer chains.
+    let dense = r.file_len() as f64 >= DENSE_FILE_BYTES_PER_VALUE * info.len() as f64;
+    let shares = match env_count("MULTIRES_CODEC_SHARES") {
+        None if dense => RESIDENT_SHARES,
+        _ => slab_shares(gpus.len()),
+    };
     let mut plans = Vec::with_capacity(gpus.len());
     for (g, part) in gpus.iter().zip(&parts) {
         plans.push(if part.2.is_empty() {
@@ -4998,7 +5025,7 @@ pub fn decompress_slabs(
                 r,
                 &[[(part.0, part.1), (0, h.dims[1]), (0, h.dims[2])]],
                 std::slice::from_ref(g),
-                (RESIDENT_BATCH, RESIDENT_SLOTS, slab_shares(gpus.len())),
+                (RESIDENT_BATCH, RESIDENT_SLOTS, shares),
                 4 * (part.1 - part.0) * plane,
             )?)
         });

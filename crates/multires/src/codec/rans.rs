@@ -85,6 +85,20 @@ fn split_knobs() -> (f64, usize) {
     })
 }
 
+/// Coded steps a piece's chain may hold before `plan` shortens a brick's
+/// chunks. A GPU decodes a batch in its longest chain: on the smooth
+/// 1024^3 field, edge bricks' chains of nearly 2^16 steps took 12 ms where
+/// the others' took 3, and held a second GPU's half 4-12 ms behind the
+/// first's. Halving them costs 3-11% of a smooth 256^3 file (7/8 of its
+/// bricks are edge bricks); quartering them, 9-33%.
+const LONG_CHAIN: f64 = 4.0 * DENSE_STEPS;
+
+/// `LONG_CHAIN`, or MULTIRES_RANS_LONG (a measurement knob, as above).
+fn long_chain() -> f64 {
+    static V: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *V.get_or_init(|| knob("MULTIRES_RANS_LONG", LONG_CHAIN).max(1.0))
+}
+
 /// The shortest chunk's log2 that `plan` chooses (MULTIRES_RANS_MIN_LOG,
 /// `CHUNK_MIN_LOG` to `CHUNK_MAX_LOG`: a measurement knob, as above).
 fn chunk_floor() -> u32 {
@@ -136,14 +150,11 @@ pub fn class_blocks(lv: &[u8]) -> Vec<[u32; LEVELS]> {
         .collect()
 }
 
-/// The split that most shortens the brick's longest chain of coded steps
-/// (estimated: per level class, the share of its values in contexts that
-/// code them, times the class's values in each `RESET` block), adding at
-/// most `SPLIT_PIECES` pieces; none where the longest chain is under
-/// `DENSE_STEPS` already. Only the first chunks can be split, which is
-/// where a brick's dense values lie (its coarse levels).
-fn plan_split(hist: &[u32], blocks: &[[u32; LEVELS]], n: usize, chunk_log: u32) -> Split {
-    let (dense, most_pieces) = split_knobs();
+/// Coded steps in each `RESET` block of a brick (estimated: per level
+/// class, the share of its values in contexts that code them, times the
+/// class's values in the block): what a GPU thread's chain through the
+/// block costs. Values of a context with one direct symbol are no step.
+fn block_steps(hist: &[u32], blocks: &[[u32; LEVELS]]) -> Vec<f64> {
     let mut share = [0f64; LEVELS];
     for (l, sh) in share.iter_mut().enumerate() {
         let (mut all, mut coded) = (0u64, 0u64);
@@ -161,10 +172,32 @@ fn plan_split(hist: &[u32], blocks: &[[u32; LEVELS]], n: usize, chunk_log: u32) 
             *sh = coded as f64 / all as f64;
         }
     }
-    let est: Vec<f64> = blocks
+    blocks
         .iter()
         .map(|b| (0..LEVELS).map(|l| b[l] as f64 * share[l]).sum())
-        .collect();
+        .collect()
+}
+
+/// The longest chain of coded steps (`block_steps`) among a brick's
+/// pieces.
+fn longest_chain(steps: &[f64], n: usize, chunk_log: u32, split: Split) -> f64 {
+    pieces(n, chunk_log, split)
+        .map(|(a, len)| {
+            let (b0, b1) = (a / RESET, (a + len).div_ceil(RESET));
+            steps[b0.min(steps.len())..b1.min(steps.len())]
+                .iter()
+                .sum::<f64>()
+        })
+        .fold(0.0, f64::max)
+}
+
+/// The split that most shortens the brick's longest chain of coded steps
+/// (`est`: `block_steps`), adding at
+/// most `SPLIT_PIECES` pieces; none where the longest chain is under
+/// `DENSE_STEPS` already. Only the first chunks can be split, which is
+/// where a brick's dense values lie (its coarse levels).
+fn plan_split(est: &[f64], n: usize, chunk_log: u32) -> Split {
+    let (dense, most_pieces) = split_knobs();
     let per = 1usize << (chunk_log - PIECE_MIN_LOG);
     // Blocks of RESET values: a piece of 2^PIECE_MIN_LOG is one.
     let span = |a: usize, len: usize| est[a.min(est.len())..(a + len).min(est.len())].iter().sum();
@@ -400,18 +433,29 @@ pub fn plan(hist: &[u32], blocks: &[[u32; LEVELS]], n: usize, most_log: u32) -> 
         }
     }
     let most = most_log.clamp(CHUNK_MIN_LOG, CHUNK_MAX_LOG);
-    let mut chunk_log = chunk_floor().min(most);
+    let floor = chunk_floor().min(most);
+    let mut chunk_log = floor;
     while chunk_log < most
         && (1usize << chunk_log) < n
         && ((1u64 << chunk_log) as f64) * est < CHUNK_BITS * n as f64
     {
         chunk_log += 1;
     }
+    // A sparse brick whose coded steps lie past its first chunks (an edge
+    // brick's extrapolated face makes a whole fine level coded) keeps
+    // chains of a whole chunk that no split of the first chunks shortens:
+    // shorter chunks, until the longest chain is `LONG_CHAIN` steps.
+    let steps = block_steps(hist, blocks);
+    let mut split = plan_split(&steps, n, chunk_log);
+    while chunk_log > floor && longest_chain(&steps, n, chunk_log, split) > long_chain() {
+        chunk_log -= 1;
+        split = plan_split(&steps, n, chunk_log);
+    }
     Plan {
         tables: Tables::from_freq(freq, scale),
         words: bits.finish(),
         chunk_log,
-        split: plan_split(hist, blocks, n, chunk_log),
+        split,
     }
 }
 
@@ -1427,6 +1471,36 @@ mod tests {
         let lv = vec![3u8; n];
         let p = plan(&histogram(&v, &lv), &class_blocks(&lv), n, CHUNK_MAX_LOG);
         assert_eq!(p.split, Split::default());
+    }
+
+    /// An edge brick of a smooth field: sparse, but with its whole fine
+    /// level coded (its extrapolated face gave the level's contexts a
+    /// choice), so its chains are whole chunks.
+    #[test]
+    fn a_sparse_brick_coded_throughout_gets_chunks_of_short_chains() {
+        if std::env::var_os("MULTIRES_RANS_LONG").is_some() {
+            return;
+        }
+        // Sixteen chunks of 2^16: more than a split may add pieces to.
+        let n = 1 << 20;
+        let mut next = crate::codec::xorshift(5);
+        let v: Vec<u32> = (0..n).map(|_| next().is_multiple_of(100) as u32).collect();
+        let lv = vec![0u8; n];
+        let (hist, blocks) = (histogram(&v, &lv), class_blocks(&lv));
+        let p = plan(&hist, &blocks, n, CHUNK_MAX_LOG);
+        // Its entropy alone would give 2^16; chains of 2^15 are the most.
+        let steps = block_steps(&hist, &blocks);
+        assert_eq!(longest_chain(&steps, n, 16, Split::default()), 65536.0);
+        assert_eq!((p.chunk_log, p.split), (15, Split::default()));
+        assert!(longest_chain(&steps, n, p.chunk_log, p.split) <= LONG_CHAIN);
+        let w = encode(&v, &lv, CHUNK_MAX_LOG);
+        assert_eq!(read_header(&w, n).unwrap().chunk_log, 15);
+        let (d, used) = decode(&w, n, &lv).unwrap();
+        assert_eq!((d, used), (v, w.len()));
+        // A lone zero is no step: a constant brick keeps whole chunks.
+        let z = vec![0u32; n];
+        let p = plan(&histogram(&z, &lv), &blocks, n, CHUNK_MAX_LOG);
+        assert_eq!(p.chunk_log, 16);
     }
 
     #[test]
