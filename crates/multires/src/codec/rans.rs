@@ -85,13 +85,17 @@ fn split_knobs() -> (f64, usize) {
     })
 }
 
-/// Coded steps a piece's chain may hold before `plan` shortens a brick's
-/// chunks. A GPU decodes a batch in its longest chain: on the smooth
-/// 1024^3 field, edge bricks' chains of nearly 2^16 steps took 12 ms where
-/// the others' took 3, and held a second GPU's half 4-12 ms behind the
-/// first's. Halving them costs 3-11% of a smooth 256^3 file (7/8 of its
-/// bricks are edge bricks); quartering them, 9-33%.
-const LONG_CHAIN: f64 = 4.0 * DENSE_STEPS;
+/// Coded steps a piece's chain may hold before `plan` spends up to
+/// `WIDE_SPLIT_PIECES` more pieces on shorter chains (`shorter_chains`). A GPU decodes a batch in its longest chain:
+/// on the smooth 1024^3 field at 1e-3, two edge bricks kept chains of
+/// 32,768 steps under the usual split (12 ms of RDEC where the other
+/// bricks' 8,192 took 3), and held the second GPU's half 4-12 ms behind
+/// the first's.
+const LONG_CHAIN: f64 = 2.0 * DENSE_STEPS;
+
+/// Pieces `shorter_chains` may add to a brick (about 6 bytes each):
+/// enough for four chunks of dense coarse levels in eight pieces each.
+const WIDE_SPLIT_PIECES: usize = 31;
 
 /// `LONG_CHAIN`, or MULTIRES_RANS_LONG (a measurement knob, as above).
 fn long_chain() -> f64 {
@@ -191,13 +195,37 @@ fn longest_chain(steps: &[f64], n: usize, chunk_log: u32, split: Split) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// `usual` (chunk log, split), or where its longest chain is over
+/// `LONG_CHAIN`, the layout with the fewest pieces that brings it there,
+/// at most `WIDE_SPLIT_PIECES` pieces more: a wider split of the first
+/// chunks (a dense head), or shorter chunks down to 2^`floor` (a small
+/// brick coded throughout). A brick coded throughout in more chunks than
+/// that keeps its chains: shortening them would cost a smooth 256^3 file
+/// a third of its bytes.
+fn shorter_chains(steps: &[f64], n: usize, usual: (u32, Split), floor: u32) -> (u32, Split) {
+    let (log, split) = usual;
+    if longest_chain(steps, n, log, split) <= long_chain() {
+        return usual;
+    }
+    let most_pieces = split_knobs().1;
+    let wide = plan_split(steps, n, log, most_pieces.max(WIDE_SPLIT_PIECES));
+    let shorter = (floor..log).map(|l| (l, plan_split(steps, n, l, most_pieces)));
+    let most = piece_count(n, log, split) + WIDE_SPLIT_PIECES;
+    std::iter::once((log, wide))
+        .chain(shorter)
+        .filter(|&(l, s)| longest_chain(steps, n, l, s) <= long_chain())
+        .filter(|&(l, s)| piece_count(n, l, s) <= most)
+        .min_by_key(|&(l, s)| (piece_count(n, l, s), std::cmp::Reverse(l)))
+        .unwrap_or(usual)
+}
+
 /// The split that most shortens the brick's longest chain of coded steps
 /// (`est`: `block_steps`), adding at
-/// most `SPLIT_PIECES` pieces; none where the longest chain is under
+/// most `most_pieces` pieces; none where the longest chain is under
 /// `DENSE_STEPS` already. Only the first chunks can be split, which is
 /// where a brick's dense values lie (its coarse levels).
-fn plan_split(est: &[f64], n: usize, chunk_log: u32) -> Split {
-    let (dense, most_pieces) = split_knobs();
+fn plan_split(est: &[f64], n: usize, chunk_log: u32, most_pieces: usize) -> Split {
+    let (dense, _) = split_knobs();
     let per = 1usize << (chunk_log - PIECE_MIN_LOG);
     // Blocks of RESET values: a piece of 2^PIECE_MIN_LOG is one.
     let span = |a: usize, len: usize| est[a.min(est.len())..(a + len).min(est.len())].iter().sum();
@@ -441,16 +469,10 @@ pub fn plan(hist: &[u32], blocks: &[[u32; LEVELS]], n: usize, most_log: u32) -> 
     {
         chunk_log += 1;
     }
-    // A sparse brick whose coded steps lie past its first chunks (an edge
-    // brick's extrapolated face makes a whole fine level coded) keeps
-    // chains of a whole chunk that no split of the first chunks shortens:
-    // shorter chunks, until the longest chain is `LONG_CHAIN` steps.
     let steps = block_steps(hist, blocks);
-    let mut split = plan_split(&steps, n, chunk_log);
-    while chunk_log > floor && longest_chain(&steps, n, chunk_log, split) > long_chain() {
-        chunk_log -= 1;
-        split = plan_split(&steps, n, chunk_log);
-    }
+    let most_pieces = split_knobs().1;
+    let usual = plan_split(&steps, n, chunk_log, most_pieces);
+    let (chunk_log, split) = shorter_chains(&steps, n, (chunk_log, usual), floor);
     Plan {
         tables: Tables::from_freq(freq, scale),
         words: bits.finish(),
@@ -1473,34 +1495,36 @@ mod tests {
         assert_eq!(p.split, Split::default());
     }
 
-    /// An edge brick of a smooth field: sparse, but with its whole fine
-    /// level coded (its extrapolated face gave the level's contexts a
-    /// choice), so its chains are whole chunks.
+    /// Dense coarse levels over four chunks (two edge bricks of the
+    /// smooth 1024^3 field): the usual seven pieces leave chains of 2^15,
+    /// a wide split brings them to 2^13.
     #[test]
-    fn a_sparse_brick_coded_throughout_gets_chunks_of_short_chains() {
+    fn a_long_dense_head_takes_a_wide_split_and_round_trips() {
         if std::env::var_os("MULTIRES_RANS_LONG").is_some() {
             return;
         }
-        // Sixteen chunks of 2^16: more than a split may add pieces to.
         let n = 1 << 20;
+        let (v, lv) = dense_start(n, 1 << 18);
+        let (hist, blocks) = (histogram(&v, &lv), class_blocks(&lv));
+        let steps = block_steps(&hist, &blocks);
+        let usual = plan_split(&steps, n, 16, SPLIT_PIECES);
+        assert_eq!(usual, Split { chunks: 4, log: 1 });
+        assert_eq!(longest_chain(&steps, n, 16, usual), 32768.0);
+        let p = plan(&hist, &blocks, n, CHUNK_MAX_LOG);
+        assert_eq!((p.chunk_log, p.split), (16, Split { chunks: 4, log: 3 }));
+        assert_eq!(longest_chain(&steps, n, 16, p.split), 8192.0);
+        let w = encode(&v, &lv, CHUNK_MAX_LOG);
+        let h = read_header(&w, n).unwrap();
+        assert_eq!((h.split, h.offsets.len()), (p.split, 16 + 32 - 4 + 1));
+        let (d, used) = decode(&w, n, &lv).unwrap();
+        assert_eq!((d, used), (v, w.len()));
+        // Coded throughout (an edge brick of a smaller field): no split
+        // of the first chunks shortens its chains, so none is made.
         let mut next = crate::codec::xorshift(5);
         let v: Vec<u32> = (0..n).map(|_| next().is_multiple_of(100) as u32).collect();
         let lv = vec![0u8; n];
-        let (hist, blocks) = (histogram(&v, &lv), class_blocks(&lv));
-        let p = plan(&hist, &blocks, n, CHUNK_MAX_LOG);
-        // Its entropy alone would give 2^16; chains of 2^15 are the most.
-        let steps = block_steps(&hist, &blocks);
-        assert_eq!(longest_chain(&steps, n, 16, Split::default()), 65536.0);
-        assert_eq!((p.chunk_log, p.split), (15, Split::default()));
-        assert!(longest_chain(&steps, n, p.chunk_log, p.split) <= LONG_CHAIN);
-        let w = encode(&v, &lv, CHUNK_MAX_LOG);
-        assert_eq!(read_header(&w, n).unwrap().chunk_log, 15);
-        let (d, used) = decode(&w, n, &lv).unwrap();
-        assert_eq!((d, used), (v, w.len()));
-        // A lone zero is no step: a constant brick keeps whole chunks.
-        let z = vec![0u32; n];
-        let p = plan(&histogram(&z, &lv), &blocks, n, CHUNK_MAX_LOG);
-        assert_eq!(p.chunk_log, 16);
+        let p = plan(&histogram(&v, &lv), &class_blocks(&lv), n, CHUNK_MAX_LOG);
+        assert_eq!((p.chunk_log, p.split), (16, Split::default()));
     }
 
     #[test]
