@@ -1527,6 +1527,55 @@ mod tests {
         assert_eq!((p.chunk_log, p.split), (16, Split::default()));
     }
 
+    /// Bricks with dense runs of every length and place, at every chunk
+    /// length: what `shorter_chains` picks never lengthens the usual
+    /// layout's longest chain, reaches `LONG_CHAIN` where it differs, adds
+    /// at most `WIDE_SPLIT_PIECES` pieces; the plan's layout round trips.
+    #[test]
+    fn shorter_chains_never_cost_more_than_they_may() {
+        let mut next = crate::codec::xorshift(2024);
+        let (mut wide, mut shorter) = (0, 0);
+        for case in 0..24 {
+            let n = RESET * (1 + (next() % 300) as usize) - (next() % 100) as usize;
+            let (a, len) = ((next() as usize) % n, (next() as usize) % n);
+            let every = 2 + next() % 40;
+            let v: Vec<u32> = (0..n)
+                .map(|i| (i >= a && i < a + len && next().is_multiple_of(every)) as u32)
+                .collect();
+            let lv: Vec<u8> = (0..n).map(|i| (i * 8 / n) as u8).collect();
+            let (hist, blocks) = (histogram(&v, &lv), class_blocks(&lv));
+            let steps = block_steps(&hist, &blocks);
+            let what = format!("case {case}: n {n}, dense {a}+{len} 1/{every}");
+            for log in CHUNK_MIN_LOG..=CHUNK_MAX_LOG {
+                let usual = (log, plan_split(&steps, n, log, split_knobs().1));
+                let (l, sp) = shorter_chains(&steps, n, usual, CHUNK_MIN_LOG);
+                let chain = longest_chain(&steps, n, l, sp);
+                assert!(l <= log, "{what}, 2^{log}");
+                wide += (l == log && sp != usual.1) as usize;
+                shorter += (l < log) as usize;
+                assert!(
+                    chain <= longest_chain(&steps, n, log, usual.1),
+                    "{what}, 2^{log}"
+                );
+                assert!((l, sp) == usual || chain <= long_chain(), "{what}, 2^{log}");
+                assert!(
+                    piece_count(n, l, sp) <= piece_count(n, log, usual.1) + WIDE_SPLIT_PIECES,
+                    "{what}, 2^{log}"
+                );
+            }
+            let p = plan(&hist, &blocks, n, CHUNK_MAX_LOG);
+            let w = encode(&v, &lv, CHUNK_MAX_LOG);
+            let h = read_header(&w, n).unwrap();
+            assert_eq!((h.chunk_log, h.split), (p.chunk_log, p.split), "{what}");
+            let (d, used) = decode(&w, n, &lv).unwrap();
+            assert_eq!((d, used), (v, w.len()), "{what}");
+        }
+        // Both ways were taken (unless a knob moved the threshold).
+        if std::env::var_os("MULTIRES_RANS_LONG").is_none() {
+            assert!(wide > 0 && shorter > 0, "wide {wide}, shorter {shorter}");
+        }
+    }
+
     #[test]
     fn a_wrong_split_is_an_error_naming_it() {
         let n = 1 << 18;
