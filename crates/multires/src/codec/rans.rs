@@ -86,8 +86,9 @@ fn split_knobs() -> (f64, usize) {
 }
 
 /// Coded steps a piece's chain may hold before `plan` spends up to
-/// `WIDE_SPLIT_PIECES` more pieces on shorter chains (`shorter_chains`). A GPU decodes a batch in its longest chain:
-/// on the smooth 1024^3 field at 1e-3, two edge bricks kept chains of
+/// `WIDE_SPLIT_PIECES` more pieces on shorter chains (`shorter_chains`).
+/// A GPU decodes a batch in its longest chain: on the smooth 1024^3
+/// field at 1e-3, two edge bricks kept chains of
 /// 32,768 steps under the usual split (12 ms of RDEC where the other
 /// bricks' 8,192 took 3), and held the second GPU's half 4-12 ms behind
 /// the first's.
@@ -220,10 +221,10 @@ fn shorter_chains(steps: &[f64], n: usize, usual: (u32, Split), floor: u32) -> (
 }
 
 /// The split that most shortens the brick's longest chain of coded steps
-/// (`est`: `block_steps`), adding at
-/// most `most_pieces` pieces; none where the longest chain is under
-/// `DENSE_STEPS` already. Only the first chunks can be split, which is
-/// where a brick's dense values lie (its coarse levels).
+/// (`est`: `block_steps`), adding at most `most_pieces` pieces; none
+/// where the longest chain is under `DENSE_STEPS` already. Only the first
+/// chunks can be split, which is where a brick's dense values lie (its
+/// coarse levels).
 fn plan_split(est: &[f64], n: usize, chunk_log: u32, most_pieces: usize) -> Split {
     let (dense, _) = split_knobs();
     let per = 1usize << (chunk_log - PIECE_MIN_LOG);
