@@ -627,16 +627,29 @@ fn resident_shares() -> usize {
     env_count("MULTIRES_CODEC_SHARES").unwrap_or(RESIDENT_SHARES)
 }
 
-/// Batches for each GPU's slab of a field split over `gpus`: batches of
-/// the size one GPU's whole field is cut into (at least two a slab), or
-/// MULTIRES_CODEC_SHARES. On two H100s at 1024^3 (sessions 35-36) the
-/// smooth field coded at 191-211 GB/s and decoded at 234-242 with four a
-/// slab, against 172-198 and 202-226 with eight: a batch's host work and
-/// its kernels' chains cost the same however few values it holds. The
-/// turbulent field leaned the other way, less clearly (eight: 166-199 /
-/// 184-209; four: 156-185 / 189-191).
-fn slab_shares(gpus: usize) -> usize {
-    env_count("MULTIRES_CODEC_SHARES").unwrap_or((RESIDENT_SHARES / gpus.max(1)).max(2))
+/// Batches for each GPU's slab of a field split over `gpus`:
+/// MULTIRES_CODEC_SHARES if set (a tuning knob for measurements; the
+/// output never depends on it, and `dense` is then not asked); eight (one
+/// GPU's whole field) for a dense field on several GPUs, whose many
+/// payload bytes a batch keep its host stages on the tail; otherwise
+/// batches of the size one GPU's whole field is cut into (at least two a
+/// slab), since a sparse batch's host work and its kernels' chains cost
+/// the same however few values it holds. On two H100s at 1024^3
+/// (sessions 35-37) the smooth field coded at 191-211 GB/s and decoded at
+/// 234-242 with four a slab, against 172-198 and 202-226 with eight; the
+/// turbulent one coded at 169 GB/s with four and 202 with eight.
+fn slab_shares(
+    gpus: usize,
+    dense: impl FnOnce() -> Result<bool, CudaError>,
+) -> Result<usize, CudaError> {
+    if let Some(k) = env_count("MULTIRES_CODEC_SHARES") {
+        return Ok(k);
+    }
+    Ok(if gpus > 1 && dense()? {
+        RESIDENT_SHARES
+    } else {
+        (RESIDENT_SHARES / gpus.max(1)).max(2)
+    })
 }
 
 /// Bytes a value above which a file decodes in `RESIDENT_SHARES`
@@ -2917,16 +2930,23 @@ impl Slot {
         let lists = chunks.byte_lists();
         let lists = [&lists[..], &[cast_slice(&dlen), cast_slice(&doff)]].concat();
         trace("d_concat");
+        // Without spans (the only case it runs), `starts` packs the
+        // streams back to back: cut from the end, each ends where the next
+        // starts.
         let gather = |data: &mut [u8]| {
             let (streams, pad) = data.split_at_mut(total);
             pad.fill(0);
-            let mut dsts = Vec::with_capacity(parts.len());
             let mut left = streams;
-            for (_, r, _) in &parts {
-                let (d, tail) = left.split_at_mut(r.len());
-                dsts.push(d);
-                left = tail;
-            }
+            let mut dsts: Vec<&mut [u8]> = starts
+                .iter()
+                .rev()
+                .map(|&at| {
+                    let (head, d) = std::mem::take(&mut left).split_at_mut(at);
+                    left = head;
+                    d
+                })
+                .collect();
+            dsts.reverse();
             let copy =
                 |(d, (bi, r, _)): (&mut [u8], &Part)| d.copy_from_slice(&list[*bi].1[r.clone()]);
             if total > GATHER_PARALLEL_BYTES {
@@ -4957,14 +4977,9 @@ pub fn compress_slabs(
         t_run,
         &[("planned", std::time::Instant::now())],
     );
-    // Batches a slab: a dense field's many payload bytes a batch keep its
-    // host stages on the tail, so it takes one GPU's eight; a sparse one's
-    // batches cost their fixed steps, so it takes `slab_shares`.
-    let shares = match env_count("MULTIRES_CODEC_SHARES") {
-        Some(k) => k,
-        None if gpus.len() > 1 && slab_dense(&f.slabs[0], f.info.dims, plan.1)? => RESIDENT_SHARES,
-        None => slab_shares(gpus.len()),
-    };
+    // The coder cannot know its bytes a value before coding: it samples
+    // the first slab.
+    let shares = slab_shares(gpus.len(), || slab_dense(&f.slabs[0], f.info.dims, plan.1))?;
     let done = AtomicUsize::new(0);
     let coded = on_every_gpu(&gpus, &|i, g| {
         let s = &f.slabs[i];
@@ -5059,15 +5074,11 @@ pub fn decompress_slabs(
     let grid = r.grid();
     let plane = h.dims[1] * h.dims[2];
     let parts = slabs(&grid, gpus.len());
-    // Dense files (the turbulent field: 0.56 bytes a value at 1e-3) keep
-    // eight batches a slab, where each batch's kernels are long enough to
-    // hide the next one's host work; sparse ones (smooth: 0.0002) take
-    // `slab_shares`, whose fewer batches cost fewer chains.
-    let dense = r.file_len() as f64 >= DENSE_FILE_BYTES_PER_VALUE * info.len() as f64;
-    let shares = match env_count("MULTIRES_CODEC_SHARES") {
-        None if dense => RESIDENT_SHARES,
-        _ => slab_shares(gpus.len()),
-    };
+    // Dense files: the turbulent field's 0.56 bytes a value at 1e-3,
+    // against the smooth one's 0.0002.
+    let shares = slab_shares(gpus.len(), || {
+        Ok(r.file_len() as f64 >= DENSE_FILE_BYTES_PER_VALUE * info.len() as f64)
+    })?;
     let mut plans = Vec::with_capacity(gpus.len());
     for (g, part) in gpus.iter().zip(&parts) {
         plans.push(if part.2.is_empty() {
@@ -5710,17 +5721,24 @@ mod tests {
         assert!(!finest_dense(&[], w, 0.0));
     }
 
-    /// A slab on each of several GPUs is cut into the batches of one
-    /// GPU's whole field, never fewer than two (unless the knob says).
+    /// A sparse slab on each of several GPUs is cut into the batches of
+    /// one GPU's whole field, never fewer than two; a dense one into as
+    /// many as one GPU's whole field (unless the knob says).
     #[test]
     fn slabs_are_cut_into_batches_of_one_gpus_size() {
         if std::env::var_os("MULTIRES_CODEC_SHARES").is_some() {
             return;
         }
-        assert_eq!(slab_shares(1), RESIDENT_SHARES);
-        assert_eq!(slab_shares(2), RESIDENT_SHARES / 2);
-        assert_eq!(slab_shares(0), RESIDENT_SHARES);
-        assert_eq!(slab_shares(64), 2);
+        let shares = |gpus, dense| slab_shares(gpus, || Ok(dense)).ok();
+        assert_eq!(shares(1, false), Some(RESIDENT_SHARES));
+        assert_eq!(shares(1, true), Some(RESIDENT_SHARES));
+        assert_eq!(shares(2, false), Some(RESIDENT_SHARES / 2));
+        assert_eq!(shares(2, true), Some(RESIDENT_SHARES));
+        assert_eq!(shares(0, false), Some(RESIDENT_SHARES));
+        assert_eq!(shares(64, false), Some(2));
+        // One GPU never samples the field.
+        let asked = slab_shares(1, || Err(CudaError::Unsupported("asked".into())));
+        assert_eq!(asked.ok(), Some(RESIDENT_SHARES));
     }
 
     #[test]

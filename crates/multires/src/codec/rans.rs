@@ -202,13 +202,17 @@ fn longest_chain(steps: &[f64], n: usize, chunk_log: u32, split: Split) -> f64 {
 /// chunks (a dense head), or shorter chunks down to 2^`floor` (a small
 /// brick coded throughout). A brick coded throughout in more chunks than
 /// that keeps its chains: shortening them would cost a smooth 256^3 file
-/// a third of its bytes.
-fn shorter_chains(steps: &[f64], n: usize, usual: (u32, Split), floor: u32) -> (u32, Split) {
+/// a third of its bytes. `most_pieces` is the usual split's allowance.
+fn shorter_chains(
+    steps: &[f64],
+    n: usize,
+    usual: (u32, Split),
+    (floor, most_pieces): (u32, usize),
+) -> (u32, Split) {
     let (log, split) = usual;
     if longest_chain(steps, n, log, split) <= long_chain() {
         return usual;
     }
-    let most_pieces = split_knobs().1;
     let wide = plan_split(steps, n, log, most_pieces.max(WIDE_SPLIT_PIECES));
     let shorter = (floor..log).map(|l| (l, plan_split(steps, n, l, most_pieces)));
     let most = piece_count(n, log, split) + WIDE_SPLIT_PIECES;
@@ -473,7 +477,7 @@ pub fn plan(hist: &[u32], blocks: &[[u32; LEVELS]], n: usize, most_log: u32) -> 
     let steps = block_steps(hist, blocks);
     let most_pieces = split_knobs().1;
     let usual = plan_split(&steps, n, chunk_log, most_pieces);
-    let (chunk_log, split) = shorter_chains(&steps, n, (chunk_log, usual), floor);
+    let (chunk_log, split) = shorter_chains(&steps, n, (chunk_log, usual), (floor, most_pieces));
     Plan {
         tables: Tables::from_freq(freq, scale),
         words: bits.finish(),
@@ -1549,7 +1553,7 @@ mod tests {
             let what = format!("case {case}: n {n}, dense {a}+{len} 1/{every}");
             for log in CHUNK_MIN_LOG..=CHUNK_MAX_LOG {
                 let usual = (log, plan_split(&steps, n, log, split_knobs().1));
-                let (l, sp) = shorter_chains(&steps, n, usual, CHUNK_MIN_LOG);
+                let (l, sp) = shorter_chains(&steps, n, usual, (CHUNK_MIN_LOG, split_knobs().1));
                 let chain = longest_chain(&steps, n, l, sp);
                 assert!(l <= log, "{what}, 2^{log}");
                 wide += (l == log && sp != usual.1) as usize;
