@@ -746,6 +746,10 @@ thread_local!(static TRACE_BATCH: std::cell::Cell<usize> = const { std::cell::Ce
 // The GPU (ordinal) of a slot's thread, so that the traces of GPUs
 // running at once stay apart.
 thread_local!(static TRACE_GPU: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) });
+// Slots of its GPU in the run of a slot's thread (`verify_payloads`).
+thread_local!(static SLOTS_A_GPU: std::cell::Cell<usize> = const { std::cell::Cell::new(0) });
+/// Slots a GPU from which a decode's batches verify their own checksums.
+const MANY_SLOTS: usize = 4;
 
 /// With MULTIRES_CODEC_TIMELINE set, `prof` records an event on the
 /// slot's stream at each phase's end instead of timing it on the host:
@@ -1419,6 +1423,7 @@ impl Slot {
             let hist_h = self.stage.read(&hist_q);
             prof(s, "r_hist")?;
             // The transform is done (the reads waited for it).
+            let gate = front.as_ref().map(|p| p.0);
             drop(front);
             return self.encode_rans(
                 b,
@@ -1427,6 +1432,7 @@ impl Slot {
                 (&hist_h, &cls),
                 &omask,
                 (f32i, sz, chunk_log),
+                gate,
             );
         }
         s.memcpy_dtod(&self.x.slice(0..nbk * n), &mut self.c.slice_mut(0..nbk * n))
@@ -1799,6 +1805,7 @@ impl Slot {
         (hist_h, cls): (&[u32], &LevelClasses),
         omask: &CudaSlice<u32>,
         (f32i, sz, chunk_log): (i32, usize, u32),
+        gate: Option<&Gate>,
     ) -> Result<Vec<GpuCoded>, CudaError> {
         use rayon::prelude::*;
         let dims = b.dims;
@@ -1967,10 +1974,12 @@ impl Slot {
         }
         // The file's checksums, taken while later batches code (at the
         // end they were a pass over every payload after the coding).
-        let crcs: Vec<u32> = ranges
-            .par_iter()
-            .map(|r| crc32fast::hash(&buf[r.clone()]))
-            .collect();
+        let crc = |r: &std::ops::Range<usize>| crc32fast::hash(&buf[r.clone()]);
+        let crcs: Vec<u32> = if checksums_on_pool(gate.is_none_or(Gate::idle)) {
+            ranges.par_iter().map(crc).collect()
+        } else {
+            ranges.iter().map(crc).collect()
+        };
         let buf = Arc::new(BatchBuf::Pinned(Some(buf)));
         Ok(ranges
             .into_iter()
@@ -2195,7 +2204,7 @@ pub fn compress(
         opts,
         (range, e, grid),
         gpus,
-        (mem_limit, DEFAULT_BATCH, HOST_SLOTS, HOST_SLOTS),
+        Batching::new(mem_limit, DEFAULT_BATCH, HOST_SLOTS, HOST_SLOTS),
         progress,
         &|slot, b| {
             slot.upload(v, &grid, b, opts.transform)?;
@@ -2215,7 +2224,7 @@ fn run_compress(
     opts: &CodecOptions,
     plan: Planned,
     gpus: &[Arc<Gpu>],
-    settings: (Option<usize>, usize, usize, usize),
+    settings: Batching,
     progress: &(dyn Fn(usize) + Sync),
     fill: &(dyn Fn(&mut Slot, &Batch) -> Result<(), CudaError> + Sync),
 ) -> Result<(GpuMrz, CodecStats, GpuRun), CudaError> {
@@ -2293,11 +2302,18 @@ fn code_bricks(
     opts: &CodecOptions,
     (plan, bricks): (&Planned, &[usize]),
     gpus: &[Arc<Gpu>],
-    (mem_limit, batch, slots, shares): (Option<usize>, usize, usize, usize),
+    batching: Batching,
     (done, progress): (&AtomicUsize, &(dyn Fn(usize) + Sync)),
     fill: &(dyn Fn(&mut Slot, &Batch) -> Result<(), CudaError> + Sync),
 ) -> Result<(Vec<(usize, GpuCoded)>, GpuRun), CudaError> {
     let (_, e, grid) = plan;
+    let Batching {
+        mem_limit,
+        batch,
+        slots,
+        shares,
+        front,
+    } = batching;
     if gpus.is_empty() {
         return Err(CudaError::NoDevice("no GPU was given".into()));
     }
@@ -2335,7 +2351,7 @@ fn code_bricks(
     let results: Mutex<Vec<(usize, GpuCoded)>> = Mutex::new(Vec::with_capacity(bricks.len()));
     let timing = Mutex::new((0f64, 0f64));
     let max_per = batches.iter().map(|b| b.bricks.len()).max().unwrap_or(0);
-    let gates: Vec<Gate> = gpus.iter().map(|_| Gate::new(front_permits())).collect();
+    let gates: Vec<Gate> = gpus.iter().map(|_| Gate::new(front)).collect();
     run_slots(gpus, slots_per_gpu, (&caps, v.dtype, usage), &|slot, i| {
         let b = &batches[i];
         let gate = gpus
@@ -2401,6 +2417,7 @@ fn run_slots(
                         }
                         TRACE_BATCH.with(|c| c.set(i));
                         TRACE_GPU.with(|c| c.set(g.ctx.ordinal()));
+                        SLOTS_A_GPU.with(|c| c.set(per_gpu));
                         trace("start");
                         // The largest batches come first: a slot grows only
                         // when another GPU took them. The small one goes
@@ -2436,6 +2453,35 @@ fn run_slots(
     run
 }
 
+/// How a compression's bricks are cut into batches and run through the
+/// slots (`code_bricks`).
+#[derive(Clone, Copy)]
+struct Batching {
+    /// Device bytes the run may use (None: what is free).
+    mem_limit: Option<usize>,
+    /// Bricks a batch at most.
+    batch: usize,
+    /// Slots a GPU at most.
+    slots: usize,
+    /// Batches each GPU's bricks are cut into, about.
+    shares: usize,
+    /// Batches of a GPU in their transform at once (`Gate`).
+    front: usize,
+}
+
+impl Batching {
+    /// With `front_permits(FRONT_PERMITS)` batches in their transform.
+    fn new(mem_limit: Option<usize>, batch: usize, slots: usize, shares: usize) -> Self {
+        Batching {
+            mem_limit,
+            batch,
+            slots,
+            shares,
+            front: front_permits(FRONT_PERMITS),
+        }
+    }
+}
+
 /// Batches of a GPU in their transform at once: the interpolation (or
 /// lifting) and its check are bound by memory bandwidth, the rANS coder
 /// after it by one chunk's chain (~5 ms a launch, whatever its size). With
@@ -2446,15 +2492,24 @@ fn run_slots(
 /// against 76 with four and 64-67 with eight or thirteen; session 30),
 /// and the smooth field does not mind. MULTIRES_CODEC_FRONT overrides it
 /// (a tuning knob for measurements; the output never depends on it).
-fn front_permits() -> usize {
-    env_count("MULTIRES_CODEC_FRONT").unwrap_or(FRONT_PERMITS)
+fn front_permits(default: usize) -> usize {
+    env_count("MULTIRES_CODEC_FRONT").unwrap_or(default)
 }
 const FRONT_PERMITS: usize = 2;
+/// `FRONT_PERMITS` for a GPU coding its slab of a field on several GPUs:
+/// its batches are a fraction of one GPU's (as many a slab as one GPU has
+/// for the whole field, `slab_shares`), and each holds its permit through
+/// its host's wait for its histograms, a gap that a third batch in its
+/// transform fills. On two H200s at 1024^3 (session 38): turbulent
+/// compression 1.77x one GPU with three, 1.53-1.70x with two.
+const SLAB_FRONT_PERMITS: usize = 3;
 
 /// A counting semaphore: batches in their transform on one GPU.
 struct Gate {
     free: Mutex<usize>,
     open: std::sync::Condvar,
+    /// Batches waiting for a permit or holding one.
+    busy: AtomicUsize,
 }
 
 /// A batch's place in its GPU's `Gate`, given back when dropped.
@@ -2465,10 +2520,18 @@ impl Gate {
         Gate {
             free: Mutex::new(permits.max(1)),
             open: std::sync::Condvar::new(),
+            busy: AtomicUsize::new(0),
         }
     }
 
+    /// Whether no batch of the GPU is in its transform or waiting for it:
+    /// the batches still coding are the run's tail.
+    fn idle(&self) -> bool {
+        self.busy.load(Ordering::Acquire) == 0
+    }
+
     fn enter(&self) -> Permit<'_> {
+        self.busy.fetch_add(1, Ordering::AcqRel);
         let mut f = self.free.lock().unwrap_or_else(|p| p.into_inner());
         while *f == 0 {
             f = self.open.wait(f).unwrap_or_else(|p| p.into_inner());
@@ -2482,8 +2545,27 @@ impl Drop for Permit<'_> {
     fn drop(&mut self) {
         let mut f = self.0.free.lock().unwrap_or_else(|p| p.into_inner());
         *f += 1;
+        self.0.busy.fetch_sub(1, Ordering::AcqRel);
         self.0.open.notify_one();
     }
+}
+
+/// Whether a batch's checksums go to the rayon pool (`tail`: no other
+/// batch of its GPU is still in its transform, so the pool is free and the
+/// checksums are on the run's critical path) or stay on the slot's own
+/// thread (at 30 GB/s a core, a 40 MB batch's take a millisecond, hidden
+/// behind the other batches' kernels). On two GPUs, 23 slot threads handing
+/// their checksums to one pool of 32 queued the last batches' rANS tables
+/// behind them. MULTIRES_CODEC_CRC=pool or slot overrides (a tuning knob
+/// for measurements; the output never depends on it).
+fn checksums_on_pool(tail: bool) -> bool {
+    static MODE: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
+    let mode = *MODE.get_or_init(|| match std::env::var("MULTIRES_CODEC_CRC").as_deref() {
+        Ok("pool") => Some(true),
+        Ok("slot") => Some(false),
+        _ => None,
+    });
+    mode.unwrap_or(tail)
 }
 
 /// A brick's payload checked and cut into sections (word offsets from the
@@ -2516,15 +2598,18 @@ fn sections(p: &[u8], n: usize) -> Option<Sections> {
 /// of it where that is still to verify (`verify_payloads`).
 type Payload<'a> = (usize, Cow<'a, [u8]>, Option<u32>);
 
-/// The checksums of `list` still to verify, on every core: the first
-/// mismatch as an error naming its brick.
+/// The checksums of `list` still to verify: the first mismatch as an
+/// error naming its brick. A decode's batches verify theirs while their
+/// kernels run, so on the slot's own thread when its GPU runs many slots
+/// (`checksums_on_pool`), on every core otherwise.
 fn verify_payloads(r: &codec::MrzReader, list: &[Payload]) -> Result<(), CudaError> {
     use rayon::prelude::*;
     let one = |(k, p, crc): &Payload| match crc {
         Some(c) => r.verify_brick(*k, p, *c).map_err(CudaError::from),
         None => Ok(()),
     };
-    if payload_bytes(list) > GATHER_PARALLEL_BYTES {
+    let few_slots = SLOTS_A_GPU.with(|c| c.get()) < MANY_SLOTS;
+    if payload_bytes(list) > GATHER_PARALLEL_BYTES && checksums_on_pool(few_slots) {
         list.par_iter().try_for_each(one)
     } else {
         list.iter().try_for_each(one)
@@ -4069,7 +4154,7 @@ pub fn compress_resident(
         opts,
         plan,
         std::slice::from_ref(gpu),
-        (None, RESIDENT_BATCH, RESIDENT_SLOTS, resident_shares()),
+        Batching::new(None, RESIDENT_BATCH, RESIDENT_SLOTS, resident_shares()),
         progress,
         &|slot, b| {
             use cudarc::driver::DevicePtr;
@@ -4637,7 +4722,7 @@ pub fn compress_pinned(
             opts,
             (plan, &parts[i].2),
             std::slice::from_ref(g),
-            (None, RESIDENT_BATCH, RESIDENT_SLOTS, resident_shares()),
+            Batching::new(None, RESIDENT_BATCH, RESIDENT_SLOTS, resident_shares()),
             (&done, progress),
             &fill,
         )
@@ -4961,13 +5046,20 @@ pub fn compress_slabs(
     // Slabs are in field order, and `on_every_gpu` gives the first error
     // in GPU order: a value that is not finite is named as the whole
     // field's first.
-    let ranges = on_every_gpu(&gpus, &|i, g| {
+    // With several GPUs, GPU 0 also brings down rows of its slab to judge
+    // the field's density by (`slab_shares`), while the others range.
+    let sampled = on_every_gpu(&gpus, &|i, g| {
         let s = &f.slabs[i];
-        device_range(g, &s.data, s.values(plane), s.planes.0 * plane)
+        let range = device_range(g, &s.data, s.values(plane), s.planes.0 * plane)?;
+        let sample = match (i, gpus.len()) {
+            (0, 2..) => Some(slab_sample(s, f.info.dims)?),
+            _ => None,
+        };
+        Ok((range, sample))
     })?;
-    let (lo, hi) = ranges
+    let (lo, hi) = sampled
         .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), r| {
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), (r, _)| {
             (l.min(r.0), h.max(r.1))
         });
     let plan = codec::plan_range((lo, hi), f.info.dims, opts)?;
@@ -4979,7 +5071,17 @@ pub fn compress_slabs(
     );
     // The coder cannot know its bytes a value before coding: it samples
     // the first slab.
-    let shares = slab_shares(gpus.len(), || slab_dense(&f.slabs[0], f.info.dims, plan.1))?;
+    let shares = slab_shares(gpus.len(), || {
+        Ok(sampled
+            .first()
+            .and_then(|(_, rows)| rows.as_ref())
+            .is_some_and(|rows| finest_dense(rows, f.info.dims[2], plan.1)))
+    })?;
+    let front = front_permits(if gpus.len() > 1 {
+        SLAB_FRONT_PERMITS
+    } else {
+        FRONT_PERMITS
+    });
     let done = AtomicUsize::new(0);
     let coded = on_every_gpu(&gpus, &|i, g| {
         let s = &f.slabs[i];
@@ -5000,7 +5102,10 @@ pub fn compress_slabs(
             opts,
             (&plan, &bricks),
             std::slice::from_ref(g),
-            (None, RESIDENT_BATCH, RESIDENT_SLOTS, shares),
+            Batching {
+                front,
+                ..Batching::new(None, RESIDENT_BATCH, RESIDENT_SLOTS, shares)
+            },
             (&done, progress),
             &|slot, b| slot.gather_from((base, true), &f.info, &plan.2, b, opts.transform),
         )
@@ -5033,12 +5138,13 @@ fn finest_dense(rows: &[f32], width: usize, e: f64) -> bool {
     all > 0 && over as f64 >= DENSE_DETAILS * all as f64
 }
 
-/// `finest_dense` of eight rows at each of eight planes of a slab, spread
-/// through it (a few hundred kilobytes down at most).
-fn slab_dense(s: &DeviceSlab, dims: [usize; 3], e: f64) -> Result<bool, CudaError> {
+/// Eight rows at each of eight planes of a slab, spread through it (a
+/// few hundred kilobytes down at most), for `finest_dense`; none from a
+/// slab shorter than its planes say.
+fn slab_sample(s: &DeviceSlab, dims: [usize; 3]) -> Result<Vec<f32>, CudaError> {
     let (w, planes) = (dims[2], s.planes.1.saturating_sub(s.planes.0));
     if planes == 0 || s.data.len() < planes * dims[1] * w {
-        return Ok(false);
+        return Ok(Vec::new());
     }
     let rows = dims[1].min(8);
     let mut sample = vec![0f32; 8 * rows * w];
@@ -5055,7 +5161,7 @@ fn slab_dense(s: &DeviceSlab, dims: [usize; 3], e: f64) -> Result<bool, CudaErro
         .stream
         .synchronize()
         .during(|| "sampling the field".into())?;
-    Ok(finest_dense(&sample, w, e))
+    Ok(sample)
 }
 
 /// Decodes a float32 .mrz into slabs of whole brick layers on `gpus`, a
