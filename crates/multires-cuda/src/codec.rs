@@ -652,6 +652,14 @@ fn slab_shares(
     })
 }
 
+/// Slots a GPU at most for its slab's decode, so that every batch runs at
+/// once wherever memory allows: a decode's batches start together and
+/// cost about one rANS chain side by side, and those left for a second
+/// round cost another. A 1626^3 field's last GPU has 22 batches (its thin
+/// brick layer adds shapes); with 16 slots it ended 15-30 ms after the
+/// other (sessions 36-37). At 1024^3 no GPU has more than 13.
+const SLAB_DECODE_SLOTS: usize = 32;
+
 /// Bytes a value above which a file decodes in `RESIDENT_SHARES`
 /// batches a slab (`decompress_slabs`).
 const DENSE_FILE_BYTES_PER_VALUE: f64 = 0.05;
@@ -2312,7 +2320,6 @@ fn code_bricks(
         batch,
         slots,
         shares,
-        front,
     } = batching;
     if gpus.is_empty() {
         return Err(CudaError::NoDevice("no GPU was given".into()));
@@ -2351,7 +2358,7 @@ fn code_bricks(
     let results: Mutex<Vec<(usize, GpuCoded)>> = Mutex::new(Vec::with_capacity(bricks.len()));
     let timing = Mutex::new((0f64, 0f64));
     let max_per = batches.iter().map(|b| b.bricks.len()).max().unwrap_or(0);
-    let gates: Vec<Gate> = gpus.iter().map(|_| Gate::new(front)).collect();
+    let gates: Vec<Gate> = gpus.iter().map(|_| Gate::new(front_permits())).collect();
     run_slots(gpus, slots_per_gpu, (&caps, v.dtype, usage), &|slot, i| {
         let b = &batches[i];
         let gate = gpus
@@ -2465,19 +2472,15 @@ struct Batching {
     slots: usize,
     /// Batches each GPU's bricks are cut into, about.
     shares: usize,
-    /// Batches of a GPU in their transform at once (`Gate`).
-    front: usize,
 }
 
 impl Batching {
-    /// With `front_permits(FRONT_PERMITS)` batches in their transform.
     fn new(mem_limit: Option<usize>, batch: usize, slots: usize, shares: usize) -> Self {
         Batching {
             mem_limit,
             batch,
             slots,
             shares,
-            front: front_permits(FRONT_PERMITS),
         }
     }
 }
@@ -2492,17 +2495,13 @@ impl Batching {
 /// against 76 with four and 64-67 with eight or thirteen; session 30),
 /// and the smooth field does not mind. MULTIRES_CODEC_FRONT overrides it
 /// (a tuning knob for measurements; the output never depends on it).
-fn front_permits(default: usize) -> usize {
-    env_count("MULTIRES_CODEC_FRONT").unwrap_or(default)
+fn front_permits() -> usize {
+    env_count("MULTIRES_CODEC_FRONT").unwrap_or(FRONT_PERMITS)
 }
+/// Two also on each GPU of a slab run: three measured no better on two
+/// H200s at 1024^3 (session 38: turbulent 2-GPU compression 195-197 GB/s
+/// with three, 194-208 with two).
 const FRONT_PERMITS: usize = 2;
-/// `FRONT_PERMITS` for a GPU coding its slab of a field on several GPUs:
-/// its batches are a fraction of one GPU's (as many a slab as one GPU has
-/// for the whole field, `slab_shares`), and each holds its permit through
-/// its host's wait for its histograms, a gap that a third batch in its
-/// transform fills. On two H200s at 1024^3 (session 38): turbulent
-/// compression 1.77x one GPU with three, 1.53-1.70x with two.
-const SLAB_FRONT_PERMITS: usize = 3;
 
 /// A counting semaphore: batches in their transform on one GPU.
 struct Gate {
@@ -5077,11 +5076,6 @@ pub fn compress_slabs(
             .and_then(|(_, rows)| rows.as_ref())
             .is_some_and(|rows| finest_dense(rows, f.info.dims[2], plan.1)))
     })?;
-    let front = front_permits(if gpus.len() > 1 {
-        SLAB_FRONT_PERMITS
-    } else {
-        FRONT_PERMITS
-    });
     let done = AtomicUsize::new(0);
     let coded = on_every_gpu(&gpus, &|i, g| {
         let s = &f.slabs[i];
@@ -5102,10 +5096,7 @@ pub fn compress_slabs(
             opts,
             (&plan, &bricks),
             std::slice::from_ref(g),
-            Batching {
-                front,
-                ..Batching::new(None, RESIDENT_BATCH, RESIDENT_SLOTS, shares)
-            },
+            Batching::new(None, RESIDENT_BATCH, RESIDENT_SLOTS, shares),
             (&done, progress),
             &|slot, b| slot.gather_from((base, true), &f.info, &plan.2, b, opts.transform),
         )
@@ -5194,7 +5185,7 @@ pub fn decompress_slabs(
                 r,
                 &[[(part.0, part.1), (0, h.dims[1]), (0, h.dims[2])]],
                 std::slice::from_ref(g),
-                (RESIDENT_BATCH, RESIDENT_SLOTS, shares),
+                (RESIDENT_BATCH, SLAB_DECODE_SLOTS, shares),
                 4 * (part.1 - part.0) * plane,
             )?)
         });
