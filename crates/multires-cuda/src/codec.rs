@@ -171,10 +171,6 @@ struct Slot {
     pbytes: Option<Registered<u8>>,
     /// The decoder's streams copied up from a page-locked file.
     up_streams: Option<CudaSlice<u8>>,
-    /// The decoder's chunk lists, copied up through `pbytes`.
-    up_lists: Option<CudaSlice<u8>>,
-    /// The decoder's fault flags, a brick each (`take_flags`).
-    flags: Option<CudaSlice<u32>>,
     /// Its small copies, made without the copy engines.
     stage: Stage,
     /// The gathered batch's brick peaks (GATHER takes them on its way),
@@ -1131,8 +1127,6 @@ impl Slot {
             out: dev!(u8, 1 << 20),
             pbytes: None,
             up_streams: None,
-            up_lists: None,
-            flags: None,
             stage: Stage::default(),
             gathered_peak: None,
             field_in: None,
@@ -2871,7 +2865,6 @@ impl Slot {
         self.stage.wait(s)?;
         trace("d_waited");
         let err_h = self.stage.read(&err_q);
-        self.flags = Some(err);
         let tot_h = tot_q.map(|q| self.stage.read(&q));
         let at = (0..nbk)
             .map(|bi| {
@@ -2924,22 +2917,6 @@ impl Slot {
         Ok(())
     }
 
-    /// Zeroed fault flags for `nbk` bricks (or more), on the slot's
-    /// stream: the slot's own, given back by `decode_to` once read (one
-    /// allocated a batch waited behind the pool's other allocations, up
-    /// to 3 ms on a 2-GPU decode's front, session 38).
-    fn take_flags(&mut self, nbk: usize) -> Result<CudaSlice<u32>, CudaError> {
-        let s = &self.stream;
-        let mut f = match self.flags.take() {
-            Some(f) if f.len() >= nbk.max(1) => f,
-            // SAFETY: zeroed below before any kernel reads it.
-            _ => unsafe { s.alloc::<u32>(nbk.max(1).next_power_of_two()) }
-                .during(|| "allocating fault flags".into())?,
-        };
-        s.memset_zeros(&mut f).during(|| "zeroing".into())?;
-        Ok(f)
-    }
-
     /// The rANS streams of a batch decoded into `ints`, a chunk per
     /// thread: per brick where its outliers start (None: its header does
     /// not read), its step, and the device's fault flags.
@@ -2990,7 +2967,7 @@ impl Slot {
             at[bi] = Some(8 + 4 * h.used);
         }
         trace("d_chunks");
-        let err = self.take_flags(nbk)?;
+        let err = s.alloc_zeros::<u32>(nbk).during(|| "alloc".into())?;
         if chunks.clen.is_empty() {
             return Ok(Front {
                 at,
@@ -3066,7 +3043,7 @@ impl Slot {
             let (up, _, addr) = upload_packed(
                 &self.gpu,
                 s,
-                PackedFrom::Pinned(&mut self.pbytes, &mut self.up_lists),
+                PackedFrom::Pinned(&mut self.pbytes),
                 0,
                 |_| {},
                 &lists,
@@ -3101,7 +3078,7 @@ impl Slot {
             let (up, base, addr) = upload_packed(
                 &self.gpu,
                 s,
-                PackedFrom::Pinned(&mut self.pbytes, &mut self.up_lists),
+                PackedFrom::Pinned(&mut self.pbytes),
                 total + RDEC_PAD,
                 gather,
                 &lists,
@@ -3415,25 +3392,17 @@ fn clear_out(s: &Arc<CudaStream>, out: &mut CudaSlice<u8>, total: usize) -> Resu
 
 /// Where a batch's packed lists go up from.
 enum PackedFrom<'a> {
-    /// The slot's pinned buffer, by a copy engine, into the slot's device
-    /// buffer for them (grown as needed): the decoder's payloads
+    /// The slot's pinned buffer, by a copy engine: the decoder's payloads
     /// (megabytes) ride with their lists.
-    Pinned(
-        &'a mut Option<Registered<u8>>,
-        &'a mut Option<CudaSlice<u8>>,
-    ),
+    Pinned(&'a mut Option<Registered<u8>>),
     /// The slot's stage, by a kernel: small lists, which must not queue
     /// behind other streams' copies on the engines.
     Stage(&'a mut Stage),
 }
 
-/// Lists up on the device (`upload_packed`): the buffer to keep until the
-/// stream has used it (None where the slot keeps it), its address, and
-/// each list's.
-type Packed = (Option<CudaSlice<u8>>, u64, Vec<u64>);
-
 /// `first` bytes that `fill` writes, then `lists` at 16-byte boundaries,
-/// up in one copy (`Packed`). Pageable copies of a batch's small
+/// up in one copy: the device buffer (to keep until the stream has used
+/// it), its address, and each list's. Pageable copies of a batch's small
 /// lists stalled for up to 20 ms behind the other slots' copies.
 fn upload_packed(
     gpu: &Gpu,
@@ -3442,8 +3411,7 @@ fn upload_packed(
     first: usize,
     fill: impl FnOnce(&mut [u8]),
     lists: &[&[u8]],
-) -> Result<Packed, CudaError> {
-    use cudarc::driver::DevicePtr;
+) -> Result<(CudaSlice<u8>, u64, Vec<u64>), CudaError> {
     let (offs, all) = packed_layout(first, &lists.iter().map(|l| l.len()).collect::<Vec<_>>());
     let write = |pin: &mut [u8]| {
         fill(&mut pin[..first]);
@@ -3451,35 +3419,24 @@ fn upload_packed(
             pin[o..o + l.len()].copy_from_slice(l);
         }
     };
-    let len = all.max(1);
-    let (up, base) = match from {
-        PackedFrom::Pinned(pbytes, keep) => {
+    let up = match from {
+        PackedFrom::Pinned(pbytes) => {
             let pin = pinned_bytes(gpu, pbytes, all)?;
             trace("up_pinned");
             write(pin);
             trace("up_written");
-            if keep.as_ref().is_none_or(|b| b.len() < len) {
-                *keep = None;
-                // SAFETY: the copy below writes the bytes kernels read.
-                *keep = Some(
-                    unsafe { s.alloc::<u8>(len.next_power_of_two()) }
-                        .during(|| "allocating a batch's lists".into())?,
-                );
-            }
-            let up = keep
-                .as_mut()
-                .ok_or_else(|| CudaError::Unsupported("no list buffer".into()))?;
+            let mut up = unsafe { s.alloc::<u8>(all.max(1)) }.during(|| "alloc".into())?;
             trace("up_alloc");
-            s.memcpy_htod(&pin[..len], &mut up.slice_mut(0..len))
+            s.memcpy_htod(&pin[..all.max(1)], &mut up)
                 .during(|| "copying a batch's lists to the GPU".into())?;
             trace("up_copied");
-            (None, up.device_ptr(s).0)
+            up
         }
-        PackedFrom::Stage(stage) => {
-            let up = stage.up_bytes(gpu, s, all, write)?;
-            let base = up.device_ptr(s).0;
-            (Some(up), base)
-        }
+        PackedFrom::Stage(stage) => stage.up_bytes(gpu, s, all, write)?,
+    };
+    let base = {
+        use cudarc::driver::DevicePtr;
+        up.device_ptr(s).0
     };
     let addr = offs.iter().map(|&o| base + o as u64).collect();
     Ok((up, base, addr))
