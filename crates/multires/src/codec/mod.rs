@@ -701,6 +701,31 @@ pub struct BrickScratch {
     pub zz: Vec<u32>,
 }
 
+/// Scratch buffers lent to one call's bricks: a brick takes the buffers a
+/// finished brick gave back, so each thread faults in their pages (tens
+/// of megabytes a 129^3 brick) once a call. rayon's `map_init` makes
+/// fresh ones for every piece it splits the work into, and this VM
+/// clears fresh pages slowly (a third of a one-core smooth decode's
+/// profile was the kernel zeroing pages). Freed when the call ends.
+#[derive(Default)]
+struct ScratchPool(std::sync::Mutex<Vec<BrickScratch>>);
+
+impl ScratchPool {
+    fn with<R>(&self, f: impl FnOnce(&mut BrickScratch) -> R) -> R {
+        let mut sc = self
+            .0
+            .lock()
+            .ok()
+            .and_then(|mut free| free.pop())
+            .unwrap_or_default();
+        let r = f(&mut sc);
+        if let Ok(mut free) = self.0.lock() {
+            free.push(sc);
+        }
+        r
+    }
+}
+
 /// The x rows of the box at `start` of extent `ext` of a field of `dims`
 /// held in `data`, in row-major order (what `gather` copies; the GPU
 /// copies them into pinned memory).
@@ -1247,16 +1272,20 @@ pub fn compress_view(
     let (range, e, grid) = plan_view(v, opts)?;
     let chunk_log = opts.rans_chunk_log()?;
     let done = std::sync::atomic::AtomicUsize::new(0);
+    let scratch = ScratchPool::default();
     let coded: Vec<CodedBrick> = (0..grid.len())
         .into_par_iter()
-        .map_init(BrickScratch::default, |sc, k| {
-            let (s, ext) = grid.bounds(k);
-            let mut x = std::mem::take(&mut sc.x);
-            gather_view(v, s, ext, &mut x);
-            let r = encode_brick_with(&x, ext, opts.transform, v.data.dtype(), (e, chunk_log), sc);
-            sc.x = x;
-            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
-            r
+        .map(|k| {
+            scratch.with(|sc| {
+                let (s, ext) = grid.bounds(k);
+                let mut x = std::mem::take(&mut sc.x);
+                gather_view(v, s, ext, &mut x);
+                let r =
+                    encode_brick_with(&x, ext, opts.transform, v.data.dtype(), (e, chunk_log), sc);
+                sc.x = x;
+                progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
+                r
+            })
         })
         .collect::<Result<_, _>>()?;
     Ok(assemble(v.info(), opts, range, e, grid, &coded))
@@ -1457,11 +1486,11 @@ pub fn decompress_into<U: Sample>(
         .collect();
     let done = std::sync::atomic::AtomicUsize::new(0);
     let path = r.path().to_string();
+    let scratch = ScratchPool::default();
     // Each brick is placed as soon as it is decoded, so the decoded bricks
     // are never all held at once.
-    payloads
-        .into_par_iter()
-        .try_for_each_init(BrickScratch::default, |sc, (k, p)| {
+    payloads.into_par_iter().try_for_each(|(k, p)| {
+        scratch.with(|sc| {
             let (_, ext) = grid.bounds(k);
             decode_brick_with(&p, ext, &h, sc).map_err(|what| CodecError::CorruptBrick {
                 path: path.clone(),
@@ -1473,6 +1502,7 @@ pub fn decompress_into<U: Sample>(
             progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
             Ok::<(), CodecError>(())
         })
+    })
 }
 
 #[cfg(test)]
