@@ -5838,6 +5838,31 @@ mod tests {
         assert_eq!(asked.ok(), Some(RESIDENT_SHARES));
     }
 
+    /// A gate is idle only when no batch holds a permit or waits for one:
+    /// the test by which a batch's checksums go to the pool.
+    #[test]
+    fn a_gate_is_idle_only_with_no_batch_in_or_waiting_for_its_transform() {
+        let gate = Gate::new(1);
+        assert!(gate.idle());
+        let first = gate.enter();
+        assert!(!gate.idle());
+        std::thread::scope(|sc| {
+            let waiter = sc.spawn(|| {
+                let p = gate.enter();
+                drop(p);
+            });
+            // The waiter counts as busy while it waits.
+            let t0 = std::time::Instant::now();
+            while gate.busy.load(Ordering::Acquire) < 2 {
+                assert!(t0.elapsed().as_secs() < 10, "the waiter never counted");
+                std::thread::yield_now();
+            }
+            drop(first);
+            waiter.join().ok();
+        });
+        assert!(gate.idle());
+    }
+
     #[test]
     fn tile_classes_mark_each_class_of_a_tile_once() {
         let mut cl = vec![0u8; 70];
