@@ -2212,7 +2212,7 @@ pub fn compress(
         opts,
         (range, e, grid),
         gpus,
-        Batching::new(mem_limit, DEFAULT_BATCH, HOST_SLOTS, HOST_SLOTS),
+        (mem_limit, DEFAULT_BATCH, HOST_SLOTS, HOST_SLOTS),
         progress,
         &|slot, b| {
             slot.upload(v, &grid, b, opts.transform)?;
@@ -2232,7 +2232,7 @@ fn run_compress(
     opts: &CodecOptions,
     plan: Planned,
     gpus: &[Arc<Gpu>],
-    settings: Batching,
+    settings: (Option<usize>, usize, usize, usize),
     progress: &(dyn Fn(usize) + Sync),
     fill: &(dyn Fn(&mut Slot, &Batch) -> Result<(), CudaError> + Sync),
 ) -> Result<(GpuMrz, CodecStats, GpuRun), CudaError> {
@@ -2310,17 +2310,11 @@ fn code_bricks(
     opts: &CodecOptions,
     (plan, bricks): (&Planned, &[usize]),
     gpus: &[Arc<Gpu>],
-    batching: Batching,
+    (mem_limit, batch, slots, shares): (Option<usize>, usize, usize, usize),
     (done, progress): (&AtomicUsize, &(dyn Fn(usize) + Sync)),
     fill: &(dyn Fn(&mut Slot, &Batch) -> Result<(), CudaError> + Sync),
 ) -> Result<(Vec<(usize, GpuCoded)>, GpuRun), CudaError> {
     let (_, e, grid) = plan;
-    let Batching {
-        mem_limit,
-        batch,
-        slots,
-        shares,
-    } = batching;
     if gpus.is_empty() {
         return Err(CudaError::NoDevice("no GPU was given".into()));
     }
@@ -2458,31 +2452,6 @@ fn run_slots(
     print_trace(caps, &ordinals);
     print_timeline(caps, gpus);
     run
-}
-
-/// How a compression's bricks are cut into batches and run through the
-/// slots (`code_bricks`).
-#[derive(Clone, Copy)]
-struct Batching {
-    /// Device bytes the run may use (None: what is free).
-    mem_limit: Option<usize>,
-    /// Bricks a batch at most.
-    batch: usize,
-    /// Slots a GPU at most.
-    slots: usize,
-    /// Batches each GPU's bricks are cut into, about.
-    shares: usize,
-}
-
-impl Batching {
-    fn new(mem_limit: Option<usize>, batch: usize, slots: usize, shares: usize) -> Self {
-        Batching {
-            mem_limit,
-            batch,
-            slots,
-            shares,
-        }
-    }
 }
 
 /// Batches of a GPU in their transform at once: the interpolation (or
@@ -4153,7 +4122,7 @@ pub fn compress_resident(
         opts,
         plan,
         std::slice::from_ref(gpu),
-        Batching::new(None, RESIDENT_BATCH, RESIDENT_SLOTS, resident_shares()),
+        (None, RESIDENT_BATCH, RESIDENT_SLOTS, resident_shares()),
         progress,
         &|slot, b| {
             use cudarc::driver::DevicePtr;
@@ -4721,7 +4690,7 @@ pub fn compress_pinned(
             opts,
             (plan, &parts[i].2),
             std::slice::from_ref(g),
-            Batching::new(None, RESIDENT_BATCH, RESIDENT_SLOTS, resident_shares()),
+            (None, RESIDENT_BATCH, RESIDENT_SLOTS, resident_shares()),
             (&done, progress),
             &fill,
         )
@@ -5096,7 +5065,7 @@ pub fn compress_slabs(
             opts,
             (&plan, &bricks),
             std::slice::from_ref(g),
-            Batching::new(None, RESIDENT_BATCH, RESIDENT_SLOTS, shares),
+            (None, RESIDENT_BATCH, RESIDENT_SLOTS, shares),
             (&done, progress),
             &|slot, b| slot.gather_from((base, true), &f.info, &plan.2, b, opts.transform),
         )
