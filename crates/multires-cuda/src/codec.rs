@@ -183,6 +183,19 @@ struct Slot {
     orders: CodingOrders,
     /// The rANS level classes of interp's coding order, per brick shape.
     classes: BTreeMap<([usize; 3], interp::Order), Arc<LevelClasses>>,
+    /// The decoder's chunk lists, kept from batch to batch: built afresh,
+    /// a turbulent batch's (1-2 MB) took 1-3 ms of growing and faulting
+    /// in pages while every other slot did the same (session 39).
+    dec_lists: DecodeLists,
+}
+
+/// A decode batch's chunk lists: per piece its data's byte offset and
+/// words, and the pieces and tables as RDEC reads them.
+#[derive(Default)]
+struct DecodeLists {
+    doff: Vec<u64>,
+    dlen: Vec<u32>,
+    chunks: RansChunks,
 }
 
 /// Per tile of 32 values (the last may be shorter), bit c set where level
@@ -1132,6 +1145,7 @@ impl Slot {
             field_in: None,
             orders: BTreeMap::new(),
             classes: BTreeMap::new(),
+            dec_lists: DecodeLists::default(),
             pin32: None,
             pin64: None,
             in32,
@@ -2536,6 +2550,19 @@ fn checksums_on_pool(tail: bool) -> bool {
     mode.unwrap_or(tail)
 }
 
+/// Whether a decode batch's rANS headers are read on the rayon pool
+/// rather than one after another on the slot's thread. Nothing else is on
+/// the pool at a decode's start (checksums come after the launches), and
+/// the headers are all that stands between a batch and its device work: a
+/// turbulent 1024^3 batch's took 2-4.5 ms on its thread (two H200s,
+/// session 39), for 7.5 ms before the first kernel on one GPU or two.
+/// MULTIRES_CODEC_HEADS=slot keeps them on the slot's thread (a tuning
+/// knob for measurements; the output never depends on it).
+fn heads_on_pool() -> bool {
+    static POOL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *POOL.get_or_init(|| std::env::var("MULTIRES_CODEC_HEADS").as_deref() != Ok("slot"))
+}
+
 /// A brick's payload checked and cut into sections (word offsets from the
 /// payload's start, as the CPU decoder reads them); None when anything is
 /// off, and the CPU decoder then names the fault.
@@ -2900,15 +2927,22 @@ impl Slot {
         self.classes(dims, io)?;
         let s = &self.stream.clone();
         use rayon::prelude::*;
-        // On this thread: a header is a few hundred words, and the rayon
-        // pool is shared with every other slot's gathers and checks.
-        let heads: Vec<Option<(f64, rans::Header)>> = list
-            .iter()
-            .map(|(_, p, _)| codec::brick_rans_header(p, n).ok())
-            .collect();
+        trace("d_begin");
+        let head = |(_, p, _): &Payload| codec::brick_rans_header(p, n).ok();
+        let heads: Vec<Option<(f64, rans::Header)>> = if heads_on_pool() {
+            list.par_iter().map(head).collect()
+        } else {
+            list.iter().map(head).collect()
+        };
         trace("d_heads");
-        let (mut doff, mut dlen) = (Vec::new(), Vec::new());
-        let mut chunks = RansChunks::new();
+        let DecodeLists {
+            mut doff,
+            mut dlen,
+            mut chunks,
+        } = std::mem::take(&mut self.dec_lists);
+        doff.clear();
+        dlen.clear();
+        chunks.clear();
         let mut at = vec![None; nbk];
         let mut q = vec![1.0f64; nbk];
         // Each stream's data bytes, and its chunks' offsets (from the
@@ -2938,6 +2972,7 @@ impl Slot {
         trace("d_chunks");
         let err = s.alloc_zeros::<u32>(nbk).during(|| "alloc".into())?;
         if chunks.clen.is_empty() {
+            self.dec_lists = DecodeLists { doff, dlen, chunks };
             return Ok(Front {
                 at,
                 q,
@@ -3098,6 +3133,9 @@ impl Slot {
             .during(|| "launching RDEC".into())?;
         bulk_end(s, bulk)?;
         prof(s, "d_decode")?;
+        // The lists went up with the batch's copy (from the pinned buffer),
+        // which the stream's next wait covers; their vectors are reused.
+        self.dec_lists = DecodeLists { doff, dlen, chunks };
         Ok(Front {
             at,
             q,
@@ -3562,6 +3600,12 @@ struct RansChunks {
     most: usize,
 }
 
+impl Default for RansChunks {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl RansChunks {
     fn new() -> Self {
         RansChunks {
@@ -3572,6 +3616,17 @@ impl RansChunks {
             scale: Vec::new(),
             most: 0,
         }
+    }
+
+    /// Empty, keeping the vectors' memory.
+    fn clear(&mut self) {
+        self.cfirst.clear();
+        self.cfirst.push(0);
+        self.cstart.clear();
+        self.clen.clear();
+        self.cum.clear();
+        self.scale.clear();
+        self.most = 0;
     }
 
     /// The next brick, in `pieces` (first value, values: `rans::pieces`)

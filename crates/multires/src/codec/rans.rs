@@ -539,6 +539,17 @@ struct BitReader<'a> {
 }
 
 impl BitReader<'_> {
+    /// The next 33 bits or more, least significant first (as many as two
+    /// words hold from `bit`): None at the stream's last word, where the
+    /// bit-at-a-time path reads instead. Bit at a time, a dense brick's
+    /// header took 18 us on this machine's core and 110 us on a GPU host
+    /// whose other slots parsed theirs at once, before its batch's
+    /// device work could start.
+    fn window(&self) -> Option<u64> {
+        let i = self.bit / 32;
+        let (lo, hi) = (*self.words.get(i)?, *self.words.get(i + 1)?);
+        Some(((hi as u64) << 32 | lo as u64) >> (self.bit % 32))
+    }
     fn bit(&mut self) -> Result<u32, String> {
         let w = self
             .words
@@ -550,6 +561,10 @@ impl BitReader<'_> {
     }
     /// `n` bits, least significant first (as `BitWriter::put` writes).
     fn bits(&mut self, n: u32) -> Result<u32, String> {
+        if let (Some(w), true) = (self.window(), n <= 32) {
+            self.bit += n as usize;
+            return Ok((w & ((1u64 << n) - 1)) as u32);
+        }
         let mut v = 0u32;
         for i in 0..n {
             v |= self.bit()? << i;
@@ -557,6 +572,17 @@ impl BitReader<'_> {
         Ok(v)
     }
     fn exp_golomb(&mut self) -> Result<u32, String> {
+        // Codes of up to 31 bits (values below 2^16) from one window: the
+        // leading one and the bits after it, most significant first.
+        if let Some(w) = self.window() {
+            let zeros = w.trailing_zeros();
+            if zeros <= 15 {
+                let b = zeros + 1;
+                let x = ((w >> zeros) & ((1u64 << b) - 1)).reverse_bits() >> (64 - b);
+                self.bit += (zeros + b) as usize;
+                return Ok((x - 1) as u32);
+            }
+        }
         let mut zeros = 0;
         while self.bit()? == 0 {
             zeros += 1;
@@ -1282,6 +1308,52 @@ mod tests {
             assert_eq!(r.exp_golomb(), Ok(v));
         }
         assert_eq!(w.finish(), want);
+    }
+
+    /// The reader's word-at-a-time paths (`window`) read what the writer
+    /// wrote, codes of every length and fields of every width mixed, at
+    /// every offset, up to the stream's last word (read bit by bit), and
+    /// a code that runs past the end is an error.
+    #[test]
+    fn bit_reader_reads_what_the_writer_wrote() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut w = BitWriter::default();
+        let mut want = Vec::new();
+        for k in 0..4000u32 {
+            let r = next();
+            if k % 3 == 0 {
+                let n = (r % 33) as u32;
+                let v = (r >> 8) as u32 & ((1u64 << n) - 1) as u32;
+                w.put(v as u64, n);
+                want.push((true, n, v));
+            } else {
+                // Values of 0 to 32 significant bits (codes of 1 to 65).
+                let v = ((r >> 8) as u32) >> (r % 33).min(31) as u32;
+                let v = if r % 97 == 0 { u32::MAX - 1 } else { v };
+                exp_golomb(&mut w, v);
+                want.push((false, 0, v));
+            }
+        }
+        let words = w.finish();
+        let mut r = BitReader {
+            words: &words,
+            bit: 0,
+        };
+        for (i, &(fixed, n, v)) in want.iter().enumerate() {
+            let got = if fixed { r.bits(n) } else { r.exp_golomb() };
+            assert_eq!(got, Ok(v), "item {i}");
+        }
+        let mut r = BitReader {
+            words: &[0, 0, 0],
+            bit: 0,
+        };
+        assert!(r.exp_golomb().is_err());
     }
 
     #[test]
