@@ -62,8 +62,7 @@ $M decompress $T/f_cuda.mrz -o $T/f_back.npy | tail -1
 $M compress $T/f.npy -o $T/f_bad.mrz --device cuda --gpu-mem-limit 1KiB || echo "(expected error above)"
 $M compress $T/f.npy -o $T/f_bad.mrz --device cuda --gpus 9 || echo "(expected error above)"
 $M decompress $T/f_cuda.mrz -o $T/f_back_cpu.npy --device cpu | tail -1
-$M decompress $T/f_cuda.mrz -o $T/f_back_gpu.npy --device cuda | tee $T/f_back_gpu.log | tail -1
-grep -q "into page-locked memory" $T/f_back_gpu.log  # a whole field's file is read into page-locked memory
+$M decompress $T/f_cuda.mrz -o $T/f_back_gpu.npy --device cuda | tail -1
 $M decompress $T/f_cuda.mrz -o $T/f_reg_gpu.npy --device cuda --region 3:50,10:11,: | tail -1
 python3 -c "
 import numpy as np

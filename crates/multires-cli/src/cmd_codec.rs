@@ -661,26 +661,6 @@ pub fn decompress(a: DecompressArgs) -> Result<()> {
     let bar = crate::progress::Bar::new(n as u64, "decompress");
     let t = Instant::now();
     let gpus = select_gpus(a.device, a.gpus.as_deref(), a.gpus.is_some())?;
-    // A whole field on the GPUs: the file read once into page-locked
-    // memory, from where the decoder copies the streams up as they lie
-    // (read brick by brick, they went into fresh vectors and were then
-    // gathered into pinned buffers). A region reads only its bricks.
-    if let (Some(g), None) = (&gpus, region) {
-        let t_read = Instant::now();
-        match multires_cuda::codec::PinnedBytes::read(&g[0], &a.input) {
-            Ok(p) => {
-                let len = p.as_ref().len();
-                r = MrzReader::from_shared(p.shared(), &a.input.display().to_string())?;
-                let read_s = t_read.elapsed().as_secs_f64();
-                println!(
-                    "read: {} into page-locked memory in {read_s:.2} s ({:.0} MB/s)",
-                    a.input.display(),
-                    len as f64 / read_s.max(1e-9) / 1e6
-                );
-            }
-            Err(e) => eprintln!("note: {e:#}; reading the file brick by brick instead"),
-        }
-    }
     // A whole float32 field for an .npy: decoded by the GPUs into
     // page-locked memory (copied down at the link's rate), written from
     // there on every core.
