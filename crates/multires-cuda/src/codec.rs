@@ -2532,22 +2532,23 @@ impl Drop for Permit<'_> {
     }
 }
 
-/// Whether a batch's checksums go to the rayon pool (`tail`: no other
-/// batch of its GPU is still in its transform, so the pool is free and the
-/// checksums are on the run's critical path) or stay on the slot's own
+/// Whether a batch's checksums go to the rayon pool (`pool_free`: the
+/// caller's judgement that few other slots use the pool now, e.g. no
+/// other batch of its GPU is still in its transform, so the checksums are
+/// on the run's critical path) or stay on the slot's own
 /// thread (at 30 GB/s a core, a 40 MB batch's take a millisecond, hidden
 /// behind the other batches' kernels). On two GPUs, 23 slot threads handing
 /// their checksums to one pool of 32 queued the last batches' rANS tables
 /// behind them. MULTIRES_CODEC_CRC=pool or slot overrides (a tuning knob
 /// for measurements; the output never depends on it).
-fn checksums_on_pool(tail: bool) -> bool {
+fn checksums_on_pool(pool_free: bool) -> bool {
     static MODE: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
     let mode = *MODE.get_or_init(|| match std::env::var("MULTIRES_CODEC_CRC").as_deref() {
         Ok("pool") => Some(true),
         Ok("slot") => Some(false),
         _ => None,
     });
-    mode.unwrap_or(tail)
+    mode.unwrap_or(pool_free)
 }
 
 /// Whether a decode batch's rANS headers are read on the rayon pool
