@@ -906,8 +906,8 @@ struct Lane<'a> {
     out: &'a mut [u32],
     /// Values decoded so far.
     done: usize,
-    /// The last value decoded: the next one's context, in a register
-    /// rather than read back from `out` (a store-to-load on the chain).
+    /// The last value decoded: the next one's context, kept here rather
+    /// than read back from `out` (no measurable change on its own).
     last: u32,
 }
 
