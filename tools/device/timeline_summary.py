@@ -20,6 +20,8 @@ import re
 import statistics
 import sys
 
+from trace_summary import marks_of
+
 LINE = re.compile(r"^timeline gpu (\d+) batch (\d+) \((\d+) values\): (.*)$")
 
 
@@ -32,19 +34,14 @@ def parse(path):
             if not m:
                 continue
             g, b, n = int(m.group(1)), int(m.group(2)), int(m.group(3))
-            marks = []
-            for tok in m.group(4).split():
-                name, _, at = tok.rpartition("@")
-                try:
-                    marks.append((name, float(at)))
-                except ValueError:
-                    pass
             # A GPU's batch numbers rise within a run.
             if g not in last or b <= last[g][0]:
                 runs.append({"gpu": g, "batches": []})
-                last[g] = (b, runs[-1])
-            last[g] = (b, last[g][1])
-            last[g][1]["batches"].append((b, n, marks))
+                run = runs[-1]
+            else:
+                run = last[g][1]
+            last[g] = (b, run)
+            run["batches"].append((b, n, marks_of(m.group(4))))
     return runs
 
 
