@@ -2425,14 +2425,14 @@ fn run_slots(
                 handles.push(scope.spawn(move || -> Result<(), CudaError> {
                     g.ctx.bind_to_thread().during(|| "binding the GPU".into())?;
                     let mut slot: Option<Slot> = None;
+                    TRACE_GPU.with(|c| c.set(g.ctx.ordinal()));
+                    SLOTS_A_GPU.with(|c| c.set(per_gpu));
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         if i >= count {
                             break;
                         }
                         TRACE_BATCH.with(|c| c.set(i));
-                        TRACE_GPU.with(|c| c.set(g.ctx.ordinal()));
-                        SLOTS_A_GPU.with(|c| c.set(per_gpu));
                         trace("start");
                         // The largest batches come first: a slot grows only
                         // when another GPU took them. The small one goes
@@ -5071,12 +5071,14 @@ pub fn compress_slabs(
     // in GPU order: a value that is not finite is named as the whole
     // field's first.
     // With several GPUs, GPU 0 also brings down rows of its slab to judge
-    // the field's density by (`slab_shares`), while the others range.
+    // the field's density by (`slab_shares`), while the others range;
+    // not where MULTIRES_CODEC_SHARES fixes the batches.
+    let sample_density = gpus.len() > 1 && env_count("MULTIRES_CODEC_SHARES").is_none();
     let sampled = on_every_gpu(&gpus, &|i, g| {
         let s = &f.slabs[i];
         let range = device_range(g, &s.data, s.values(plane), s.planes.0 * plane)?;
-        let sample = match (i, gpus.len()) {
-            (0, 2..) => Some(slab_sample(s, f.info.dims)?),
+        let sample = match (i, sample_density) {
+            (0, true) => Some(slab_sample(s, f.info.dims)?),
             _ => None,
         };
         Ok((range, sample))
