@@ -2551,15 +2551,6 @@ fn checksums_on_pool(pool_free: bool) -> bool {
     mode.unwrap_or(pool_free)
 }
 
-/// Whether a decode batch's page-locked payloads go up before their
-/// headers are read (`rans_front`); MULTIRES_CODEC_EARLY_UPLOAD=0 queues
-/// them after, as before session 40 (a tuning knob for measurements; the
-/// output never depends on it).
-fn early_upload() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("MULTIRES_CODEC_EARLY_UPLOAD").as_deref() != Ok("0"))
-}
-
 /// Whether a decode batch's rANS headers are read on the rayon pool
 /// rather than one after another on the slot's thread. Nothing else is on
 /// the pool at a decode's start (checksums come after the launches), and
@@ -2796,17 +2787,11 @@ impl Slot {
         }
         let s = &self.stream.clone();
         turn(DecodePhase::Entropy);
-        let front = if closed {
-            self.rans_front(dims, list, io)
+        let Front { at, q, err, check } = if closed {
+            self.rans_front(dims, list, io)?
         } else {
-            self.rice_front(dims, list)
+            self.rice_front(dims, list)?
         };
-        if front.is_err() {
-            // Copies up from the file (page-locked) may still be queued;
-            // nothing may free what they read before they are done.
-            let _ = s.synchronize();
-        }
-        let Front { at, q, err, check } = front?;
         let q_d = self.stage.up(&self.gpu, s, &q)?;
         let inverse = if table {
             Some(&coding_order(&self.orders, dims, h.transform, io)?.inverse)
@@ -2929,35 +2914,6 @@ impl Slot {
         Ok(())
     }
 
-    /// Queues the copies of `spans` (bytes in page-locked memory) into the
-    /// slot's stream buffer, zeros after them (RDEC_PAD): the buffer's
-    /// device address.
-    fn streams_up(&mut self, s: &Arc<CudaStream>, spans: &StreamSpans) -> Result<u64, CudaError> {
-        // The slot's own buffer: one allocated a batch waited for the
-        // pool to map memory (0.1-6.6 ms on the tail of a 2-GPU decode,
-        // session 36).
-        let len = spans.total + RDEC_PAD;
-        if self.up_streams.as_ref().is_none_or(|b| b.len() < len) {
-            self.up_streams = None;
-            let cap = len.next_power_of_two();
-            self.up_streams =
-                Some(unsafe { s.alloc::<u8>(cap) }.during(|| "allocating streams".into())?);
-        }
-        let streams = self
-            .up_streams
-            .as_mut()
-            .ok_or_else(|| CudaError::Unsupported("no stream buffer".into()))?;
-        s.memset_zeros(&mut streams.slice_mut(spans.total..len))
-            .during(|| "zeroing".into())?;
-        for (from, at) in &spans.copies {
-            s.memcpy_htod(*from, &mut streams.slice_mut(*at..*at + from.len()))
-                .during(|| "copying a batch's streams to the GPU".into())?;
-        }
-        DIRECT_BATCHES.fetch_add(1, Ordering::Relaxed);
-        use cudarc::driver::DevicePtr;
-        Ok(streams.device_ptr(s).0)
-    }
-
     /// The rANS streams of a batch decoded into `ints`, a chunk per
     /// thread: per brick where its outliers start (None: its header does
     /// not read), its step, and the device's fault flags.
@@ -2973,29 +2929,6 @@ impl Slot {
         let s = &self.stream.clone();
         use rayon::prelude::*;
         trace("d_begin");
-        // Payloads that lie in page-locked memory go up whole, in spans,
-        // before their headers are read: the copy engine starts at once
-        // rather than after the host's head (3.3-4.1 ms before a turbulent
-        // decode's first kernel, on one GPU or two: session 39).
-        // Whole words where they lie, so that every stream starts on a
-        // word up (RDEC reads u16 words, in aligned windows); a payload
-        // that is not (a corrupt file) sends the batch the other way.
-        let early = if early_upload() {
-            list.iter()
-                .map(|(_, p, _)| {
-                    let words =
-                        (p.as_ptr() as usize).is_multiple_of(4) && p.len().is_multiple_of(4);
-                    page_locked(p).filter(|_| words).map(|buf| (&p[..], buf))
-                })
-                .collect::<Option<Vec<_>>>()
-                .map(stream_spans)
-        } else {
-            None
-        };
-        let early_base = match &early {
-            Some(spans) => Some(self.streams_up(s, spans)?),
-            None => None,
-        };
         let head = |(_, p, _): &Payload| codec::brick_rans_header(p, n).ok();
         let heads: Vec<Option<(f64, rans::Header)>> = if heads_on_pool() {
             list.par_iter().map(head).collect()
@@ -3056,28 +2989,19 @@ impl Slot {
         // of consecutive bricks, with the headers and outliers between
         // them), and only the lists through the pinned buffer; the others
         // are gathered, packed, into the pinned buffer.
-        let locked: Option<Vec<_>> = match early {
-            Some(_) => None,
-            None => parts
-                .iter()
-                .map(|(bi, r, _)| {
-                    let st = &list[*bi].1[r.clone()];
-                    let word = (st.as_ptr() as usize).is_multiple_of(4);
-                    page_locked(st).filter(|_| word).map(|buf| (st, buf))
-                })
-                .collect(),
-        };
+        let locked: Option<Vec<_>> = parts
+            .iter()
+            .map(|(bi, r, _)| {
+                let st = &list[*bi].1[r.clone()];
+                page_locked(st).map(|buf| (st, buf))
+            })
+            .collect();
         let spans = locked.map(stream_spans);
-        // Where each stream starts in the upload: its payload's place
-        // plus its offset in the payload, its span's place, or packed one
-        // after another.
-        let starts: Vec<usize> = match (&early, &spans) {
-            (Some(early), _) => parts
-                .iter()
-                .map(|(bi, r, _)| early.at[*bi] + r.start)
-                .collect(),
-            (None, Some(spans)) => spans.at.clone(),
-            (None, None) => parts
+        // Where each stream starts in the upload: its span's place, or
+        // packed one after another.
+        let starts: Vec<usize> = match &spans {
+            Some(spans) => spans.at.clone(),
+            None => parts
                 .iter()
                 .scan(0, |at, p| {
                     let o = *at;
@@ -3120,22 +3044,40 @@ impl Slot {
                 dsts.into_iter().zip(parts.iter()).for_each(copy);
             }
         };
-        let lists_up = |slot: &mut Self| {
-            upload_packed(
-                &slot.gpu,
+        let (_up, base, addr) = if let Some(spans) = spans {
+            let (up, _, addr) = upload_packed(
+                &self.gpu,
                 s,
-                PackedFrom::Pinned(&mut slot.pbytes),
+                PackedFrom::Pinned(&mut self.pbytes),
                 0,
                 |_| {},
                 &lists,
-            )
-        };
-        let (_up, base, addr) = if let Some(base) = early_base {
-            let (up, _, addr) = lists_up(self)?;
-            (up, base, addr)
-        } else if let Some(spans) = spans {
-            let (up, _, addr) = lists_up(self)?;
-            let base = self.streams_up(s, &spans)?;
+            )?;
+            // The slot's own buffer: one allocated a batch waited for the
+            // pool to map memory (0.1-6.6 ms on the tail of a 2-GPU
+            // decode, session 36).
+            let len = spans.total + RDEC_PAD;
+            if self.up_streams.as_ref().is_none_or(|b| b.len() < len) {
+                self.up_streams = None;
+                let cap = len.next_power_of_two();
+                self.up_streams =
+                    Some(unsafe { s.alloc::<u8>(cap) }.during(|| "allocating streams".into())?);
+            }
+            let streams = self
+                .up_streams
+                .as_mut()
+                .ok_or_else(|| CudaError::Unsupported("no stream buffer".into()))?;
+            s.memset_zeros(&mut streams.slice_mut(spans.total..len))
+                .during(|| "zeroing".into())?;
+            for (from, at) in &spans.copies {
+                s.memcpy_htod(*from, &mut streams.slice_mut(*at..*at + from.len()))
+                    .during(|| "copying a batch's streams to the GPU".into())?;
+            }
+            let base = {
+                use cudarc::driver::DevicePtr;
+                streams.device_ptr(s).0
+            };
+            DIRECT_BATCHES.fetch_add(1, Ordering::Relaxed);
             (up, base, addr)
         } else {
             let (up, base, addr) = upload_packed(
