@@ -1335,7 +1335,7 @@ mod tests {
         let mut want: Vec<u32> = Vec::new();
         let mut at = 0usize;
         let mut w = BitWriter::default();
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = crate::codec::xorshift(0x9e37_79b9_7f4a_7c15);
         let mut put = |w: &mut BitWriter, v: u64, n: u32| {
             for i in 0..n {
                 if at.is_multiple_of(32) {
@@ -1350,11 +1350,8 @@ mod tests {
             w.put(v, n);
         };
         for k in 0..5000u32 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
             // Every length from 0 to 64, at every offset in a word.
-            put(&mut w, x, k % 65);
+            put(&mut w, next(), k % 65);
         }
         let mut g = BitWriter::default();
         for v in [0u32, 1, 2, 3, 1000, 65535, u32::MAX - 1] {
@@ -1376,13 +1373,7 @@ mod tests {
     /// a code that runs past the end is an error.
     #[test]
     fn bit_reader_reads_what_the_writer_wrote() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::codec::xorshift(0x2545_f491_4f6c_dd1d);
         let mut w = BitWriter::default();
         let mut want = Vec::new();
         for k in 0..4000u32 {
@@ -1395,7 +1386,11 @@ mod tests {
             } else {
                 // Values of 0 to 32 significant bits (codes of 1 to 65).
                 let v = ((r >> 8) as u32) >> (r % 33).min(31) as u32;
-                let v = if r % 97 == 0 { u32::MAX - 1 } else { v };
+                let v = if r.is_multiple_of(97) {
+                    u32::MAX - 1
+                } else {
+                    v
+                };
                 exp_golomb(&mut w, v);
                 want.push((false, 0, v));
             }
