@@ -637,7 +637,18 @@ const RESIDENT_SHARES: usize = 8;
 /// `RESIDENT_SHARES`, or MULTIRES_CODEC_SHARES (a tuning knob for
 /// measurements; the output never depends on it).
 fn resident_shares() -> usize {
-    env_count("MULTIRES_CODEC_SHARES").unwrap_or(RESIDENT_SHARES)
+    fixed_shares().unwrap_or(RESIDENT_SHARES)
+}
+
+/// MULTIRES_CODEC_SHARES: batches a slab fixed for a measurement.
+fn fixed_shares() -> Option<usize> {
+    env_count("MULTIRES_CODEC_SHARES")
+}
+
+/// Whether `slab_shares` will ask for the field's density, so that a
+/// caller brings a sample down only where it is used.
+fn slab_shares_ask_density(gpus: usize) -> bool {
+    gpus > 1 && fixed_shares().is_none()
 }
 
 /// Batches for each GPU's slab of a field split over `gpus`:
@@ -655,10 +666,10 @@ fn slab_shares(
     gpus: usize,
     dense: impl FnOnce() -> Result<bool, CudaError>,
 ) -> Result<usize, CudaError> {
-    if let Some(k) = env_count("MULTIRES_CODEC_SHARES") {
+    if let Some(k) = fixed_shares() {
         return Ok(k);
     }
-    Ok(if gpus > 1 && dense()? {
+    Ok(if slab_shares_ask_density(gpus) && dense()? {
         RESIDENT_SHARES
     } else {
         (RESIDENT_SHARES / gpus.max(1)).max(2)
@@ -5073,7 +5084,7 @@ pub fn compress_slabs(
     // With several GPUs, GPU 0 also brings down rows of its slab to judge
     // the field's density by (`slab_shares`), while the others range;
     // not where MULTIRES_CODEC_SHARES fixes the batches.
-    let sample_density = gpus.len() > 1 && env_count("MULTIRES_CODEC_SHARES").is_none();
+    let sample_density = slab_shares_ask_density(gpus.len());
     let sampled = on_every_gpu(&gpus, &|i, g| {
         let s = &f.slabs[i];
         let range = device_range(g, &s.data, s.values(plane), s.planes.0 * plane)?;
@@ -5863,6 +5874,9 @@ mod tests {
         // One GPU never samples the field.
         let asked = slab_shares(1, || Err(CudaError::Unsupported("asked".into())));
         assert_eq!(asked.ok(), Some(RESIDENT_SHARES));
+        // `compress_slabs` samples exactly where `slab_shares` asks.
+        assert!(!slab_shares_ask_density(1));
+        assert!(slab_shares_ask_density(2));
     }
 
     /// A gate is idle only when no batch holds a permit or waits for one:
