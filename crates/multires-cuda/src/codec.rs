@@ -5081,16 +5081,17 @@ pub fn compress_slabs(
     // Slabs are in field order, and `on_every_gpu` gives the first error
     // in GPU order: a value that is not finite is named as the whole
     // field's first.
-    // With several GPUs, GPU 0 also brings down rows of its slab to judge
-    // the field's density by (`slab_shares`), while the others range;
-    // not where MULTIRES_CODEC_SHARES fixes the batches.
+    // With several GPUs, each also brings down rows of its slab to judge
+    // the field's density by (`slab_shares`), all at once: a field dense
+    // in only some slabs is judged on all of them. Not where
+    // MULTIRES_CODEC_SHARES fixes the batches.
     let sample_density = slab_shares_ask_density(gpus.len());
     let sampled = on_every_gpu(&gpus, &|i, g| {
         let s = &f.slabs[i];
         let range = device_range(g, &s.data, s.values(plane), s.planes.0 * plane)?;
-        let sample = match (i, sample_density) {
-            (0, true) => Some(slab_sample(s, f.info.dims)?),
-            _ => None,
+        let sample = match sample_density {
+            true => Some(slab_sample(s, f.info.dims)?),
+            false => None,
         };
         Ok((range, sample))
     })?;
@@ -5107,12 +5108,15 @@ pub fn compress_slabs(
         &[("planned", std::time::Instant::now())],
     );
     // The coder cannot know its bytes a value before coding: it samples
-    // the first slab.
+    // every slab, rows of each in equal number.
     let shares = slab_shares(gpus.len(), || {
-        Ok(sampled
-            .first()
-            .and_then(|(_, rows)| rows.as_ref())
-            .is_some_and(|rows| finest_dense(rows, f.info.dims[2], plan.1)))
+        let rows: Vec<f32> = sampled
+            .iter()
+            .filter_map(|(_, rows)| rows.as_deref())
+            .flatten()
+            .copied()
+            .collect();
+        Ok(finest_dense(&rows, f.info.dims[2], plan.1))
     })?;
     let done = AtomicUsize::new(0);
     let coded = on_every_gpu(&gpus, &|i, g| {
