@@ -3064,6 +3064,10 @@ impl Slot {
                 |_| {},
                 &lists,
             )?;
+            // Timeline marks (events only under MULTIRES_CODEC_TIMELINE):
+            // the fault flags' memset and the lists' copy done, the pad's
+            // memset done, the streams up; what a batch's streams wait on.
+            prof(s, "d_lists_up")?;
             // The slot's own buffer: one allocated a batch waited for the
             // pool to map memory (0.1-6.6 ms on the tail of a 2-GPU
             // decode, session 36).
@@ -3080,9 +3084,21 @@ impl Slot {
                 .ok_or_else(|| CudaError::Unsupported("no stream buffer".into()))?;
             s.memset_zeros(&mut streams.slice_mut(spans.total..len))
                 .during(|| "zeroing".into())?;
+            prof(s, "d_zeroed")?;
             for (from, at) in &spans.copies {
                 s.memcpy_htod(*from, &mut streams.slice_mut(*at..*at + from.len()))
                     .during(|| "copying a batch's streams to the GPU".into())?;
+            }
+            prof(s, "d_streams_up")?;
+            if timeline() {
+                eprintln!(
+                    "timeline spans gpu {} batch {}: {} copies, {} bytes, lists {} bytes",
+                    TRACE_GPU.with(|c| c.get()),
+                    TRACE_BATCH.with(|c| c.get()),
+                    spans.copies.len(),
+                    spans.total,
+                    lists.len()
+                );
             }
             let base = {
                 use cudarc::driver::DevicePtr;
