@@ -3097,7 +3097,7 @@ impl Slot {
                     TRACE_BATCH.with(|c| c.get()),
                     spans.copies.len(),
                     spans.total,
-                    lists.len()
+                    lists.iter().map(|l| l.len()).sum::<usize>()
                 );
             }
             let base = {
