@@ -24,6 +24,7 @@ pub mod interp;
 pub mod lifting;
 pub mod morton;
 pub mod rans;
+mod rans_wide;
 pub mod rice;
 pub mod seed;
 

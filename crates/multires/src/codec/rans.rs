@@ -30,6 +30,7 @@
 //! the coding order and hold nearly all of its coded values, so there a
 //! chunk's serial chain would set the GPU's time. Version-3 streams have
 //! m = s = 0.
+use super::rans_wide::{self, WideTable, WIDE};
 
 /// Zigzag values coded as symbols of their own.
 pub const DIRECT: u32 = 64;
@@ -1252,8 +1253,24 @@ pub fn decode_into(
     lv: &[u8],
     out: &mut Vec<u32>,
 ) -> Result<usize, String> {
+    decode_into_by(words, n, lv, out, rans_wide::available())
+}
+
+/// Groups of chunks the wide decoder took (for the tests to know it ran).
+#[cfg(test)]
+static WIDE_GROUPS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// `decode_into`, with sixteen chunks at once (`rans_wide`) where `wide`
+/// and the processor allow: the same values either way.
+fn decode_into_by(
+    words: &[u32],
+    n: usize,
+    lv: &[u8],
+    out: &mut Vec<u32>,
+    wide: bool,
+) -> Result<usize, String> {
     let h = read_header(words, n)?;
-    let data: Vec<u16> = words[h.data_word..h.used]
+    let mut data: Vec<u16> = words[h.data_word..h.used]
         .iter()
         .flat_map(|&w| [w as u16, (w >> 16) as u16])
         .collect();
@@ -1263,23 +1280,70 @@ pub fn decode_into(
     // a context's lone symbol, a predicted branch) one chunk at a time
     // ran 1.4 times faster.
     let together = data.len() * 16 >= 2 * n;
-    out.resize(n, 0);
-    let mut rest: &mut [u32] = out;
-    let mut lanes = Vec::with_capacity(LANES);
-    let mut first = 0;
-    for (j, (at, len)) in pieces(n, h.chunk_log, h.split).enumerate() {
-        let (o, r) = std::mem::take(&mut rest).split_at_mut(len);
-        rest = r;
-        let words = &data[h.offsets[j]..h.offsets[j + 1]];
-        lanes.push(
-            Lane::new(words, &lv[at..at + len], at, o).map_err(|e| format!("chunk {j}: {e}"))?,
-        );
-        if lanes.len() == LANES {
-            decode_chunks(std::mem::take(&mut lanes), (first, together), &d)?;
-            first = j + 1;
-        }
+    // Sixteen at once where the processor has AVX-512 (`rans_wide`); its
+    // gathers read one word past a chunk's last.
+    let wide = (wide && together && data.len() < i32::MAX as usize)
+        .then(|| WideTable::new(&h.tables, &d.slots, &d.one, &d.missing));
+    if wide.is_some() {
+        data.push(0);
     }
-    decode_chunks(lanes, (first, together), &d)?;
+    out.resize(n, 0);
+    let pieces: Vec<(usize, usize)> = pieces(n, h.chunk_log, h.split).collect();
+    let mut rest: &mut [u32] = out;
+    let mut j = 0;
+    while j < pieces.len() {
+        if let (Some(wt), Some(g)) = (&wide, pieces.get(j..j + WIDE)) {
+            // The last three classes of the brick stay with the scalar
+            // steps (a gather reads four bytes).
+            let g0 = g[0].0;
+            let steps = g
+                .iter()
+                .map(|&(at, len)| len.min(lv.len().saturating_sub(at + 3)))
+                .min()
+                .unwrap_or(0);
+            let lanes: [(u32, (u32, u32)); WIDE] = std::array::from_fn(|k| {
+                let (w0, w1) = (h.offsets[j + k], h.offsets[j + k + 1]);
+                ((g[k].0 - g0) as u32, (w0 as u32, w1 as u32))
+            });
+            let lv_g = lv.get(g0..).unwrap_or_default();
+            if let Some(st) = (steps > 0)
+                .then(|| rans_wide::steps(&data, lv_g, rest, &lanes, steps, wt))
+                .flatten()
+            {
+                for (k, &(at, len)) in g.iter().enumerate() {
+                    let named = |e: String| format!("chunk {}: {e}", j + k);
+                    let (o, r) = std::mem::take(&mut rest).split_at_mut(len);
+                    rest = r;
+                    let words = &data[h.offsets[j + k]..h.offsets[j + k + 1]];
+                    let mut l = Lane::new(words, &lv[at..at + len], at, o).map_err(named)?;
+                    l.x = st.x[k];
+                    l.p = st.p[k] as usize - h.offsets[j + k];
+                    l.last = st.last[k];
+                    for i in steps..len {
+                        l.value::<false>(i, &d).map_err(named)?;
+                    }
+                    l.finish().map_err(named)?;
+                }
+                #[cfg(test)]
+                WIDE_GROUPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                j += WIDE;
+                continue;
+            }
+        }
+        let end = (j + LANES).min(pieces.len());
+        let mut lanes = Vec::with_capacity(LANES);
+        for (k, &(at, len)) in pieces[j..end].iter().enumerate() {
+            let (o, r) = std::mem::take(&mut rest).split_at_mut(len);
+            rest = r;
+            let words = &data[h.offsets[j + k]..h.offsets[j + k + 1]];
+            lanes.push(
+                Lane::new(words, &lv[at..at + len], at, o)
+                    .map_err(|e| format!("chunk {}: {e}", j + k))?,
+            );
+        }
+        decode_chunks(lanes, (j, together), &d)?;
+        j = end;
+    }
     Ok(h.used)
 }
 
@@ -1753,6 +1817,68 @@ mod tests {
             assert!(e.contains("split"), "{e}");
             assert_eq!(header_len(bad[0], bad[1], n), 2);
             assert!(decode(&bad, n, &lv).is_err());
+        }
+    }
+
+    /// The wide decoder (sixteen chunks in AVX-512 lanes) gives the
+    /// scalar decoder's values, and refuses what it refuses, on dense
+    /// streams of every kind of value (lone-symbol contexts, one raw
+    /// piece, two) and on damaged copies of them.
+    #[test]
+    fn wide_and_scalar_decoders_agree() {
+        use std::sync::atomic::Ordering;
+        let mut next = crate::codec::xorshift(4242);
+        let n = 200_000;
+        let before = WIDE_GROUPS.load(Ordering::Relaxed);
+        let both = |w: &[u32], lv: &[u8]| {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            let ra = decode_into_by(w, n, lv, &mut a, true);
+            let rb = decode_into_by(w, n, lv, &mut b, false);
+            match (&ra, &rb) {
+                (Ok(ua), Ok(ub)) => {
+                    assert_eq!(ua, ub);
+                    assert!(a == b, "wide and scalar values differ");
+                }
+                (Err(_), Err(_)) => {}
+                _ => panic!("wide {ra:?} against scalar {rb:?}"),
+            }
+            ra.is_ok()
+        };
+        for kind in 0..4 {
+            let v: Vec<u32> = (0..n)
+                .map(|i| {
+                    let x = next();
+                    match kind {
+                        // Level class 0 all zeros: contexts of a lone symbol.
+                        0 if i % 8 == 0 => 0,
+                        0 | 1 => (x % 5000) as u32,
+                        // Two raw pieces now and then.
+                        2 => ((x % (1 << 22)) >> (x >> 61)) as u32,
+                        _ => ((x % 300) as u32) * (1 + (i % 3) as u32),
+                    }
+                })
+                .collect();
+            let lv: Vec<u8> = (0..n).map(|i| (i % 8) as u8).collect();
+            let w = encode(&v, &lv, CHUNK_MIN_LOG);
+            let mut got = Vec::new();
+            decode_into_by(&w, n, &lv, &mut got, true).unwrap();
+            assert!(got == v, "kind {kind}: not the values coded");
+            assert!(both(&w, &lv));
+            let h = read_header(&w, n).unwrap();
+            for _ in 0..40 {
+                let mut d = w.clone();
+                let at = h.data_word + (next() as usize) % (w.len() - h.data_word);
+                d[at] ^= 1 << (next() % 32);
+                both(&d, &lv);
+            }
+        }
+        if rans_wide::available() {
+            assert!(
+                WIDE_GROUPS.load(Ordering::Relaxed) > before,
+                "the wide decoder never ran"
+            );
+        } else {
+            eprintln!("no AVX-512 here: only the scalar decoder ran");
         }
     }
 
