@@ -1301,12 +1301,23 @@ fn decode_into_by(
                 .map(|&(at, len)| len.min(lv.len().saturating_sub(at + 3)))
                 .min()
                 .unwrap_or(0);
-            let lanes: [(u32, (u32, u32)); WIDE] = std::array::from_fn(|k| {
-                let (w0, w1) = (h.offsets[j + k], h.offsets[j + k + 1]);
-                ((g[k].0 - g0) as u32, (w0 as u32, w1 as u32))
-            });
+            // Each lane: its first value (from the group's) and its words.
+            let mut lanes = [(0u32, (0u32, 0u32)); WIDE];
+            let mut fit = true;
+            for (k, lane) in lanes.iter_mut().enumerate() {
+                let u = |v: usize| {
+                    u32::try_from(v).unwrap_or_else(|_| {
+                        fit = false;
+                        0
+                    })
+                };
+                *lane = (
+                    u(g[k].0 - g0),
+                    (u(h.offsets[j + k]), u(h.offsets[j + k + 1])),
+                );
+            }
             let lv_g = lv.get(g0..).unwrap_or_default();
-            if let Some(st) = (steps > 0)
+            if let Some(st) = (fit && steps > 0)
                 .then(|| rans_wide::steps(&data, lv_g, rest, &lanes, steps, wt))
                 .flatten()
             {

@@ -11,10 +11,13 @@
 //! refuse (a context without a table) sends the whole group back to it,
 //! so errors read the same.
 
-use super::rans::{Tables, DIRECT, NCTX, NSYM, PIECE, RESET};
+use super::rans::{Tables, DIRECT, NCTX, NSYM, PIECE, PROB_BITS, RESET};
 
 /// Lanes of a group: chunks decoded together.
 pub(super) const WIDE: usize = 16;
+
+// A context's tables fill two registers of lanes.
+const _: () = assert!(NCTX == 2 * WIDE);
 
 /// The tables in the form the lanes read them.
 pub(super) struct WideTable {
@@ -31,6 +34,10 @@ pub(super) struct WideTable {
     one: [u32; NCTX],
     /// Bit c: context c has no table (the scalar decoder's error).
     missing: u32,
+    /// Every scale within `PROB_BITS` (as `read_tables` ensures), so a
+    /// slot stays within its context's 2^scale: otherwise the scalar
+    /// decoder takes the brick.
+    sound: bool,
 }
 
 impl WideTable {
@@ -60,6 +67,7 @@ impl WideTable {
             scale: std::array::from_fn(|c| t.scale[c]),
             one: std::array::from_fn(|c| one[c].unwrap_or(u32::MAX)),
             missing: (0..NCTX).fold(0, |m, c| m | (missing[c] as u32) << c),
+            sound: t.scale.iter().all(|&s| s <= PROB_BITS),
         }
     }
 }
@@ -88,13 +96,13 @@ pub(super) fn available() -> bool {
     }
 }
 
-/// The first `steps` values of sixteen chunks: lane j's chunk starts at
-/// value `at[j]` of the brick and reads words `w[j].0..w[j].1` of `data`
-/// (the brick's words, followed by at least one more). Writes its values
-/// to `out` (the brick's) and returns the lanes' states, or None where
-/// the scalar decoder must take the group: a lane of under two words, a
-/// step out of the buffers' reach, a context without a table, or a
-/// processor without AVX-512.
+/// The first `steps` values of sixteen chunks: lane j, `lanes[j] = (at,
+/// (w0, w1))`, decodes the chunk whose values start at `at` in `out` and
+/// `lv` from words `w0..w1` of `data` (the brick's words, followed by at
+/// least one more). Writes the values and returns the lanes' states, or
+/// None where the scalar decoder must take the group: a lane of under
+/// two words, a step out of the buffers' reach, a context without a
+/// table, a scale above `PROB_BITS`, or a processor without AVX-512.
 pub(super) fn steps(
     data: &[u16],
     lv: &[u8],
@@ -112,7 +120,7 @@ pub(super) fn steps(
         let (at, w0, w1) = (at as usize, w0 as usize, w1 as usize);
         w0 + 2 <= w1 && w1 < data.len() && at + steps + 3 <= lv.len() && at + steps <= out.len()
     });
-    if !(inside && lanes_inside && available()) {
+    if !(t.sound && inside && lanes_inside && available()) {
         return None;
     }
     #[cfg(target_arch = "x86_64")]
