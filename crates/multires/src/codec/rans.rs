@@ -1305,16 +1305,12 @@ fn decode_into_by(
             let mut lanes = [(0u32, (0u32, 0u32)); WIDE];
             let mut fit = true;
             for (k, lane) in lanes.iter_mut().enumerate() {
-                let u = |v: usize| {
-                    u32::try_from(v).unwrap_or_else(|_| {
-                        fit = false;
-                        0
-                    })
-                };
-                *lane = (
-                    u(g[k].0 - g0),
-                    (u(h.offsets[j + k]), u(h.offsets[j + k + 1])),
-                );
+                let [at, w0, w1] = [g[k].0 - g0, h.offsets[j + k], h.offsets[j + k + 1]]
+                    .map(|v| u32::try_from(v).ok());
+                match (at, w0, w1) {
+                    (Some(at), Some(w0), Some(w1)) => *lane = (at, (w0, w1)),
+                    _ => fit = false,
+                }
             }
             let lv_g = lv.get(g0..).unwrap_or_default();
             if let Some(st) = (fit && steps > 0)
