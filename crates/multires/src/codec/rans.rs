@@ -30,7 +30,7 @@
 //! the coding order and hold nearly all of its coded values, so there a
 //! chunk's serial chain would set the GPU's time. Version-3 streams have
 //! m = s = 0.
-use super::rans_wide::{self, WideTable, WIDE};
+use super::rans_wide::{self, Group, WideTable, WIDE};
 
 /// Zigzag values coded as symbols of their own.
 pub const DIRECT: u32 = 64;
@@ -1314,7 +1314,15 @@ fn decode_into_by(
             }
             let lv_g = lv.get(g0..).unwrap_or_default();
             if let Some(st) = (fit && steps > 0)
-                .then(|| rans_wide::steps(&data, lv_g, rest, &lanes, steps, wt))
+                .then(|| {
+                    let group = Group {
+                        data: &data,
+                        lv: lv_g,
+                        out: rest,
+                        lanes,
+                    };
+                    rans_wide::steps(group, steps, wt)
+                })
                 .flatten()
             {
                 for (k, &(at, len)) in g.iter().enumerate() {

@@ -96,29 +96,34 @@ pub(super) fn available() -> bool {
     }
 }
 
-/// The first `steps` values of sixteen chunks: lane j, `lanes[j] = (at,
-/// (w0, w1))`, decodes the chunk whose values start at `at` in `out` and
-/// `lv` from words `w0..w1` of `data` (the brick's words, followed by at
-/// least one more). Writes the values and returns the lanes' states, or
-/// None where the scalar decoder must take the group: a lane of under
-/// two words, a step out of the buffers' reach, a context without a
-/// table, a scale above `PROB_BITS`, or a processor without AVX-512.
-pub(super) fn steps(
-    data: &[u16],
-    lv: &[u8],
-    out: &mut [u32],
-    lanes: &[(u32, (u32, u32)); WIDE],
-    steps: usize,
-    t: &WideTable,
-) -> Option<WideState> {
+/// A group's buffers: the brick's words (followed by at least one more),
+/// the level classes and outputs from the group's first value on, and
+/// per lane `(at, (w0, w1))`: its chunk's first value in `lv` and `out`
+/// and its words `w0..w1` in `data`.
+pub(super) struct Group<'a> {
+    pub data: &'a [u16],
+    pub lv: &'a [u8],
+    pub out: &'a mut [u32],
+    pub lanes: [(u32, (u32, u32)); WIDE],
+}
+
+/// The first `steps` values of a group's sixteen chunks, written to its
+/// `out`: the lanes' states, or None where the scalar decoder must take
+/// the group: a lane of under two words, a step out of the buffers'
+/// reach, a context without a table, a scale above `PROB_BITS`, or a
+/// processor without AVX-512.
+pub(super) fn steps(g: Group, steps: usize, t: &WideTable) -> Option<WideState> {
     // Every gather and store stays inside its buffer: a lane's words
     // (plus the one after, as a gather reads two), its values' classes
     // (plus three bytes), its outputs; offsets fit in an i32.
     let fits = |n: usize| n < i32::MAX as usize;
-    let inside = fits(data.len()) && fits(lv.len()) && fits(out.len()) && fits(steps);
-    let lanes_inside = lanes.iter().all(|&(at, (w0, w1))| {
+    let inside = fits(g.data.len()) && fits(g.lv.len()) && fits(g.out.len()) && fits(steps);
+    let lanes_inside = g.lanes.iter().all(|&(at, (w0, w1))| {
         let (at, w0, w1) = (at as usize, w0 as usize, w1 as usize);
-        w0 + 2 <= w1 && w1 < data.len() && at + steps + 3 <= lv.len() && at + steps <= out.len()
+        w0 + 2 <= w1
+            && w1 < g.data.len()
+            && at + steps + 3 <= g.lv.len()
+            && at + steps <= g.out.len()
     });
     if !(t.sound && inside && lanes_inside && available()) {
         return None;
@@ -127,7 +132,7 @@ pub(super) fn steps(
     {
         // SAFETY: AVX-512F is present (`available`), and the checks above
         // keep every access of `steps_avx512` inside its buffer.
-        unsafe { steps_avx512(data, lv, out, lanes, steps, t) }
+        unsafe { steps_avx512(g, steps, t) }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -137,14 +142,13 @@ pub(super) fn steps(
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn steps_avx512(
-    data: &[u16],
-    lv: &[u8],
-    out: &mut [u32],
-    lanes: &[(u32, (u32, u32)); WIDE],
-    steps: usize,
-    t: &WideTable,
-) -> Option<WideState> {
+unsafe fn steps_avx512(g: Group, steps: usize, t: &WideTable) -> Option<WideState> {
+    let Group {
+        data,
+        lv,
+        out,
+        lanes,
+    } = g;
     use std::arch::x86_64::*;
     let load = |a: &[u32; WIDE]| unsafe { _mm512_loadu_si512(a.as_ptr() as *const __m512i) };
     let load32 = |a: &[u32; NCTX]| unsafe {
