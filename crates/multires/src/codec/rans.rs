@@ -874,6 +874,9 @@ struct DecodeTable<'a> {
     /// likely 0, and the look-ups (slot, frequency, start) were three
     /// loads on the state's serial chain.
     first: [(u32, u32); NCTX],
+    /// Classes whose values after a 0 are zeros that read nothing
+    /// (`zero_classes`): a sparse chunk passes over a run of them at once.
+    zero_runs: u8,
 }
 
 impl<'a> DecodeTable<'a> {
@@ -891,6 +894,7 @@ impl<'a> DecodeTable<'a> {
                 None => (0, 0),
             }),
             slots,
+            zero_runs: zero_classes(t),
         }
     }
 }
@@ -998,6 +1002,31 @@ impl<'a> Lane<'a> {
         Ok(())
     }
 
+    /// Values `done..` of a sparse chunk (`value::<true>`), where a run of
+    /// zeros after a 0, in classes whose context then holds 0 alone, is
+    /// written at once: it reads nothing and leaves the state as it is
+    /// (nearly all of a smooth field's values).
+    fn sparse_values(&mut self, d: &DecodeTable) -> Result<(), String> {
+        let zr = d.zero_runs;
+        let mut i = self.done;
+        while i < self.out.len() {
+            if self.last == 0 && zr != 0 {
+                let run = self.lv[i..self.out.len()]
+                    .iter()
+                    .take_while(|&&c| zr >> c.min(LEVELS as u8 - 1) & 1 == 1)
+                    .count();
+                if run > 0 {
+                    self.out[i..i + run].fill(0);
+                    i += run;
+                    continue;
+                }
+            }
+            self.value::<true>(i, d)?;
+            i += 1;
+        }
+        Ok(())
+    }
+
     /// A chunk ends with the state the encoder began with, its words all
     /// read.
     #[inline(always)]
@@ -1051,9 +1080,7 @@ fn decode_chunks(
                 l.value::<false>(i, d).map_err(named(j))?;
             }
         } else {
-            for i in l.done..l.out.len() {
-                l.value::<true>(i, d).map_err(named(j))?;
-            }
+            l.sparse_values(d).map_err(named(j))?;
         }
         l.finish().map_err(named(j))?;
     }
@@ -1565,6 +1592,32 @@ mod tests {
                 let h = read_header(&w, n).unwrap();
                 assert!((h.used - h.data_word) * 32 < 2 * n, "not sparse");
             }
+            check(&v, &lv);
+        }
+    }
+
+    /// A sparse stream whose classes 0-3 hold only zeros (their contexts
+    /// after a 0 hold 0 alone: runs the decoder writes at once) between
+    /// classes with rare values of every kind, so that runs start and end
+    /// everywhere, across chunk and context resets.
+    #[test]
+    fn sparse_zero_runs_round_trip() {
+        let mut next = crate::codec::xorshift(99);
+        for n in [3000, 70_000, 300_000] {
+            let lv: Vec<u8> = (0..n).map(|i| ((i / 5 + i / 97) % 9) as u8).collect();
+            let v: Vec<u32> = lv
+                .iter()
+                .map(|&c| match (c, next() % 50) {
+                    (0..=3, _) => 0,
+                    (_, 0) => 1 + (next() % 60) as u32,
+                    (_, 1) => 64 + (next() % 100_000) as u32,
+                    _ => 0,
+                })
+                .collect();
+            let w = encode(&v, &lv, CHUNK_MAX_LOG);
+            let h = read_header(&w, n).unwrap();
+            assert_eq!(zero_classes(&h.tables) & 0b1111, 0b1111, "n {n}");
+            assert!((h.used - h.data_word) * 32 < 2 * n, "not sparse");
             check(&v, &lv);
         }
     }
