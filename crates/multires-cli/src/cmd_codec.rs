@@ -347,8 +347,9 @@ pub fn compress(a: CompressArgs) -> Result<()> {
     // A float32 file for the GPU goes straight into page-locked memory,
     // which the GPUs read at the link's rate (ordinary memory must first
     // be copied into pinned buffers by the host). --gpu-mem-limit keeps
-    // the batched path it asks for.
-    if let (Some(g), None, None) = (&gpus, a.gpu_mem_limit, a.seed_thresholds) {
+    // the batched path it asks for, and --plot the path that keeps the
+    // field to draw.
+    if let (Some(g), None, None, None) = (&gpus, a.gpu_mem_limit, a.seed_thresholds, &a.plot) {
         if let Some(f) = float32_file(&a)? {
             if (2..=3).contains(&f.shape.len()) {
                 if let Some(done) = compress_page_locked(&a, &f, g)? {
@@ -376,6 +377,15 @@ pub fn compress(a: CompressArgs) -> Result<()> {
         (None, Some(v)) => v.view(),
         (None, None) => bail!("{}: no values were read", a.input.display()),
     };
+    // Before any coding: the plot is of a 2-D field only.
+    if let (Some(p), 3) = (&a.plot, v.ndim) {
+        bail!(
+            "--plot {}: the before/after/error plot draws 2-D fields, and {} is 3-D; \
+             leave out --plot, or give a 2-D field",
+            p.display(),
+            a.input.display()
+        );
+    }
     let out = a.output.as_ref().context("--output is required")?;
     let opts = codec_options(&a, v.ndim)?;
     let grid_len = opts.grid(v.dims)?.len();

@@ -136,6 +136,16 @@ fn float64_and_raw_inputs_and_images() {
     ok(&multires(d, &[&raw_args[..], &bound].concat()));
     let plot_args = ["compress", "x.npy", "-o", "xp.mrz", "--plot", "xp.png"];
     ok(&multires(d, &[&plot_args[..], &bound].concat()));
+    // A 3-D field with --plot is refused before anything is coded or
+    // written.
+    let cube = ArrayD::from_shape_fn(vec![6, 7, 8], |i| (i[0] + i[1] * i[2]) as f32);
+    write_npy(d.join("cube.npy"), &cube).unwrap();
+    let cube_args = ["compress", "cube.npy", "-o", "cube.mrz", "--plot", "c.png"];
+    fails_with(
+        &multires(d, &cube_args),
+        "draws 2-D fields, and cube.npy is 3-D",
+    );
+    assert!(!d.join("cube.mrz").exists() && !d.join("c.png").exists());
     let x_mrz = std::fs::read(d.join("x.mrz")).unwrap();
     assert_eq!(
         x_mrz,
