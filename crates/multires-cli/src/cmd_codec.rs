@@ -347,9 +347,8 @@ pub fn compress(a: CompressArgs) -> Result<()> {
     // A float32 file for the GPU goes straight into page-locked memory,
     // which the GPUs read at the link's rate (ordinary memory must first
     // be copied into pinned buffers by the host). --gpu-mem-limit keeps
-    // the batched path it asks for, and --plot the path that keeps the
-    // field to draw.
-    if let (Some(g), None, None, None) = (&gpus, a.gpu_mem_limit, a.seed_thresholds, &a.plot) {
+    // the batched path it asks for.
+    if let (Some(g), None, None) = (&gpus, a.gpu_mem_limit, a.seed_thresholds) {
         if let Some(f) = float32_file(&a)? {
             if (2..=3).contains(&f.shape.len()) {
                 if let Some(done) = compress_page_locked(&a, &f, g)? {
@@ -377,15 +376,7 @@ pub fn compress(a: CompressArgs) -> Result<()> {
         (None, Some(v)) => v.view(),
         (None, None) => bail!("{}: no values were read", a.input.display()),
     };
-    // Before any coding: the plot is of a 2-D field only.
-    if let (Some(p), 3) = (&a.plot, v.ndim) {
-        bail!(
-            "--plot {}: the before/after/error plot draws 2-D fields, and {} is 3-D; \
-             leave out --plot, or give a 2-D field",
-            p.display(),
-            a.input.display()
-        );
-    }
+    plot_fits(&a, v.ndim)?;
     let out = a.output.as_ref().context("--output is required")?;
     let opts = codec_options(&a, v.ndim)?;
     let grid_len = opts.grid(v.dims)?.len();
@@ -458,8 +449,22 @@ fn plot_decoded(p: &Path, v: &Volume, bytes: Vec<u8>, out: &Path, bound: f64) ->
 /// Compresses a float32 file on the GPUs from page-locked memory it is
 /// read into; None (after a note) when that memory cannot be had, for the
 /// ordinary path.
+/// `--plot` draws a 2-D field only: refused before any coding or writing.
+fn plot_fits(a: &CompressArgs, ndim: usize) -> Result<()> {
+    if let (Some(p), 3) = (&a.plot, ndim) {
+        bail!(
+            "--plot {}: the before/after/error plot draws 2-D fields, and {} is 3-D; \
+             leave out --plot, or give a 2-D field",
+            p.display(),
+            a.input.display()
+        );
+    }
+    Ok(())
+}
+
 fn compress_page_locked(a: &CompressArgs, f: &io::NpyHeader, gpus: &Gpus) -> Result<Option<()>> {
     use multires_cuda::codec::{compress_pinned, FillError, PinnedField};
+    plot_fits(a, f.shape.len())?;
     let out = a.output.as_ref().context("--output is required")?;
     let p = &a.input;
     let file = std::fs::File::open(p).with_context(|| format!("cannot read {}", p.display()))?;
