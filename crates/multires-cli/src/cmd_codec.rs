@@ -446,9 +446,6 @@ fn plot_decoded(p: &Path, v: &Volume, bytes: Vec<u8>, out: &Path, bound: f64) ->
     Ok(())
 }
 
-/// Compresses a float32 file on the GPUs from page-locked memory it is
-/// read into; None (after a note) when that memory cannot be had, for the
-/// ordinary path.
 /// `--plot` draws a 2-D field only: refused before any coding or writing.
 fn plot_fits(a: &CompressArgs, ndim: usize) -> Result<()> {
     if let (Some(p), 3) = (&a.plot, ndim) {
@@ -462,6 +459,9 @@ fn plot_fits(a: &CompressArgs, ndim: usize) -> Result<()> {
     Ok(())
 }
 
+/// Compresses a float32 file on the GPUs from page-locked memory it is
+/// read into; None (after a note) when that memory cannot be had, for the
+/// ordinary path.
 fn compress_page_locked(a: &CompressArgs, f: &io::NpyHeader, gpus: &Gpus) -> Result<Option<()>> {
     use multires_cuda::codec::{compress_pinned, FillError, PinnedField};
     plot_fits(a, f.shape.len())?;

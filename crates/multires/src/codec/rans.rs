@@ -1055,7 +1055,8 @@ fn decode_chunks(
     // position stay in registers (through the vector, every step stored
     // and reloaded them: a chain through memory).
     let rest: Vec<Lane> = match <[Lane; LANES]>::try_from(lanes) {
-        Ok(mut four) if together => {
+        // Lanes part-decoded elsewhere (`rans_wide`) go on one at a time.
+        Ok(mut four) if together && four.iter().all(|l| l.done == 0) => {
             let least = four.iter().map(|l| l.out.len()).min().unwrap_or(0);
             let [l0, l1, l2, l3] = &mut four;
             for i in 0..least {
@@ -1352,20 +1353,17 @@ fn decode_into_by(
                 })
                 .flatten()
             {
-                for (k, &(at, len)) in g.iter().enumerate() {
-                    let named = |e: String| format!("chunk {}: {e}", j + k);
-                    let (o, r) = std::mem::take(&mut rest).split_at_mut(len);
-                    rest = r;
-                    let words = &data[h.offsets[j + k]..h.offsets[j + k + 1]];
-                    let mut l = Lane::new(words, &lv[at..at + len], at, o).map_err(named)?;
+                // The chunks' tails, from the lanes' states, one at a time.
+                let mut lanes = Vec::with_capacity(WIDE);
+                for (k, &piece) in g.iter().enumerate() {
+                    let mut l = chunk_lane(&mut rest, (&data, lv, &h.offsets), j + k, piece)?;
                     l.x = st.x[k];
                     l.p = st.p[k] as usize - h.offsets[j + k];
                     l.last = st.last[k];
-                    for i in steps..len {
-                        l.value::<false>(i, &d).map_err(named)?;
-                    }
-                    l.finish().map_err(named)?;
+                    l.done = steps;
+                    lanes.push(l);
                 }
+                decode_chunks(lanes, (j, together), &d)?;
                 #[cfg(test)]
                 WIDE_GROUPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 j += WIDE;
@@ -1373,20 +1371,28 @@ fn decode_into_by(
             }
         }
         let end = (j + LANES).min(pieces.len());
-        let mut lanes = Vec::with_capacity(LANES);
-        for (k, &(at, len)) in pieces[j..end].iter().enumerate() {
-            let (o, r) = std::mem::take(&mut rest).split_at_mut(len);
-            rest = r;
-            let words = &data[h.offsets[j + k]..h.offsets[j + k + 1]];
-            lanes.push(
-                Lane::new(words, &lv[at..at + len], at, o)
-                    .map_err(|e| format!("chunk {}: {e}", j + k))?,
-            );
-        }
+        let lanes = (j..end)
+            .map(|k| chunk_lane(&mut rest, (&data, lv, &h.offsets), k, pieces[k]))
+            .collect::<Result<Vec<_>, _>>()?;
         decode_chunks(lanes, (j, together), &d)?;
         j = end;
     }
     Ok(h.used)
+}
+
+/// The lane of chunk `j` (values `at..at + len` of the brick), its
+/// outputs split off the front of `rest`, its words `offsets[j]..offsets[j
+/// + 1]` of `data`.
+fn chunk_lane<'a>(
+    rest: &mut &'a mut [u32],
+    (data, lv, offsets): (&'a [u16], &'a [u8], &[usize]),
+    j: usize,
+    (at, len): (usize, usize),
+) -> Result<Lane<'a>, String> {
+    let (o, r) = std::mem::take(rest).split_at_mut(len);
+    *rest = r;
+    let words = &data[offsets[j]..offsets[j + 1]];
+    Lane::new(words, &lv[at..at + len], at, o).map_err(|e| format!("chunk {j}: {e}"))
 }
 
 /// Level classes of a brick's values in the interpolating wavelet's coding

@@ -11,7 +11,7 @@
 //! refuse (a context without a table) sends the whole group back to it,
 //! so errors read the same.
 
-use super::rans::{Tables, DIRECT, NCTX, NSYM, PIECE, PROB_BITS, RESET};
+use super::rans::{Tables, DIRECT, LEVELS, NCTX, NSYM, PIECE, PROB_BITS, RESET};
 
 /// Lanes of a group: chunks decoded together.
 pub(super) const WIDE: usize = 16;
@@ -201,8 +201,12 @@ unsafe fn steps_avx512(g: Group, steps: usize, t: &WideTable) -> Option<WideStat
         };
         // SAFETY: at + i + 3 < lv.len() for every lane.
         let level = _mm512_and_si512(unsafe { _mm512_i32gather_epi32::<1>(pos, lv_p) }, byte_mask);
+        // The context, as `rans::context` makes it.
         let c = _mm512_add_epi32(
-            _mm512_slli_epi32::<2>(_mm512_min_epu32(level, _mm512_set1_epi32(7))),
+            _mm512_slli_epi32::<2>(_mm512_min_epu32(
+                level,
+                _mm512_set1_epi32(LEVELS as i32 - 1),
+            )),
             _mm512_min_epu32(prev, _mm512_set1_epi32(3)),
         );
         let lone = _mm512_permutex2var_epi32(one_lo, c, one_hi);
