@@ -5102,16 +5102,27 @@ pub fn compress_slabs(
     // in only some slabs is judged on all of them. Not where
     // MULTIRES_CODEC_SHARES fixes the batches.
     let sample_density = slab_shares_ask_density(gpus.len());
+    // Trace marks of the plan's steps on each GPU.
+    let plan_marks = Mutex::new(Vec::new());
+    let mark = |m: &'static str| {
+        if let Ok(mut v) = plan_marks.lock() {
+            v.push((m, std::time::Instant::now()));
+        }
+    };
     let sampled = on_every_gpu(&gpus, &|i, g| {
         let s = &f.slabs[i];
         let range = device_range(g, &s.data, s.values(plane), s.planes.0 * plane)?;
+        mark(["ranged 0", "ranged 1", "ranged >1"][i.min(2)]);
         let sample = if sample_density {
-            Some(slab_sample(s, f.info.dims)?)
+            let sample = slab_sample(s, f.info.dims)?;
+            mark(["sampled 0", "sampled 1", "sampled >1"][i.min(2)]);
+            Some(sample)
         } else {
             None
         };
         Ok((range, sample))
     })?;
+    mark("joined");
     let (lo, hi) = sampled
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), (r, _)| {
@@ -5119,11 +5130,10 @@ pub fn compress_slabs(
         });
     let plan = codec::plan_range((lo, hi), f.info.dims, opts)?;
     prof_host("plan", t_run);
-    trace_stages(
-        "slabs plan",
-        t_run,
-        &[("planned", std::time::Instant::now())],
-    );
+    mark("planned");
+    let mut marks = plan_marks.into_inner().unwrap_or_default();
+    marks.sort_by_key(|m| m.1);
+    trace_stages("slabs plan", t_run, &marks);
     // The coder cannot know its bytes a value before coding: it samples
     // every slab, rows of each in equal number.
     let shares = slab_shares(gpus.len(), || {
