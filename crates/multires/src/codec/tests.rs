@@ -172,6 +172,59 @@ fn looser_bounds_compress_more() {
     }
 }
 
+/// The decoder leaves a brick's doubles unrounded until it places them
+/// (`decode_brick_with`): placing into float64 still rounds float32 values
+/// first, and the outliers move the rounded values.
+#[test]
+fn float32_files_decode_into_float64_as_rounded_float32() {
+    let v = field(&[33, 30, 29], 4, DType::F32);
+    for bound in [ErrorBound::Rel(1e-2), ErrorBound::Rel(1e-5)] {
+        let mut o = CodecOptions::new(Lifting::Interp, bound);
+        o.brick = Some([16, 16, 16]);
+        let (bytes, _) = compress(&v, &o, &quiet).unwrap();
+        let mut r = reader(bytes).unwrap();
+        let full = decompress(&mut r, None, &quiet).unwrap();
+        let Values::F32(want) = &full.data else {
+            panic!("{bound}: a float32 file decoded to {:?}", full.dtype());
+        };
+        let mut into = vec![0f64; want.len()];
+        decompress_into(&mut r, None, &mut into, &quiet).unwrap();
+        let off = want
+            .iter()
+            .zip(&into)
+            .position(|(&a, &b)| (a as f64).to_bits() != b.to_bits());
+        assert_eq!(off, None, "{bound}: first value not the float32 one");
+        for (k, p) in r.read_bricks(&[0]).unwrap().into_iter().enumerate() {
+            let y = decode_brick(&p, r.grid().bounds(k).1, r.header()).unwrap();
+            assert!(
+                y.iter().all(|&x| x == x as f32 as f64),
+                "{bound}: decode_brick's values are not float32's"
+            );
+        }
+    }
+}
+
+/// A correction moves the value rounded to the stored type, as the coder
+/// computed it, even where the decoder hands it an unrounded double: here
+/// one step of 2e from the unrounded value rounds to another float32.
+#[test]
+fn corrections_move_the_rounded_value() {
+    let (g, e) = (1.267732437050385f64, 1e-3);
+    let rounded = DType::F32.round(g);
+    assert_ne!(
+        DType::F32.round(g + 2.0 * e),
+        apply(rounded, 1, e, DType::F32)
+    );
+    // One outlier, at index 0, one step up, none stored exactly.
+    let mut rest = Vec::new();
+    for w in [1u32, 0, 0, 1] {
+        rest.extend_from_slice(&w.to_le_bytes());
+    }
+    let mut y = vec![g];
+    correct(&mut y, &rest, e, DType::F32).unwrap();
+    assert_eq!(y[0].to_bits(), apply(rounded, 1, e, DType::F32).to_bits());
+}
+
 #[test]
 fn region_decode_equals_the_crop_of_a_full_decode() {
     let v = field(&[21, 40, 37], 2, DType::F64);
