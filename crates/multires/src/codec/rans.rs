@@ -877,6 +877,15 @@ struct DecodeTable<'a> {
     /// Classes whose values after a 0 are zeros that read nothing
     /// (`zero_classes`): a sparse chunk passes over a run of them at once.
     zero_runs: u8,
+    /// Contexts whose first slots, at least seven eighths of them, are
+    /// the symbol 0 (not alone): a sparse chunk decodes runs of such
+    /// zeros in one loop (`Lane::zeros_of_one_class`). Below that the runs
+    /// are too short to pay for starting one.
+    likely_zero: [bool; NCTX],
+    /// Whether the stream is sparse enough for those runs (under half a
+    /// bit a value): on a turbulent field at 3e-2 (one bit a value) the
+    /// runs were short, and trying them cost 3% of a decompression.
+    runs: bool,
 }
 
 impl<'a> DecodeTable<'a> {
@@ -893,8 +902,18 @@ impl<'a> DecodeTable<'a> {
                 Some(&s) => (s as u32, t.freq[c * NSYM + s as usize]),
                 None => (0, 0),
             }),
+            likely_zero: std::array::from_fn(|c| {
+                let lone = t.scale[c] == 0 && t.cum[c * (NSYM + 1) + NSYM] == 1;
+                let missing = t.cum[c * (NSYM + 1) + NSYM] != 1 << t.scale[c];
+                let f0 = match slots[c].first() {
+                    Some(&0) => t.freq[c * NSYM] as u64,
+                    _ => 0,
+                };
+                !lone && !missing && 8 * f0 >= 7 << t.scale[c]
+            }),
             slots,
             zero_runs: zero_classes(t),
+            runs: true,
         }
     }
 }
@@ -1021,7 +1040,10 @@ impl<'a> Lane<'a> {
                     continue;
                 }
             }
-            if (i == 0 || self.last == 0 || (self.at + i).is_multiple_of(RESET)) && first_runs() {
+            if d.runs
+                && (i == 0 || self.last == 0 || (self.at + i).is_multiple_of(RESET))
+                && first_runs()
+            {
                 let run = self.zeros_of_one_class(i, d);
                 if run > 0 {
                     i += run;
@@ -1046,10 +1068,10 @@ impl<'a> Lane<'a> {
     fn zeros_of_one_class(&mut self, i: usize, d: &DecodeTable) -> usize {
         let cls = self.lv[i];
         let c = context(cls as u32, 0);
-        let (s0, f0) = d.first[c];
-        if s0 != 0 || f0 == 0 || d.one[c].is_some() || d.missing[c] {
+        if !d.likely_zero[c] {
             return 0;
         }
+        let f0 = d.first[c].1;
         let sc = d.t.scale[c];
         let mask = (1u32 << sc) - 1;
         let (mut x, mut p, mut j) = (self.x, self.p, i);
@@ -1364,7 +1386,8 @@ fn decode_into_by(
         .iter()
         .flat_map(|&w| [w as u16, (w >> 16) as u16])
         .collect();
-    let d = DecodeTable::new(&h.tables);
+    let mut d = DecodeTable::new(&h.tables);
+    d.runs = data.len() * 32 < n;
     // Chunks side by side pay where values cost the state steps; on a
     // stream of under 2 bits a value (a smooth field's: nearly all values
     // a context's lone symbol, a predicted branch) one chunk at a time
