@@ -1426,16 +1426,8 @@ impl<'a, U: Sample> RegionOut<'a, U> {
                 };
                 // Rounded to the stored type first (`decode_brick_with`
                 // leaves that to here), then to the output's.
-                let from = &y[src..src + len];
-                match dtype {
-                    DType::F32 => row
-                        .iter_mut()
-                        .zip(from)
-                        .for_each(|(o, &v)| *o = U::of_f64(v.to_f64() as f32 as f64)),
-                    DType::F64 => row
-                        .iter_mut()
-                        .zip(from)
-                        .for_each(|(o, &v)| *o = U::of_f64(v.to_f64())),
+                for (o, &v) in row.iter_mut().zip(&y[src..src + len]) {
+                    *o = U::of_f64(dtype.round(v.to_f64()));
                 }
             }
         }

@@ -889,31 +889,32 @@ struct DecodeTable<'a> {
 }
 
 impl<'a> DecodeTable<'a> {
-    fn new(t: &'a Tables) -> Self {
+    /// The tables `t` made ready; `runs`: whether the stream is sparse
+    /// enough for runs of likely zeros.
+    fn new(t: &'a Tables, runs: bool) -> Self {
         let slots = t.slots();
+        let missing: [bool; NCTX] =
+            std::array::from_fn(|c| t.cum[c * (NSYM + 1) + NSYM] != 1 << t.scale[c]);
+        let one: [Option<u32>; NCTX] = std::array::from_fn(|c| {
+            let s = *slots[c].first()? as u32;
+            (t.scale[c] == 0 && t.cum[c * (NSYM + 1) + NSYM] == 1 && s < DIRECT).then_some(s)
+        });
+        let first: [(u32, u32); NCTX] = std::array::from_fn(|c| match slots[c].first() {
+            Some(&s) => (s as u32, t.freq[c * NSYM + s as usize]),
+            None => (0, 0),
+        });
         DecodeTable {
             t,
-            missing: std::array::from_fn(|c| t.cum[c * (NSYM + 1) + NSYM] != 1 << t.scale[c]),
-            one: std::array::from_fn(|c| {
-                let s = *slots[c].first()? as u32;
-                (t.scale[c] == 0 && t.cum[c * (NSYM + 1) + NSYM] == 1 && s < DIRECT).then_some(s)
-            }),
-            first: std::array::from_fn(|c| match slots[c].first() {
-                Some(&s) => (s as u32, t.freq[c * NSYM + s as usize]),
-                None => (0, 0),
-            }),
             likely_zero: std::array::from_fn(|c| {
-                let lone = t.scale[c] == 0 && t.cum[c * (NSYM + 1) + NSYM] == 1;
-                let missing = t.cum[c * (NSYM + 1) + NSYM] != 1 << t.scale[c];
-                let f0 = match slots[c].first() {
-                    Some(&0) => t.freq[c * NSYM] as u64,
-                    _ => 0,
-                };
-                !lone && !missing && 8 * f0 >= 7 << t.scale[c]
+                let (s0, f0) = first[c];
+                s0 == 0 && one[c].is_none() && !missing[c] && 8 * f0 as u64 >= 7 << t.scale[c]
             }),
+            missing,
+            one,
+            first,
             slots,
             zero_runs: zero_classes(t),
-            runs: true,
+            runs,
         }
     }
 }
@@ -1386,8 +1387,7 @@ fn decode_into_by(
         .iter()
         .flat_map(|&w| [w as u16, (w >> 16) as u16])
         .collect();
-    let mut d = DecodeTable::new(&h.tables);
-    d.runs = data.len() * 32 < n;
+    let d = DecodeTable::new(&h.tables, data.len() * 32 < n);
     // Chunks side by side pay where values cost the state steps; on a
     // stream of under 2 bits a value (a smooth field's: nearly all values
     // a context's lone symbol, a predicted branch) one chunk at a time
