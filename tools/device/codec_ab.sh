@@ -6,7 +6,9 @@
 #   run NAME SIZE FIELD REPEAT GPUS ENV...
 #                                    one bench process (--resident, rel 1e-3) with ENV set (give
 #                                    X=1 for none): its resident and slab rows, GB/s compress /
-#                                    decompress, and how many rows had equal bytes and values
+#                                    decompress, and how many rows had equal bytes and values;
+#                                    SIZE is N (N^3) or DxN (D planes of N^2); the fields are
+#                                    made once a call and kept in /tmp/fields
 export LD_LIBRARY_PATH=/usr/local/cuda/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
 M=.gpu/multires
 mkdir -p /tmp/tr
@@ -19,9 +21,11 @@ gpu_checks() {
   say "cli_check: rc $? | $(tail -1 $OUT/cli_check.log)"
 }
 run() {
-  local name=$1 n=$2 f=$3 r=$4 g=$5; shift 5
+  local name=$1 n=$2 f=$3 r=$4 g=$5 size=$2; shift 5
+  local depth=()
+  [[ $n == *x* ]] && { depth=(--codec-depth ${n%x*}); n=${n#*x}; }
   SECONDS=0
-  env "$@" timeout 90 $M bench --config codec-3d --device cuda --codec-size $n --gpus $g --resident --codec-rel 1e-3 --repeat $r --codec-field $f > $OUT/$name.log 2>/tmp/tr/$name.err
-  say "== $name ($n $f $*) rc $? in ${SECONDS}s"; say "$(grep -E "codec-3d (resident|slabs)" $OUT/$name.log | sed -E 's/codec-3d (\w+) .*\| ([0-9]) GPU.*= ([0-9.]+) GB.s .*= ([0-9.]+) GB.s.*/\1 \2: \3 \/ \4/; s/codec-3d (resident) .*= ([0-9.]+) GB.s .*= ([0-9.]+) GB.s.*/\1: \2 \/ \3/')"
+  env "$@" timeout ${RUN_LIMIT:-90} $M bench --config codec-3d --device cuda --codec-size $n "${depth[@]}" --codec-field-cache /tmp/fields --gpus $g --resident --codec-rel 1e-3 --repeat $r --codec-field $f > $OUT/$name.log 2>/tmp/tr/$name.err
+  say "== $name ($size $f $*) rc $? in ${SECONDS}s"; say "$(grep -E "codec-3d (resident|slabs)" $OUT/$name.log | sed -E 's/codec-3d (\w+) .*\| ([0-9]) GPU.*= ([0-9.]+) GB.s .*= ([0-9.]+) GB.s.*/\1 \2: \3 \/ \4/; s/codec-3d (resident) .*= ([0-9.]+) GB.s .*= ([0-9.]+) GB.s.*/\1: \2 \/ \3/')"
   say "equal bytes rows: $(grep -E "codec-3d (resident|slabs)" $OUT/$name.log | grep -c "bytes equal to the host path's") values: $(grep -E "codec-3d (resident|slabs)" $OUT/$name.log | grep -c "decoded values equal")"
 }

@@ -56,6 +56,12 @@ pub struct BenchArgs {
     /// codec-3d: points per axis of the fields (default 1024 on the GPU, 256 on the CPU).
     #[arg(long)]
     pub codec_size: Option<usize>,
+    /// codec-3d: planes along the first axis (default --codec-size); the
+    /// field is cut there or mirrored past its last plane. A depth of
+    /// whole bricks (1032 = 8 x 129) gives every GPU's slab the same brick
+    /// shapes, where 1024 leaves the last GPU a thinner brick layer.
+    #[arg(long)]
+    pub codec_depth: Option<usize>,
     /// codec-3d on the GPU: how many GPUs, or several counts to compare (e.g. 1,2; default: all).
     #[arg(long, value_delimiter = ',')]
     pub gpus: Option<Vec<usize>>,
@@ -68,6 +74,11 @@ pub struct BenchArgs {
     /// with no copy on the host).
     #[arg(long)]
     pub pinned: bool,
+    /// codec-3d: keep each field made as DIR/FIELD-SIZE.npy and read it
+    /// from there in later runs (making the turbulent 1024^3 field takes
+    /// most of a GPU run's minute: an FFT of 2^30 points on the host).
+    #[arg(long, value_name = "DIR")]
+    pub codec_field_cache: Option<std::path::PathBuf>,
     /// codec-3d: only this field (smooth or turbulent; default both).
     #[arg(long)]
     pub codec_field: Option<multires::codec::fields::FieldKind>,
@@ -543,6 +554,61 @@ fn bench_codec_pinned(
     Ok(())
 }
 
+/// A `size`^3 field cut to `depth` planes, or extended to them by
+/// mirroring its planes back from the last (plane size + i is size - 2 - i,
+/// wrapping back and forth for a depth more than twice the size).
+fn to_depth(mut v: Vec<f32>, size: usize, depth: usize) -> Vec<f32> {
+    let plane = size * size;
+    if depth <= size || size < 2 {
+        v.truncate(depth * plane);
+        return v;
+    }
+    let period = 2 * (size - 1);
+    v.reserve((depth - size) * plane);
+    for z in size..depth {
+        let m = z % period;
+        let from = if m < size { m } else { period - m };
+        v.extend_from_within(from * plane..(from + 1) * plane);
+    }
+    v
+}
+
+/// The codec-3d field `kind` of `size`^3 (seed 1), through
+/// --codec-field-cache where given: read when its file is there with the
+/// right shape, otherwise made and written there.
+fn codec_field(
+    a: &BenchArgs,
+    kind: multires::codec::fields::FieldKind,
+    size: usize,
+) -> Result<Vec<f32>> {
+    use anyhow::Context;
+    let make = || multires::codec::fields::make(kind, size, true, 1);
+    let Some(dir) = &a.codec_field_cache else {
+        return Ok(make());
+    };
+    let name = format!("{kind:?}-{size}.npy").to_lowercase();
+    let path = dir.join(name);
+    if path.exists() {
+        if let Some((shape, v)) = multires::io::read_f32_npy_vec(&path)
+            .with_context(|| format!("reading the cached field {}", path.display()))?
+        {
+            if shape == [size; 3] {
+                return Ok(v);
+            }
+        }
+        eprintln!(
+            "{} is not a float32 field of shape [{size}, {size}, {size}]: making the field again",
+            path.display()
+        );
+    }
+    let v = make();
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("creating the field cache {}", dir.display()))?;
+    multires::io::write_f32_npy(&path, &[size; 3], &v)
+        .with_context(|| format!("writing the field to {}", path.display()))?;
+    Ok(v)
+}
+
 /// codec-3d (DESIGN.md): the smooth and the turbulent float32 fields at
 /// rel bounds 1e-2, 1e-3, 1e-4 with CDF 9/7: ratio, PSNR, max error, and
 /// compress (GPU or CPU, host to host) and decompress (CPU) rates. With
@@ -567,7 +633,12 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
         if a.codec_field.is_some_and(|k| k != kind) {
             continue;
         }
-        let v = Volume::of(&[size; 3], Values::F32(fields::make(kind, size, true, 1)))?;
+        let depth = a.codec_depth.unwrap_or(size);
+        let shape = [depth, size, size];
+        let v = Volume::of(
+            &shape,
+            Values::F32(to_depth(codec_field(a, kind, size)?, size, depth)),
+        )?;
         let raw = v.data.byte_len() as f64;
         // The GPU rows' fields (resident, in slabs, page-locked) take them
         // as float32.
@@ -576,8 +647,8 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
         };
         let mut pinned = if a.pinned && on_gpu {
             let gpu = multires_cuda::gpu_at(0)?;
-            let field = multires_cuda::codec::PinnedField::from_values(&gpu, &[size; 3], vals)?;
-            let out = multires_cuda::codec::PinnedField::zeros(&gpu, &[size; 3])?;
+            let field = multires_cuda::codec::PinnedField::from_values(&gpu, &shape, vals)?;
+            let out = multires_cuda::codec::PinnedField::zeros(&gpu, &shape)?;
             Some((field, out))
         } else {
             None
@@ -676,15 +747,14 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
             };
             if a.resident && on_gpu && ngpu == counts[0] {
                 let gpu = multires_cuda::gpu_at(0)?;
-                let field = multires_cuda::codec::DeviceField::upload(&gpu, &[size; 3], vals)?;
+                let field = multires_cuda::codec::DeviceField::upload(&gpu, &shape, vals)?;
                 bench_codec_resident(a, &gpu, &field, &o, &bytes, &back.data, raw)?;
             }
             if slabs {
                 let brick = CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3))
-                    .grid([size; 3])?
+                    .grid(shape)?
                     .brick;
-                let field =
-                    multires_cuda::codec::SlabField::upload(&gpus, &[size; 3], vals, brick)?;
+                let field = multires_cuda::codec::SlabField::upload(&gpus, &shape, vals, brick)?;
                 bench_codec_slabs(a, &field, &o, (&bytes, &back.data), raw)?;
             }
             if let Some((field, out)) = pinned.as_mut() {
@@ -708,7 +778,8 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
                 None => format!("cpu, {} threads", rayon::current_num_threads()),
             };
             println!(
-                "codec-3d | {kind:?} {size}^3 f32 | rel {rel:e} {} | ratio {:.2} | PSNR {}{:.1} dB | max error {:.3e} (bound {:.3e}, decoded {:.3e}) | compress {:.3} s = {:.2} GB/s | decompress ({}) {:.3} s = {:.2} GB/s | {dev}{same}{dsame}",
+                "codec-3d | {kind:?} {} f32 | rel {rel:e} {} | ratio {:.2} | PSNR {}{:.1} dB | max error {:.3e} (bound {:.3e}, decoded {:.3e}) | compress {:.3} s = {:.2} GB/s | decompress ({}) {:.3} s = {:.2} GB/s | {dev}{same}{dsame}",
+                if depth == size { format!("{size}^3") } else { format!("{depth}x{size}^2") },
                 o.transform,
                 s.ratio,
                 if s.psnr_bound { ">= " } else { "" },
@@ -725,4 +796,22 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::to_depth;
+
+    #[test]
+    fn depth_mirrors_planes_back_from_the_last_and_cuts() {
+        // Three 3 x 3 planes, plane z holding z in all of its values.
+        let v: Vec<f32> = (0..3).flat_map(|z| [z as f32; 9]).collect();
+        let plane_of = |w: &[f32]| w.chunks(9).map(|p| p[0]).collect::<Vec<_>>();
+        assert_eq!(
+            plane_of(&to_depth(v.clone(), 3, 8)),
+            [0., 1., 2., 1., 0., 1., 2., 1.]
+        );
+        assert_eq!(plane_of(&to_depth(v.clone(), 3, 2)), [0., 1.]);
+        assert_eq!(to_depth(v.clone(), 3, 3), v);
+    }
 }
