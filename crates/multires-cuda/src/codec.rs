@@ -2007,11 +2007,17 @@ impl Slot {
         }
         // The file's checksums, taken while later batches code (at the
         // end they were a pass over every payload after the coding).
+        prof(s, "r_heads")?;
         let crc = |r: &std::ops::Range<usize>| crc32fast::hash(&buf[r.clone()]);
+        // Trace marks name where the checksums ran.
         let crcs: Vec<u32> = if checksums_on_pool(gate.is_none_or(Gate::idle)) {
-            ranges.par_iter().map(crc).collect()
+            let c = ranges.par_iter().map(crc).collect();
+            prof(s, "r_crc_pool")?;
+            c
         } else {
-            ranges.iter().map(crc).collect()
+            let c = ranges.iter().map(crc).collect();
+            prof(s, "r_crc_slot")?;
+            c
         };
         let buf = Arc::new(BatchBuf::Pinned(Some(buf)));
         Ok(ranges
