@@ -2008,17 +2008,9 @@ impl Slot {
         // The file's checksums, taken while later batches code (at the
         // end they were a pass over every payload after the coding).
         prof(s, "r_heads")?;
-        let crc = |r: &std::ops::Range<usize>| crc32fast::hash(&buf[r.clone()]);
-        // Trace marks name where the checksums ran.
-        let crcs: Vec<u32> = if checksums_on_pool(gate.is_none_or(Gate::idle)) {
-            let c = ranges.par_iter().map(crc).collect();
-            prof(s, "r_crc_pool")?;
-            c
-        } else {
-            let c = ranges.iter().map(crc).collect();
-            prof(s, "r_crc_slot")?;
-            c
-        };
+        let (crcs, pooled) = batch_checksums(&buf, &ranges, &|| gate.is_none_or(Gate::idle));
+        // Trace marks name where the checksums ran (the pool: some of them).
+        prof(s, if pooled { "r_crc_pool" } else { "r_crc_slot" })?;
         let buf = Arc::new(BatchBuf::Pinned(Some(buf)));
         Ok(ranges
             .into_iter()
@@ -2566,6 +2558,41 @@ fn checksums_on_pool(pool_free: bool) -> bool {
         _ => None,
     });
     mode.unwrap_or(pool_free)
+}
+
+/// A coded batch's checksums of `buf`'s `ranges`, and whether the rayon
+/// pool took some: on the slot's own thread while other batches of its
+/// GPU are in their transform (the pool serves their rANS tables), and
+/// the rest on the pool from the brick at which `tail()` says none is
+/// (its gate is idle: the batch is on the run's tail). The device's host runs crc32fast at 11
+/// GB/s a thread: a turbulent 1536^3 batch's 130 MB took its GPU's last
+/// 10-12.6 ms on one thread when the choice was made once, before another
+/// batch had left its transform (session 44). MULTIRES_CODEC_CRC=pool or
+/// slot puts all on one side, =once makes the choice once (as before).
+fn batch_checksums(
+    buf: &[u8],
+    ranges: &[std::ops::Range<usize>],
+    tail: &dyn Fn() -> bool,
+) -> (Vec<u32>, bool) {
+    use rayon::prelude::*;
+    let crc = |r: &std::ops::Range<usize>| crc32fast::hash(&buf[r.clone()]);
+    static ONCE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let once = *ONCE.get_or_init(|| std::env::var("MULTIRES_CODEC_CRC").as_deref() == Ok("once"));
+    let first = checksums_on_pool(tail());
+    let mut out = Vec::with_capacity(ranges.len());
+    for (i, r) in ranges.iter().enumerate() {
+        let pool = if once || i == 0 {
+            first
+        } else {
+            checksums_on_pool(tail())
+        };
+        if pool {
+            out.par_extend(ranges[i..].par_iter().map(crc));
+            return (out, true);
+        }
+        out.push(crc(r));
+    }
+    (out, false)
 }
 
 /// Whether a decode batch's rANS headers are read on the rayon pool
@@ -5916,6 +5943,34 @@ mod tests {
         // `compress_slabs` samples exactly where `slab_shares` asks.
         assert!(!slab_shares_ask_density(1));
         assert!(slab_shares_ask_density(2));
+    }
+
+    /// A coded batch's checksums: every one equal to crc32fast's of its
+    /// range, on the slot's thread until the tail begins and on the pool
+    /// from the first brick after it.
+    #[test]
+    fn a_batch_hands_its_checksums_to_the_pool_once_its_gpu_is_on_its_tail() {
+        let buf: Vec<u8> = (0..10_000u32).map(|i| (i * 7919 % 251) as u8).collect();
+        let ranges: Vec<_> = (0..10).map(|k| 1000 * k..1000 * k + 999 - 17 * k).collect();
+        let want: Vec<u32> = ranges
+            .iter()
+            .map(|r| crc32fast::hash(&buf[r.clone()]))
+            .collect();
+        // The knob, where a run sets it, overrides what is asserted here.
+        let knob = std::env::var_os("MULTIRES_CODEC_CRC").is_some();
+        for (tail_from, pooled) in [(usize::MAX, false), (0, true), (4, true), (9, true)] {
+            let asked = std::sync::atomic::AtomicUsize::new(0);
+            let tail = || asked.fetch_add(1, Ordering::Relaxed) >= tail_from;
+            let (got, on_pool) = batch_checksums(&buf, &ranges, &tail);
+            assert_eq!(got, want, "tail from brick {tail_from}");
+            if !knob {
+                assert_eq!(on_pool, pooled, "tail from brick {tail_from}");
+                // Asked before each brick until the pool took the rest.
+                let asks = asked.load(Ordering::Relaxed);
+                assert_eq!(asks, tail_from.saturating_add(1).min(ranges.len()));
+            }
+        }
+        assert_eq!(batch_checksums(&buf, &[], &|| true), (vec![], false));
     }
 
     /// A gate is idle only when no batch holds a permit or waits for one:
