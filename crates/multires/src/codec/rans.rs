@@ -1629,7 +1629,7 @@ mod tests {
             .collect();
         let lv: Vec<u8> = (0..n).map(|i| ((i / 300) % 11) as u8).collect();
         let want_entry = |i: usize| {
-            let prev = if i % RESET == 0 { 0 } else { v[i - 1] };
+            let prev = if i.is_multiple_of(RESET) { 0 } else { v[i - 1] };
             (context(lv[i] as u32, prev) * NSYM + symbol(v[i]).0 as usize) as u16
         };
         let mut entries = Vec::new();
@@ -1651,7 +1651,7 @@ mod tests {
         let h = histogram(&v, &vec![2u8; m]);
         let mut want = vec![0u32; NCTX * NSYM];
         for i in 0..m {
-            let prev = if i % RESET == 0 { 0 } else { v[i - 1] };
+            let prev = if i.is_multiple_of(RESET) { 0 } else { v[i - 1] };
             want[context(2, prev) * NSYM + v[i] as usize] += 1;
         }
         assert!(want[context(2, 0) * NSYM] > 2 * u16::MAX as u32);
