@@ -363,3 +363,79 @@ fn bad_inputs_give_clear_errors_and_no_output() {
         .collect();
     assert!(parts.is_empty(), "{parts:?}");
 }
+
+/// `bench --codec-field-cache` writes the field `make-field` makes (seed
+/// 1) and reads it back in the next run; `--codec-depth` mirrors planes
+/// past the last, and an empty axis is refused.
+#[test]
+fn bench_keeps_its_fields_and_reads_them_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bench = |extra: &[&str]| {
+        let mut args = vec![
+            "bench",
+            "--config",
+            "codec-3d",
+            "--device",
+            "cpu",
+            "--codec-size",
+            "16",
+            "--codec-field",
+            "turbulent",
+            "--codec-rel",
+            "1e-2",
+            "--codec-field-cache",
+            "cache",
+        ];
+        args.extend_from_slice(extra);
+        let o = multires(d, &args);
+        ok(&o);
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        // The row up to its timings.
+        out.lines()
+            .find(|l| l.starts_with("codec-3d"))
+            .and_then(|l| l.split(" | compress").next())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let first = bench(&[]);
+    ok(&multires(
+        d,
+        &[
+            "make-field",
+            "--kind",
+            "turbulent",
+            "--size",
+            "16",
+            "-o",
+            "made.npy",
+        ],
+    ));
+    let cached: ArrayD<f32> = read_npy(d.join("cache/turbulent-16.npy")).unwrap();
+    let made: ArrayD<f32> = read_npy(d.join("made.npy")).unwrap();
+    assert_eq!(cached, made);
+    // Read back: a field that differs in one value gives another row.
+    assert_eq!(bench(&[]), first);
+    let mut changed = made.clone();
+    changed[[3, 4, 5]] += 10.0;
+    write_npy(d.join("cache/turbulent-16.npy"), &changed).unwrap();
+    assert_ne!(bench(&[]), first);
+    assert!(bench(&["--codec-depth", "20"]).contains("Turbulent 20x16^2"));
+    fails_with(
+        &multires(
+            d,
+            &[
+                "bench",
+                "--config",
+                "codec-3d",
+                "--device",
+                "cpu",
+                "--codec-size",
+                "16",
+                "--codec-depth",
+                "0",
+            ],
+        ),
+        "at least one point along each axis",
+    );
+}
