@@ -364,9 +364,9 @@ fn bad_inputs_give_clear_errors_and_no_output() {
     assert!(parts.is_empty(), "{parts:?}");
 }
 
-/// `bench --codec-field-cache` writes the field `make-field` makes (seed
-/// 1) and reads it back in the next run; `--codec-depth` mirrors planes
-/// past the last, and an empty axis is refused.
+/// `bench --codec-field-cache` writes the field that `make-field` makes
+/// with seed 1 and reads it back in the next run; `--codec-depth` mirrors
+/// planes past the last, and an empty axis is refused.
 #[test]
 fn bench_keeps_its_fields_and_reads_them_back() {
     let dir = tempfile::tempdir().unwrap();
