@@ -422,14 +422,32 @@ fn forward_row_map<T: Sample>(
     }
 }
 
-/// `forward_row_map` with AVX2 where the processor has it (four lanes a
-/// vector instead of two; the same IEEE operations, so the same bits).
+/// `forward_row_map` with AVX-512 or AVX2 where the processor has them
+/// (eight or four lanes a vector instead of two; the same IEEE
+/// operations, so the same bits).
 fn forward_row<T: Sample>(rows: Rows, qs: f64, out: &mut [f64], zz: &mut [u32], err: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the processor has AVX-512F.
+        return unsafe { forward_row_avx512::<T>(rows, qs, out, zz, err) };
+    }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the processor has AVX2.
         return unsafe { forward_row_avx2::<T>(rows, qs, out, zz, err) };
     }
+    forward_row_map::<T>(rows, qs, out, zz, err)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn forward_row_avx512<T: Sample>(
+    rows: Rows,
+    qs: f64,
+    out: &mut [f64],
+    zz: &mut [u32],
+    err: &mut [f64],
+) {
     forward_row_map::<T>(rows, qs, out, zz, err)
 }
 
@@ -543,13 +561,24 @@ fn inverse_row_map([a, b, c, e3]: [&[f64]; 4], zz: &[u32], qs: f64, out: &mut [f
     }
 }
 
-/// `inverse_row_map` with AVX2 where the processor has it.
+/// `inverse_row_map` with AVX-512 or AVX2 where the processor has them.
 fn inverse_row(rows: [&[f64]; 4], zz: &[u32], qs: f64, out: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the processor has AVX-512F.
+        return unsafe { inverse_row_avx512(rows, zz, qs, out) };
+    }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the processor has AVX2.
         return unsafe { inverse_row_avx2(rows, zz, qs, out) };
     }
+    inverse_row_map(rows, zz, qs, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn inverse_row_avx512(rows: [&[f64]; 4], zz: &[u32], qs: f64, out: &mut [f64]) {
     inverse_row_map(rows, zz, qs, out)
 }
 
@@ -858,9 +887,11 @@ mod tests {
 
     #[test]
     fn vector_rows_equal_the_scalar_rows() {
-        // forward_row and inverse_row take AVX2 where the processor has
-        // it; the same IEEE operations must give the same bits as the
-        // plain build of the map, outliers and clamped values included.
+        // forward_row and inverse_row take AVX-512 or AVX2 where the
+        // processor has them; the same IEEE operations must give the same
+        // bits as the plain build of the map, outliers and clamped values
+        // included. The AVX2 forms are also run on their own here, since a
+        // processor with AVX-512 never takes them.
         let mut next = crate::codec::xorshift(11);
         let mut val = move || (next() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
         for m in [1usize, 3, 4, 7, 129, 257] {
@@ -894,6 +925,21 @@ mod tests {
                 // The inverse gives back the forward's reconstruction,
                 // clamped values too.
                 assert_eq!(c1, o1, "m {m} qs {qs}");
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    let (mut o3, mut z3, mut e3) = (vec![2.0; m], vec![2u32; m], vec![2.0; m]);
+                    let mut c3 = vec![2.0; m];
+                    // SAFETY: the processor has AVX2.
+                    unsafe {
+                        forward_row_avx2::<f32>((rs, &x), qs, &mut o3, &mut z3, &mut e3);
+                        inverse_row_avx2(rs, &z1, qs, &mut c3);
+                    }
+                    let bits = |v: &[f64]| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(z3, z1, "m {m} qs {qs}");
+                    assert_eq!(bits(&o3), bits(&o1));
+                    assert_eq!(bits(&e3), bits(&e1));
+                    assert_eq!(bits(&c3), bits(&c1));
+                }
             }
         }
     }
