@@ -287,17 +287,19 @@ fn plan_split(est: &[f64], n: usize, chunk_log: u32, most_pieces: usize) -> Spli
 }
 
 /// A value's symbol, the number of raw bits after it, and those bits.
-/// Without a branch: whether a value is direct is as good as random on a
-/// field of a few bits a value, and the coders' loops run it on every one.
-#[inline]
+/// Without a branch, the selects in arithmetic: whether a value is direct
+/// is as good as random on a field of a few bits a value, and the
+/// encoder's table entries (`entry`) take it for every value, a vector at
+/// once (a compiled branch there missed on every other value).
+#[inline(always)]
 pub fn symbol(v: u32) -> (u32, u32, u32) {
-    let direct = v < DIRECT;
+    let direct = ((v < DIRECT) as u32).wrapping_neg();
     let b = 32 - (v | 1).leading_zeros();
-    let nraw = if direct { 0 } else { b.wrapping_sub(3) };
+    let nraw = b.wrapping_sub(3) & !direct;
     let coded = DIRECT
         .wrapping_add(4u32.wrapping_mul(b.wrapping_sub(7)))
         .wrapping_add((v >> nraw) & 3);
-    let s = if direct { v } else { coded };
+    let s = (v & direct) | (coded & !direct);
     (s, nraw, v & ((1u32 << nraw) - 1))
 }
 
@@ -391,20 +393,10 @@ fn histogram_and_entries(v: &[u32], lv: &[u8], entries: &mut Vec<u16>) -> Vec<u3
     total
 }
 
-/// A value's entry (context times `NSYM` plus symbol) after `prev`, as
-/// `context` and `symbol` make it, with selects in arithmetic: a branch on
-/// whether a value is direct missed on every other value of a dense field.
+/// A value's entry (context times `NSYM` plus symbol) after `prev`.
 #[inline(always)]
 fn entry(x: u32, level: u8, prev: u32) -> u16 {
-    let b = 32 - (x | 1).leading_zeros();
-    let nraw = b.saturating_sub(3);
-    let coded = DIRECT
-        .wrapping_add(4u32.wrapping_mul(b.wrapping_sub(7)))
-        .wrapping_add((x >> nraw) & 3);
-    let direct = ((x < DIRECT) as u32).wrapping_neg();
-    let s = (x & direct) | (coded & !direct);
-    let ctx = (level as u32).min(LEVELS as u32 - 1) * 4 + prev.min(3);
-    (ctx * NSYM as u32 + s) as u16
+    (context(level as u32, prev) * NSYM + symbol(x).0 as usize) as u16
 }
 
 /// The entries of one reset chunk's values `vc` (the first after a 0).
