@@ -2548,27 +2548,45 @@ impl Drop for Permit<'_> {
 /// thread (at 30 GB/s a core, a 40 MB batch's take a millisecond, hidden
 /// behind the other batches' kernels). On two GPUs, 23 slot threads handing
 /// their checksums to one pool of 32 queued the last batches' rANS tables
-/// behind them. MULTIRES_CODEC_CRC=pool or slot overrides (a tuning knob
-/// for measurements; the output never depends on it).
+/// behind them. MULTIRES_CODEC_CRC (`crc_mode`) may override.
 fn checksums_on_pool(pool_free: bool) -> bool {
-    static MODE: std::sync::OnceLock<Option<bool>> = std::sync::OnceLock::new();
-    let mode = *MODE.get_or_init(|| match std::env::var("MULTIRES_CODEC_CRC").as_deref() {
-        Ok("pool") => Some(true),
-        Ok("slot") => Some(false),
-        _ => None,
-    });
-    mode.unwrap_or(pool_free)
+    match crc_mode() {
+        CrcMode::Pool => true,
+        CrcMode::Slot => false,
+        CrcMode::Judged | CrcMode::Once => pool_free,
+    }
+}
+
+/// Where checksums run, as MULTIRES_CODEC_CRC sets it (a tuning knob for
+/// measurements; the output never depends on it): `pool` or `slot` for
+/// all of them, `once` for a coded batch's judged once before its first
+/// brick (`batch_checksums`), otherwise judged as they go.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CrcMode {
+    Judged,
+    Pool,
+    Slot,
+    Once,
+}
+
+fn crc_mode() -> CrcMode {
+    static MODE: std::sync::OnceLock<CrcMode> = std::sync::OnceLock::new();
+    *MODE.get_or_init(|| match std::env::var("MULTIRES_CODEC_CRC").as_deref() {
+        Ok("pool") => CrcMode::Pool,
+        Ok("slot") => CrcMode::Slot,
+        Ok("once") => CrcMode::Once,
+        _ => CrcMode::Judged,
+    })
 }
 
 /// A coded batch's checksums of `buf`'s `ranges`, and whether the rayon
 /// pool took some: on the slot's own thread while other batches of its
 /// GPU are in their transform (the pool serves their rANS tables), and
 /// the rest on the pool from the brick at which `tail()` says none is
-/// (its gate is idle: the batch is on the run's tail). The device's host runs crc32fast at 11
-/// GB/s a thread: a turbulent 1536^3 batch's 130 MB took its GPU's last
-/// 10-12.6 ms on one thread when the choice was made once, before another
-/// batch had left its transform (session 44). MULTIRES_CODEC_CRC=pool or
-/// slot puts all on one side, =once makes the choice once (as before).
+/// (its gate is idle: the batch is on the run's tail). The device's host
+/// runs crc32fast at 11 GB/s a thread: a turbulent 1536^3 batch's 130 MB
+/// took its GPU's last 10-12.6 ms on one thread when the choice was made
+/// once, before another batch had left its transform (session 44).
 fn batch_checksums(
     buf: &[u8],
     ranges: &[std::ops::Range<usize>],
@@ -2576,8 +2594,7 @@ fn batch_checksums(
 ) -> (Vec<u32>, bool) {
     use rayon::prelude::*;
     let crc = |r: &std::ops::Range<usize>| crc32fast::hash(&buf[r.clone()]);
-    static ONCE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let once = *ONCE.get_or_init(|| std::env::var("MULTIRES_CODEC_CRC").as_deref() == Ok("once"));
+    let once = crc_mode() == CrcMode::Once;
     let first = checksums_on_pool(tail());
     let mut out = Vec::with_capacity(ranges.len());
     for (i, r) in ranges.iter().enumerate() {
