@@ -905,6 +905,28 @@ fn trace_stages(what: &str, t0: std::time::Instant, marks: &[(&str, std::time::I
     }
 }
 
+/// Named instants of a run's host stages, marked from any of its threads
+/// (only with MULTIRES_CODEC_TRACE) and printed in time order by
+/// `trace_stages`.
+#[derive(Default)]
+struct StageMarks(Mutex<Vec<(&'static str, std::time::Instant)>>);
+
+impl StageMarks {
+    fn mark(&self, m: &'static str) {
+        if tracing() {
+            if let Ok(mut v) = self.0.lock() {
+                v.push((m, std::time::Instant::now()));
+            }
+        }
+    }
+
+    fn trace(self, what: &str, t0: std::time::Instant) {
+        let mut marks = self.0.into_inner().unwrap_or_default();
+        marks.sort_by_key(|m| m.1);
+        trace_stages(what, t0, &marks);
+    }
+}
+
 /// Adds the host time since `t0` to `phase` (with MULTIRES_CODEC_PROFILE).
 fn prof_host(phase: &'static str, t0: std::time::Instant) {
     if std::env::var_os("MULTIRES_CODEC_PROFILE").is_some() {
@@ -5153,26 +5175,21 @@ pub fn compress_slabs(
     // MULTIRES_CODEC_SHARES fixes the batches.
     let sample_density = slab_shares_ask_density(gpus.len());
     // Trace marks of the plan's steps on each GPU.
-    let plan_marks = Mutex::new(Vec::new());
-    let mark = |m: &'static str| {
-        if let Ok(mut v) = plan_marks.lock() {
-            v.push((m, std::time::Instant::now()));
-        }
-    };
+    let plan_marks = StageMarks::default();
     let sampled = on_every_gpu(&gpus, &|i, g| {
         let s = &f.slabs[i];
         let range = device_range(g, &s.data, s.values(plane), s.planes.0 * plane)?;
-        mark(["ranged 0", "ranged 1", "ranged >1"][i.min(2)]);
+        plan_marks.mark(["ranged 0", "ranged 1", "ranged >1"][i.min(2)]);
         let sample = if sample_density {
             let sample = slab_sample(s, f.info.dims)?;
-            mark(["sampled 0", "sampled 1", "sampled >1"][i.min(2)]);
+            plan_marks.mark(["sampled 0", "sampled 1", "sampled >1"][i.min(2)]);
             Some(sample)
         } else {
             None
         };
         Ok((range, sample))
     })?;
-    mark("joined");
+    plan_marks.mark("joined");
     let (lo, hi) = sampled
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), (r, _)| {
@@ -5180,10 +5197,8 @@ pub fn compress_slabs(
         });
     let plan = codec::plan_range((lo, hi), f.info.dims, opts)?;
     prof_host("plan", t_run);
-    mark("planned");
-    let mut marks = plan_marks.into_inner().unwrap_or_default();
-    marks.sort_by_key(|m| m.1);
-    trace_stages("slabs plan", t_run, &marks);
+    plan_marks.mark("planned");
+    plan_marks.trace("slabs plan", t_run);
     // The coder cannot know its bytes a value before coding: it samples
     // every slab, rows of each in equal number.
     let shares = slab_shares(gpus.len(), || {
@@ -5304,8 +5319,8 @@ pub fn decompress_slabs(
             )?)
         });
     }
-    let t_planned = std::time::Instant::now();
-    let ends = Mutex::new(Vec::new());
+    let marks = StageMarks::default();
+    marks.mark("planned");
     let done = AtomicUsize::new(0);
     let reader: &codec::MrzReader = r;
     let slabs = on_every_gpu(gpus, &|i, g| {
@@ -5319,22 +5334,14 @@ pub fn decompress_slabs(
             let at: Placement = (&base, &|_| (), None, true);
             decode_plan(reader, plan, std::slice::from_ref(g), at, (&done, progress))
         })?;
-        if let Ok(mut e) = ends.lock() {
-            e.push((
-                ["decoded 0", "decoded 1", "decoded >1"][i.min(2)],
-                std::time::Instant::now(),
-            ));
-        }
+        marks.mark(["decoded 0", "decoded 1", "decoded >1"][i.min(2)]);
         Ok(DeviceSlab {
             gpu: g.clone(),
             planes: (z0, z1),
             data,
         })
     })?;
-    let mut marks = ends.into_inner().unwrap_or_default();
-    marks.insert(0, ("planned", t_planned));
-    marks.sort_by_key(|m| m.1);
-    trace_stages("decompress_slabs", t_run, &marks);
+    marks.trace("decompress_slabs", t_run);
     print_profile("decompress_slabs");
     Ok(SlabField { info, slabs })
 }
