@@ -15,6 +15,7 @@ struct dim3 { unsigned x, y, z; };
 struct uint4 { unsigned x, y, z, w; };
 uint4 make_uint4(unsigned, unsigned, unsigned, unsigned);
 struct float2 { float x, y; };
+struct float4 { float x, y, z, w; };
 struct double2 { double x, y; };
 extern uint3 threadIdx, blockIdx;
 extern dim3 blockDim, gridDim;

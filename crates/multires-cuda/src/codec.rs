@@ -1957,7 +1957,7 @@ impl Slot {
             osec.extend([o, o + 4 * no, o + 8 * no].map(|v| v as u64));
             base.push(total);
             stream_words.push(words);
-            total += 8 + 4 * words + 8 + 8 * no + sz * nr;
+            total += payload_len(words, no, nr, sz);
         }
         clear_out(s, &mut self.out, total)?;
         let offs_d = self.stage.up(&self.gpu, s, &offs)?;
@@ -1995,16 +1995,27 @@ impl Slot {
             self.write_outliers(marked, (n, nbk), &osec_d, f32i)?;
         }
         let tot_q = self.stage.queue_down(&self.gpu, s, &tot)?;
+        // On the device (by default), the checksums are taken after the
+        // host's parts of each payload are put in beside the coded words.
+        let on_device = crc_mode() == CrcMode::Device;
+        let crc_q = if on_device {
+            let crc_d = self.payload_checksums((&base, &stream_words, &heads), q, counts_h, sz)?;
+            Some(self.stage.queue_down(&self.gpu, s, &crc_d)?)
+        } else {
+            None
+        };
         // The payloads lie one after another in the buffer they are copied
-        // down into, which becomes the file's bytes; the host's parts
-        // (step, header words, tables, chunk lengths, outlier counts) are
-        // written into it. One wait for both copies.
+        // down into, which becomes the file's bytes; on the host's
+        // checksums, the host's parts (step, header words, tables, chunk
+        // lengths, outlier counts) are written into it here. One wait for
+        // all copies.
         let mut buf = take_payload_buffer(&self.gpu, total)?;
         let n_out = total.max(1).min(self.out.len());
         s.memcpy_dtoh(&self.out.slice(0..n_out), &mut buf[..n_out])
             .during(|| "copying payloads to the host".into())?;
         self.stage.wait(s)?;
         let tot_h = self.stage.read(&tot_q);
+        let crcs_d = crc_q.map(|q| self.stage.read(&q));
         prof(s, "r_outliers")?;
         let mut ranges = Vec::with_capacity(nbk);
         for bi in 0..nbk {
@@ -2016,7 +2027,11 @@ impl Slot {
                 )));
             }
             let words = stream_words[bi];
-            let len = 8 + 4 * words + 8 + 8 * no + sz * nr;
+            let len = payload_len(words, no, nr, sz);
+            ranges.push(base[bi]..base[bi] + len);
+            if on_device {
+                continue;
+            }
             let pl = &mut buf[base[bi]..base[bi] + len];
             pl[0..8].copy_from_slice(&q[bi].to_le_bytes());
             for (i, w) in heads[bi].iter().enumerate() {
@@ -2025,14 +2040,23 @@ impl Slot {
             let oc = 8 + 4 * words;
             pl[oc..oc + 4].copy_from_slice(&(no as u32).to_le_bytes());
             pl[oc + 4..oc + 8].copy_from_slice(&(nr as u32).to_le_bytes());
-            ranges.push(base[bi]..base[bi] + len);
         }
-        // The file's checksums, taken while later batches code (at the
-        // end they were a pass over every payload after the coding).
         prof(s, "r_heads")?;
-        let (crcs, pooled) = batch_checksums(&buf, &ranges, &|| gate.is_none_or(Gate::idle));
+        let (crcs, pooled) = match crcs_d {
+            Some(c) => (c, false),
+            // The file's checksums, taken while later batches code (at
+            // the end they were a pass over every payload after the coding).
+            None => batch_checksums(&buf, &ranges, &|| gate.is_none_or(Gate::idle)),
+        };
         // Trace marks name where the checksums ran (the pool: some of them).
-        prof(s, if pooled { "r_crc_pool" } else { "r_crc_slot" })?;
+        prof(
+            s,
+            match (on_device, pooled) {
+                (true, _) => "r_crc_device",
+                (false, true) => "r_crc_pool",
+                (false, false) => "r_crc_slot",
+            },
+        )?;
         let buf = Arc::new(BatchBuf::Pinned(Some(buf)));
         Ok(ranges
             .into_iter()
@@ -2050,6 +2074,116 @@ impl Slot {
             .collect())
     }
 }
+
+impl Slot {
+    /// Each payload's CRC-32, taken on the device: on the host they were
+    /// a batch's last stage (crc32fast at 11 GB/s a thread on the device's
+    /// Xeon; a turbulent 1024^3 batch's 40 MB), and on two GPUs the last
+    /// batches' took 2-4 ms of the run's tail on a busy rayon pool
+    /// (session 45). The host's parts of each payload (step, stream
+    /// header, outlier counts) go into `out` first (HPUT), so the bytes
+    /// that come down are the file's. Payload b lies at `base[b]`
+    /// (layout of `encode_rans`).
+    fn payload_checksums(
+        &mut self,
+        (base, stream_words, heads): (&[usize], &[usize], &[Vec<u32>]),
+        q: &[f64],
+        counts_h: &[u64],
+        sz: usize,
+    ) -> Result<CudaSlice<u32>, CudaError> {
+        let s = &self.stream.clone();
+        let nbk = base.len();
+        // Segments: the step and header words, then the outlier counts.
+        let mut bytes: Vec<u8> = Vec::new();
+        let (mut from, mut to, mut seg) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut lens, mut pfirst) = (Vec::with_capacity(nbk), vec![0u32]);
+        for bi in 0..nbk {
+            let (no, nr) = (counts_h[2 * bi], counts_h[2 * bi + 1]);
+            let words = stream_words[bi];
+            from.push(bytes.len() as u64);
+            to.push(base[bi] as u64);
+            bytes.extend(q[bi].to_le_bytes());
+            heads[bi].iter().for_each(|w| bytes.extend(w.to_le_bytes()));
+            seg.push(8 + 4 * heads[bi].len() as u32);
+            from.push(bytes.len() as u64);
+            to.push((base[bi] + 8 + 4 * words) as u64);
+            bytes.extend((no as u32).to_le_bytes());
+            bytes.extend((nr as u32).to_le_bytes());
+            seg.push(8);
+            let len = payload_len(words, no as usize, nr as usize, sz);
+            lens.push(len as u64);
+            let last = pfirst[pfirst.len() - 1];
+            pfirst.push(last + len.div_ceil(CRC_PIECE) as u32);
+        }
+        // CRC_PIECES reads whole aligned words (payloads of float32 or
+        // float64 values, stream words and u32 counts).
+        if lens.iter().any(|v| v % 4 != 0) || base.iter().any(|v| v % 4 != 0) {
+            return Err(CudaError::Unsupported(
+                "a payload not of whole 4-byte words".into(),
+            ));
+        }
+        let pieces = pfirst[nbk] as usize;
+        let mut longs = from;
+        longs.extend(to);
+        longs.extend(base.iter().map(|&b| b as u64));
+        longs.extend(&lens);
+        let mut ints = seg;
+        ints.extend(&pfirst);
+        let g = &self.gpu;
+        let bytes_d = self.stage.up(g, s, &bytes)?;
+        let longs_d = self.stage.up(g, s, &longs)?;
+        let ints_d = self.stage.up(g, s, &ints)?;
+        let nseg = 2 * nbk;
+        let (from_d, to_d) = (longs_d.slice(0..nseg), longs_d.slice(nseg..2 * nseg));
+        let at_d = longs_d.slice(2 * nseg..2 * nseg + nbk);
+        let len_d = longs_d.slice(2 * nseg + nbk..2 * nseg + 2 * nbk);
+        let (seg_d, pfirst_d) = (ints_d.slice(0..nseg), ints_d.slice(nseg..nseg + nbk + 1));
+        let (nseg64, nbk64) = (nseg as i64, nbk as i64);
+        let f = self.f("HPUT(kernel)", 0)?;
+        let mut l = s.launch_builder(&f);
+        l.arg(&bytes_d)
+            .arg(&from_d)
+            .arg(&to_d)
+            .arg(&seg_d)
+            .arg(&nseg64)
+            .arg(&mut self.out);
+        unsafe { l.launch(cfg((nseg.clamp(1, 65535) as u32, 1), 128, 0)) }
+            .during(|| "launching HPUT".into())?;
+        let mut crcp = s
+            .alloc_zeros::<u32>(pieces.max(1))
+            .during(|| "alloc".into())?;
+        let f = self.f("CRC_PIECES(kernel)", 0)?;
+        let mut l = s.launch_builder(&f);
+        l.arg(&self.out)
+            .arg(&at_d)
+            .arg(&len_d)
+            .arg(&pfirst_d)
+            .arg(&nbk64)
+            .arg(&mut crcp);
+        unsafe { l.launch(cfg((pieces.div_ceil(256).max(1) as u32, 1), 256, 0)) }
+            .during(|| "launching CRC_PIECES".into())?;
+        let mut crc = s.alloc_zeros::<u32>(nbk).during(|| "alloc".into())?;
+        let f = self.f("CRC_FOLD(kernel)", 0)?;
+        let mut l = s.launch_builder(&f);
+        l.arg(&crcp)
+            .arg(&len_d)
+            .arg(&pfirst_d)
+            .arg(&nbk64)
+            .arg(&mut crc);
+        unsafe { l.launch(cfg((nbk.div_ceil(64).max(1) as u32, 1), 64, 0)) }
+            .during(|| "launching CRC_FOLD".into())?;
+        Ok(crc)
+    }
+}
+
+/// Bytes of an interpolation payload: step, stream of `words`, outlier
+/// counts, and `no` outliers of which `nr` exact values of `sz` bytes.
+fn payload_len(words: usize, no: usize, nr: usize, sz: usize) -> usize {
+    8 + 4 * words + 8 + 8 * no + sz * nr
+}
+
+/// Bytes a thread of CRC_PIECES checks (the kernel's CRC_PIECE).
+const CRC_PIECE: usize = 4096;
 
 /// A .mrz file coded on GPUs, as its parts: each payload a range of the
 /// bytes its batch brought down (`MrzParts::write_to` writes the file).
@@ -2575,7 +2709,7 @@ fn checksums_on_pool(pool_free: bool) -> bool {
     match crc_mode() {
         CrcMode::Pool => true,
         CrcMode::Slot => false,
-        CrcMode::Judged | CrcMode::Once => pool_free,
+        CrcMode::Device | CrcMode::Judged | CrcMode::Once => pool_free,
     }
 }
 
@@ -2585,6 +2719,7 @@ fn checksums_on_pool(pool_free: bool) -> bool {
 /// brick (`batch_checksums`), otherwise judged as they go.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum CrcMode {
+    Device,
     Judged,
     Pool,
     Slot,
@@ -2597,7 +2732,8 @@ fn crc_mode() -> CrcMode {
         Ok("pool") => CrcMode::Pool,
         Ok("slot") => CrcMode::Slot,
         Ok("once") => CrcMode::Once,
-        _ => CrcMode::Judged,
+        Ok("judged") => CrcMode::Judged,
+        _ => CrcMode::Device,
     })
 }
 
@@ -4193,36 +4329,71 @@ impl Rows {
 /// `range_at` over `r`'s rows; the index of a bad value is
 /// `row * pitch + column`.
 fn range_rows(gpu: &Gpu, s: &Arc<CudaStream>, at: u64, r: Rows) -> Result<Range32, CudaError> {
-    let (w, h, p) = (r.width as i64, r.rows as i64, r.pitch as i64);
+    let mut out = unsafe { s.alloc::<f32>(3 * range_blocks(r)) }.during(|| "alloc".into())?;
+    launch_range(gpu, s, at, r, &mut out.slice_mut(..))?;
+    let res = s.clone_dtoh(&out).during(|| "reading the range".into())?;
+    range_of(gpu, s, at, r, &res)
+}
+
+/// RANGE's grid over `r`'s rows.
+fn range_grid(r: Rows) -> (u32, u32) {
     let gy = r.rows.clamp(1, 1024);
     let gx = r.width.div_ceil(256).clamp(1, (2048 / gy).max(1));
-    let blocks = gx * gy;
-    let grid = (gx as u32, gy as u32);
-    let mut lo = s.alloc_zeros::<f32>(blocks).during(|| "alloc".into())?;
-    let mut hi = s.alloc_zeros::<f32>(blocks).during(|| "alloc".into())?;
-    let mut bad = s.alloc_zeros::<u64>(blocks).during(|| "alloc".into())?;
+    (gx as u32, gy as u32)
+}
+
+/// Blocks of RANGE over `r`'s rows: its results are three floats each.
+fn range_blocks(r: Rows) -> usize {
+    let (gx, gy) = range_grid(r);
+    gx as usize * gy as usize
+}
+
+/// RANGE over `r`'s rows at `at`, into the first `3 * range_blocks(r)`
+/// floats of `out` (read back together, then `range_of`).
+fn launch_range(
+    gpu: &Gpu,
+    s: &Arc<CudaStream>,
+    at: u64,
+    r: Rows,
+    out: &mut cudarc::driver::CudaViewMut<f32>,
+) -> Result<(), CudaError> {
+    let (w, h, p) = (r.width as i64, r.rows as i64, r.pitch as i64);
     let func = gpu.function(Kernel::Codec, "RANGE(kernel)", 0)?;
     let mut l = s.launch_builder(&func);
-    l.arg(&at).arg(&w).arg(&h).arg(&p);
-    l.arg(&mut lo).arg(&mut hi).arg(&mut bad);
-    unsafe { l.launch(cfg(grid, 256, 0)) }.during(|| "launching RANGE".into())?;
-    let (lo, hi, bad) = (
-        s.clone_dtoh(&lo).during(|| "reading the range".into())?,
-        s.clone_dtoh(&hi).during(|| "reading the range".into())?,
-        s.clone_dtoh(&bad).during(|| "reading the range".into())?,
-    );
-    let lo = lo.iter().fold(f32::INFINITY, |a, &b| a.min(b));
-    let hi = hi.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
-    if bad.iter().all(|&c| c == 0) {
+    l.arg(&at).arg(&w).arg(&h).arg(&p).arg(out);
+    unsafe { l.launch(cfg(range_grid(r), 256, 0)) }.during(|| "launching RANGE".into())?;
+    Ok(())
+}
+
+/// The range from RANGE's results `res` (least, greatest and not-finite
+/// flags, a block each); where a value is not finite, FIRST_BAD finds the
+/// first.
+fn range_of(
+    gpu: &Gpu,
+    s: &Arc<CudaStream>,
+    at: u64,
+    r: Rows,
+    res: &[f32],
+) -> Result<Range32, CudaError> {
+    let blocks = range_blocks(r);
+    if res.len() < 3 * blocks {
+        return Err(CudaError::Unsupported("the range's read-back".into()));
+    }
+    let lo = res[..blocks].iter().fold(f32::INFINITY, |a, &b| a.min(b));
+    let hi = res[blocks..2 * blocks]
+        .iter()
+        .fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+    if res[2 * blocks..3 * blocks].iter().all(|&c| c == 0.0) {
         return Ok((lo, hi, None));
     }
+    let (w, h, p) = (r.width as i64, r.rows as i64, r.pitch as i64);
     let mut first = s
         .clone_htod(&[u64::MAX])
         .during(|| "copying a flag".into())?;
     let func = gpu.function(Kernel::Codec, "FIRST_BAD(kernel)", 0)?;
     let mut l = s.launch_builder(&func);
     l.arg(&at).arg(&w).arg(&h).arg(&p).arg(&mut first);
-    unsafe { l.launch(cfg(grid, 256, 0)) }.during(|| "launching FIRST_BAD".into())?;
+    unsafe { l.launch(cfg(range_grid(r), 256, 0)) }.during(|| "launching FIRST_BAD".into())?;
     let i = s.clone_dtoh(&first).during(|| "reading a flag".into())?[0] as usize;
     Ok((lo, hi, Some(i)))
 }
@@ -4236,12 +4407,44 @@ fn device_range(
     n: usize,
     first: usize,
 ) -> Result<(f64, f64), CudaError> {
+    Ok(range_and_rows(gpu, data, n, first, &[])?.0)
+}
+
+/// `device_range`, and the values of `data` at each of `rows` (start,
+/// length) copied on the device beside the range's results: one read-back
+/// for both (a slab's density sample took eight copies down, 0.3-0.4 ms
+/// after its range on two H100s; session 45).
+fn range_and_rows(
+    gpu: &Gpu,
+    data: &CudaSlice<f32>,
+    n: usize,
+    first: usize,
+    rows: &[(usize, usize)],
+) -> Result<((f64, f64), Vec<f32>), CudaError> {
     use cudarc::driver::DevicePtr;
-    let (at, _sync) = data.device_ptr(&gpu.stream);
-    let (lo, hi, bad) = range_at(gpu, &gpu.stream, at, n)?;
+    let s = &gpu.stream;
+    let r = Rows::span(n);
+    let res = 3 * range_blocks(r);
+    let taken: usize = rows.iter().map(|&(_, len)| len).sum();
+    if rows.iter().any(|&(at, len)| at + len > data.len()) {
+        return Err(CudaError::Unsupported("sample rows past the data".into()));
+    }
+    let mut out = unsafe { s.alloc::<f32>(res + taken) }.during(|| "alloc".into())?;
+    let (at, _sync) = data.device_ptr(s);
+    launch_range(gpu, s, at, r, &mut out.slice_mut(0..res))?;
+    let mut to = res;
+    for &(from, len) in rows {
+        s.memcpy_dtod(
+            &data.slice(from..from + len),
+            &mut out.slice_mut(to..to + len),
+        )
+        .during(|| "sampling the field".into())?;
+        to += len;
+    }
+    let host = s.clone_dtoh(&out).during(|| "reading the range".into())?;
+    let (lo, hi, bad) = range_of(gpu, s, at, r, &host[..res])?;
     if let Some(i) = bad {
-        let value = gpu
-            .stream
+        let value = s
             .clone_dtoh(&data.slice(i..i + 1))
             .during(|| "reading a value".into())?[0];
         return Err(codec::CodecError::NonFinite {
@@ -4250,7 +4453,7 @@ fn device_range(
         }
         .into());
     }
-    Ok((lo as f64, hi as f64))
+    Ok(((lo as f64, hi as f64), host[res..].to_vec()))
 }
 
 /// Compresses a field that is already on `gpu`: the range, the bricks'
@@ -5178,16 +5381,15 @@ pub fn compress_slabs(
     let plan_marks = StageMarks::default();
     let sampled = on_every_gpu(&gpus, &|i, g| {
         let s = &f.slabs[i];
-        let range = device_range(g, &s.data, s.values(plane), s.planes.0 * plane)?;
-        plan_marks.mark(["ranged 0", "ranged 1", "ranged >1"][i.min(2)]);
-        let sample = if sample_density {
-            let sample = slab_sample(s, f.info.dims)?;
-            plan_marks.mark(["sampled 0", "sampled 1", "sampled >1"][i.min(2)]);
-            Some(sample)
+        let rows = if sample_density {
+            slab_sample_rows(s, f.info.dims)
         } else {
-            None
+            Vec::new()
         };
-        Ok((range, sample))
+        let (range, sample) =
+            range_and_rows(g, &s.data, s.values(plane), s.planes.0 * plane, &rows)?;
+        plan_marks.mark(["ranged 0", "ranged 1", "ranged >1"][i.min(2)]);
+        Ok((range, sample_density.then_some(sample)))
     })?;
     plan_marks.mark("joined");
     let (lo, hi) = sampled
@@ -5258,30 +5460,22 @@ fn finest_dense<'a>(samples: impl IntoIterator<Item = &'a [f32]>, width: usize, 
     all > 0 && over as f64 >= DENSE_DETAILS * all as f64
 }
 
-/// Eight rows at each of eight planes of a slab, spread through it (a
-/// few hundred kilobytes down at most), for `finest_dense`; none from a
-/// slab shorter than its planes say.
-fn slab_sample(s: &DeviceSlab, dims: [usize; 3]) -> Result<Vec<f32>, CudaError> {
+/// Where (value offset, length) eight rows at each of eight planes of a
+/// slab lie, spread through it (a few hundred kilobytes down at most), for
+/// `finest_dense`; none in a slab shorter than its planes say.
+fn slab_sample_rows(s: &DeviceSlab, dims: [usize; 3]) -> Vec<(usize, usize)> {
     let (w, planes) = (dims[2], s.planes.1.saturating_sub(s.planes.0));
-    if planes == 0 || s.data.len() < planes * dims[1] * w {
-        return Ok(Vec::new());
+    if planes == 0 || dims[1] == 0 || s.data.len() < planes * dims[1] * w {
+        return Vec::new();
     }
     let rows = dims[1].min(8);
-    let mut sample = vec![0f32; 8 * rows * w];
-    for (k, out) in sample.chunks_exact_mut(rows * w).enumerate() {
-        let z = k * planes / 8;
-        let y = (k * 37) % (dims[1] - rows + 1);
-        let at = (z * dims[1] + y) * w;
-        s.gpu
-            .stream
-            .memcpy_dtoh(&s.data.slice(at..at + rows * w), out)
-            .during(|| "sampling the field".into())?;
-    }
-    s.gpu
-        .stream
-        .synchronize()
-        .during(|| "sampling the field".into())?;
-    Ok(sample)
+    (0..8)
+        .map(|k| {
+            let z = k * planes / 8;
+            let y = (k * 37) % (dims[1] - rows + 1);
+            ((z * dims[1] + y) * w, rows * w)
+        })
+        .collect()
 }
 
 /// Decodes a float32 .mrz into slabs of whole brick layers on `gpus`, a
@@ -6142,6 +6336,11 @@ mod tests {
         assert!(
             src.contains(&format!("#define R_WIN {RDEC_WINDOW_WORDS}\n")),
             "codec.cu's R_WIN is not RDEC_WINDOW_WORDS ({RDEC_WINDOW_WORDS})"
+        );
+        // The host counts each payload's checksum pieces with CRC_PIECE.
+        assert!(
+            src.contains(&format!("#define CRC_PIECE {CRC_PIECE}\n")),
+            "codec.cu's CRC_PIECE is not {CRC_PIECE}"
         );
     }
 
