@@ -2714,9 +2714,12 @@ fn checksums_on_pool(pool_free: bool) -> bool {
 }
 
 /// Where checksums run, as MULTIRES_CODEC_CRC sets it (a tuning knob for
-/// measurements; the output never depends on it): `pool` or `slot` for
-/// all of them, `once` for a coded batch's judged once before its first
-/// brick (`batch_checksums`), otherwise judged as they go.
+/// measurements; the output never depends on it). By default a coded
+/// batch's are taken on the device (`Slot::payload_checksums`); `judged`
+/// takes them on the host, judged brick by brick (`batch_checksums`),
+/// `once` judged once before its first brick, and `pool` or `slot` puts
+/// all of them there. A decode's checks are on the host in every mode:
+/// judged (`verify_payloads`) but for `pool` and `slot`.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum CrcMode {
     Device,
@@ -2737,8 +2740,8 @@ fn crc_mode() -> CrcMode {
     })
 }
 
-/// A coded batch's checksums of `buf`'s `ranges`, and whether the rayon
-/// pool took some: on the slot's own thread while other batches of its
+/// A coded batch's checksums of `buf`'s `ranges` on the host, and whether
+/// the rayon pool took some: on the slot's own thread while other batches of its
 /// GPU are in their transform (the pool serves their rANS tables), and
 /// the rest on the pool from the brick at which `tail()` says none is
 /// (its gate is idle: the batch is on the run's tail). The device's host
