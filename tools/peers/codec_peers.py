@@ -9,6 +9,13 @@ field and relative bound (of the value range) runs:
 It checks every decoded value against the bound and prints ratio, PSNR, max
 error and compress / decompress throughput (MB/s of float32 input).
 
+ZFP and SZ3 are timed in this process (arrays in memory), multires as a
+process (reading and writing files). With `interp` among the transforms it
+also prints "multires interp (in process)": `multires bench --config codec-3d
+--device cpu --threads 1`, which times compress and decompress in memory as
+the peers are timed (the median of --repeat runs after a warm-up, where the
+peers get their fastest run; its ratio and bound are checked by the bench).
+
     python3 tools/peers/codec_peers.py --multires target/release/multires [--size 256] [--transforms cdf97,cdf53,haar] [--repeat 3]
 
 Each compression and decompression is timed `--repeat` times and the fastest
@@ -18,6 +25,7 @@ Installs zfpy and pysz with pip when they are missing.
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -77,6 +85,9 @@ def main():
             print(f"| {kind} | {rel:g} | {name} | {x.nbytes / nbytes:.2f} | {psnr:.1f} | {err.max() / e:.3f}{flag} | {mb / tc:.0f} | {mb / td:.0f} |")
             sys.stdout.flush()
 
+        in_process = {}
+        if "interp" in args.transforms.split(","):
+            in_process = bench_rows(args, kind)
         for rel in [float(b) for b in args.bounds.split(",")]:
             e = rel * rng
             c, tc = best(lambda: zfpy.compress_numpy(x, tolerance=e))
@@ -101,6 +112,31 @@ def main():
                     [args.multires, "--threads", "1", "decompress", out, "-o", back, "--device", "cpu"],
                     stdout=subprocess.DEVNULL))
                 report(f"multires {tr}", rel, os.path.getsize(out), np.load(back), tc, td)
+            if "interp" in args.transforms.split(","):
+                r = in_process.get(rel)
+                if r is None:
+                    print(f"| {kind} | {rel:g} | multires interp (in process) | no bench row |")
+                else:
+                    ratio, cs, ds = r
+                    print(f"| {kind} | {rel:g} | multires interp (in process) | {ratio:.2f} | | | {mb / cs:.0f} | {mb / ds:.0f} |")
+                sys.stdout.flush()
+
+
+def bench_rows(args, kind):
+    """{rel: (ratio, compress s, decompress s)} from one `multires bench`
+    process on the same field (seed 1), one thread, in memory."""
+    out = subprocess.run(
+        [args.multires, "bench", "--config", "codec-3d", "--device", "cpu", "--threads", "1",
+         "--codec-size", str(args.size), "--codec-field", kind, "--codec-rel", args.bounds,
+         "--repeat", str(max(1, args.repeat))],
+        check=True, capture_output=True, text=True).stdout
+    rows = {}
+    for line in out.splitlines():
+        m = re.search(r"rel ([0-9.e+-]+) interp \| ratio ([0-9.]+) .*\| compress ([0-9.]+) s .*"
+                      r"\| decompress \(cpu\) ([0-9.]+) s", line)
+        if m and "max error" in line:
+            rows[float(m.group(1))] = (float(m.group(2)), float(m.group(3)), float(m.group(4)))
+    return rows
 
 
 if __name__ == "__main__":
