@@ -783,61 +783,6 @@ thread_local!(static SLOTS_A_GPU: std::cell::Cell<usize> = const { std::cell::Ce
 /// Slots a GPU from which a decode's batches verify their own checksums.
 const MANY_SLOTS: usize = 4;
 
-// GPUs the calling slot thread's run uses (set by `run_slots`).
-thread_local!(static GPUS_IN_RUN: std::cell::Cell<usize> = const { std::cell::Cell::new(1) });
-
-/// Threads of a GPU's own rayon pool for its slot threads' parallel host
-/// work (rANS tables, checksums, headers, copies), or None to use the
-/// process's one pool. Two GPUs in one process lost 0.7-2.3 ms a run to
-/// each other on the shared pool, where two processes of one GPU each lost
-/// 0.1-0.3 (session 46), so each GPU of a run on several gets the cores'
-/// share. MULTIRES_CODEC_GPU_POOL=N sets N threads a GPU, 0 the shared pool
-/// (a tuning knob for measurements; the output never depends on it).
-fn gpu_pool_threads(gpus: usize) -> Option<usize> {
-    static KNOB: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
-    let knob = *KNOB.get_or_init(|| {
-        std::env::var("MULTIRES_CODEC_GPU_POOL")
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-    });
-    match knob {
-        Some(0) => None,
-        Some(n) => Some(n),
-        None if gpus > 1 => Some((rayon::current_num_threads() / gpus).max(2)),
-        None => None,
-    }
-}
-
-type GpuPools = BTreeMap<(usize, usize), Arc<rayon::ThreadPool>>;
-static GPU_POOLS: Mutex<GpuPools> = Mutex::new(BTreeMap::new());
-
-/// `f` on the pool of the calling slot thread's GPU (`gpu_pool_threads`),
-/// else where it is called.
-fn on_gpu_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    let g = TRACE_GPU.with(|c| c.get());
-    let gpus = GPUS_IN_RUN.with(|c| c.get());
-    let pool = match gpu_pool_threads(gpus) {
-        Some(n) if g != usize::MAX => GPU_POOLS.lock().ok().and_then(|mut m| {
-            if let Some(p) = m.get(&(g, n)) {
-                return Some(p.clone());
-            }
-            let p = rayon::ThreadPoolBuilder::new()
-                .num_threads(n)
-                .thread_name(move |i| format!("gpu{g}-host{i}"))
-                .build()
-                .ok()
-                .map(Arc::new)?;
-            m.insert((g, n), p.clone());
-            Some(p)
-        }),
-        _ => None,
-    };
-    match pool {
-        Some(p) => p.install(f),
-        None => f(),
-    }
-}
-
 /// With MULTIRES_CODEC_TIMELINE set, `prof` records an event on the
 /// slot's stream at each phase's end instead of timing it on the host:
 /// when each batch's kernels finished on the device, batches side by side
@@ -1925,12 +1870,10 @@ impl Slot {
         let n64 = n as i64;
         let table = rans::NCTX * rans::NSYM;
         let ints = self.ints.slice(0..nbk * n);
-        let plans: Vec<rans::Plan> = on_gpu_pool(|| {
-            hist_h
-                .par_chunks(table)
-                .map(|h| rans::plan(h, &cls.blocks, n, chunk_log))
-                .collect()
-        });
+        let plans: Vec<rans::Plan> = hist_h
+            .par_chunks(table)
+            .map(|h| rans::plan(h, &cls.blocks, n, chunk_log))
+            .collect();
         prof(s, "r_plan")?;
         let mut chunks = RansChunks::new();
         for p in &plans {
@@ -2649,7 +2592,6 @@ fn run_slots(
                     let mut slot: Option<Slot> = None;
                     TRACE_GPU.with(|c| c.set(g.ctx.ordinal()));
                     SLOTS_A_GPU.with(|c| c.set(per_gpu));
-                    GPUS_IN_RUN.with(|c| c.set(gpus.len()));
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         if i >= count {
@@ -2886,7 +2828,7 @@ fn verify_payloads(r: &codec::MrzReader, list: &[Payload]) -> Result<(), CudaErr
     };
     let few_slots = SLOTS_A_GPU.with(|c| c.get()) < MANY_SLOTS;
     if payload_bytes(list) > GATHER_PARALLEL_BYTES && checksums_on_pool(few_slots) {
-        on_gpu_pool(|| list.par_iter().try_for_each(one))
+        list.par_iter().try_for_each(one)
     } else {
         list.iter().try_for_each(one)
     }
@@ -3211,7 +3153,7 @@ impl Slot {
         trace("d_begin");
         let head = |(_, p, _): &Payload| codec::brick_rans_header(p, n).ok();
         let heads: Vec<Option<(f64, rans::Header)>> = if heads_on_pool() {
-            on_gpu_pool(|| list.par_iter().map(head).collect())
+            list.par_iter().map(head).collect()
         } else {
             list.iter().map(head).collect()
         };
@@ -3319,7 +3261,7 @@ impl Slot {
             let copy =
                 |(d, (bi, r, _)): (&mut [u8], &Part)| d.copy_from_slice(&list[*bi].1[r.clone()]);
             if total > GATHER_PARALLEL_BYTES {
-                on_gpu_pool(|| dsts.into_par_iter().zip(parts.par_iter()).for_each(copy));
+                dsts.into_par_iter().zip(parts.par_iter()).for_each(copy);
             } else {
                 dsts.into_iter().zip(parts.iter()).for_each(copy);
             }
@@ -4028,12 +3970,10 @@ fn check_batch(
         .sum::<usize>();
     let heavy = outliers_at.iter().any(Option::is_none) || outlier_bytes > GATHER_PARALLEL_BYTES;
     if heavy {
-        on_gpu_pool(|| {
-            list.par_iter()
-                .zip(outliers_at.par_iter())
-                .map(one)
-                .collect()
-        })
+        list.par_iter()
+            .zip(outliers_at.par_iter())
+            .map(one)
+            .collect()
     } else {
         list.iter().zip(outliers_at).map(one).collect()
     }
