@@ -440,6 +440,41 @@ fn page_locked_file(
     Ok(multires_cuda::codec::PinnedBytes::copy_of(gpu, bytes)?.shared())
 }
 
+/// With MULTIRES_BENCH_ALIGN_MS=N, each timed run starts at the next
+/// multiple of N ms of the wall clock, so that bench processes on
+/// different GPUs run in step (their heads and tails at once, as two GPUs
+/// of one process do); a diagnostic knob. Returns the tick (ms since the
+/// epoch), by which `time_codec` prints each run's time to pair processes.
+fn align_start() -> Option<u128> {
+    static MS: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    let ms = *MS.get_or_init(|| {
+        std::env::var("MULTIRES_BENCH_ALIGN_MS")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .filter(|&v| v > 0)
+    });
+    let ms = ms?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    let period = std::time::Duration::from_millis(ms);
+    let into = now.as_nanos() % period.as_nanos();
+    let wait = period.as_nanos() - into;
+    std::thread::sleep(std::time::Duration::from_nanos(wait as u64));
+    Some((now.as_nanos() + wait) / 1_000_000)
+}
+
+/// With MULTIRES_BENCH_ALIGN_MS, each timed run's tick and milliseconds.
+fn print_ticks(what: &str, ticks: &[(Option<u128>, f64)]) {
+    if ticks.iter().any(|t| t.0.is_some()) {
+        let line: Vec<String> = ticks
+            .iter()
+            .map(|(k, t)| format!("{}:{:.3}", k.unwrap_or(0), t * 1e3))
+            .collect();
+        eprintln!("bench ticks {what}: {}", line.join(" "));
+    }
+}
+
 fn pageable_file() -> bool {
     std::env::var("MULTIRES_BENCH_PAGEABLE").is_ok_and(|v| v == "1")
 }
@@ -465,24 +500,34 @@ fn time_codec(
 ) -> Result<(Vec<u8>, f64, f64)> {
     let (mut ct, mut dt) = (Vec::new(), Vec::new());
     let mut last = None;
+    let mut ticks = Vec::new();
     for _ in 0..=repeat {
         // The previous file is dropped first, as a caller that has written
         // it would: its page-locked buffers then serve this run.
         drop(last.take());
+        let k = align_start();
         let t = Instant::now();
         last = Some(compress()?);
-        ct.push(t.elapsed().as_secs_f64());
+        let e = t.elapsed().as_secs_f64();
+        ct.push(e);
+        ticks.push((k, e));
     }
+    print_ticks("compress", &ticks);
+    ticks.clear();
     let Some(parts) = last else { bail!("no run") };
     let bytes = parts.to_vec();
     drop(parts);
     let held = hold(&bytes)?;
     for _ in 0..=repeat {
         let mut r = multires::codec::MrzReader::from_shared(held.clone(), "bench")?;
+        let k = align_start();
         let t = Instant::now();
         decompress(&mut r)?;
-        dt.push(t.elapsed().as_secs_f64());
+        let e = t.elapsed().as_secs_f64();
+        dt.push(e);
+        ticks.push((k, e));
     }
+    print_ticks("decompress", &ticks);
     ct.remove(0);
     dt.remove(0);
     Ok((bytes, median(ct), median(dt)))

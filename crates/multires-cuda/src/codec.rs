@@ -927,6 +927,14 @@ impl StageMarks {
     }
 }
 
+/// Marks of a run's steps between its plan and its first batch, from any
+/// thread (only with MULTIRES_CODEC_TRACE); `compress_slabs` prints them.
+static HEAD_MARKS: StageMarks = StageMarks(Mutex::new(Vec::new()));
+
+fn head_mark(m: &'static str) {
+    HEAD_MARKS.mark(m);
+}
+
 /// Adds the host time since `t0` to `phase` (with MULTIRES_CODEC_PROFILE).
 fn prof_host(phase: &'static str, t0: std::time::Instant) {
     if std::env::var_os("MULTIRES_CODEC_PROFILE").is_some() {
@@ -1995,6 +2003,7 @@ impl Slot {
             self.write_outliers(marked, (n, nbk), &osec_d, f32i)?;
         }
         let tot_q = self.stage.queue_down(&self.gpu, s, &tot)?;
+        prof(s, "r_olists")?;
         // On the device (by default), the checksums are taken after the
         // host's parts of each payload are put in beside the coded words.
         let on_device = crc_mode() == CrcMode::Device;
@@ -2004,15 +2013,18 @@ impl Slot {
         } else {
             None
         };
+        prof(s, "r_crc_queued")?;
         // The payloads lie one after another in the buffer they are copied
         // down into, which becomes the file's bytes; on the host's
         // checksums, the host's parts (step, header words, tables, chunk
         // lengths, outlier counts) are written into it here. One wait for
         // all copies.
         let mut buf = take_payload_buffer(&self.gpu, total)?;
+        prof(s, "r_buf")?;
         let n_out = total.max(1).min(self.out.len());
         s.memcpy_dtoh(&self.out.slice(0..n_out), &mut buf[..n_out])
             .during(|| "copying payloads to the host".into())?;
+        prof(s, "r_down_queued")?;
         self.stage.wait(s)?;
         let tot_h = self.stage.read(&tot_q);
         let crcs_d = crc_q.map(|q| self.stage.read(&q));
@@ -2511,6 +2523,7 @@ fn code_bricks(
         Some(l) => l,
         None => device_budget(gpus)?,
     };
+    head_mark("budget");
     let mut shapes: BTreeMap<[usize; 3], Vec<usize>> = BTreeMap::new();
     for &k in bricks {
         shapes.entry(grid.bounds(k).1).or_default().push(k);
@@ -2521,6 +2534,7 @@ fn code_bricks(
         usage.per_value(v.dtype),
         (max_slots(slots), shares * gpus.len(), batch_limit(batch)),
     )?;
+    head_mark("batches");
     let caps = plan.caps();
     let slots_per_gpu = plan.slots;
     let batches: Vec<Batch> = plan
@@ -2588,6 +2602,7 @@ fn run_slots(
             for _ in 0..per_gpu {
                 let (g, next) = (g.clone(), &next);
                 handles.push(scope.spawn(move || -> Result<(), CudaError> {
+                    head_mark("slot thread");
                     g.ctx.bind_to_thread().during(|| "binding the GPU".into())?;
                     let mut slot: Option<Slot> = None;
                     TRACE_GPU.with(|c| c.set(g.ctx.ordinal()));
@@ -4478,7 +4493,7 @@ pub fn compress_resident(
         &[("planned", std::time::Instant::now())],
     );
     let grid = plan.2;
-    run_compress(
+    let run = run_compress(
         f.info,
         opts,
         plan,
@@ -4491,7 +4506,12 @@ pub fn compress_resident(
             let (at, _sync) = f.data.device_ptr(&stream);
             slot.gather_from((at, true), &f.info, &grid, b, opts.transform)
         },
-    )
+    );
+    if tracing() {
+        let head = HEAD_MARKS.0.lock().map(|mut h| std::mem::take(&mut *h));
+        StageMarks(Mutex::new(head.unwrap_or_default())).trace("resident head", t_plan);
+    }
+    run
 }
 
 /// The bricks of `grid` in `parts` slabs of whole brick layers along the
@@ -5403,15 +5423,16 @@ pub fn compress_slabs(
     let plan = codec::plan_range((lo, hi), f.info.dims, opts)?;
     prof_host("plan", t_run);
     plan_marks.mark("planned");
-    plan_marks.trace("slabs plan", t_run);
     // The coder cannot know its bytes a value before coding: it samples
     // every slab, rows of each in equal number.
     let shares = slab_shares(gpus.len(), || {
         let samples = sampled.iter().filter_map(|(_, rows)| rows.as_deref());
         Ok(finest_dense(samples, f.info.dims[2], plan.1))
     })?;
+    plan_marks.mark("shares");
     let done = AtomicUsize::new(0);
     let coded = on_every_gpu(&gpus, &|i, g| {
+        head_mark(["coding 0", "coding 1", "coding >1"][i.min(2)]);
         let s = &f.slabs[i];
         let (z0, z1) = s.planes;
         let dims = f.info.dims;
@@ -5436,6 +5457,15 @@ pub fn compress_slabs(
         )
         .map(Some)
     })?;
+    if tracing() {
+        if let Ok(mut h) = HEAD_MARKS.0.lock() {
+            let head = std::mem::take(&mut *h);
+            if let Ok(mut p) = plan_marks.0.lock() {
+                p.extend(head);
+            }
+        }
+    }
+    plan_marks.trace("slabs plan", t_run);
     assemble_slabs(f.info, opts, &plan, coded, gpus.len(), t_run)
 }
 
