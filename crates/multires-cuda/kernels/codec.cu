@@ -1663,35 +1663,22 @@ __device__ __forceinline__ unsigned crc_x8n(unsigned long long n) {
         if (p < np) crcp[p] = c ^ 0xffffffffu;                                                     \
     }
 
-// Each payload's CRC-32 from its pieces' (a warp a brick). The fold
-// crc(A B) = x^(8 |B|) crc(A) + crc(B) (zlib's crc32_combine) is linear,
-// so the whole is the sum of each lane's run of pieces folded, times x to
-// the bits after that run. One thread a brick folded ~300 pieces in series
-// (a carry-less multiplication each) on the coder's tail.
+// Each payload's CRC-32 from its pieces' (a thread a brick): crc(A B) is
+// x^(8 |B|) crc(A) + crc(B), zlib's crc32_combine.
 #define CRC_FOLD(name)                                                                             \
     extern "C" __global__ void name(const unsigned* crcp, const unsigned long long* len,          \
                                     const unsigned* pfirst, long long nbk, unsigned* crc) {        \
-        long long b = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5;                     \
-        unsigned lane = threadIdx.x & 31;                                                          \
+        long long b = blockIdx.x * (long long)blockDim.x + threadIdx.x;                            \
         if (b >= nbk) return;                                                                      \
-        unsigned a = pfirst[b], np = pfirst[b + 1] - a;                                            \
-        unsigned long long L = len[b];                                                             \
-        unsigned per = (np + 31) / 32;                                                             \
-        unsigned lo = min(lane * per, np), hi = min(lo + per, np);                                 \
-        unsigned c = 0;                                                                            \
-        if (lo < hi) {                                                                             \
-            unsigned full = crc_x8n(CRC_PIECE);                                                    \
-            c = crcp[a + lo];                                                                      \
-            for (unsigned p = lo + 1; p < hi; p++) {                                               \
-                unsigned long long n = L - (unsigned long long)p * CRC_PIECE;                      \
-                unsigned op = n >= CRC_PIECE ? full : crc_x8n(n);                                  \
-                c = crc_multmodp(op, c) ^ crcp[a + p];                                             \
-            }                                                                                      \
-            unsigned long long end = (unsigned long long)hi * CRC_PIECE;                           \
-            c = crc_multmodp(crc_x8n(end < L ? L - end : 0), c);                                   \
+        unsigned full = crc_x8n(CRC_PIECE);                                                        \
+        unsigned a = pfirst[b], z = pfirst[b + 1];                                                 \
+        unsigned c = a < z ? crcp[a] : 0u;                                                         \
+        for (unsigned p = a + 1; p < z; p++) {                                                     \
+            unsigned long long n = len[b] - (unsigned long long)(p - a) * CRC_PIECE;               \
+            unsigned op = n >= CRC_PIECE ? full : crc_x8n(n);                                      \
+            c = crc_multmodp(op, c) ^ crcp[p];                                                     \
         }                                                                                          \
-        for (int o = 16; o > 0; o >>= 1) c ^= __shfl_xor_sync(0xffffffffu, c, o);                  \
-        if (lane == 0) crc[b] = c;                                                                 \
+        crc[b] = c;                                                                                \
     }
 
 // The first index (row * pitch + column) of a value that is not finite

@@ -2182,8 +2182,7 @@ impl Slot {
             .arg(&pfirst_d)
             .arg(&nbk64)
             .arg(&mut crc);
-        // A warp a brick.
-        unsafe { l.launch(cfg((nbk.div_ceil(8).max(1) as u32, 1), 256, 0)) }
+        unsafe { l.launch(cfg((nbk.div_ceil(64).max(1) as u32, 1), 64, 0)) }
             .during(|| "launching CRC_FOLD".into())?;
         Ok(crc)
     }
@@ -3576,18 +3575,12 @@ impl Slot {
 fn device_budget(gpus: &[Arc<Gpu>]) -> Result<usize, CudaError> {
     let free = gpus
         .iter()
-        .map(gpu_free)
+        .map(|g| Ok::<_, CudaError>(g.free_mem()? + pooled_bytes(g) + g.pool_idle()?))
         .collect::<Result<Vec<_>, _>>()?
         .into_iter()
         .min()
         .unwrap_or(0);
     Ok(free / 10 * 8)
-}
-
-/// What `g` has free for batches: its free memory, the idle slots' and
-/// its pool's idle bytes.
-fn gpu_free(g: &Arc<Gpu>) -> Result<usize, CudaError> {
-    Ok(g.free_mem()? + pooled_bytes(g) + g.pool_idle()?)
 }
 
 /// A tile: 32 rows (chunks) of 33 words.
@@ -4427,31 +4420,25 @@ fn range_of(
 /// field, or a slab of one whose first value is the field's `first`); an
 /// error names the first value that is not finite by its field index.
 fn device_range(
-    gpu: &Arc<Gpu>,
+    gpu: &Gpu,
     data: &CudaSlice<f32>,
     n: usize,
     first: usize,
-) -> Result<((f64, f64), Option<usize>), CudaError> {
-    let (range, _, budget) = range_and_rows(gpu, data, n, first, &[], true)?;
-    Ok((range, budget))
+) -> Result<(f64, f64), CudaError> {
+    Ok(range_and_rows(gpu, data, n, first, &[])?.0)
 }
-
-/// A slab's range, its sample rows and (when asked) its GPU's budget for
-/// batches.
-type Ranged = ((f64, f64), Vec<f32>, Option<usize>);
 
 /// `device_range`, and the values of `data` at each of `rows` (start,
 /// length) copied on the device beside the range's results: one read-back
 /// for both (a slab's density sample took eight copies down, 0.3-0.4 ms
 /// after its range on two H100s; session 45).
 fn range_and_rows(
-    gpu: &Arc<Gpu>,
+    gpu: &Gpu,
     data: &CudaSlice<f32>,
     n: usize,
     first: usize,
     rows: &[(usize, usize)],
-    budget: bool,
-) -> Result<Ranged, CudaError> {
+) -> Result<((f64, f64), Vec<f32>), CudaError> {
     use cudarc::driver::DevicePtr;
     let s = &gpu.stream;
     let r = Rows::span(n);
@@ -4472,13 +4459,6 @@ fn range_and_rows(
         .during(|| "sampling the field".into())?;
         to += len;
     }
-    // The device's budget for batches (`device_budget`) is asked while the
-    // range runs, off the coder's head.
-    let budget = if budget {
-        Some(gpu_free(gpu)? / 10 * 8)
-    } else {
-        None
-    };
     let host = s.clone_dtoh(&out).during(|| "reading the range".into())?;
     let (lo, hi, bad) = range_of(gpu, s, at, r, &host[..res])?;
     if let Some(i) = bad {
@@ -4491,7 +4471,7 @@ fn range_and_rows(
         }
         .into());
     }
-    Ok(((lo as f64, hi as f64), host[res..].to_vec(), budget))
+    Ok(((lo as f64, hi as f64), host[res..].to_vec()))
 }
 
 /// Compresses a field that is already on `gpu`: the range, the bricks'
@@ -4504,7 +4484,7 @@ pub fn compress_resident(
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<(GpuMrz, CodecStats, GpuRun), CudaError> {
     let t_plan = std::time::Instant::now();
-    let (range, budget) = device_range(gpu, &f.data, f.info.len(), 0)?;
+    let range = device_range(gpu, &f.data, f.info.len(), 0)?;
     let plan = codec::plan_range(range, f.info.dims, opts)?;
     prof_host("plan", t_plan);
     trace_stages(
@@ -4518,7 +4498,7 @@ pub fn compress_resident(
         opts,
         plan,
         std::slice::from_ref(gpu),
-        (budget, RESIDENT_BATCH, RESIDENT_SLOTS, resident_shares()),
+        (None, RESIDENT_BATCH, RESIDENT_SLOTS, resident_shares()),
         progress,
         &|slot, b| {
             use cudarc::driver::DevicePtr;
@@ -5429,15 +5409,15 @@ pub fn compress_slabs(
         } else {
             Vec::new()
         };
-        let (range, sample, budget) =
-            range_and_rows(g, &s.data, s.values(plane), s.planes.0 * plane, &rows, true)?;
+        let (range, sample) =
+            range_and_rows(g, &s.data, s.values(plane), s.planes.0 * plane, &rows)?;
         plan_marks.mark(["ranged 0", "ranged 1", "ranged >1"][i.min(2)]);
-        Ok((range, sample_density.then_some(sample), budget))
+        Ok((range, sample_density.then_some(sample)))
     })?;
     plan_marks.mark("joined");
     let (lo, hi) = sampled
         .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), (r, _, _)| {
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), (r, _)| {
             (l.min(r.0), h.max(r.1))
         });
     let plan = codec::plan_range((lo, hi), f.info.dims, opts)?;
@@ -5446,7 +5426,7 @@ pub fn compress_slabs(
     // The coder cannot know its bytes a value before coding: it samples
     // every slab, rows of each in equal number.
     let shares = slab_shares(gpus.len(), || {
-        let samples = sampled.iter().filter_map(|(_, rows, _)| rows.as_deref());
+        let samples = sampled.iter().filter_map(|(_, rows)| rows.as_deref());
         Ok(finest_dense(samples, f.info.dims[2], plan.1))
     })?;
     plan_marks.mark("shares");
@@ -5471,7 +5451,7 @@ pub fn compress_slabs(
             opts,
             (&plan, &bricks),
             std::slice::from_ref(g),
-            (sampled[i].2, RESIDENT_BATCH, RESIDENT_SLOTS, shares),
+            (None, RESIDENT_BATCH, RESIDENT_SLOTS, shares),
             (&done, progress),
             &|slot, b| slot.gather_from((base, true), &f.info, &plan.2, b, opts.transform),
         )
@@ -5499,28 +5479,17 @@ const DENSE_DETAILS: f64 = 0.05;
 /// the even ones along the row (the interpolation's finest pass) misses by
 /// more than `e`. Rows too short for the cubic have none.
 fn finest_dense<'a>(samples: impl IntoIterator<Item = &'a [f32]>, width: usize, e: f64) -> bool {
-    use rayon::prelude::*;
-    if width < 7 {
-        return false;
-    }
-    // Rows on the pool: 128 rows of 1024 took 0.1-0.3 ms of the two-GPU
-    // head on one thread (session 47).
-    let rows: Vec<&[f32]> = samples
-        .into_iter()
-        .flat_map(|s| s.chunks_exact(width))
-        .collect();
-    let (over, all) = rows
-        .par_iter()
-        .map(|r| {
+    let (mut over, mut all) = (0usize, 0usize);
+    if width >= 7 {
+        for r in samples.into_iter().flat_map(|s| s.chunks_exact(width)) {
             let x = |i: usize| r[i] as f64;
-            let mut over = 0usize;
             for i in (3..width - 3).step_by(2) {
                 let p = (9.0 * (x(i - 1) + x(i + 1)) - (x(i - 3) + x(i + 3))) / 16.0;
                 over += ((x(i) - p).abs() > e) as usize;
+                all += 1;
             }
-            (over, (width - 3 - 3).div_ceil(2))
-        })
-        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        }
+    }
     all > 0 && over as f64 >= DENSE_DETAILS * all as f64
 }
 
