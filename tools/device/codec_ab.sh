@@ -15,7 +15,7 @@ mkdir -p /tmp/tr
 say() { echo "$@" | tee -a $OUT/summary.txt; }
 gpu_checks() {
   SECONDS=0
-  MULTIRES_REQUIRE_GPU=1 timeout 170 .gpu/gpu_tests --test-threads 1 > $OUT/gpu_tests.log 2>&1
+  MULTIRES_REQUIRE_GPU=1 timeout 260 .gpu/gpu_tests --test-threads 1 > $OUT/gpu_tests.log 2>&1
   say "gpu tests: rc $? in ${SECONDS}s | $(grep 'test result' $OUT/gpu_tests.log)"
   MULTIRES=$M timeout 40 bash tools/device/cli_check.sh > $OUT/cli_check.log 2>&1
   say "cli_check: rc $? | $(tail -1 $OUT/cli_check.log)"
