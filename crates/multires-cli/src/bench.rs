@@ -457,11 +457,17 @@ fn align_start() -> Option<u128> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .ok()?;
-    let period = std::time::Duration::from_millis(ms);
-    let into = now.as_nanos() % period.as_nanos();
-    let wait = period.as_nanos() - into;
-    std::thread::sleep(std::time::Duration::from_nanos(wait as u64));
-    Some((now.as_nanos() + wait) / 1_000_000)
+    let (wait, tick) = next_tick(now.as_nanos(), ms);
+    std::thread::sleep(std::time::Duration::from_nanos(wait));
+    Some(tick)
+}
+
+/// From `now` (ns since the epoch), the nanoseconds to the next multiple
+/// of `ms` milliseconds (a whole period when on one) and that tick in ms.
+fn next_tick(now: u128, ms: u64) -> (u64, u128) {
+    let period = u128::from(ms.max(1)) * 1_000_000;
+    let wait = period - now % period;
+    (wait as u64, (now + wait) / 1_000_000)
 }
 
 /// With MULTIRES_BENCH_ALIGN_MS, each timed run's tick and milliseconds.
@@ -851,6 +857,24 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn runs_in_step_start_on_the_same_tick() {
+        use super::next_tick;
+        // Two processes a few ms apart in one 60 ms period wait for the
+        // same tick; on a tick, a whole period.
+        let t0 = 1_795_706_310_000u128 * 1_000_000;
+        assert_eq!(
+            next_tick(t0 + 7_000_000, 60),
+            (53_000_000, 1_795_706_310_060)
+        );
+        assert_eq!(
+            next_tick(t0 + 41_500_000, 60),
+            (18_500_000, 1_795_706_310_060)
+        );
+        assert_eq!(next_tick(t0, 60), (60_000_000, 1_795_706_310_060));
+        assert_eq!(next_tick(t0 + 59_999_999, 60).1, 1_795_706_310_060);
+    }
+
     use super::to_depth;
 
     #[test]
