@@ -504,9 +504,9 @@ fn time_codec(
     compress: &mut dyn FnMut() -> Result<multires_cuda::codec::GpuMrz>,
     decompress: &mut dyn FnMut(&mut multires::codec::MrzReader) -> Result<()>,
 ) -> Result<(Vec<u8>, f64, f64)> {
+    // Each run's tick (`align_start`) and seconds; the first is the warm-up.
     let (mut ct, mut dt) = (Vec::new(), Vec::new());
     let mut last = None;
-    let mut ticks = Vec::new();
     for _ in 0..=repeat {
         // The previous file is dropped first, as a caller that has written
         // it would: its page-locked buffers then serve this run.
@@ -514,12 +514,9 @@ fn time_codec(
         let k = align_start();
         let t = Instant::now();
         last = Some(compress()?);
-        let e = t.elapsed().as_secs_f64();
-        ct.push(e);
-        ticks.push((k, e));
+        ct.push((k, t.elapsed().as_secs_f64()));
     }
-    print_ticks("compress", &ticks);
-    ticks.clear();
+    print_ticks("compress", &ct);
     let Some(parts) = last else { bail!("no run") };
     let bytes = parts.to_vec();
     drop(parts);
@@ -529,14 +526,11 @@ fn time_codec(
         let k = align_start();
         let t = Instant::now();
         decompress(&mut r)?;
-        let e = t.elapsed().as_secs_f64();
-        dt.push(e);
-        ticks.push((k, e));
+        dt.push((k, t.elapsed().as_secs_f64()));
     }
-    print_ticks("decompress", &ticks);
-    ct.remove(0);
-    dt.remove(0);
-    Ok((bytes, median(ct), median(dt)))
+    print_ticks("decompress", &dt);
+    let timed = |runs: &[(Option<u128>, f64)]| median(runs[1..].iter().map(|r| r.1).collect());
+    Ok((bytes, timed(&ct), timed(&dt)))
 }
 
 /// The codec-3d rows of a field in page-locked host memory on `gpus`: the
