@@ -1,7 +1,8 @@
 #!/bin/bash
 # For the session after 47 (nvidia-h200-x2, carry [".gpu"]; about 330 s with the start).
 # Before the call: `git apply docs/trials/session47-tail-marks.patch` (trace and timeline marks
-# inside the coder's checksums step and its lists up; nothing else), `cargo build --release`,
+# inside the coder's checksums step and its lists up, and stale head marks dropped at each
+# compression's start; trace-only), `cargo build --release`,
 # `cargo test --release --no-run -p multires-cuda --test gpu`; copy target/release/multires to
 # .gpu/multires and the gpu test binary to .gpu/gpu_tests. The call runs the GPU tests, then
 # one timeline run and one traced run of two GPUs: which of the stage copies, HPUT, CRC_PIECES
