@@ -920,6 +920,13 @@ impl StageMarks {
         }
     }
 
+    /// Marks gathered elsewhere (`take_head_marks`) join these.
+    fn extend(&self, marks: Vec<(&'static str, std::time::Instant)>) {
+        if let Ok(mut v) = self.0.lock() {
+            v.extend(marks);
+        }
+    }
+
     fn trace(self, what: &str, t0: std::time::Instant) {
         let mut marks = self.0.into_inner().unwrap_or_default();
         marks.sort_by_key(|m| m.1);
@@ -933,6 +940,16 @@ static HEAD_MARKS: StageMarks = StageMarks(Mutex::new(Vec::new()));
 
 fn head_mark(m: &'static str) {
     HEAD_MARKS.mark(m);
+}
+
+/// The head marks since the last call: taken at a run's start (dropping
+/// those of runs that print none, e.g. decodes) and after its batches.
+fn take_head_marks() -> Vec<(&'static str, std::time::Instant)> {
+    HEAD_MARKS
+        .0
+        .lock()
+        .map(|mut h| std::mem::take(&mut *h))
+        .unwrap_or_default()
 }
 
 /// Adds the host time since `t0` to `phase` (with MULTIRES_CODEC_PROFILE).
@@ -1888,6 +1905,7 @@ impl Slot {
             chunks.push(rans::pieces(n, p.chunk_log, p.split), Some(&p.tables));
         }
         let nch = chunks.clen.len();
+        prof(s, "r_chunks")?;
         // One copy of the five lists, kept until RENC has read them.
         let lists = chunks.byte_lists();
         let (_lists_d, _, addr) = upload_packed(
@@ -1901,6 +1919,7 @@ impl Slot {
         let [cfirst, cstart, clen, cum, scale] = addr[..] else {
             return Err(CudaError::Unsupported("chunk lists".into()));
         };
+        prof(s, "r_lists_up")?;
         let mut sizes = s.alloc_zeros::<u32>(nch).during(|| "alloc".into())?;
         prof(s, "r_upload")?;
         let mut states = s.alloc_zeros::<u32>(nch).during(|| "alloc".into())?;
@@ -2142,6 +2161,7 @@ impl Slot {
         let mut ints = seg;
         ints.extend(&pfirst);
         let g = &self.gpu;
+        prof(s, "c_lists")?;
         let bytes_d = self.stage.up(g, s, &bytes)?;
         let longs_d = self.stage.up(g, s, &longs)?;
         let ints_d = self.stage.up(g, s, &ints)?;
@@ -2161,6 +2181,7 @@ impl Slot {
             .arg(&mut self.out);
         unsafe { l.launch(cfg((nseg.clamp(1, 65535) as u32, 1), 128, 0)) }
             .during(|| "launching HPUT".into())?;
+        prof(s, "c_hput")?;
         let mut crcp = s
             .alloc_zeros::<u32>(pieces.max(1))
             .during(|| "alloc".into())?;
@@ -2174,16 +2195,20 @@ impl Slot {
             .arg(&mut crcp);
         unsafe { l.launch(cfg((pieces.div_ceil(256).max(1) as u32, 1), 256, 0)) }
             .during(|| "launching CRC_PIECES".into())?;
+        prof(s, "c_pieces")?;
         let mut crc = s.alloc_zeros::<u32>(nbk).during(|| "alloc".into())?;
         let f = self.f("CRC_FOLD(kernel)", 0)?;
+        let xp = crc_x8n(CRC_PIECE as u64);
         let mut l = s.launch_builder(&f);
         l.arg(&crcp)
-            .arg(&len_d)
             .arg(&pfirst_d)
             .arg(&nbk64)
+            .arg(&xp)
             .arg(&mut crc);
-        unsafe { l.launch(cfg((nbk.div_ceil(64).max(1) as u32, 1), 64, 0)) }
+        // A warp a brick.
+        unsafe { l.launch(cfg((nbk.div_ceil(8).max(1) as u32, 1), 256, 0)) }
             .during(|| "launching CRC_FOLD".into())?;
+        prof(s, "c_fold")?;
         Ok(crc)
     }
 }
@@ -2194,8 +2219,39 @@ fn payload_len(words: usize, no: usize, nr: usize, sz: usize) -> usize {
     8 + 4 * words + 8 + 8 * no + sz * nr
 }
 
-/// Bytes a thread of CRC_PIECES checks (the kernel's CRC_PIECE).
-const CRC_PIECE: usize = 4096;
+/// Bytes a thread of CRC_PIECES checks at most (the kernel's CRC_PIECE):
+/// small, as a lane's steps are in series and set the kernel's time.
+const CRC_PIECE: usize = 512;
+
+/// a(x) b(x) modulo the CRC-32 polynomial, bit-reflected (zlib's
+/// multmodp; the kernels' crc_multmodp).
+fn crc_multmodp(a: u32, mut b: u32) -> u32 {
+    let mut p = 0u32;
+    for i in (0..32).rev() {
+        if (a >> i) & 1 == 1 {
+            p ^= b;
+        }
+        b = (b >> 1) ^ (0xedb8_8320 & 0u32.wrapping_sub(b & 1));
+    }
+    p
+}
+
+/// x^(8 n) modulo the polynomial: appending n bytes to a CRC-32's message
+/// multiplies its CRC by it (zlib's x2nmodp(n, 3); crc32_combine).
+fn crc_x8n(mut n: u64) -> u32 {
+    let (mut p, mut x2k) = (1u32 << 31, 1u32 << 30);
+    for _ in 0..3 {
+        x2k = crc_multmodp(x2k, x2k);
+    }
+    while n != 0 {
+        if n & 1 == 1 {
+            p = crc_multmodp(x2k, p);
+        }
+        n >>= 1;
+        x2k = crc_multmodp(x2k, x2k);
+    }
+    p
+}
 
 /// A .mrz file coded on GPUs, as its parts: each payload a range of the
 /// bytes its batch brought down (`MrzParts::write_to` writes the file).
@@ -4484,6 +4540,9 @@ pub fn compress_resident(
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<(GpuMrz, CodecStats, GpuRun), CudaError> {
     let t_plan = std::time::Instant::now();
+    if tracing() {
+        take_head_marks();
+    }
     let range = device_range(gpu, &f.data, f.info.len(), 0)?;
     let plan = codec::plan_range(range, f.info.dims, opts)?;
     prof_host("plan", t_plan);
@@ -4508,8 +4567,7 @@ pub fn compress_resident(
         },
     );
     if tracing() {
-        let head = HEAD_MARKS.0.lock().map(|mut h| std::mem::take(&mut *h));
-        StageMarks(Mutex::new(head.unwrap_or_default())).trace("resident head", t_plan);
+        StageMarks(Mutex::new(take_head_marks())).trace("resident head", t_plan);
     }
     run
 }
@@ -5402,6 +5460,9 @@ pub fn compress_slabs(
     let sample_density = slab_shares_ask_density(gpus.len());
     // Trace marks of the plan's steps on each GPU.
     let plan_marks = StageMarks::default();
+    if tracing() {
+        take_head_marks();
+    }
     let sampled = on_every_gpu(&gpus, &|i, g| {
         let s = &f.slabs[i];
         let rows = if sample_density {
@@ -5458,12 +5519,7 @@ pub fn compress_slabs(
         .map(Some)
     })?;
     if tracing() {
-        if let Ok(mut h) = HEAD_MARKS.0.lock() {
-            let head = std::mem::take(&mut *h);
-            if let Ok(mut p) = plan_marks.0.lock() {
-                p.extend(head);
-            }
-        }
+        plan_marks.extend(take_head_marks());
     }
     plan_marks.trace("slabs plan", t_run);
     assemble_slabs(f.info, opts, &plan, coded, gpus.len(), t_run)
@@ -6359,6 +6415,74 @@ mod tests {
         // must be the kernel's.
         let src = include_str!("../kernels/codec.cu");
         assert!(src.contains("#define R_CU16_WORDS ((R_NCTX * (R_NSYM + 1) + 1) / 2)\n"));
+    }
+
+    #[test]
+    fn crc_x8n_joins_checksums_as_crc32fast() {
+        // CRC_FOLD joins the pieces' checksums with crc_x8n(CRC_PIECE).
+        let bytes: Vec<u8> = (0..3 * CRC_PIECE + 52)
+            .map(|i| (i * 37 % 251) as u8)
+            .collect();
+        let whole = crc32fast::hash(&bytes);
+        for cut in [4, CRC_PIECE, bytes.len() - CRC_PIECE, bytes.len() - 4] {
+            let (a, b) = bytes.split_at(cut);
+            let joined =
+                crc_multmodp(crc_x8n(b.len() as u64), crc32fast::hash(a)) ^ crc32fast::hash(b);
+            assert_eq!(joined, whole, "cut at {cut}");
+        }
+        // The kernel's fold: the short head, then whole pieces, each
+        // appended by one product with x^(8 CRC_PIECE).
+        let head = bytes.len() % CRC_PIECE;
+        let xp = crc_x8n(CRC_PIECE as u64);
+        let mut c = crc32fast::hash(&bytes[..head]);
+        for piece in bytes[head..].chunks(CRC_PIECE) {
+            c = crc_multmodp(xp, c) ^ crc32fast::hash(piece);
+        }
+        assert_eq!(c, whole);
+        // CRC_FOLD's warp, lane by lane: runs of k pieces (a power of
+        // two) aligned to the end, folded, then joined in five steps.
+        for len in [
+            4usize,
+            512,
+            516,
+            40 * 512 + 8,
+            33 * 512,
+            1000 * 512 + 4,
+            2500 * 512 + 260,
+        ] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 131 % 255) as u8).collect();
+            let np = len.div_ceil(CRC_PIECE);
+            let head = len - (np - 1) * CRC_PIECE;
+            let piece = |q: usize| match q {
+                0 => &bytes[..head],
+                _ => &bytes[head + (q - 1) * CRC_PIECE..head + q * CRC_PIECE],
+            };
+            let crcp: Vec<u32> = (0..np).map(|q| crc32fast::hash(piece(q))).collect();
+            let (mut k, mut op) = (1usize, xp);
+            while 32 * k < np {
+                k <<= 1;
+                op = crc_multmodp(op, op);
+            }
+            let mut lanes: Vec<u32> = (0..32)
+                .map(|lane| {
+                    let hi = np as i64 - (31 - lane) * k as i64;
+                    let lo = (hi - k as i64).max(0);
+                    (lo..hi).fold(0, |c, p| crc_multmodp(xp, c) ^ crcp[p as usize])
+                })
+                .collect();
+            let mut s = 1;
+            while s < 32 {
+                let right: Vec<u32> = (0..32)
+                    .map(|l| lanes[if l + s < 32 { l + s } else { l }])
+                    .collect();
+                for l in 0..32 {
+                    lanes[l] = crc_multmodp(op, lanes[l]) ^ right[l];
+                }
+                op = crc_multmodp(op, op);
+                s <<= 1;
+            }
+            assert_eq!(lanes[0], crc32fast::hash(&bytes), "{len} bytes");
+        }
     }
 
     #[test]
