@@ -770,6 +770,45 @@ fn plan_batches<T>(
     })
 }
 
+/// Halves the batches of the plan's last `tail` shares of values (of its
+/// last group, `shares` a run), the halves again largest first: a GPU's
+/// last batches run with no others to hide their chain of host steps
+/// and kernels, so smaller ones end its run sooner. MULTIRES_CODEC_TAPER
+/// sets `tail` (`taper_shares`).
+fn taper_tail<T>(plan: &mut Plan<T>, shares: usize, tail: usize) {
+    let caps = plan.caps();
+    let total: usize = caps.iter().sum();
+    let Some(&last) = plan.group.last() else {
+        return;
+    };
+    let limit = total / shares.max(1) * tail;
+    let (mut from, mut acc) = (plan.batches.len(), 0usize);
+    while from > 0 && plan.group[from - 1] == last && acc + caps[from - 1] <= limit {
+        from -= 1;
+        acc += caps[from];
+    }
+    let mut halves = Vec::new();
+    for (dims, mut list) in plan.batches.drain(from..) {
+        if list.len() > 1 {
+            let rest = list.split_off(list.len().div_ceil(2));
+            halves.push((dims, list));
+            halves.push((dims, rest));
+        } else {
+            halves.push((dims, list));
+        }
+    }
+    halves.sort_by_key(|(d, l)| std::cmp::Reverse(d.iter().product::<usize>() * l.len()));
+    plan.group.truncate(from);
+    plan.group.extend(std::iter::repeat_n(last, halves.len()));
+    plan.batches.extend(halves);
+}
+
+/// MULTIRES_CODEC_TAPER: the last shares of a coding run whose batches
+/// `taper_tail` halves (none when unset).
+fn taper_shares() -> usize {
+    env_count("MULTIRES_CODEC_TAPER").unwrap_or(0)
+}
+
 /// With MULTIRES_CODEC_TRACE set, when each slot's host thread passed
 /// each mark (no synchronization added), printed per batch by `run_slots`:
 /// a timeline of how the batches overlap.
@@ -2584,12 +2623,13 @@ fn code_bricks(
     for &k in bricks {
         shapes.entry(grid.bounds(k).1).or_default().push(k);
     }
-    let plan = plan_batches(
+    let mut plan = plan_batches(
         vec![shapes],
         budget,
         usage.per_value(v.dtype),
         (max_slots(slots), shares * gpus.len(), batch_limit(batch)),
     )?;
+    taper_tail(&mut plan, shares * gpus.len(), taper_shares());
     head_mark("batches");
     let caps = plan.caps();
     let slots_per_gpu = plan.slots;
@@ -5463,38 +5503,102 @@ pub fn compress_slabs(
     if tracing() {
         take_head_marks();
     }
-    let sampled = on_every_gpu(&gpus, &|i, g| {
-        let s = &f.slabs[i];
-        let rows = if sample_density {
-            slab_sample_rows(s, f.info.dims)
-        } else {
-            Vec::new()
-        };
-        let (range, sample) =
-            range_and_rows(g, &s.data, s.values(plane), s.planes.0 * plane, &rows)?;
-        plan_marks.mark(["ranged 0", "ranged 1", "ranged >1"][i.min(2)]);
-        Ok((range, sample_density.then_some(sample)))
-    })?;
-    plan_marks.mark("joined");
-    let (lo, hi) = sampled
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), (r, _)| {
-            (l.min(r.0), h.max(r.1))
-        });
-    let plan = codec::plan_range((lo, hi), f.info.dims, opts)?;
-    prof_host("plan", t_run);
-    plan_marks.mark("planned");
-    // The coder cannot know its bytes a value before coding: it samples
-    // every slab, rows of each in equal number.
-    let shares = slab_shares(gpus.len(), || {
-        let samples = sampled.iter().filter_map(|(_, rows)| rows.as_deref());
-        Ok(finest_dense(samples, f.info.dims[2], plan.1))
-    })?;
-    plan_marks.mark("shares");
+    // One thread a GPU throughout: its range, rows and memory budget,
+    // then (all GPUs' ranges joined, each thread the same plan) its
+    // slab's coding. Two rounds of threads cost the head 0.1-0.2 ms.
+    type Head = Result<((f64, f64), Option<Vec<f32>>, usize), CudaError>;
+    let heads: Vec<Mutex<Option<Head>>> = gpus.iter().map(|_| Mutex::new(None)).collect();
+    let all_ranged = std::sync::Barrier::new(gpus.len());
+    let joined: std::sync::OnceLock<Option<(Planned, usize)>> = std::sync::OnceLock::new();
+    let plan_error: Mutex<Option<CudaError>> = Mutex::new(None);
     let done = AtomicUsize::new(0);
     let coded = on_every_gpu(&gpus, &|i, g| {
-        head_mark(["coding 0", "coding 1", "coding >1"][i.min(2)]);
         let s = &f.slabs[i];
+        let head = (|| -> Head {
+            let rows = if sample_density {
+                slab_sample_rows(s, f.info.dims)
+            } else {
+                Vec::new()
+            };
+            let (range, sample) =
+                range_and_rows(g, &s.data, s.values(plane), s.planes.0 * plane, &rows)?;
+            plan_marks.mark(["ranged 0", "ranged 1", "ranged >1"][i.min(2)]);
+            let budget = device_budget(std::slice::from_ref(g))?;
+            Ok((range, sample_density.then_some(sample), budget))
+        })();
+        let (range, sample, budget) = match head {
+            Ok(h) => h,
+            Err(e) => {
+                if let Ok(mut h) = heads[i].lock() {
+                    *h = Some(Err(CudaError::Unsupported(String::new())));
+                }
+                // Every thread reaches the barrier, whatever its head did.
+                all_ranged.wait();
+                // The first error in GPU order is the run's (slabs are in
+                // field order: a value that is not finite is named as the
+                // whole field's first); the other GPUs return none.
+                return Err(e);
+            }
+        };
+        if let Ok(mut h) = heads[i].lock() {
+            *h = Some(Ok((range, sample, budget)));
+        }
+        all_ranged.wait();
+        let ok = |h: &Mutex<Option<Head>>| h.lock().is_ok_and(|h| matches!(*h, Some(Ok(_))));
+        if !heads.iter().all(ok) {
+            // Another GPU's error is the run's.
+            return Ok(None);
+        }
+        let planned = joined.get_or_init(|| {
+            plan_marks.mark("joined");
+            let ranged: Vec<_> = heads
+                .iter()
+                .filter_map(|h| {
+                    let mut h = h.lock().ok()?;
+                    match h.as_mut()? {
+                        Ok(r) => Some((r.0, r.1.take())),
+                        Err(_) => None,
+                    }
+                })
+                .collect();
+            let (lo, hi) = ranged
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), (r, _)| {
+                    (l.min(r.0), h.max(r.1))
+                });
+            let planned = codec::plan_range((lo, hi), f.info.dims, opts)
+                .map_err(CudaError::from)
+                .and_then(|plan| {
+                    prof_host("plan", t_run);
+                    plan_marks.mark("planned");
+                    // The coder cannot know its bytes a value before
+                    // coding: it samples every slab, rows of each in equal
+                    // number.
+                    let shares = slab_shares(gpus.len(), || {
+                        let samples = ranged.iter().filter_map(|(_, rows)| rows.as_deref());
+                        Ok(finest_dense(samples, f.info.dims[2], plan.1))
+                    })?;
+                    plan_marks.mark("shares");
+                    Ok((plan, shares))
+                });
+            match planned {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    if let Ok(mut pe) = plan_error.lock() {
+                        *pe = Some(e);
+                    }
+                    None
+                }
+            }
+        });
+        let Some((plan, shares)) = planned else {
+            // One thread returns the plan's error, the others none.
+            return match plan_error.lock().ok().and_then(|mut e| e.take()) {
+                Some(e) => Err(e),
+                None => Ok(None),
+            };
+        };
+        head_mark(["coding 0", "coding 1", "coding >1"][i.min(2)]);
         let (z0, z1) = s.planes;
         let dims = f.info.dims;
         let bricks = codec::bricks_in(&grid, &[(z0, z1), (0, dims[1]), (0, dims[2])]);
@@ -5510,9 +5614,9 @@ pub fn compress_slabs(
         code_bricks(
             f.info,
             opts,
-            (&plan, &bricks),
+            (plan, &bricks),
             std::slice::from_ref(g),
-            (None, RESIDENT_BATCH, RESIDENT_SLOTS, shares),
+            (Some(budget), RESIDENT_BATCH, RESIDENT_SLOTS, *shares),
             (&done, progress),
             &|slot, b| slot.gather_from((base, true), &f.info, &plan.2, b, opts.transform),
         )
@@ -5522,7 +5626,10 @@ pub fn compress_slabs(
         plan_marks.extend(take_head_marks());
     }
     plan_marks.trace("slabs plan", t_run);
-    assemble_slabs(f.info, opts, &plan, coded, gpus.len(), t_run)
+    let Some(Some((plan, _))) = joined.get() else {
+        return Err(CudaError::Unsupported("the slabs' plan is missing".into()));
+    };
+    assemble_slabs(f.info, opts, plan, coded, gpus.len(), t_run)
 }
 
 /// Share of a field's finest details above the bound at which it counts
@@ -5535,18 +5642,30 @@ const DENSE_DETAILS: f64 = 0.05;
 /// the even ones along the row (the interpolation's finest pass) misses by
 /// more than `e`. Rows too short for the cubic have none.
 fn finest_dense<'a>(samples: impl IntoIterator<Item = &'a [f32]>, width: usize, e: f64) -> bool {
-    let (mut over, mut all) = (0usize, 0usize);
-    if width >= 7 {
-        for r in samples.into_iter().flat_map(|s| s.chunks_exact(width)) {
-            let x = |i: usize| r[i] as f64;
-            for i in (3..width - 3).step_by(2) {
-                let p = (9.0 * (x(i - 1) + x(i + 1)) - (x(i - 3) + x(i + 3))) / 16.0;
-                over += ((x(i) - p).abs() > e) as usize;
-                all += 1;
-            }
+    if width < 7 {
+        return false;
+    }
+    let rows: Vec<&[f32]> = samples
+        .into_iter()
+        .flat_map(|s| s.chunks_exact(width))
+        .collect();
+    // Points a row: odd ones from 3 to width - 4.
+    let all = rows.len() * (width - 5) / 2;
+    // Dense once this many miss (the head waits on it: a dense field's
+    // answer comes after a twentieth of the rows).
+    let enough = (DENSE_DETAILS * all as f64).ceil() as usize;
+    let mut over = 0usize;
+    for r in rows {
+        for w in r.windows(7).step_by(2) {
+            let x = |i: usize| w[i] as f64;
+            let p = (9.0 * (x(2) + x(4)) - (x(0) + x(6))) / 16.0;
+            over += ((x(3) - p).abs() > e) as usize;
+        }
+        if over >= enough {
+            break;
         }
     }
-    all > 0 && over as f64 >= DENSE_DETAILS * all as f64
+    all > 0 && over >= enough
 }
 
 /// Where (value offset, length) eight rows at each of eight planes of a
@@ -6415,6 +6534,36 @@ mod tests {
         // must be the kernel's.
         let src = include_str!("../kernels/codec.cu");
         assert!(src.contains("#define R_CU16_WORDS ((R_NCTX * (R_NSYM + 1) + 1) / 2)\n"));
+    }
+
+    #[test]
+    fn a_taper_halves_the_last_shares_batches_and_keeps_every_brick() {
+        let per_value = Use::EncodeInterp.per_value(DType::F32);
+        let mut plan = plan_batches(vec![shapes_1024()], 120 << 30, per_value, (2, 8, 64)).unwrap();
+        let before = plan.caps();
+        let n = plan.batches.len();
+        taper_tail(&mut plan, 8, 0);
+        assert_eq!(plan.caps(), before, "a taper of none changes nothing");
+        taper_tail(&mut plan, 8, 1);
+        let after = plan.caps();
+        let total: usize = before.iter().sum();
+        assert_eq!(after.iter().sum::<usize>(), total);
+        assert!(after.len() > n, "{before:?} -> {after:?}");
+        assert_eq!(plan.group.len(), after.len());
+        // The head is as it was; the halves follow, largest first, none
+        // above the largest batch they came from, within one share.
+        let kept = before
+            .iter()
+            .zip(&after)
+            .take_while(|(a, b)| a == b)
+            .count();
+        assert!(kept > 0 && kept < n);
+        assert!(before[kept..].iter().sum::<usize>() <= total / 8);
+        assert!(after[kept..].windows(2).all(|w| w[0] >= w[1]));
+        assert!(after[kept] <= before[kept]);
+        let mut bricks: Vec<usize> = plan.batches.iter().flat_map(|(_, l)| l.clone()).collect();
+        bricks.sort_unstable();
+        assert_eq!(bricks, (0..512).collect::<Vec<_>>());
     }
 
     #[test]
