@@ -2206,6 +2206,7 @@ mod tests {
         let mut next = crate::codec::xorshift(4242);
         let n = 200_000;
         let before = WIDE_GROUPS.load(Ordering::Relaxed);
+        let fixed_before = rans_wide::FIXED_GROUPS.load(Ordering::Relaxed);
         let both = |w: &[u32], lv: &[u8]| {
             let (mut a, mut b) = (Vec::new(), Vec::new());
             let ra = decode_into_by(w, n, lv, &mut a, true);
@@ -2220,7 +2221,10 @@ mod tests {
             }
             ra.is_ok()
         };
-        for kind in 0..4 {
+        // Classes that change every value, and classes in runs of 2^16
+        // (most groups' lanes then keep one class: `rans_wide`'s steps
+        // without the classes' gather).
+        for (kind, runs) in (0..4).flat_map(|k| [(k, false), (k, true)]) {
             let v: Vec<u32> = (0..n)
                 .map(|i| {
                     let x = next();
@@ -2234,7 +2238,9 @@ mod tests {
                     }
                 })
                 .collect();
-            let lv: Vec<u8> = (0..n).map(|i| (i % 8) as u8).collect();
+            let lv: Vec<u8> = (0..n)
+                .map(|i| if runs { (i >> 16) % 8 } else { i % 8 } as u8)
+                .collect();
             let w = encode(&v, &lv, CHUNK_MIN_LOG);
             let mut got = Vec::new();
             decode_into_by(&w, n, &lv, &mut got, true).unwrap();
@@ -2249,6 +2255,10 @@ mod tests {
             assert!(
                 WIDE_GROUPS.load(Ordering::Relaxed) > before,
                 "the wide decoder never ran"
+            );
+            assert!(
+                rans_wide::FIXED_GROUPS.load(Ordering::Relaxed) > fixed_before,
+                "the wide decoder never kept a group's classes"
             );
         } else {
             eprintln!("no AVX-512 here: only the scalar decoder ran");

@@ -107,6 +107,12 @@ pub(super) struct Group<'a> {
     pub lanes: [(u32, (u32, u32)); WIDE],
 }
 
+/// Groups whose lanes each kept one class (for the tests to know that
+/// path ran).
+#[cfg(test)]
+pub(super) static FIXED_GROUPS: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
 /// The first `steps` values of a group's sixteen chunks, written to its
 /// `out`: the lanes' states, or None where the scalar decoder must take
 /// the group: a lane of under two words, a step out of the buffers'
@@ -128,11 +134,34 @@ pub(super) fn steps(g: Group, steps: usize, t: &WideTable) -> Option<WideState> 
     if !(t.sound && inside && lanes_inside && available()) {
         return None;
     }
+    // Where every lane's classes stay one level over its steps (most of
+    // a brick: the finest pass is one class), the steps skip their
+    // classes' gather.
+    let level = |&(at, _): &(u32, (u32, u32))| -> Option<u32> {
+        let run = &g.lv[at as usize..at as usize + steps];
+        let first = run[0];
+        (run.iter().fold(0u8, |d, &b| d | (b ^ first)) == 0).then_some(first as u32)
+    };
+    let fixed: Option<[u32; WIDE]> = g
+        .lanes
+        .iter()
+        .map(level)
+        .collect::<Option<Vec<u32>>>()
+        .and_then(|v| v.try_into().ok());
+    #[cfg(test)]
+    if fixed.is_some() {
+        FIXED_GROUPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
     #[cfg(target_arch = "x86_64")]
     {
         // SAFETY: AVX-512F is present (`available`), and the checks above
         // keep every access of `steps_avx512` inside its buffer.
-        unsafe { steps_avx512(g, steps, t) }
+        unsafe {
+            match fixed {
+                Some(levels) => steps_avx512::<true>(g, steps, t, levels),
+                None => steps_avx512::<false>(g, steps, t, [0; WIDE]),
+            }
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -142,7 +171,12 @@ pub(super) fn steps(g: Group, steps: usize, t: &WideTable) -> Option<WideState> 
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn steps_avx512(g: Group, steps: usize, t: &WideTable) -> Option<WideState> {
+unsafe fn steps_avx512<const FIXED: bool>(
+    g: Group,
+    steps: usize,
+    t: &WideTable,
+    levels: [u32; WIDE],
+) -> Option<WideState> {
     let Group {
         data,
         lv,
@@ -176,6 +210,7 @@ unsafe fn steps_avx512(g: Group, steps: usize, t: &WideTable) -> Option<WideStat
     }));
     let mut p = load(&std::array::from_fn(|j| lanes[j].1 .0 + 2));
     let mut last = zero;
+    let fixed_level = load(&levels);
     let word_mask = _mm512_set1_epi32(0xffff);
     let byte_mask = _mm512_set1_epi32(0xff);
     let rans_l = _mm512_set1_epi32(1 << 16);
@@ -199,8 +234,12 @@ unsafe fn steps_avx512(g: Group, steps: usize, t: &WideTable) -> Option<WideStat
         } else {
             _mm512_mask_mov_epi32(last, fresh, zero)
         };
-        // SAFETY: at + i + 3 < lv.len() for every lane.
-        let level = _mm512_and_si512(unsafe { _mm512_i32gather_epi32::<1>(pos, lv_p) }, byte_mask);
+        let level = if FIXED {
+            fixed_level
+        } else {
+            // SAFETY: at + i + 3 < lv.len() for every lane.
+            _mm512_and_si512(unsafe { _mm512_i32gather_epi32::<1>(pos, lv_p) }, byte_mask)
+        };
         // The context, as `rans::context` makes it.
         let c = _mm512_add_epi32(
             _mm512_slli_epi32::<2>(_mm512_min_epu32(
