@@ -107,6 +107,40 @@ pub(super) struct Group<'a> {
     pub lanes: [(u32, (u32, u32)); WIDE],
 }
 
+/// Steps whose values a group keeps before writing them (`transpose16`).
+const BLOCK: usize = WIDE;
+
+/// Sixteen rows of sixteen u32 transposed in registers: row j becomes
+/// the j-th value of every row.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn transpose16(r: &mut [std::arch::x86_64::__m512i; 16]) {
+    use std::arch::x86_64::*;
+    let mut t = [_mm512_setzero_si512(); 16];
+    for k in 0..8 {
+        t[2 * k] = _mm512_unpacklo_epi32(r[2 * k], r[2 * k + 1]);
+        t[2 * k + 1] = _mm512_unpackhi_epi32(r[2 * k], r[2 * k + 1]);
+    }
+    for k in 0..4 {
+        let b = 4 * k;
+        r[b] = _mm512_unpacklo_epi64(t[b], t[b + 2]);
+        r[b + 1] = _mm512_unpackhi_epi64(t[b], t[b + 2]);
+        r[b + 2] = _mm512_unpacklo_epi64(t[b + 1], t[b + 3]);
+        r[b + 3] = _mm512_unpackhi_epi64(t[b + 1], t[b + 3]);
+    }
+    for h in 0..2 {
+        let b = 8 * h;
+        for k in 0..4 {
+            t[b + k] = _mm512_shuffle_i32x4::<0x88>(r[b + k], r[b + k + 4]);
+            t[b + k + 4] = _mm512_shuffle_i32x4::<0xdd>(r[b + k], r[b + k + 4]);
+        }
+    }
+    for k in 0..8 {
+        r[k] = _mm512_shuffle_i32x4::<0x88>(t[k], t[k + 8]);
+        r[k + 8] = _mm512_shuffle_i32x4::<0xdd>(t[k], t[k + 8]);
+    }
+}
+
 /// Groups whose lanes each kept one class (for the tests to know that
 /// path ran).
 #[cfg(test)]
@@ -211,6 +245,8 @@ unsafe fn steps_avx512<const FIXED: bool>(
     let mut p = load(&std::array::from_fn(|j| lanes[j].1 .0 + 2));
     let mut last = zero;
     let fixed_level = load(&levels);
+    let ats: [u32; WIDE] = std::array::from_fn(|j| lanes[j].0);
+    let mut block = [zero; BLOCK];
     let word_mask = _mm512_set1_epi32(0xffff);
     let byte_mask = _mm512_set1_epi32(0xff);
     let rans_l = _mm512_set1_epi32(1 << 16);
@@ -303,10 +339,33 @@ unsafe fn steps_avx512<const FIXED: bool>(
         );
         let v = _mm512_mask_mov_epi32(s, coded, _mm512_or_si512(_mm512_sllv_epi32(top, nraw), raw));
         let v = _mm512_mask_mov_epi32(lone, act, v);
-        // SAFETY: at + i < out.len() for every lane, and lanes' chunks
-        // are disjoint.
-        unsafe { _mm512_i32scatter_epi32::<4>(out_p, pos, v) };
+        // Sixteen steps' values are kept, then written a lane's row at a
+        // time (a transpose): a scatter a step cost more than the rest of
+        // a step's stores.
+        block[i % BLOCK] = v;
+        if i % BLOCK == BLOCK - 1 {
+            let mut rows = block;
+            transpose16(&mut rows);
+            let first = i + 1 - BLOCK;
+            for (j, row) in rows.iter().enumerate() {
+                // SAFETY: at_j + i < out.len() (the checks of `steps`),
+                // and lanes' chunks are disjoint.
+                unsafe {
+                    _mm512_storeu_si512(out_p.add(ats[j] as usize + first) as *mut __m512i, *row)
+                };
+            }
+        }
         last = v;
+    }
+    // The last steps short of a block, a value at a time.
+    let first = steps - steps % BLOCK;
+    for (k, v) in block[..steps % BLOCK].iter().enumerate() {
+        let mut vals = [0u32; WIDE];
+        // SAFETY: `vals` holds sixteen u32.
+        unsafe { _mm512_storeu_si512(vals.as_mut_ptr() as *mut __m512i, *v) };
+        for (j, &val) in vals.iter().enumerate() {
+            out[ats[j] as usize + first + k] = val;
+        }
     }
     let mut st = WideState {
         x: [0; WIDE],
@@ -320,4 +379,33 @@ unsafe fn steps_avx512<const FIXED: bool>(
         _mm512_storeu_si512(st.last.as_mut_ptr() as *mut __m512i, last);
     }
     Some(st)
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transpose16_transposes() {
+        if !available() {
+            eprintln!("no AVX-512 here: nothing to check");
+            return;
+        }
+        use std::arch::x86_64::*;
+        let m: Vec<[u32; 16]> = (0..16u32)
+            .map(|r| std::array::from_fn(|c| r * 1000 + c as u32))
+            .collect();
+        // SAFETY: AVX-512F is present; every array holds sixteen u32.
+        unsafe {
+            let mut rows: [__m512i; 16] =
+                std::array::from_fn(|r| _mm512_loadu_si512(m[r].as_ptr() as *const __m512i));
+            transpose16(&mut rows);
+            for (j, row) in rows.iter().enumerate() {
+                let mut got = [0u32; 16];
+                _mm512_storeu_si512(got.as_mut_ptr() as *mut __m512i, *row);
+                let want: [u32; 16] = std::array::from_fn(|r| m[r][j]);
+                assert_eq!(got, want, "row {j}");
+            }
+        }
+    }
 }
