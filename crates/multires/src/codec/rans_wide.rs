@@ -176,12 +176,13 @@ pub(super) fn steps(g: Group, steps: usize, t: &WideTable) -> Option<WideState> 
         let first = run[0];
         (run.iter().fold(0u8, |d, &b| d | (b ^ first)) == 0).then_some(first as u32)
     };
-    let fixed: Option<[u32; WIDE]> = g
+    let mut levels = [0u32; WIDE];
+    let fixed = g
         .lanes
         .iter()
-        .map(level)
-        .collect::<Option<Vec<u32>>>()
-        .and_then(|v| v.try_into().ok());
+        .zip(levels.iter_mut())
+        .all(|(lane, l)| level(lane).map(|v| *l = v).is_some())
+        .then_some(levels);
     #[cfg(test)]
     if fixed.is_some() {
         FIXED_GROUPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -340,8 +341,8 @@ unsafe fn steps_avx512<const FIXED: bool>(
         let v = _mm512_mask_mov_epi32(s, coded, _mm512_or_si512(_mm512_sllv_epi32(top, nraw), raw));
         let v = _mm512_mask_mov_epi32(lone, act, v);
         // Sixteen steps' values are kept, then written a lane's row at a
-        // time (a transpose): a scatter a step cost more than the rest of
-        // a step's stores.
+        // time (a transpose): with a scatter a step, a turbulent 256^3
+        // decode on one core took 0.125-0.130 s against 0.116-0.125.
         block[i % BLOCK] = v;
         if i % BLOCK == BLOCK - 1 {
             let mut rows = block;
