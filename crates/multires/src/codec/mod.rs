@@ -700,6 +700,8 @@ pub struct BrickScratch {
     pub r: Vec<f64>,
     /// Zigzag codes in coding order.
     pub zz: Vec<u32>,
+    /// The rANS coder's entries and words (compression).
+    pub rans: rans::EncodeScratch,
 }
 
 /// Scratch buffers lent to one call's bricks: a brick takes the buffers a
@@ -861,7 +863,7 @@ pub(crate) fn encode_brick_with(
             ck,
             &s.zz,
             (q, e, dtype),
-            Some((&cl, chunk_log)),
+            Some((&cl, chunk_log, &mut s.rans)),
         ));
     }
     let levels = lifting::levels_for(dims, MAX_LEVELS);
@@ -903,7 +905,7 @@ fn finish_brick(
     ck: Check,
     zz: &[u32],
     (q, e, dtype): (f64, f64, DType),
-    classes: Option<(&[u8], u32)>,
+    classes: Option<(&[u8], u32, &mut rans::EncodeScratch)>,
 ) -> CodedBrick {
     let Check {
         mut maxe,
@@ -931,7 +933,7 @@ fn finish_brick(
     }
     let idx = bad;
     let words = match classes {
-        Some((cl, most)) => rans::encode(zz, cl, most),
+        Some((cl, most, scratch)) => rans::encode_with(zz, cl, most, scratch),
         None => rice::encode(zz),
     };
     let mut out =

@@ -1282,11 +1282,27 @@ pub fn chunks(n: usize, chunk_log: u32) -> usize {
 /// The coded stream of `v` (coding order, level classes `lv`), in chunks
 /// of at most 2^`most_log` values.
 pub fn encode(v: &[u32], lv: &[u8], most_log: u32) -> Vec<u32> {
-    let mut entries = Vec::new();
-    let hist = histogram_and_entries(v, lv, &mut entries);
+    encode_with(v, lv, most_log, &mut EncodeScratch::default())
+}
+
+/// A coding thread's buffers of brick size for `encode_with`, kept from
+/// brick to brick: fresh ones fault in and clear their pages (a third of
+/// a one-core turbulent compression's profile was the kernel clearing
+/// pages, most of it for these and the stream's words).
+#[derive(Default)]
+pub struct EncodeScratch {
+    entries: Vec<u16>,
+    data: Vec<u16>,
+}
+
+/// `encode` with a thread's reused buffers.
+pub fn encode_with(v: &[u32], lv: &[u8], most_log: u32, s: &mut EncodeScratch) -> Vec<u32> {
+    let EncodeScratch { entries, data } = s;
+    let hist = histogram_and_entries(v, lv, entries);
     let p = plan(&hist, &class_blocks(lv), v.len(), most_log);
     let t = EncodeTable::new(&p.tables);
-    let mut data = Vec::with_capacity(v.len());
+    data.clear();
+    data.reserve(v.len());
     let mut bufs: [Vec<u16>; LANES] = Default::default();
     let mut sizes = Vec::new();
     let chunks: Vec<Chunk> = pieces(v.len(), p.chunk_log, p.split)
@@ -1302,13 +1318,14 @@ pub fn encode(v: &[u32], lv: &[u8], most_log: u32) -> Vec<u32> {
     let sparse = raw * 16 < v.len() as u64;
     for group in chunks.chunks(LANES) {
         if sparse {
-            encode_chunks::<true>(group, &t, &mut bufs, (&mut data, &mut sizes));
+            encode_chunks::<true>(group, &t, &mut bufs, (data, &mut sizes));
         } else {
-            encode_chunks::<false>(group, &t, &mut bufs, (&mut data, &mut sizes));
+            encode_chunks::<false>(group, &t, &mut bufs, (data, &mut sizes));
         }
     }
     let mut out = header_words(p.chunk_log, p.split, &p.words, &sizes);
-    out.extend(pack(&data));
+    out.reserve_exact(data.len().div_ceil(2));
+    out.extend(pack(data));
     out
 }
 
