@@ -1,7 +1,9 @@
 #!/bin/bash
-# For the session after 48 (nvidia-h200-x2, carry [".gpu"] with .gpu/multires built from 4bd3b6e
-# or later; about 250 s with the start). No GPU tests: call 2 of session 48 ran them on 4bd3b6e;
-# add `gpu_checks` first if the GPU crate changed since. Measures the fixed part F of a
+# For the session after 48 (nvidia-h200-x2, carry [".gpu"] with .gpu/multires and .gpu/gpu_tests
+# built from HEAD; about 420 s with the start). The GPU tests first: the GPU crate is as in
+# 4bd3b6e (tested in session 48's call 2), but its tests compare with the CPU decoder, whose
+# wide rANS steps changed after (cc5c17b, a41bbe4) and were only run on this AMD host's
+# AVX-512, not the device host's. Then it measures the fixed part F of a
 # one-GPU run (F = 2 T(half) - T(whole), from the slabs-1 rows of a 516-plane field and the
 # 1024^3 one, each process alternated twice), compress and decompress, then traces one run of
 # each size on one GPU, so that F's parts (head, fill, drain) can be read side by side with
@@ -10,6 +12,7 @@
 set -uo pipefail
 source tools/device/codec_ab.sh
 SECONDS=0
+gpu_checks
 run half 516x1024 turbulent 9 1 X=1
 run whole 1024 turbulent 9 1,2 X=1
 run half2 516x1024 turbulent 9 1 X=1
