@@ -168,27 +168,27 @@ pub(super) fn steps(g: Group, steps: usize, t: &WideTable) -> Option<WideState> 
     if !(t.sound && inside && lanes_inside && available()) {
         return None;
     }
-    // Where every lane's classes stay one level over its steps (most of
-    // a brick: the finest pass is one class), the steps skip their
-    // classes' gather.
-    let level = |&(at, _): &(u32, (u32, u32))| -> Option<u32> {
-        let run = &g.lv[at as usize..at as usize + steps];
-        let first = run[0];
-        (run.iter().fold(0u8, |d, &b| d | (b ^ first)) == 0).then_some(first as u32)
-    };
-    let mut levels = [0u32; WIDE];
-    let fixed = g
-        .lanes
-        .iter()
-        .zip(levels.iter_mut())
-        .all(|(lane, l)| level(lane).map(|v| *l = v).is_some())
-        .then_some(levels);
-    #[cfg(test)]
-    if fixed.is_some() {
-        FIXED_GROUPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    }
     #[cfg(target_arch = "x86_64")]
     {
+        // Where every lane's classes stay one level over its steps (most
+        // of a brick: the finest pass is one class), the steps skip their
+        // classes' gather.
+        let level = |&(at, _): &(u32, (u32, u32))| -> Option<u32> {
+            let run = &g.lv[at as usize..at as usize + steps];
+            let first = *run.first()?;
+            (run.iter().fold(0u8, |d, &b| d | (b ^ first)) == 0).then_some(first as u32)
+        };
+        let mut levels = [0u32; WIDE];
+        let fixed = g
+            .lanes
+            .iter()
+            .zip(levels.iter_mut())
+            .all(|(lane, l)| level(lane).map(|v| *l = v).is_some())
+            .then_some(levels);
+        #[cfg(test)]
+        if fixed.is_some() {
+            FIXED_GROUPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         // SAFETY: AVX-512F is present (`available`), and the checks above
         // keep every access of `steps_avx512` inside its buffer.
         unsafe {
