@@ -3,7 +3,11 @@
 # built from HEAD; about 420 s with the start). The GPU tests first: the GPU crate is as in
 # 4bd3b6e (tested in session 48's call 2), but its tests compare with the CPU decoder, whose
 # wide rANS steps changed after (cc5c17b, a41bbe4) and were only run on this AMD host's
-# AVX-512, not the device host's. Then it measures the fixed part F of a
+# AVX-512, not the device host's. Before building, `git apply
+# docs/trials/session48-review-slab-head.patch` (session 48's review: the slab head's per-GPU
+# state without a stand-in error or the budget, and CRC_FOLD's x^(8*512) a compile-time
+# constant; built, linted and unit-tested here, never run on a GPU): these tests then cover it,
+# and it lands if they pass. Then it measures the fixed part F of a
 # one-GPU run (F = 2 T(half) - T(whole), from the slabs-1 rows of a 516-plane field and the
 # 1024^3 one, each process alternated twice), compress and decompress, then traces one run of
 # each size on one GPU, so that F's parts (head, fill, drain) can be read side by side with
