@@ -770,41 +770,57 @@ fn plan_batches<T>(
     })
 }
 
-/// Halves the batches of the plan's last `tail` shares of values (of its
-/// last group, `shares` a run), the halves again largest first: a GPU's
-/// last batches run with no others to hide their chain of host steps
-/// and kernels, so smaller ones end its run sooner. MULTIRES_CODEC_TAPER
-/// sets `tail` (`taper_shares`).
-fn taper_tail<T>(plan: &mut Plan<T>, shares: usize, tail: usize) {
-    let caps = plan.caps();
-    let total: usize = caps.iter().sum();
+/// Halves a batch of the plan's last group while it holds more than
+/// `taper` / 2 times the values coded after it (and more than one brick),
+/// the halves again largest first: a batch's chain of host steps, rANS
+/// kernel and copy down hides behind the transforms of the batches after
+/// it, and a GPU's last ones have none, so the later a batch codes, the
+/// smaller it should be. MULTIRES_CODEC_TAPER sets `taper` (none at 0).
+fn taper_tail<T>(plan: &mut Plan<T>, taper: usize) {
     let Some(&last) = plan.group.last() else {
         return;
     };
-    let limit = total / shares.max(1) * tail;
-    let (mut from, mut acc) = (plan.batches.len(), 0usize);
-    while from > 0 && plan.group[from - 1] == last && acc + caps[from - 1] <= limit {
-        from -= 1;
-        acc += caps[from];
+    if taper == 0 {
+        return;
     }
-    let mut halves = Vec::new();
-    for (dims, mut list) in plan.batches.drain(from..) {
-        if list.len() > 1 {
-            let rest = list.split_off(list.len().div_ceil(2));
-            halves.push((dims, list));
-            halves.push((dims, rest));
-        } else {
-            halves.push((dims, list));
+    loop {
+        let caps = plan.caps();
+        let mut after = 0usize;
+        let mut cut = None;
+        for i in (0..caps.len()).rev() {
+            if plan.group[i] != last {
+                break;
+            }
+            if plan.batches[i].1.len() > 1 && 2 * caps[i] > taper * after {
+                cut = Some(i);
+                break;
+            }
+            after += caps[i];
         }
+        let Some(i) = cut else {
+            return;
+        };
+        let (dims, mut list) = plan.batches.remove(i);
+        let rest = list.split_off(list.len().div_ceil(2));
+        // Largest first: each half goes after the batches of its size or
+        // more (the group's batches after `i` are no larger).
+        for half in [list, rest] {
+            let size = dims.iter().product::<usize>() * half.len();
+            let at = (i..plan.batches.len())
+                .find(|&k| {
+                    let (d, l) = &plan.batches[k];
+                    d.iter().product::<usize>() * l.len() < size
+                })
+                .unwrap_or(plan.batches.len());
+            plan.batches.insert(at, (dims, half));
+            plan.group.insert(at, last);
+        }
+        plan.group.pop();
     }
-    halves.sort_by_key(|(d, l)| std::cmp::Reverse(d.iter().product::<usize>() * l.len()));
-    plan.group.truncate(from);
-    plan.group.extend(std::iter::repeat_n(last, halves.len()));
-    plan.batches.extend(halves);
 }
 
-/// MULTIRES_CODEC_TAPER: the last shares of a coding run whose batches
-/// `taper_tail` halves (none when unset).
+/// MULTIRES_CODEC_TAPER: `taper_tail`'s ratio, in halves, of a batch's
+/// values to those coded after it (none when unset).
 fn taper_shares() -> usize {
     env_count("MULTIRES_CODEC_TAPER").unwrap_or(0)
 }
@@ -2237,7 +2253,7 @@ impl Slot {
         prof(s, "c_pieces")?;
         let mut crc = s.alloc_zeros::<u32>(nbk).during(|| "alloc".into())?;
         let f = self.f("CRC_FOLD(kernel)", 0)?;
-        let xp = crc_x8n(CRC_PIECE as u64);
+        let xp = CRC_PIECE_SHIFT;
         let mut l = s.launch_builder(&f);
         l.arg(&crcp)
             .arg(&pfirst_d)
@@ -2262,11 +2278,15 @@ fn payload_len(words: usize, no: usize, nr: usize, sz: usize) -> usize {
 /// small, as a lane's steps are in series and set the kernel's time.
 const CRC_PIECE: usize = 512;
 
+/// x^(8 CRC_PIECE): appending a whole piece to a CRC (CRC_FOLD's `xp`).
+const CRC_PIECE_SHIFT: u32 = crc_x8n(CRC_PIECE as u64);
+
 /// a(x) b(x) modulo the CRC-32 polynomial, bit-reflected (zlib's
 /// multmodp; the kernels' crc_multmodp).
-fn crc_multmodp(a: u32, mut b: u32) -> u32 {
-    let mut p = 0u32;
-    for i in (0..32).rev() {
+const fn crc_multmodp(a: u32, mut b: u32) -> u32 {
+    let (mut p, mut i) = (0u32, 32);
+    while i > 0 {
+        i -= 1;
         if (a >> i) & 1 == 1 {
             p ^= b;
         }
@@ -2277,10 +2297,12 @@ fn crc_multmodp(a: u32, mut b: u32) -> u32 {
 
 /// x^(8 n) modulo the polynomial: appending n bytes to a CRC-32's message
 /// multiplies its CRC by it (zlib's x2nmodp(n, 3); crc32_combine).
-fn crc_x8n(mut n: u64) -> u32 {
+const fn crc_x8n(mut n: u64) -> u32 {
     let (mut p, mut x2k) = (1u32 << 31, 1u32 << 30);
-    for _ in 0..3 {
+    let mut k = 0;
+    while k < 3 {
         x2k = crc_multmodp(x2k, x2k);
+        k += 1;
     }
     while n != 0 {
         if n & 1 == 1 {
@@ -2629,7 +2651,7 @@ fn code_bricks(
         usage.per_value(v.dtype),
         (max_slots(slots), shares * gpus.len(), batch_limit(batch)),
     )?;
-    taper_tail(&mut plan, shares * gpus.len(), taper_shares());
+    taper_tail(&mut plan, taper_shares());
     head_mark("batches");
     let caps = plan.caps();
     let slots_per_gpu = plan.slots;
@@ -5506,7 +5528,8 @@ pub fn compress_slabs(
     // One thread a GPU throughout: its range, rows and memory budget,
     // then (all GPUs' ranges joined, each thread the same plan) its
     // slab's coding. Two rounds of threads cost the head 0.1-0.2 ms.
-    type Head = Result<((f64, f64), Option<Vec<f32>>, usize), CudaError>;
+    // Each GPU's range and sample rows; None where its head failed.
+    type Head = ((f64, f64), Option<Vec<f32>>);
     let heads: Vec<Mutex<Option<Head>>> = gpus.iter().map(|_| Mutex::new(None)).collect();
     let all_ranged = std::sync::Barrier::new(gpus.len());
     let joined: std::sync::OnceLock<Option<(Planned, usize)>> = std::sync::OnceLock::new();
@@ -5514,7 +5537,7 @@ pub fn compress_slabs(
     let done = AtomicUsize::new(0);
     let coded = on_every_gpu(&gpus, &|i, g| {
         let s = &f.slabs[i];
-        let head = (|| -> Head {
+        let head = (|| -> Result<(Head, usize), CudaError> {
             let rows = if sample_density {
                 slab_sample_rows(s, f.info.dims)
             } else {
@@ -5524,14 +5547,16 @@ pub fn compress_slabs(
                 range_and_rows(g, &s.data, s.values(plane), s.planes.0 * plane, &rows)?;
             plan_marks.mark(["ranged 0", "ranged 1", "ranged >1"][i.min(2)]);
             let budget = device_budget(std::slice::from_ref(g))?;
-            Ok((range, sample_density.then_some(sample), budget))
+            Ok(((range, sample_density.then_some(sample)), budget))
         })();
-        let (range, sample, budget) = match head {
-            Ok(h) => h,
-            Err(e) => {
-                if let Ok(mut h) = heads[i].lock() {
-                    *h = Some(Err(CudaError::Unsupported(String::new())));
+        let budget = match head {
+            Ok((h, budget)) => {
+                if let Ok(mut slot) = heads[i].lock() {
+                    *slot = Some(h);
                 }
+                budget
+            }
+            Err(e) => {
                 // Every thread reaches the barrier, whatever its head did.
                 all_ranged.wait();
                 // The first error in GPU order is the run's (slabs are in
@@ -5540,25 +5565,20 @@ pub fn compress_slabs(
                 return Err(e);
             }
         };
-        if let Ok(mut h) = heads[i].lock() {
-            *h = Some(Ok((range, sample, budget)));
-        }
         all_ranged.wait();
-        let ok = |h: &Mutex<Option<Head>>| h.lock().is_ok_and(|h| matches!(*h, Some(Ok(_))));
-        if !heads.iter().all(ok) {
+        if !heads.iter().all(|h| h.lock().is_ok_and(|h| h.is_some())) {
             // Another GPU's error is the run's.
             return Ok(None);
         }
         let planned = joined.get_or_init(|| {
             plan_marks.mark("joined");
-            let ranged: Vec<_> = heads
+            // The range stays (threads still past the barrier check that
+            // every head is there); only the sample rows move.
+            let ranged: Vec<Head> = heads
                 .iter()
                 .filter_map(|h| {
                     let mut h = h.lock().ok()?;
-                    match h.as_mut()? {
-                        Ok(r) => Some((r.0, r.1.take())),
-                        Err(_) => None,
-                    }
+                    h.as_mut().map(|(r, rows)| (*r, rows.take()))
                 })
                 .collect();
             let (lo, hi) = ranged
@@ -6537,33 +6557,34 @@ mod tests {
     }
 
     #[test]
-    fn a_taper_halves_the_last_shares_batches_and_keeps_every_brick() {
+    fn a_taper_halves_late_batches_and_keeps_every_brick() {
         let per_value = Use::EncodeInterp.per_value(DType::F32);
         let mut plan = plan_batches(vec![shapes_1024()], 120 << 30, per_value, (2, 8, 64)).unwrap();
         let before = plan.caps();
         let n = plan.batches.len();
-        taper_tail(&mut plan, 8, 0);
+        taper_tail(&mut plan, 0);
         assert_eq!(plan.caps(), before, "a taper of none changes nothing");
-        taper_tail(&mut plan, 8, 1);
-        let after = plan.caps();
-        let total: usize = before.iter().sum();
-        assert_eq!(after.iter().sum::<usize>(), total);
-        assert!(after.len() > n, "{before:?} -> {after:?}");
-        assert_eq!(plan.group.len(), after.len());
-        // The head is as it was; the halves follow, largest first, none
-        // above the largest batch they came from, within one share.
-        let kept = before
-            .iter()
-            .zip(&after)
-            .take_while(|(a, b)| a == b)
-            .count();
-        assert!(kept > 0 && kept < n);
-        assert!(before[kept..].iter().sum::<usize>() <= total / 8);
-        assert!(after[kept..].windows(2).all(|w| w[0] >= w[1]));
-        assert!(after[kept] <= before[kept]);
-        let mut bricks: Vec<usize> = plan.batches.iter().flat_map(|(_, l)| l.clone()).collect();
-        bricks.sort_unstable();
-        assert_eq!(bricks, (0..512).collect::<Vec<_>>());
+        for taper in [4, 2, 1] {
+            taper_tail(&mut plan, taper);
+            let after = plan.caps();
+            assert_eq!(after.iter().sum::<usize>(), before.iter().sum::<usize>());
+            assert!(after.len() > n, "{before:?} -> {after:?}");
+            assert_eq!(plan.group.len(), after.len());
+            // Largest first; the first batch as it was (it has the most
+            // after it); each batch of more than one brick at most
+            // taper / 2 times the values after it.
+            assert_eq!(after[0], before[0]);
+            assert!(after.windows(2).all(|w| w[0] >= w[1]), "{after:?}");
+            let mut later = 0;
+            for (c, (_, l)) in after.iter().zip(&plan.batches).rev() {
+                assert!(l.len() == 1 || 2 * c <= taper * later, "{taper}: {after:?}");
+                later += c;
+            }
+            assert_eq!(plan.batches.last().map(|(_, l)| l.len()), Some(1));
+            let mut bricks: Vec<usize> = plan.batches.iter().flat_map(|(_, l)| l.clone()).collect();
+            bricks.sort_unstable();
+            assert_eq!(bricks, (0..512).collect::<Vec<_>>());
+        }
     }
 
     #[test]
@@ -6583,6 +6604,7 @@ mod tests {
         // appended by one product with x^(8 CRC_PIECE).
         let head = bytes.len() % CRC_PIECE;
         let xp = crc_x8n(CRC_PIECE as u64);
+        assert_eq!(xp, CRC_PIECE_SHIFT);
         let mut c = crc32fast::hash(&bytes[..head]);
         for piece in bytes[head..].chunks(CRC_PIECE) {
             c = crc_multmodp(xp, c) ^ crc32fast::hash(piece);
