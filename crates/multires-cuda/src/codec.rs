@@ -1426,7 +1426,7 @@ impl Slot {
         dtype: DType,
         t: lifting::Lifting,
         (e, chunk_log): (f64, u32),
-        front: Option<Permit<'_>>,
+        (front, turn): (Option<Permit<'_>>, Option<FrontTurn<'_>>),
     ) -> Result<Vec<GpuCoded>, CudaError> {
         let dims = b.dims;
         let n: usize = dims.iter().product();
@@ -1545,6 +1545,9 @@ impl Slot {
             )?;
             prof(s, "interp")?;
             let (hist, cls) = self.rans_histograms(dims, nbk)?;
+            if let Some(t) = turn {
+                t.publish(s)?;
+            }
             // One wait for the five lists.
             let g = &self.gpu;
             let counts_q = self.stage.queue_down(g, s, &counts)?;
@@ -1661,6 +1664,9 @@ impl Slot {
             unsafe { l.launch(cfg((nbk as u32, 1), 256, map_smem as u32)) }
                 .during(|| "launching MAP".into())?;
             prof(s, "map_size")?;
+        }
+        if let Some(t) = turn {
+            t.publish(s)?;
         }
         let g = &self.gpu;
         let counts_q = self.stage.queue_down(g, s, &counts)?;
@@ -2663,18 +2669,31 @@ fn code_bricks(
     let results: Mutex<Vec<(usize, GpuCoded)>> = Mutex::new(Vec::with_capacity(bricks.len()));
     let timing = Mutex::new((0f64, 0f64));
     let max_per = batches.iter().map(|b| b.bricks.len()).max().unwrap_or(0);
-    let gates: Vec<Gate> = gpus.iter().map(|_| Gate::new(front_permits())).collect();
+    // On the device's front the gates only count (`Gate::idle`).
+    let on_device = device_front();
+    let permits = if on_device {
+        usize::MAX / 2
+    } else {
+        front_permits()
+    };
+    let gates: Vec<Gate> = gpus.iter().map(|_| Gate::new(permits)).collect();
+    let fronts: Vec<DeviceFront> = gpus
+        .iter()
+        .map(|_| DeviceFront::new(front_permits()))
+        .collect();
     run_slots(gpus, slots_per_gpu, (&caps, v.dtype, usage), &|slot, i| {
         let b = &batches[i];
-        let gate = gpus
-            .iter()
-            .position(|g| Arc::ptr_eq(g, &slot.gpu))
-            .and_then(|k| gates.get(k));
+        let k = gpus.iter().position(|g| Arc::ptr_eq(g, &slot.gpu));
+        let gate = k.and_then(|k| gates.get(k));
         let permit = gate.map(Gate::enter);
+        let turn = match k.and_then(|k| fronts.get(k)) {
+            Some(f) if on_device => Some(f.enter(&slot.stream)?),
+            _ => None,
+        };
         let t0 = std::time::Instant::now();
         fill(slot, b)?;
         let t1 = std::time::Instant::now();
-        let coded = slot.encode(b, v.dtype, opts.transform, (*e, chunk_log), permit)?;
+        let coded = slot.encode(b, v.dtype, opts.transform, (*e, chunk_log), (permit, turn))?;
         if let Ok(mut tm) = timing.lock() {
             tm.0 += (t1 - t0).as_secs_f64();
             tm.1 += t1.elapsed().as_secs_f64();
@@ -2827,6 +2846,117 @@ impl Drop for Permit<'_> {
         *f += 1;
         self.0.busy.fetch_sub(1, Ordering::AcqRel);
         self.0.open.notify_one();
+    }
+}
+
+/// Whether a GPU's batches take their turns in the transform on the
+/// device (`DeviceFront`, the default) or on the host (`Gate`):
+/// MULTIRES_CODEC_FRONT_WAIT=host keeps the host's (a knob for
+/// measurements; the output never depends on it).
+fn device_front() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("MULTIRES_CODEC_FRONT_WAIT").as_deref() != Ok("host"))
+}
+
+/// A GPU's batches in their transform `ahead` at a time, ordered on the
+/// device: batch k's first kernel waits for an event recorded after the
+/// histogram of batch k - `ahead`. With the host's `Gate`, each turn
+/// passed through two thread wake-ups (the histogram's wait, then the
+/// next batch's permit) before the next transform's first kernel was
+/// launched: 0.1-0.3 ms at every turn, a dozen turns a GPU a run.
+struct DeviceFront {
+    ahead: usize,
+    next: AtomicUsize,
+    /// Per turn: None until published; then the event to wait for (None
+    /// where the batch ended before its histogram, e.g. on an error).
+    ends: Mutex<Vec<Option<Option<Arc<cudarc::driver::CudaEvent>>>>>,
+    moved: std::sync::Condvar,
+}
+
+/// A batch's turn in its GPU's `DeviceFront`; published as the end of
+/// its transform once its histogram is launched, or as nothing when
+/// dropped before.
+struct FrontTurn<'f> {
+    front: &'f DeviceFront,
+    turn: usize,
+    published: bool,
+}
+
+impl DeviceFront {
+    fn new(ahead: usize) -> Self {
+        DeviceFront {
+            ahead: ahead.max(1),
+            next: AtomicUsize::new(0),
+            ends: Mutex::new(Vec::new()),
+            moved: std::sync::Condvar::new(),
+        }
+    }
+
+    /// The next turn, its stream `s` made to wait on the device for the
+    /// transform `ahead` turns before.
+    fn enter(&self, s: &CudaStream) -> Result<FrontTurn<'_>, CudaError> {
+        let (turn, before) = self.take();
+        if let Some(ev) = before {
+            s.wait(&ev).during(|| "ordering the transforms".into())?;
+        }
+        Ok(turn)
+    }
+
+    /// The next turn and the end of the transform `ahead` turns before
+    /// (None: the first turns, or one that ended without it). The host
+    /// waits only until that batch has launched its histogram, which it
+    /// does without waiting for any later turn.
+    fn take(&self) -> (FrontTurn<'_>, Option<Arc<cudarc::driver::CudaEvent>>) {
+        let turn = FrontTurn {
+            front: self,
+            turn: self.next.fetch_add(1, Ordering::AcqRel),
+            published: false,
+        };
+        let Some(before) = turn.turn.checked_sub(self.ahead) else {
+            return (turn, None);
+        };
+        let mut e = self.ends.lock().unwrap_or_else(|p| p.into_inner());
+        while e.get(before).is_none_or(Option::is_none) {
+            e = self.moved.wait(e).unwrap_or_else(|p| p.into_inner());
+        }
+        let ev = e.get(before).cloned().flatten().flatten();
+        drop(e);
+        (turn, ev)
+    }
+
+    fn set(&self, turn: usize, ev: Option<Arc<cudarc::driver::CudaEvent>>) {
+        let mut e = self.ends.lock().unwrap_or_else(|p| p.into_inner());
+        if e.len() <= turn {
+            e.resize(turn + 1, None);
+        }
+        e[turn] = Some(ev);
+        self.moved.notify_all();
+    }
+}
+
+impl FrontTurn<'_> {
+    /// The transform's end: an event after the work queued on `s`.
+    fn publish(mut self, s: &CudaStream) -> Result<(), CudaError> {
+        use cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
+        self.published = true;
+        match s.record_event(Some(CU_EVENT_DISABLE_TIMING)) {
+            Ok(ev) => {
+                self.front.set(self.turn, Some(Arc::new(ev)));
+                Ok(())
+            }
+            Err(e) => {
+                self.front.set(self.turn, None);
+                Err(e).during(|| "recording a transform's end".into())
+            }
+        }
+    }
+}
+
+impl Drop for FrontTurn<'_> {
+    fn drop(&mut self) {
+        if !self.published {
+            self.front.set(self.turn, None);
+        }
     }
 }
 
@@ -6585,6 +6715,37 @@ mod tests {
             bricks.sort_unstable();
             assert_eq!(bricks, (0..512).collect::<Vec<_>>());
         }
+    }
+
+    #[test]
+    fn device_front_turns_wait_for_the_turn_ahead_and_never_for_a_dropped_one() {
+        let front = DeviceFront::new(2);
+        let (t0, e0) = front.take();
+        let (t1, e1) = front.take();
+        assert!(
+            e0.is_none() && e1.is_none(),
+            "the first turns wait for none"
+        );
+        let taken = AtomicUsize::new(0);
+        std::thread::scope(|sc| {
+            sc.spawn(|| {
+                // Turn 2 waits for turn 0's end; turn 0 ends without a
+                // histogram (an error): nothing to wait for on the device.
+                let (t2, e2) = front.take();
+                taken.store(1, Ordering::SeqCst);
+                assert_eq!(t2.turn, 2);
+                assert!(e2.is_none());
+            });
+            std::thread::sleep(std::time::Duration::from_millis(30));
+            assert_eq!(taken.load(Ordering::SeqCst), 0, "turn 2 waits for turn 0");
+            drop(t0);
+        });
+        assert_eq!(taken.load(Ordering::SeqCst), 1);
+        drop(t1);
+        // Turn 3's turn ahead (1) has ended: it does not wait.
+        let (t3, e3) = front.take();
+        assert_eq!(t3.turn, 3);
+        assert!(e3.is_none());
     }
 
     #[test]
