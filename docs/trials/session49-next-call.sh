@@ -13,13 +13,7 @@ set -uo pipefail
 source tools/device/codec_ab.sh
 T0=$(date +%s)
 for sz in 516x1024 1024; do
-  for sh in 4 8 16; do
-    d=(); n=$sz; [[ $sz == *x* ]] && { d=(--codec-depth ${sz%x*}); n=${sz#*x}; }
-    MULTIRES_CODEC_SHARES=$sh MULTIRES_CODEC_TRACE=1 timeout 120 $M bench --config codec-3d --device cuda --codec-size $n "${d[@]}" \
-      --codec-field-cache /tmp/fields --gpus 1 --resident --codec-rel 1e-3 --repeat 5 \
-      --codec-field turbulent > /tmp/tr/sh_${sz}_$sh.log 2> /tmp/tr/sh_${sz}_$sh.err
-    say "trace $sz shares $sh rc $? | $(grep -E 'codec-3d resident' /tmp/tr/sh_${sz}_$sh.log | sed -E 's/.*compress [0-9.]+ s = ([0-9.]+) GB.s .*= ([0-9.]+) GB.s.*/\1 \/ \2/') | spans $(python3 tools/device/trace_summary.py /tmp/tr/sh_${sz}_$sh.err 2>/dev/null | grep -A3 'resident plan' | grep -oE 'gpu 0: [0-9]+ batches, [0-9.]+ M values, \+0.0 to \+[0-9.]+' | sed -E 's/.*: ([0-9]+) batches.*to \+([0-9.]+)/\1b:\2/' | tr '\n' ' ')"
-  done
+  for sh in 4 8 16; do traced sh_${sz}_$sh $sz 1 MULTIRES_CODEC_SHARES=$sh; done
 done
 run d_1 1024 turbulent 9 1,2 X=1
 run s4_1 1024 turbulent 9 1,2 MULTIRES_CODEC_SHARES=4

@@ -9,6 +9,10 @@
 #                                    decompress, and how many rows had equal bytes and values;
 #                                    SIZE is N (N^3) or DxN (D planes of N^2); the fields are
 #                                    made once a call and kept in /tmp/fields
+#   traced NAME SIZE GPUS ENV...     one traced bench process (MULTIRES_CODEC_TRACE=1, --resident,
+#                                    turbulent, rel 1e-3, 5 runs) with ENV set (X=1 for none), its
+#                                    output in /tmp/tr/NAME.log and .err: its resident GB/s and, per
+#                                    traced resident run, GPU 0's batches and their span in ms
 export LD_LIBRARY_PATH=/usr/local/cuda/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
 M=.gpu/multires
 mkdir -p /tmp/tr
@@ -20,12 +24,22 @@ gpu_checks() {
   MULTIRES=$M timeout 40 bash tools/device/cli_check.sh > $OUT/cli_check.log 2>&1
   say "cli_check: rc $? | $(tail -1 $OUT/cli_check.log)"
 }
+# SIZE (N, or DxN for D planes of N^2) as bench arguments.
+size_args() {
+  if [[ $1 == *x* ]]; then echo "--codec-size ${1#*x} --codec-depth ${1%x*}"; else echo "--codec-size $1"; fi
+}
 run() {
-  local name=$1 n=$2 f=$3 r=$4 g=$5 size=$2; shift 5
-  local depth=()
-  [[ $n == *x* ]] && { depth=(--codec-depth ${n%x*}); n=${n#*x}; }
+  local name=$1 f=$3 r=$4 g=$5 size=$2; shift 5
   SECONDS=0
-  env "$@" timeout ${RUN_LIMIT:-90} $M bench --config codec-3d --device cuda --codec-size $n "${depth[@]}" --codec-field-cache /tmp/fields --gpus $g --resident --codec-rel 1e-3 --repeat $r --codec-field $f > $OUT/$name.log 2>/tmp/tr/$name.err
+  env "$@" timeout ${RUN_LIMIT:-90} $M bench --config codec-3d --device cuda $(size_args $size) --codec-field-cache /tmp/fields --gpus $g --resident --codec-rel 1e-3 --repeat $r --codec-field $f > $OUT/$name.log 2>/tmp/tr/$name.err
   say "== $name ($size $f $*) rc $? in ${SECONDS}s"; say "$(grep -E "codec-3d (resident|slabs)" $OUT/$name.log | sed -E 's/codec-3d (\w+) .*\| ([0-9]) GPU.*= ([0-9.]+) GB.s .*= ([0-9.]+) GB.s.*/\1 \2: \3 \/ \4/; s/codec-3d (resident) .*= ([0-9.]+) GB.s .*= ([0-9.]+) GB.s.*/\1: \2 \/ \3/')"
   say "equal bytes rows: $(grep -E "codec-3d (resident|slabs)" $OUT/$name.log | grep -c "bytes equal to the host path's") values: $(grep -E "codec-3d (resident|slabs)" $OUT/$name.log | grep -c "decoded values equal")"
+}
+traced() {
+  local name=$1 size=$2 g=$3; shift 3
+  env MULTIRES_CODEC_TRACE=1 "$@" timeout 120 $M bench --config codec-3d --device cuda $(size_args $size) \
+    --codec-field-cache /tmp/fields --gpus $g --resident --codec-rel 1e-3 --repeat 5 \
+    --codec-field turbulent > /tmp/tr/$name.log 2> /tmp/tr/$name.err
+  local rc=$?
+  say "trace $name ($size, $g GPU(s), $*) rc $rc | $(grep -E 'codec-3d resident' /tmp/tr/$name.log | sed -E 's/.*compress [0-9.]+ s = ([0-9.]+) GB.s .*= ([0-9.]+) GB.s.*/\1 \/ \2/') | spans $(python3 tools/device/trace_summary.py /tmp/tr/$name.err 2>/dev/null | grep -A3 'resident plan' | grep -oE 'gpu 0: [0-9]+ batches, [0-9.]+ M values, \+0.0 to \+[0-9.]+' | sed -E 's/.*: ([0-9]+) batches.*to \+([0-9.]+)/\1b:\2/' | tr '\n' ' ')"
 }
