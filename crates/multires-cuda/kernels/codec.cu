@@ -1093,6 +1093,8 @@ __device__ __forceinline__ void r_encode_tile(unsigned& x, const uint4* row, uns
                                     unsigned short* __restrict__ scratch) {                        \
         extern __shared__ unsigned sh[];                                                           \
         long long b = blockIdx.y;                                                                  \
+        /* A block past its brick's chunks (grids sized by a bound). */                            \
+        if (cfirst[b] + blockIdx.x * 32ll >= cfirst[b + 1]) return;                                \
         unsigned short* cu16 = (unsigned short*)sh;                                                \
         unsigned* sc = sh + R_CU16_WORDS;                                                          \
         unsigned* rc = sc + R_NCTX;                                                                \
@@ -1208,6 +1210,329 @@ __device__ __forceinline__ void r_encode_tile(unsigned& x, const uint4* row, uns
             o[1] = (unsigned short)states[c];                                                      \
         }                                                                                          \
         for (unsigned k = threadIdx.x; k < j; k += blockDim.x) o[2 + k] = s[j - 1 - k];           \
+    }
+
+// ---- RPLAN, RPIECES, RWORDS: multires::codec::rans::plan on the device ----
+// A batch's rANS plan (tables, chunk length, split, table words) made
+// where its histogram is, so RENC starts without a round trip through the
+// host (which took 0.9-1.5 ms of every batch's chain: GPU_NOTES.md,
+// sessions 47-49). The bytes must equal the host's: the integer steps
+// are exact anywhere, and the floating-point ones run in `plan`'s order
+// (this file is compiled without FMA contraction), the bit estimate
+// summed by one thread in context and symbol order, log2 from the host's
+// table. Per brick, `meta` holds R_META words: chunk log, split chunks,
+// split log, pieces, table words, then (RPIECES) the brick's first piece
+// and first word.
+#define R_META 8
+#define R_PIECE_MIN_LOG 12u
+#define R_CHUNK_BITS 16384.0
+#define R_PROB_BITS 15u
+// plan_split's first chunks that may be split (u8::MAX in the host's).
+#define R_SPLIT_MOST 255
+
+__device__ __forceinline__ long long r_nchunks(long long n, unsigned lg) { return (n + (1ll << lg) - 1) >> lg; }
+
+// rans::piece_count.
+__device__ long long r_piece_count(long long n, unsigned lg, unsigned sch, unsigned slog) {
+    long long len = 1ll << lg, nc = r_nchunks(n, lg), cnt = 0;
+    for (long long j = 0; j < nc; j++) {
+        long long a = j * len, z = min(a + len, n);
+        long long step = j < (long long)sch ? (len >> slog) : len;
+        cnt += (z - a + step - 1) / step;
+    }
+    return cnt;
+}
+
+// The sum of st[lo..hi) (clipped to L), in order, as the host's iterator sum.
+__device__ double r_sum(const double* st, long long L, long long lo, long long hi) {
+    lo = min(lo, L);
+    hi = min(hi, L);
+    double s = 0.0;
+    for (long long i = lo; i < hi; i++) s = s + st[i];
+    return s;
+}
+
+// rans::longest_chain.
+__device__ double r_longest_chain(const double* st, long long L, long long n, unsigned lg, unsigned sch,
+                                  unsigned slog) {
+    long long len = 1ll << lg, nc = r_nchunks(n, lg);
+    double m = 0.0;
+    for (long long j = 0; j < nc; j++) {
+        long long a = j * len, z = min(a + len, n);
+        long long step = j < (long long)sch ? (len >> slog) : len;
+        for (long long p = a; p < z; p += step) {
+            long long pl = min(step, z - p);
+            m = fmax(m, r_sum(st, L, p / R_RESET, (p + pl + R_RESET - 1) / R_RESET));
+        }
+    }
+    return m;
+}
+
+// rans::plan_split: the split as (chunks, log).
+__device__ void r_plan_split(const double* est, long long L, long long n, unsigned chunk_log,
+                             long long most_pieces, double dense, unsigned& sch, unsigned& slog) {
+    sch = 0;
+    slog = 0;
+    long long per = 1ll << (chunk_log - R_PIECE_MIN_LOG);
+    long long nc = r_nchunks(n, chunk_log);
+    // after[j]: the longest chunk from j on, for j up to K (the rest's
+    // longest at K).
+    long long K = min(nc, (long long)(R_SPLIT_MOST + 1));
+    double after[R_SPLIT_MOST + 2];
+    double tail = 0.0;
+    for (long long j = nc - 1; j >= K; j--) tail = fmax(tail, r_sum(est, L, j * per, j * per + per));
+    after[K] = tail;
+    for (long long j = K - 1; j >= 0; j--) after[j] = fmax(after[j + 1], r_sum(est, L, j * per, j * per + per));
+    double whole = after[0];
+    if (whole <= dense) return;
+    double best = whole;
+    long long best_extra = 0;
+    unsigned bch = 0, blog = 0;
+    for (unsigned lg = 1; lg <= chunk_log - R_PIECE_MIN_LOG; lg++) {
+        long long step = per >> lg;
+        double head = 0.0;
+        long long mm = min(nc, (long long)R_SPLIT_MOST);
+        for (long long m = 1; m <= mm; m++) {
+            long long extra = r_piece_count(n, chunk_log, (unsigned)m, lg) - nc;
+            if (extra > most_pieces) break;
+            long long a = (m - 1) * per;
+            for (long long p = 0; p < (1ll << lg); p++)
+                head = fmax(head, r_sum(est, L, a + p * step, a + p * step + step));
+            double chain = fmax(fmax(head, after[m]), dense);
+            if (chain < best || (chain == best && extra < best_extra)) {
+                best = chain;
+                best_extra = extra;
+                bch = (unsigned)m;
+                blog = lg;
+            }
+        }
+    }
+    if (best > 0.75 * whole) return;
+    sch = bch;
+    slog = blog;
+}
+
+// Bits of the exp-Golomb code of v.
+__device__ __forceinline__ unsigned r_golomb_bits(unsigned v) { return 2 * (32 - __clz(v + 1)) - 1; }
+
+// The exp-Golomb code of v at bit `pos` of `w` (zeroed; codes of other
+// threads may share its words).
+__device__ __forceinline__ void r_golomb_put(unsigned* w, unsigned long long& pos, unsigned v) {
+    unsigned x = v + 1, b = 32 - __clz(x);
+    pos += b - 1;
+    unsigned bits = __brev(x) >> (32 - b);
+    unsigned off = (unsigned)(pos & 31);
+    atomicOr(&w[pos >> 5], bits << off);
+    if (off + b > 32) atomicOr(&w[(pos >> 5) + 1], bits >> (32 - off));
+    pos += b;
+}
+
+// A context's table words (bits written from `pos` when `w` is given,
+// else only counted): rans::plan's codes for context row h, frequencies
+// f, scale sc.
+__device__ unsigned long long r_context_words(const unsigned* h, const unsigned* f, unsigned sc, unsigned* w,
+                                              unsigned long long pos) {
+    unsigned long long at = pos;
+    unsigned present = 0, first = 0, big = 0;
+    for (unsigned s = 0; s < R_NSYM; s++)
+        if (h[s]) {
+            if (present == 0) first = s, big = s;
+            if (h[s] > h[big]) big = s;
+            present++;
+        }
+#define R_PUT(v) (w ? r_golomb_put(w, at, (v)) : (void)(at += r_golomb_bits(v)))
+    R_PUT(present);
+    if (present == 0) return at;
+    if (present == 1) {
+        R_PUT(first);
+        return at;
+    }
+    R_PUT(sc - 1);
+    unsigned last = 0, i = 0, rank = 0;
+    for (unsigned s = 0; s < R_NSYM; s++)
+        if (h[s]) {
+            R_PUT(s - (i == 0 ? 0 : last + 1));
+            if (s == big) rank = i;
+            last = s;
+            i++;
+        }
+    R_PUT(rank);
+    for (unsigned s = 0; s < R_NSYM; s++)
+        if (h[s] && s != big) R_PUT(f[s] - 1);
+#undef R_PUT
+    return at;
+}
+
+// A block of 32 threads a brick (y): thread c plans context c (its
+// frequencies, cumulative starts and scale, its terms of the bit
+// estimate, its table bits), then thread 0 the brick's chunk length and
+// split, as rans::plan. `blocks`: the brick shape's class_blocks (nblk of
+// them); `lg`: log2 of 0..2^15 as the host has it; `scr`: scratch of
+// R_NCTX * R_NSYM doubles and u32 a brick, and nblk doubles. `most` and
+// `floor` as plan clamps them; `dense`, `most_pieces`, `long_chain` its
+// knobs; `wide` WIDE_SPLIT_PIECES.
+#define RPLAN(name)                                                                                \
+    extern "C" __global__ void name(const unsigned* hist, const unsigned* blocks, long long nblk,    \
+                                    long long n, const double* lg, unsigned most, unsigned floor_, \
+                                    double dense, long long most_pieces, double long_chain,        \
+                                    long long wide, double* scr, unsigned* cum, unsigned* scale,   \
+                                    unsigned* meta) {                                              \
+        long long b = blockIdx.y;                                                                  \
+        unsigned c = threadIdx.x;                                                                  \
+        const unsigned* hb = hist + b * (R_NCTX * R_NSYM);                                         \
+        double* terms = scr + b * (R_NCTX * R_NSYM * 2 + nblk);                                    \
+        unsigned* freq = (unsigned*)(terms + R_NCTX * R_NSYM);                                     \
+        double* steps = terms + R_NCTX * R_NSYM * 2;                                               \
+        __shared__ unsigned long long bits[R_NCTX];                                                \
+        __shared__ unsigned long long tot[R_NCTX], coded[R_NCTX];                                  \
+        if (c < R_NCTX) {                                                                          \
+            const unsigned* h = hb + c * R_NSYM;                                                   \
+            unsigned* f = freq + c * R_NSYM;                                                       \
+            double* t = terms + c * R_NSYM;                                                        \
+            unsigned long long total = 0;                                                          \
+            unsigned present = 0, big = 0;                                                         \
+            for (unsigned s = 0; s < R_NSYM; s++) {                                                \
+                total += h[s];                                                                     \
+                if (h[s]) {                                                                        \
+                    if (present == 0 || h[s] > h[big]) big = s;                                    \
+                    present++;                                                                     \
+                }                                                                                  \
+                f[s] = 0;                                                                          \
+                t[s] = 0.0;                                                                        \
+            }                                                                                      \
+            unsigned sc = 0;                                                                       \
+            if (present == 1) f[big] = 1;                                                          \
+            if (present > 1) {                                                                     \
+                sc = min(max(64u - (unsigned)__clzll((long long)(total - 1)), 1u), R_PROB_BITS);   \
+                unsigned rest = 0;                                                                 \
+                for (unsigned s = 0; s < R_NSYM; s++)                                              \
+                    if (h[s]) {                                                                    \
+                        unsigned long long q = ((unsigned long long)h[s] << sc) / total;           \
+                        f[s] = (unsigned)(q > 1 ? q : 1);                                          \
+                        if (s != big) rest += f[s];                                                \
+                    }                                                                              \
+                f[big] = (1u << sc) - rest;                                                        \
+                for (unsigned s = 0; s < R_NSYM; s++)                                              \
+                    if (h[s])                                                                      \
+                        t[s] = (double)h[s] * (((double)sc - lg[f[s]]) + (double)r_raw_bits(s));   \
+            }                                                                                      \
+            unsigned* cm = cum + b * (R_NCTX * (R_NSYM + 1)) + c * (R_NSYM + 1);                   \
+            unsigned acc = 0;                                                                      \
+            cm[0] = 0;                                                                             \
+            for (unsigned s = 0; s < R_NSYM; s++) {                                                \
+                acc += f[s];                                                                       \
+                cm[s + 1] = acc;                                                                   \
+            }                                                                                      \
+            scale[b * R_NCTX + c] = sc;                                                            \
+            bits[c] = r_context_words(h, f, sc, 0, 0);                                             \
+            /* block_steps' totals: all values, and those a lone direct */                        \
+            /* symbol does not hold.                                   */                        \
+            tot[c] = total;                                                                        \
+            coded[c] = present == 1 && big < R_DIRECT ? 0ull : total;                              \
+        }                                                                                          \
+        __syncthreads();                                                                           \
+        __shared__ double share[8];                                                                \
+        if (c < 8) {                                                                               \
+            unsigned long long all = 0, cd = 0;                                                    \
+            for (int p = 0; p < 4; p++) all += tot[4 * c + p], cd += coded[4 * c + p];             \
+            share[c] = all > 0 ? (double)cd / (double)all : 0.0;                                   \
+        }                                                                                          \
+        __syncthreads();                                                                           \
+        for (long long k = c; k < nblk; k += blockDim.x) {                                         \
+            double s = 0.0;                                                                        \
+            for (int l = 0; l < 8; l++) s = s + (double)blocks[k * 8 + l] * share[l];             \
+            steps[k] = s;                                                                          \
+        }                                                                                          \
+        __syncthreads();                                                                           \
+        if (c != 0) return;                                                                        \
+        double est = 0.0;                                                                          \
+        for (int k = 0; k < R_NCTX * R_NSYM; k++) est = est + terms[k];                            \
+        unsigned chunk_log = floor_;                                                               \
+        while (chunk_log < most && (1ll << chunk_log) < n &&                                       \
+               (double)(1ll << chunk_log) * est < R_CHUNK_BITS * (double)n)                        \
+            chunk_log++;                                                                           \
+        unsigned uch, ulog;                                                                        \
+        r_plan_split(steps, nblk, n, chunk_log, most_pieces, dense, uch, ulog);                    \
+        unsigned rch = uch, rlog = ulog, rl = chunk_log;                                           \
+        if (r_longest_chain(steps, nblk, n, chunk_log, uch, ulog) > long_chain) {                  \
+            /* rans::shorter_chains: the first of the fewest pieces, */                           \
+            /* then the longest chunks.                              */                           \
+            long long most_n = r_piece_count(n, chunk_log, uch, ulog) + wide;                      \
+            long long bc = -1;                                                                     \
+            /* k < 0: the wide split; then shorter chunks from floor. */                           \
+            for (int k = -1; k < (int)chunk_log - (int)floor_; k++) {                              \
+                unsigned l = k < 0 ? chunk_log : floor_ + (unsigned)k, sch, slg;                   \
+                r_plan_split(steps, nblk, n, l, k < 0 ? max(most_pieces, wide) : most_pieces,      \
+                             dense, sch, slg);                                                     \
+                if (r_longest_chain(steps, nblk, n, l, sch, slg) > long_chain) continue;           \
+                long long cnt = r_piece_count(n, l, sch, slg);                                     \
+                if (cnt > most_n) continue;                                                        \
+                if (bc < 0 || cnt < bc || (cnt == bc && l > rl)) {                                 \
+                    bc = cnt;                                                                      \
+                    rl = l;                                                                        \
+                    rch = sch;                                                                     \
+                    rlog = slg;                                                                    \
+                }                                                                                  \
+            }                                                                                      \
+            if (bc < 0) rl = chunk_log, rch = uch, rlog = ulog;                                    \
+        }                                                                                          \
+        unsigned long long wbits = 0;                                                              \
+        for (int k = 0; k < R_NCTX; k++) wbits += bits[k];                                         \
+        unsigned* mt = meta + b * R_META;                                                          \
+        mt[0] = rl;                                                                                \
+        mt[1] = rch;                                                                               \
+        mt[2] = rlog;                                                                              \
+        mt[3] = (unsigned)r_piece_count(n, rl, rch, rlog);                                         \
+        mt[4] = (unsigned)((wbits + 31) / 32);                                                     \
+    }
+
+// Per brick (block y, one thread): its first piece and first table word
+// (the earlier bricks' counts summed), its pieces' starts and lengths as
+// rans::pieces gives them, and past the last brick the totals.
+#define RPIECES(name)                                                                              \
+    extern "C" __global__ void name(unsigned* meta, long long nbk, long long n, unsigned* cfirst,  \
+                                    unsigned long long* cstart, unsigned* clen) {                  \
+        long long b = blockIdx.y;                                                                  \
+        if (threadIdx.x != 0) return;                                                              \
+        unsigned cf = 0, wf = 0;                                                                   \
+        for (long long k = 0; k < b; k++) cf += meta[k * R_META + 3], wf += meta[k * R_META + 4];  \
+        unsigned* mt = meta + b * R_META;                                                          \
+        mt[5] = cf;                                                                                \
+        mt[6] = wf;                                                                                \
+        cfirst[b] = cf;                                                                            \
+        if (b == nbk - 1) cfirst[nbk] = cf + mt[3];                                                \
+        unsigned lg = mt[0], sch = mt[1], slog = mt[2];                                            \
+        long long len = 1ll << lg, nc = r_nchunks(n, lg);                                          \
+        unsigned k = cf;                                                                           \
+        for (long long j = 0; j < nc; j++) {                                                       \
+            long long a = j * len, z = min(a + len, n);                                            \
+            long long step = j < (long long)sch ? (len >> slog) : len;                             \
+            for (long long p = a; p < z; p += step, k++) {                                         \
+                cstart[k] = (unsigned long long)p;                                                 \
+                clen[k] = (unsigned)min(step, z - p);                                              \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+// The table words of every brick (block y; thread c writes context c's
+// codes after the earlier contexts' bits), one after another from each
+// brick's first word (RPIECES) in `words` (zeroed).
+#define RWORDS(name)                                                                               \
+    extern "C" __global__ void name(const unsigned* hist, const double* scr, long long nblk,        \
+                                    const unsigned* scale, const unsigned* meta, unsigned* words) { \
+        long long b = blockIdx.y;                                                                  \
+        unsigned c = threadIdx.x;                                                                  \
+        const unsigned* hb = hist + b * (R_NCTX * R_NSYM);                                         \
+        const unsigned* freq = (const unsigned*)(scr + b * (R_NCTX * R_NSYM * 2 + nblk) + R_NCTX * R_NSYM); \
+        __shared__ unsigned long long bits[R_NCTX];                                                \
+        if (c < R_NCTX)                                                                            \
+            bits[c] = r_context_words(hb + c * R_NSYM, freq + c * R_NSYM, scale[b * R_NCTX + c], 0, 0); \
+        __syncthreads();                                                                           \
+        if (c >= R_NCTX) return;                                                                   \
+        unsigned long long pos = 0;                                                                \
+        for (unsigned k = 0; k < c; k++) pos += bits[k];                                           \
+        r_context_words(hb + c * R_NSYM, freq + c * R_NSYM, scale[b * R_NCTX + c],                 \
+                        words + meta[b * R_META + 6], pos);                                        \
     }
 
 // Per context, the first symbol of each of R_BUCKETS equal slices of its

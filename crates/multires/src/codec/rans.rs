@@ -115,6 +115,122 @@ fn chunk_floor() -> u32 {
     })
 }
 
+/// What `plan` reads besides a brick's histogram and shape, for a coder
+/// that plans elsewhere (the GPU's RPLAN) and must choose as `plan` does.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlanKnobs {
+    /// The longest chunk (log2) and the shortest, for `plan`'s `most_log`.
+    pub most: u32,
+    pub floor: u32,
+    /// `DENSE_STEPS` and `SPLIT_PIECES` (or their knobs).
+    pub dense: f64,
+    pub most_pieces: usize,
+    /// `LONG_CHAIN` (or its knob) and `WIDE_SPLIT_PIECES`.
+    pub long_chain: f64,
+    pub wide: usize,
+}
+
+/// `plan`'s knobs for chunks of at most 2^`most_log` values.
+pub fn plan_knobs(most_log: u32) -> PlanKnobs {
+    let most = most_log.clamp(CHUNK_MIN_LOG, CHUNK_MAX_LOG);
+    let (dense, most_pieces) = split_knobs();
+    PlanKnobs {
+        most,
+        floor: chunk_floor().min(most),
+        dense,
+        most_pieces,
+        long_chain: long_chain(),
+        wide: WIDE_SPLIT_PIECES,
+    }
+}
+
+/// The most pieces `plan` can give a brick of `n` values: the shortest
+/// chunks, and every piece a split may add (a device that plans sizes
+/// its lists by this before it knows the plans).
+pub fn most_pieces(n: usize, knobs: &PlanKnobs) -> usize {
+    chunks(n, knobs.floor) + knobs.most_pieces + knobs.wide
+}
+
+/// Histograms and brick shapes (`class_blocks`) of the kinds `plan` meets,
+/// seeded: dense and sparse contexts, contexts of one symbol (direct or
+/// not), totals past 2^`PROB_BITS`, coarse levels dense at a brick's head
+/// (where splits and shorter chains are chosen). For tests of planners
+/// that must agree with `plan` (the GPU's).
+#[doc(hidden)]
+pub fn synthetic_plan_cases(seed: u64, count: usize) -> Vec<(Vec<u32>, Vec<[u32; LEVELS]>, usize)> {
+    // Three bricks a shape in turn (a batch's bricks share one).
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut rnd = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut n = RESET;
+    (0..count)
+        .map(|i| {
+            // Bricks of 2^12 to 2^22 values, some not a multiple of RESET.
+            if i % 3 == 0 {
+                n = (RESET << (rnd() % 10))
+                    + if i % 2 == 0 {
+                        (rnd() % 4000) as usize
+                    } else {
+                        0
+                    };
+            }
+            let nblk = n.div_ceil(RESET);
+            // Level classes in coding order: coarse (7) first, finest last,
+            // each level twice the one above (the interpolation's).
+            let mut lv = Vec::with_capacity(n);
+            let mut left = n;
+            for l in (0..LEVELS).rev() {
+                let take = if l == 0 {
+                    left
+                } else {
+                    (n >> (l + 1)).min(left)
+                };
+                lv.extend(std::iter::repeat_n(l as u8, take));
+                left -= take;
+            }
+            let blocks = class_blocks(&lv);
+            debug_assert_eq!(blocks.len(), nblk);
+            let per_level: Vec<u64> = (0..LEVELS)
+                .map(|l| blocks.iter().map(|b| b[l] as u64).sum())
+                .collect();
+            let mut hist = vec![0u32; NCTX * NSYM];
+            let style = rnd() % 4;
+            for c in 0..NCTX {
+                let l = c / 4;
+                let h = &mut hist[c * NSYM..(c + 1) * NSYM];
+                let values = per_level[l] / 4 + 1;
+                let kind = if style == 1 && l >= 5 { 5 } else { rnd() % 6 };
+                match (style, kind) {
+                    (_, 0) => {}
+                    (_, 1) => h[(rnd() % 3) as usize] = values as u32,
+                    (_, 2) => h[DIRECT as usize + (rnd() % 40) as usize] = values as u32,
+                    // Sparse fine levels under dense coarse ones: long
+                    // chains at a brick's head (style 1 mostly).
+                    (0, _) if l < 4 => h[0] = values as u32,
+                    (1, _) if l < 5 => h[0] = values as u32,
+                    _ => {
+                        // A two-sided geometric spread of `values` over the
+                        // symbols, some of them past the direct ones.
+                        let width = 1 + rnd() % 120;
+                        let mut left = values;
+                        while left > 0 {
+                            let s = ((rnd() % width) * (rnd() % width) / width) as usize % NSYM;
+                            let k = (1 + rnd() % (left / 8 + 1)).min(left);
+                            h[s] = h[s].saturating_add(k as u32);
+                            left -= k;
+                        }
+                    }
+                }
+            }
+            (hist, blocks, n)
+        })
+        .collect()
+}
+
 /// The first `chunks` chunks of a stream are cut into 2^`log` pieces each.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Split {
@@ -578,8 +694,9 @@ pub fn plan(hist: &[u32], blocks: &[[u32; LEVELS]], n: usize, most_log: u32) -> 
 }
 
 /// log2 of every frequency (0 to 2^PROB_BITS), as f64::log2 gives it:
-/// `plan` took 40 us a brick in log2 calls.
-fn log2_table() -> &'static [f64] {
+/// `plan` took 40 us a brick in log2 calls. A device that plans (the GPU's
+/// RPLAN) takes this table, so its estimate rounds as the host's does.
+pub fn log2_table() -> &'static [f64] {
     static T: std::sync::OnceLock<Vec<f64>> = std::sync::OnceLock::new();
     T.get_or_init(|| (0..=1u32 << PROB_BITS).map(|f| (f as f64).log2()).collect())
 }
@@ -1613,6 +1730,80 @@ pub fn level_classes(dims: [usize; 3], order: &[u32]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Writes `synthetic_plan_cases` in threes (a batch of one shape), with
+    /// their plans, to the file MULTIRES_RPLAN_CASES names, for the RPLAN
+    /// emulator (tools/kernel_emu/rplan_check.sh reads it).
+    #[test]
+    #[ignore = "a tool's input: tools/kernel_emu/rplan_check.sh runs it"]
+    fn write_rplan_cases() {
+        let Ok(path) = std::env::var("MULTIRES_RPLAN_CASES") else {
+            panic!("MULTIRES_RPLAN_CASES names no file");
+        };
+        let cases = synthetic_plan_cases(7, 240);
+        let mut out: Vec<u8> = Vec::new();
+        let u64s = |o: &mut Vec<u8>, v: &[u64]| v.iter().for_each(|x| o.extend(x.to_le_bytes()));
+        let u32s = |o: &mut Vec<u8>, v: &[u32]| v.iter().for_each(|x| o.extend(x.to_le_bytes()));
+        u64s(&mut out, &[(cases.len() / 3) as u64]);
+        out.extend(log2_table().iter().flat_map(|x| x.to_le_bytes()));
+        for (g, group) in cases.chunks_exact(3).enumerate() {
+            let most_log = [16, 14, 12, 15, 13][g % 5];
+            let k = plan_knobs(most_log);
+            let n = group[0].2;
+            let nblk = group[0].1.len();
+            u64s(
+                &mut out,
+                &[n as u64, nblk as u64, k.most as u64, k.floor as u64],
+            );
+            u64s(&mut out, &[k.most_pieces as u64, k.wide as u64]);
+            out.extend(k.dense.to_le_bytes());
+            out.extend(k.long_chain.to_le_bytes());
+            let flat: Vec<u32> = group[0].1.iter().flatten().copied().collect();
+            u32s(&mut out, &flat);
+            for (hist, blocks, m) in group {
+                assert_eq!((*m, blocks.len()), (n, nblk));
+                let p = plan(hist, blocks, n, most_log);
+                u32s(&mut out, hist);
+                u32s(&mut out, &p.tables.cum);
+                u32s(&mut out, &p.tables.scale);
+                let pc = piece_count(n, p.chunk_log, p.split) as u32;
+                let w = p.words.len() as u32;
+                u32s(&mut out, &[p.chunk_log, p.split.chunks, p.split.log, pc, w]);
+                u32s(&mut out, &p.words);
+            }
+        }
+        std::fs::write(&path, out).expect("writing the cases");
+    }
+
+    /// The synthetic cases reach every kind of plan the GPU's planner must
+    /// match: splits, shorter chains, every chunk length, tables of one
+    /// symbol and none.
+    #[test]
+    fn synthetic_plan_cases_cover_the_plans() {
+        let cases = synthetic_plan_cases(7, 240);
+        let (mut split, mut wide, mut logs) = (0, 0, std::collections::BTreeSet::new());
+        let (mut lone, mut empty) = (0, 0);
+        for (g, group) in cases.chunks_exact(3).enumerate() {
+            let most_log = [16, 14, 12, 15, 13][g % 5];
+            for (hist, blocks, n) in group {
+                let p = plan(hist, blocks, *n, most_log);
+                split += (p.split.chunks > 0) as usize;
+                // More pieces than the usual split may add: shorter_chains'.
+                let extra = piece_count(*n, p.chunk_log, p.split) - chunks(*n, p.chunk_log);
+                wide += (extra > SPLIT_PIECES) as usize;
+                logs.insert(p.chunk_log);
+                for h in hist.chunks(NSYM) {
+                    let present = h.iter().filter(|&&x| x > 0).count();
+                    lone += (present == 1) as usize;
+                    empty += (present == 0) as usize;
+                }
+            }
+        }
+        eprintln!("splits {split} wide {wide} logs {logs:?} lone {lone} empty {empty}");
+        assert!(split >= 10 && wide >= 3, "{split} splits, {wide} wide");
+        assert!(logs.len() >= 4, "chunk logs {logs:?}");
+        assert!(lone >= 100 && empty >= 100, "{lone} lone, {empty} empty");
+    }
 
     /// Every value's entry, whichever of the vector forms runs here, and
     /// the counts, against `context` and `symbol` value by value.

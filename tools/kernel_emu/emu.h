@@ -1,0 +1,123 @@
+// Definitions that let g++ run a few of the codec's CUDA kernels on the
+// CPU, a thread per CUDA thread and blocks one after another
+// (tools/kernel_emu/rplan_check.sh): enough for kernels that use only
+// __syncthreads, shared memory declared in the kernel, and atomics; no
+// warp intrinsics. A logic check before device time is spent, not a
+// model of the GPU's timing or memory order.
+#pragma once
+#include <barrier>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <thread>
+#include <vector>
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+// Shared memory: one copy a block, the block's threads run at once.
+#define __shared__ static
+#define __restrict__ __restrict
+#define __align__(n) __attribute__((aligned(n)))
+struct uint3 { unsigned x, y, z; };
+struct dim3 { unsigned x, y, z; };
+struct uint4 { unsigned x, y, z, w; };
+inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
+struct float2 { float x, y; };
+struct float4 { float x, y, z, w; };
+struct double2 { double x, y; };
+inline thread_local uint3 threadIdx, blockIdx;
+inline dim3 blockDim, gridDim;
+inline std::barrier<>* emu_barrier = nullptr;
+inline void __syncthreads() { emu_barrier->arrive_and_wait(); }
+template <typename T> T atomicOr(T* p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
+inline unsigned atomicAdd(unsigned* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+inline int atomicAdd(int* p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
+    return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
+inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
+inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline unsigned __brev(unsigned x) {
+    unsigned r = 0;
+    for (int i = 0; i < 32; i++) r |= ((x >> i) & 1u) << (31 - i);
+    return r;
+}
+inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
+inline unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
+inline int min(int a, int b) { return a < b ? a : b; }
+inline int max(int a, int b) { return a > b ? a : b; }
+inline long long min(long long a, long long b) { return a < b ? a : b; }
+inline long long max(long long a, long long b) { return a > b ? a : b; }
+inline unsigned long long min(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
+inline unsigned long long max(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
+using std::fmax;
+
+// What the emulated kernels do not use, defined only so that the rest of
+// the file compiles (reaching one is a trap).
+#define EMU_NONE { __builtin_trap(); }
+inline void __syncwarp(unsigned = 0xffffffffu) EMU_NONE
+inline unsigned __activemask() EMU_NONE
+inline unsigned __ballot_sync(unsigned, int) EMU_NONE
+inline int __all_sync(unsigned, int) EMU_NONE
+inline int __any_sync(unsigned, int) EMU_NONE
+inline unsigned __match_any_sync(unsigned, unsigned) EMU_NONE
+inline unsigned __reduce_max_sync(unsigned, unsigned) EMU_NONE
+inline unsigned __reduce_add_sync(unsigned, unsigned) EMU_NONE
+inline unsigned __reduce_or_sync(unsigned, unsigned) EMU_NONE
+template <typename T> T __shfl_sync(unsigned, T, int, int = 32) EMU_NONE
+template <typename T> T __shfl_down_sync(unsigned, T, unsigned, int = 32) EMU_NONE
+template <typename T> T __shfl_up_sync(unsigned, T, unsigned, int = 32) EMU_NONE
+template <typename T> T __shfl_xor_sync(unsigned, T, int, int = 32) EMU_NONE
+template <typename T> T atomicMax(T*, T) EMU_NONE
+template <typename T> T atomicMin(T*, T) EMU_NONE
+template <typename T> T atomicAnd(T*, T) EMU_NONE
+template <typename T> T atomicExch(T*, T) EMU_NONE
+template <typename T> T atomicCAS(T*, T, T) EMU_NONE
+inline float atomicAdd(float*, float) EMU_NONE
+inline double atomicAdd(double*, double) EMU_NONE
+inline int __popcll(unsigned long long) EMU_NONE
+inline int __ffs(int) EMU_NONE
+inline int __ffsll(long long) EMU_NONE
+inline unsigned __umulhi(unsigned, unsigned) EMU_NONE
+inline unsigned long long __umul64hi(unsigned long long, unsigned long long) EMU_NONE
+inline unsigned __float_as_uint(float) EMU_NONE
+inline float __uint_as_float(unsigned) EMU_NONE
+inline float __int_as_float(int) EMU_NONE
+inline int __float_as_int(float) EMU_NONE
+inline long long __double_as_longlong(double) EMU_NONE
+inline double __longlong_as_double(long long) EMU_NONE
+inline float __double2float_rn(double) EMU_NONE
+inline float __fdividef(float, float) EMU_NONE
+inline void __threadfence() EMU_NONE
+inline long long clock64() EMU_NONE
+template <typename T> T __ldg(const T*) EMU_NONE
+inline void sincospi(double, double*, double*) EMU_NONE
+inline void sincospif(float, float*, float*) EMU_NONE
+inline void sincos(double, double*, double*) EMU_NONE
+inline void sincosf(float, float*, float*) EMU_NONE
+using std::isfinite;
+using std::isnan;
+using std::isinf;
+
+// Runs `kernel` over `grid` (x, y) blocks of `threads` threads.
+inline void emu_launch(unsigned gx, unsigned gy, unsigned threads, const std::function<void()>& kernel) {
+    gridDim = {gx, gy, 1};
+    blockDim = {threads, 1, 1};
+    for (unsigned y = 0; y < gy; y++)
+        for (unsigned x = 0; x < gx; x++) {
+            std::barrier<> bar((std::ptrdiff_t)threads);
+            emu_barrier = &bar;
+            std::vector<std::thread> ts;
+            for (unsigned t = 0; t < threads; t++)
+                ts.emplace_back([&, t] {
+                    threadIdx = {t, 0, 0};
+                    blockIdx = {x, y, 0};
+                    kernel();
+                    // A thread that returned early leaves the barrier's count.
+                    emu_barrier->arrive_and_drop();
+                });
+            for (auto& t : ts) t.join();
+        }
+}
