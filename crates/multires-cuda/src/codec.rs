@@ -214,8 +214,10 @@ fn tile_classes(classes: &[u8]) -> Vec<u8> {
 struct LevelClasses {
     values: CudaSlice<u8>,
     tiles: CudaSlice<u8>,
-    /// Per `rans::RESET` block, its values of each class (for `rans::plan`).
+    /// Per `rans::RESET` block, its values of each class (for `rans::plan`),
+    /// and on the device for RPLAN.
     blocks: Vec<[u32; rans::LEVELS]>,
+    blocks_d: CudaSlice<u32>,
 }
 
 /// A coding order on the device and its inverse (each grid point's place
@@ -1406,10 +1408,13 @@ impl Slot {
                 .table(&format!("codec classes {dims:?} {o:?}"), || {
                     let up = || "copying level classes".to_string();
                     let cl = interp::classes(dims, o);
+                    let blocks = rans::class_blocks(&cl);
+                    let flat: Vec<u32> = blocks.iter().flatten().copied().collect();
                     let d = LevelClasses {
                         values: s.clone_htod(cl.as_slice()).during(up)?,
                         tiles: s.clone_htod(&tile_classes(&cl)).during(up)?,
-                        blocks: rans::class_blocks(&cl),
+                        blocks_d: s.clone_htod(&flat).during(up)?,
+                        blocks,
                     };
                     s.synchronize().during(up)?;
                     Ok(d)
@@ -1548,17 +1553,45 @@ impl Slot {
             if let Some(t) = turn {
                 t.publish(s)?;
             }
-            // One wait for the five lists.
-            let g = &self.gpu;
+            let (mut on_device, hist) = if device_plans() {
+                let p = self.queue_device_plans(hist, &cls, n, nbk, chunk_log)?;
+                (Some(p), None)
+            } else {
+                (None, Some(hist))
+            };
+            // One wait for the lists (the histograms' only where the host
+            // plans).
+            let g = &self.gpu.clone();
             let counts_q = self.stage.queue_down(g, s, &counts)?;
             let maxe_q = self.stage.queue_down(g, s, &maxe)?;
             let sse_q = self.stage.queue_down(g, s, &sse)?;
             let iq_q = self.stage.queue_down(g, s, &qd)?;
-            let hist_q = self.stage.queue_down(g, s, &hist)?;
-            self.stage.wait(s)?;
+            let planned = match on_device.take() {
+                Some(mut p) => {
+                    // RENC is queued before the host waits for the lists:
+                    // the wait is on an event before it.
+                    use cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
+                    let listed = s
+                        .record_event(Some(CU_EVENT_DISABLE_TIMING))
+                        .during(|| "recording the lists' copies".into())?;
+                    let renc = self.queue_device_renc(&mut p, &cls, n, nbk)?;
+                    listed
+                        .synchronize()
+                        .during(|| "waiting for a slot's list".into())?;
+                    RansPlans::Device(Box::new((p, renc)))
+                }
+                None => {
+                    let hist =
+                        hist.ok_or_else(|| CudaError::Unsupported("no histograms".into()))?;
+                    let hist_q = self.stage.queue_down(g, s, &hist)?;
+                    self.stage.wait(s)?;
+                    RansPlans::Host(self.stage.read(&hist_q))
+                }
+            };
             let (counts_h, maxe_h) = (self.stage.read(&counts_q), self.stage.read(&maxe_q));
             let (sse_h, iq) = (self.stage.read(&sse_q), self.stage.read(&iq_q));
-            let hist_h = self.stage.read(&hist_q);
+            // Every copy through the stage so far has been read.
+            self.stage.synchronized();
             prof(s, "r_hist")?;
             // The transform is done (the reads waited for it).
             let gate = front.as_ref().map(|p| p.0);
@@ -1567,7 +1600,7 @@ impl Slot {
                 b,
                 &iq,
                 (&counts_h, &maxe_h, &sse_h),
-                (&hist_h, &cls),
+                (planned, &cls),
                 &omask,
                 (f32i, sz, chunk_log),
                 gate,
@@ -1933,57 +1966,75 @@ impl Slot {
         Ok((hist, cls))
     }
 
-    /// The interpolation's payloads (trial 0 of `ints` and `corr`): rANS
-    /// tables from the bricks' histograms, made on the host by the CPU's
-    /// code, then the chunks' sizes and words and the outlier lists on the
-    /// device.
-    #[allow(clippy::too_many_arguments)]
-    fn encode_rans(
+    /// A batch's rANS plans made on the device from its histograms
+    /// (`hist`, on the device), queued on the slot's stream
+    /// (`queue_rplan`); RENC and RWORDS follow (`queue_device_renc`).
+    fn queue_device_plans(
         &mut self,
-        b: &Batch,
-        q: &[f64],
-        (counts_h, maxe_h, sse_h): (&[u64], &[u64], &[f64]),
-        (hist_h, cls): (&[u32], &LevelClasses),
-        omask: &CudaSlice<u32>,
-        (f32i, sz, chunk_log): (i32, usize, u32),
-        gate: Option<&Gate>,
-    ) -> Result<Vec<GpuCoded>, CudaError> {
-        use rayon::prelude::*;
-        let dims = b.dims;
-        let n: usize = dims.iter().product();
-        let nbk = b.bricks.len();
+        hist: CudaSlice<u32>,
+        cls: &LevelClasses,
+        n: usize,
+        nbk: usize,
+        chunk_log: u32,
+    ) -> Result<DevicePlans, CudaError> {
         let s = &self.stream.clone();
-        let n64 = n as i64;
-        let table = rans::NCTX * rans::NSYM;
-        let ints = self.ints.slice(0..nbk * n);
-        let plans: Vec<rans::Plan> = hist_h
-            .par_chunks(table)
-            .map(|h| rans::plan(h, &cls.blocks, n, chunk_log))
-            .collect();
-        prof(s, "r_plan")?;
-        let mut chunks = RansChunks::new();
-        for p in &plans {
-            chunks.push(rans::pieces(n, p.chunk_log, p.split), Some(&p.tables));
-        }
-        let nch = chunks.clen.len();
-        prof(s, "r_chunks")?;
-        // One copy of the five lists, kept until RENC has read them.
-        let lists = chunks.byte_lists();
-        let (_lists_d, _, addr) = upload_packed(
+        let p = queue_rplan(
             &self.gpu,
             s,
-            PackedFrom::Stage(&mut self.stage),
-            0,
-            |_| {},
-            &lists,
+            hist,
+            (&cls.blocks_d, cls.blocks.len()),
+            n,
+            nbk,
+            chunk_log,
         )?;
-        let [cfirst, cstart, clen, cum, scale] = addr[..] else {
-            return Err(CudaError::Unsupported("chunk lists".into()));
-        };
-        prof(s, "r_lists_up")?;
-        let mut sizes = s.alloc_zeros::<u32>(nch).during(|| "alloc".into())?;
+        prof(s, "r_dplan")?;
+        Ok(p)
+    }
+
+    /// RENC on the device's plans (`queue_device_plans`), then RWORDS
+    /// (the table words, which only the host's layout reads) beside it.
+    fn queue_device_renc(
+        &mut self,
+        p: &mut DevicePlans,
+        cls: &LevelClasses,
+        n: usize,
+        nbk: usize,
+    ) -> Result<RencOut, CudaError> {
+        use cudarc::driver::DevicePtr;
+        let s = &self.stream.clone();
+        let nmax = nbk * p.maxp;
+        let lists = [
+            p.cfirst.device_ptr(s).0,
+            p.cstart.device_ptr(s).0,
+            p.clen.device_ptr(s).0,
+            p.cum.device_ptr(s).0,
+            p.scale.device_ptr(s).0,
+        ];
+        let out = self.launch_renc(cls, n, nbk, (p.maxp, nmax), lists)?;
+        queue_rwords(&self.gpu, s, p, cls.blocks.len(), nbk)?;
+        Ok(out)
+    }
+
+    /// RENC over a batch's chunk lists (device addresses of cfirst,
+    /// cstart, clen, cum, scale), `most` chunks a brick at most and
+    /// `nch` in all, on the slot's bulk stream.
+    fn launch_renc(
+        &mut self,
+        cls: &LevelClasses,
+        n: usize,
+        nbk: usize,
+        (most, nch): (usize, usize),
+        [cfirst, cstart, clen, cum, scale]: [u64; 5],
+    ) -> Result<RencOut, CudaError> {
+        let s = &self.stream.clone();
+        let n64 = n as i64;
+        let ints = self.ints.slice(0..nbk * n);
+        let sizes = s.alloc_zeros::<u32>(nch.max(1)).during(|| "alloc".into())?;
         prof(s, "r_upload")?;
-        let mut states = s.alloc_zeros::<u32>(nch).during(|| "alloc".into())?;
+        let mut out = RencOut {
+            states: s.alloc_zeros::<u32>(nch.max(1)).during(|| "alloc".into())?,
+            sizes,
+        };
         // The tried steps' quantized values are not needed by the
         // interpolation (one step): their room is RENC's scratch.
         let scratch = self.ints.slice(nbk * n..TRIALS * nbk * n);
@@ -2010,14 +2061,176 @@ impl Slot {
             .arg(&clen)
             .arg(&cum)
             .arg(&scale)
-            .arg(&mut sizes)
-            .arg(&mut states)
+            .arg(&mut out.sizes)
+            .arg(&mut out.states)
             .arg(&scratch);
-        unsafe { l.launch(cfg(chunks.grid(1), RENC_THREADS, RENC_SMEM)) }
+        let grid = (most.div_ceil(32).max(1) as u32, nbk.max(1) as u32);
+        unsafe { l.launch(cfg(grid, RENC_THREADS, RENC_SMEM)) }
             .during(|| "launching RENC".into())?;
         bulk_end(s, bulk)?;
         prof(s, "r_enc_kernel")?;
-        let sizes_h = self.stage.down(&self.gpu, s, &sizes)?;
+        Ok(out)
+    }
+
+    /// The device's plans and RENC's chunk sizes brought down (one wait;
+    /// a second only where the table words outgrow the first copy).
+    fn device_plans_down(
+        &mut self,
+        p: &DevicePlans,
+        sizes: &CudaSlice<u32>,
+        n: usize,
+        nbk: usize,
+    ) -> Result<(Vec<BrickPlan>, Vec<u32>), CudaError> {
+        let s = &self.stream.clone();
+        let g = &self.gpu.clone();
+        let words = p
+            .words
+            .as_ref()
+            .ok_or_else(|| CudaError::Unsupported("RWORDS was not queued".into()))?;
+        let guess = (nbk * RPLAN_WORDS_GUESS).min(words.len());
+        let meta_q = self.stage.queue_down(g, s, &p.meta)?;
+        let sizes_q = self.stage.queue_down(g, s, sizes)?;
+        let words_q = self.stage.queue_down(g, s, &words.slice(0..guess))?;
+        self.stage.wait(s)?;
+        let meta = self.stage.read(&meta_q);
+        let sizes_h = self.stage.read(&sizes_q);
+        let mut words_h = self.stage.read(&words_q);
+        let total: usize = (0..nbk).map(|b| meta[b * RPLAN_META + 4] as usize).sum();
+        if total > words.len() {
+            return Err(CudaError::Unsupported(format!(
+                "RPLAN wrote {total} table words, more than the {} a batch holds",
+                words.len()
+            )));
+        }
+        if total > guess {
+            words_h.extend(self.stage.down(g, s, &words.slice(guess..total))?);
+        }
+        let mut plans = Vec::with_capacity(nbk);
+        let mut sizes_used = 0usize;
+        for b in 0..nbk {
+            let m = &meta[b * RPLAN_META..(b + 1) * RPLAN_META];
+            let (chunk_log, split) = (
+                m[0],
+                rans::Split {
+                    chunks: m[1],
+                    log: m[2],
+                },
+            );
+            let (w0, nw) = (m[6] as usize, m[4] as usize);
+            if m[5] as usize != sizes_used
+                || rans::piece_count(n, chunk_log, split) != m[3] as usize
+                || w0 + nw > total
+            {
+                return Err(CudaError::Unsupported(format!(
+                    "brick {b}: RPLAN's plan does not hold together (meta {m:?})"
+                )));
+            }
+            sizes_used += m[3] as usize;
+            plans.push(BrickPlan {
+                chunk_log,
+                split,
+                words: words_h[w0..w0 + nw].to_vec(),
+            });
+        }
+        if sizes_used > sizes_h.len() {
+            return Err(CudaError::Unsupported(format!(
+                "RPLAN planned {sizes_used} chunks, more than the {} RENC had room for",
+                sizes_h.len()
+            )));
+        }
+        Ok((plans, sizes_h[..sizes_used].to_vec()))
+    }
+
+    /// The batch's plans on the host (`rans::plan` a brick, the CPU's
+    /// code), their lists up, RENC, and the chunk sizes down.
+    fn host_plans_renc(
+        &mut self,
+        hist_h: &[u32],
+        cls: &LevelClasses,
+        n: usize,
+        nbk: usize,
+        chunk_log: u32,
+    ) -> Result<(Vec<BrickPlan>, RencOut, Vec<u32>), CudaError> {
+        use rayon::prelude::*;
+        let s = &self.stream.clone();
+        let table = rans::NCTX * rans::NSYM;
+        let plans: Vec<rans::Plan> = hist_h
+            .par_chunks(table)
+            .map(|h| rans::plan(h, &cls.blocks, n, chunk_log))
+            .collect();
+        prof(s, "r_plan")?;
+        let mut chunks = RansChunks::new();
+        for p in &plans {
+            chunks.push(rans::pieces(n, p.chunk_log, p.split), Some(&p.tables));
+        }
+        let nch = chunks.clen.len();
+        prof(s, "r_chunks")?;
+        // One copy of the five lists, kept until RENC has read them.
+        let lists = chunks.byte_lists();
+        let (_lists_d, _, addr) = upload_packed(
+            &self.gpu,
+            s,
+            PackedFrom::Stage(&mut self.stage),
+            0,
+            |_| {},
+            &lists,
+        )?;
+        let [cfirst, cstart, clen, cum, scale] = addr[..] else {
+            return Err(CudaError::Unsupported("chunk lists".into()));
+        };
+        prof(s, "r_lists_up")?;
+        let out = self.launch_renc(
+            cls,
+            n,
+            nbk,
+            (chunks.most, nch),
+            [cfirst, cstart, clen, cum, scale],
+        )?;
+        let sizes_h = self.stage.down(&self.gpu, s, &out.sizes)?;
+        let plans = plans
+            .into_iter()
+            .map(|p| BrickPlan {
+                chunk_log: p.chunk_log,
+                split: p.split,
+                words: p.words,
+            })
+            .collect();
+        Ok((plans, out, sizes_h[..nch].to_vec()))
+    }
+
+    /// The interpolation's payloads (trial 0 of `ints` and `corr`): rANS
+    /// tables from the bricks' histograms (on the device by default, else
+    /// on the host by the CPU's code), the chunks' sizes and words and the
+    /// outlier lists on the device, the layout on the host.
+    #[allow(clippy::too_many_arguments)]
+    fn encode_rans(
+        &mut self,
+        b: &Batch,
+        q: &[f64],
+        (counts_h, maxe_h, sse_h): (&[u64], &[u64], &[f64]),
+        (planned, cls): (RansPlans, &LevelClasses),
+        omask: &CudaSlice<u32>,
+        (f32i, sz, chunk_log): (i32, usize, u32),
+        gate: Option<&Gate>,
+    ) -> Result<Vec<GpuCoded>, CudaError> {
+        let dims = b.dims;
+        let n: usize = dims.iter().product();
+        let nbk = b.bricks.len();
+        let s = &self.stream.clone();
+        let (plans, renc, sizes_h, _device) = match planned {
+            RansPlans::Host(hist_h) => {
+                let (plans, renc, sizes_h) =
+                    self.host_plans_renc(&hist_h, cls, n, nbk, chunk_log)?;
+                (plans, renc, sizes_h, None)
+            }
+            RansPlans::Device(planned) => {
+                let (p, renc) = *planned;
+                let (plans, sizes_h) = self.device_plans_down(&p, &renc.sizes, n, nbk)?;
+                (plans, renc, sizes_h, Some(p))
+            }
+        };
+        let RencOut { sizes, states } = renc;
+        let nch = sizes_h.len();
         prof(s, "r_encode")?;
         // Layout: per brick the step, the stream (header, tables, chunk
         // lengths, data) and the outliers.
@@ -2050,15 +2263,15 @@ impl Slot {
         clear_out(s, &mut self.out, total)?;
         let offs_d = self.stage.up(&self.gpu, s, &offs)?;
         // Where each chunk's scratch starts, in words (4 a value).
-        let spos: Vec<u64> = (0..nbk)
-            .flat_map(|bi| {
-                let (a, z) = (chunks.cfirst[bi] as usize, chunks.cfirst[bi + 1] as usize);
-                chunks.cstart[a..z]
-                    .iter()
-                    .map(move |&st| 4 * ((bi * n) as u64 + st))
+        let spos: Vec<u64> = plans
+            .iter()
+            .enumerate()
+            .flat_map(|(bi, p)| {
+                rans::pieces(n, p.chunk_log, p.split).map(move |(st, _)| 4 * (bi * n + st) as u64)
             })
             .collect();
         let spos_d = self.stage.up(&self.gpu, s, &spos)?;
+        let scratch = self.ints.slice(nbk * n..TRIALS * nbk * n);
         let f = self.f("RCOPY(kernel)", 0)?;
         let nch64 = nch as i64;
         let mut l = s.launch_builder(&f);
@@ -4092,6 +4305,232 @@ fn rhist_blocks(n: usize, bricks: usize) -> u32 {
 /// threads a block.
 fn block_grid(count: usize, bricks: usize) -> (u32, u32) {
     ((count.div_ceil(256)).min(4096) as u32, bricks as u32)
+}
+
+/// RPLAN (a brick's tables, chunk length and split, a block a brick) then
+/// RPIECES (the chunk lists) on `s`, from the bricks' histograms `hist`
+/// and their shape's class blocks (`rans::class_blocks`, `nblk` of them).
+fn queue_rplan(
+    gpu: &Gpu,
+    s: &Arc<CudaStream>,
+    hist: CudaSlice<u32>,
+    (blocks, nblk): (&CudaSlice<u32>, usize),
+    n: usize,
+    nbk: usize,
+    most_log: u32,
+) -> Result<DevicePlans, CudaError> {
+    let k = rans::plan_knobs(most_log);
+    let lg = gpu.table("codec rans log2", || {
+        s.clone_htod(rans::log2_table())
+            .during(|| "copying the log2 table".into())
+    })?;
+    let table = rans::NCTX * rans::NSYM;
+    let maxp = rans::most_pieces(n, &k);
+    let alloc = || "alloc".to_string();
+    let mut scr = unsafe { s.alloc::<f64>(nbk * (2 * table + nblk)) }.during(alloc)?;
+    let mut cum = unsafe { s.alloc::<u32>(nbk * rans::NCTX * (rans::NSYM + 1)) }.during(alloc)?;
+    let mut scale = unsafe { s.alloc::<u32>(nbk * rans::NCTX) }.during(alloc)?;
+    let mut meta = s.alloc_zeros::<u32>(nbk * RPLAN_META).during(alloc)?;
+    let mut cfirst = unsafe { s.alloc::<u32>(nbk + 1) }.during(alloc)?;
+    let mut cstart = unsafe { s.alloc::<u64>(nbk * maxp) }.during(alloc)?;
+    let mut clen = unsafe { s.alloc::<u32>(nbk * maxp) }.during(alloc)?;
+    let (nblk64, n64, nbk64) = (nblk as i64, n as i64, nbk as i64);
+    let (most_pieces, wide) = (k.most_pieces as i64, k.wide as i64);
+    let f = gpu.function(Kernel::Codec, "RPLAN(kernel)", 0)?;
+    let mut l = s.launch_builder(&f);
+    l.arg(&hist)
+        .arg(blocks)
+        .arg(&nblk64)
+        .arg(&n64)
+        .arg(lg.as_ref())
+        .arg(&k.most)
+        .arg(&k.floor)
+        .arg(&k.dense)
+        .arg(&most_pieces)
+        .arg(&k.long_chain)
+        .arg(&wide)
+        .arg(&mut scr)
+        .arg(&mut cum)
+        .arg(&mut scale)
+        .arg(&mut meta);
+    unsafe { l.launch(cfg((1, nbk as u32), 32, 0)) }.during(|| "launching RPLAN".into())?;
+    let f = gpu.function(Kernel::Codec, "RPIECES(kernel)", 0)?;
+    let mut l = s.launch_builder(&f);
+    l.arg(&mut meta)
+        .arg(&nbk64)
+        .arg(&n64)
+        .arg(&mut cfirst)
+        .arg(&mut cstart)
+        .arg(&mut clen);
+    unsafe { l.launch(cfg((1, nbk as u32), 1, 0)) }.during(|| "launching RPIECES".into())?;
+    Ok(DevicePlans {
+        hist,
+        scr,
+        cum,
+        scale,
+        meta,
+        cfirst,
+        cstart,
+        clen,
+        words: None,
+        maxp,
+    })
+}
+
+/// RWORDS: the bricks' table words (`queue_rplan`'s plans), one brick's
+/// after another's in `p.words`.
+fn queue_rwords(
+    gpu: &Gpu,
+    s: &Arc<CudaStream>,
+    p: &mut DevicePlans,
+    nblk: usize,
+    nbk: usize,
+) -> Result<(), CudaError> {
+    let mut words = s
+        .alloc_zeros::<u32>(nbk * RPLAN_WORDS)
+        .during(|| "alloc".into())?;
+    let nblk64 = nblk as i64;
+    let f = gpu.function(Kernel::Codec, "RWORDS(kernel)", 0)?;
+    let mut l = s.launch_builder(&f);
+    l.arg(&p.hist)
+        .arg(&p.scr)
+        .arg(&nblk64)
+        .arg(&p.scale)
+        .arg(&p.meta)
+        .arg(&mut words);
+    unsafe { l.launch(cfg((1, nbk as u32), 32, 0)) }.during(|| "launching RWORDS".into())?;
+    p.words = Some(words);
+    Ok(())
+}
+
+/// A brick's plan as the device made it (`plans_on_device`).
+#[doc(hidden)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DevicePlan {
+    pub cum: Vec<u32>,
+    pub scale: Vec<u32>,
+    pub chunk_log: u32,
+    pub split: rans::Split,
+    pub words: Vec<u32>,
+    /// Its chunks (first value, values), as `rans::pieces` lists them.
+    pub pieces: Vec<(usize, usize)>,
+}
+
+/// `rans::plan` of bricks of `n` values (histograms `hists` one after
+/// another, shape `blocks`) made by RPLAN, RPIECES and RWORDS, for tests
+/// that the device plans as the host does.
+#[doc(hidden)]
+pub fn plans_on_device(
+    gpu: &Arc<Gpu>,
+    hists: &[u32],
+    blocks: &[[u32; rans::LEVELS]],
+    n: usize,
+    most_log: u32,
+) -> Result<Vec<DevicePlan>, CudaError> {
+    let s = gpu.ctx.new_stream().during(|| "a stream".into())?;
+    let table = rans::NCTX * rans::NSYM;
+    let nbk = hists.len() / table;
+    let up = || "copying histograms".to_string();
+    let hist = s.clone_htod(hists).during(up)?;
+    let flat: Vec<u32> = blocks.iter().flatten().copied().collect();
+    let blocks_d = s.clone_htod(&flat).during(up)?;
+    let mut p = queue_rplan(gpu, &s, hist, (&blocks_d, blocks.len()), n, nbk, most_log)?;
+    queue_rwords(gpu, &s, &mut p, blocks.len(), nbk)?;
+    let down = || "copying plans".to_string();
+    let meta = s.clone_dtoh(&p.meta).during(down)?;
+    let cum = s.clone_dtoh(&p.cum).during(down)?;
+    let scale = s.clone_dtoh(&p.scale).during(down)?;
+    let cfirst = s.clone_dtoh(&p.cfirst).during(down)?;
+    let cstart = s.clone_dtoh(&p.cstart).during(down)?;
+    let clen = s.clone_dtoh(&p.clen).during(down)?;
+    let words = match &p.words {
+        Some(w) => s.clone_dtoh(w).during(down)?,
+        None => Vec::new(),
+    };
+    s.synchronize().during(down)?;
+    let cw = rans::NCTX * (rans::NSYM + 1);
+    (0..nbk)
+        .map(|b| {
+            let m = &meta[b * RPLAN_META..(b + 1) * RPLAN_META];
+            let (c0, c1) = (cfirst[b] as usize, cfirst[b + 1] as usize);
+            let (w0, nw) = (m[6] as usize, m[4] as usize);
+            if c1 < c0 || c1 > cstart.len() || w0 + nw > words.len() {
+                return Err(CudaError::Unsupported(format!("brick {b}: meta {m:?}")));
+            }
+            Ok(DevicePlan {
+                cum: cum[b * cw..(b + 1) * cw].to_vec(),
+                scale: scale[b * rans::NCTX..(b + 1) * rans::NCTX].to_vec(),
+                chunk_log: m[0],
+                split: rans::Split {
+                    chunks: m[1],
+                    log: m[2],
+                },
+                words: words[w0..w0 + nw].to_vec(),
+                pieces: (c0..c1)
+                    .map(|c| (cstart[c] as usize, clen[c] as usize))
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+/// Words a brick's entry of RPLAN's `meta` holds (the kernel's R_META):
+/// chunk log, split chunks, split log, pieces, table words, first piece,
+/// first table word.
+const RPLAN_META: usize = 8;
+/// Table words RWORDS has room for, a brick: at most 5,718 bits a context
+/// (its count, scale, 168 symbols' gaps, the largest's rank, 167
+/// frequencies of up to 31 bits), 5,718 words for 32 contexts.
+const RPLAN_WORDS: usize = 8192;
+/// Table words a brick brought down with the chunk sizes (a turbulent
+/// brick's are about 1,500); more take a second copy.
+const RPLAN_WORDS_GUESS: usize = 4096;
+
+/// Where a batch's rANS plans are made: on the device from its histograms
+/// (RPLAN, by default), or on the host by the CPU's `rans::plan`
+/// (`MULTIRES_CODEC_RPLAN=host`, for comparison); the bytes are the same.
+/// On the host, a batch's chain waited for its histogram to come down,
+/// the plans, and the lists to go up: 0.9-1.5 ms before its RENC could
+/// start, and the last batch's chain is a run's tail (sessions 47-50).
+fn device_plans() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("MULTIRES_CODEC_RPLAN").as_deref() != Ok("host"))
+}
+
+/// A brick's plan, as its payload's layout needs it.
+struct BrickPlan {
+    chunk_log: u32,
+    split: rans::Split,
+    words: Vec<u32>,
+}
+
+/// RENC's outputs: each chunk's words and final state.
+struct RencOut {
+    sizes: CudaSlice<u32>,
+    states: CudaSlice<u32>,
+}
+
+/// A batch's plans on the device (RPLAN, RPIECES, RWORDS) and what their
+/// kernels read, kept until the batch's layout is done.
+struct DevicePlans {
+    hist: CudaSlice<u32>,
+    scr: CudaSlice<f64>,
+    cum: CudaSlice<u32>,
+    scale: CudaSlice<u32>,
+    meta: CudaSlice<u32>,
+    cfirst: CudaSlice<u32>,
+    cstart: CudaSlice<u64>,
+    clen: CudaSlice<u32>,
+    words: Option<CudaSlice<u32>>,
+    /// The most chunks a brick may have (`rans::most_pieces`).
+    maxp: usize,
+}
+
+/// How a batch's plans were made: the histograms down to the host, or the
+/// plans and RENC queued on the device.
+enum RansPlans {
+    Host(Vec<u32>),
+    Device(Box<(DevicePlans, RencOut)>),
 }
 
 /// The chunks of a batch's rANS streams and the bricks' tables, as the

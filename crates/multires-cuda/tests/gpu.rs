@@ -977,6 +977,49 @@ fn streamed_batches_equal_the_in_core_run() {
 /// The codec slots' small copies (a kernel through mapped page-locked
 /// memory): odd lengths, misaligned views, a stage filled (it waits for
 /// the stream) and outgrown (it grows), several element types.
+/// RPLAN, RPIECES and RWORDS plan every brick as `rans::plan` does (the
+/// bytes of the file depend on it): tables, chunk length, split, table
+/// words and chunk lists, over synthetic histograms of every kind of plan,
+/// three bricks a batch. The codec tests below check the same on real
+/// fields, through the files' bytes.
+#[test]
+fn rans_plans_on_the_device_equal_the_hosts() {
+    use multires::codec::rans;
+    let Some(gpu) = gpu_or_skip("rans_plans_on_the_device_equal_the_hosts") else {
+        return;
+    };
+    let cases = rans::synthetic_plan_cases(11, 600);
+    let (mut split, mut logs) = (0, std::collections::BTreeSet::new());
+    for (g, group) in cases.chunks_exact(3).enumerate() {
+        let most_log = [16, 14, 12, 15, 13][g % 5];
+        let (n, blocks) = (group[0].2, &group[0].1);
+        let hists: Vec<u32> = group.iter().flat_map(|c| c.0.iter().copied()).collect();
+        let got = multires_cuda::codec::plans_on_device(&gpu, &hists, blocks, n, most_log)
+            .unwrap_or_else(|e| panic!("group {g}: {e}"));
+        assert_eq!(got.len(), 3);
+        for (b, (c, d)) in group.iter().zip(&got).enumerate() {
+            let p = rans::plan(&c.0, blocks, n, most_log);
+            let at = format!("group {g} brick {b} (n {n}, most_log {most_log})");
+            assert_eq!(d.cum, p.tables.cum, "{at}: cumulative starts");
+            assert_eq!(d.scale, p.tables.scale, "{at}: scales");
+            assert_eq!(
+                (d.chunk_log, d.split),
+                (p.chunk_log, p.split),
+                "{at}: chunks"
+            );
+            assert_eq!(d.words, p.words, "{at}: table words");
+            let pieces: Vec<_> = rans::pieces(n, p.chunk_log, p.split).collect();
+            assert_eq!(d.pieces, pieces, "{at}: chunk list");
+            split += (p.split.chunks > 0) as usize;
+            logs.insert(p.chunk_log);
+        }
+    }
+    assert!(
+        split >= 10 && logs.len() >= 4,
+        "{split} splits, chunk logs {logs:?}"
+    );
+}
+
 #[test]
 fn staged_copies_equal_their_data() {
     use multires_cuda::stage::Stage;
