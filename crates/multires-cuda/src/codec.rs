@@ -1553,12 +1553,6 @@ impl Slot {
             if let Some(t) = turn {
                 t.publish(s)?;
             }
-            let (mut on_device, hist) = if device_plans() {
-                let p = self.queue_device_plans(hist, &cls, n, nbk, chunk_log)?;
-                (Some(p), None)
-            } else {
-                (None, Some(hist))
-            };
             // One wait for the lists (the histograms' only where the host
             // plans).
             let g = &self.gpu.clone();
@@ -1566,27 +1560,24 @@ impl Slot {
             let maxe_q = self.stage.queue_down(g, s, &maxe)?;
             let sse_q = self.stage.queue_down(g, s, &sse)?;
             let iq_q = self.stage.queue_down(g, s, &qd)?;
-            let planned = match on_device.take() {
-                Some(mut p) => {
-                    // RENC is queued before the host waits for the lists:
-                    // the wait is on an event before it.
-                    use cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
-                    let listed = s
-                        .record_event(Some(CU_EVENT_DISABLE_TIMING))
-                        .during(|| "recording the lists' copies".into())?;
-                    let renc = self.queue_device_renc(&mut p, &cls, n, nbk)?;
-                    listed
-                        .synchronize()
-                        .during(|| "waiting for a slot's list".into())?;
-                    RansPlans::Device(Box::new((p, renc)))
-                }
-                None => {
-                    let hist =
-                        hist.ok_or_else(|| CudaError::Unsupported("no histograms".into()))?;
-                    let hist_q = self.stage.queue_down(g, s, &hist)?;
-                    self.stage.wait(s)?;
-                    RansPlans::Host(self.stage.read(&hist_q))
-                }
+            let planned = if device_plans() {
+                // The plans and RENC are queued behind the lists' copies,
+                // and the host waits only for those (an event): the next
+                // batch's transform starts as soon as they are down.
+                use cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
+                let listed = s
+                    .record_event(Some(CU_EVENT_DISABLE_TIMING))
+                    .during(|| "recording the lists' copies".into())?;
+                let mut p = self.queue_device_plans(hist, &cls, n, nbk, chunk_log)?;
+                let renc = self.queue_device_renc(&mut p, &cls, n, nbk)?;
+                listed
+                    .synchronize()
+                    .during(|| "waiting for a slot's list".into())?;
+                RansPlans::Device(Box::new((p, renc)))
+            } else {
+                let hist_q = self.stage.queue_down(g, s, &hist)?;
+                self.stage.wait(s)?;
+                RansPlans::Host(self.stage.read(&hist_q))
             };
             let (counts_h, maxe_h) = (self.stage.read(&counts_q), self.stage.read(&maxe_q));
             let (sse_h, iq) = (self.stage.read(&sse_q), self.stage.read(&iq_q));
