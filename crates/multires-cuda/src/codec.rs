@@ -4477,15 +4477,17 @@ const RPLAN_WORDS: usize = 8192;
 /// brick's are about 1,500); more take a second copy.
 const RPLAN_WORDS_GUESS: usize = 4096;
 
-/// Where a batch's rANS plans are made: on the device from its histograms
-/// (RPLAN, by default), or on the host by the CPU's `rans::plan`
-/// (`MULTIRES_CODEC_RPLAN=host`, for comparison); the bytes are the same.
-/// On the host, a batch's chain waited for its histogram to come down,
-/// the plans, and the lists to go up: 0.9-1.5 ms before its RENC could
-/// start, and the last batch's chain is a run's tail (sessions 47-50).
+/// Where a batch's rANS plans are made: on the host by the CPU's
+/// `rans::plan` (by default), or on the device from its histograms
+/// (RPLAN, `MULTIRES_CODEC_RPLAN=device`); the bytes are the same. On the
+/// host a batch's chain waits 0.9-1.5 ms for its histogram to come down,
+/// the plans, and the lists to go up before its RENC can start; on the
+/// device RENC is queued at once, yet ends no sooner, the SMs being busy
+/// with other batches' work (session 50: one GPU and two within 1-2%,
+/// the device's a little slower), so the host keeps them.
 fn device_plans() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("MULTIRES_CODEC_RPLAN").as_deref() != Ok("host"))
+    *ON.get_or_init(|| std::env::var("MULTIRES_CODEC_RPLAN").as_deref() == Ok("device"))
 }
 
 /// A brick's plan, as its payload's layout needs it.
