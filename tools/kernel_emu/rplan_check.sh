@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-MULTIRES_RPLAN_CASES=$T/cases.bin cargo test --release -q -p multires --lib write_rplan_cases -- --ignored >/dev/null
+MULTIRES_RPLAN_CASES=$T/cases.bin cargo test -q -p multires --lib write_rplan_cases -- --ignored >/dev/null
 K=crates/multires-cuda/kernels
 # Dynamic shared memory (extern) is no block's copy here: the emulated
 # kernels declare theirs, and the others only need to compile.
