@@ -5,6 +5,7 @@
 // warp intrinsics. A logic check before device time is spent, not a
 // model of the GPU's timing or memory order.
 #pragma once
+#include "../kernel_syntax/minmax.h"
 #include <barrier>
 #include <cmath>
 #include <cstdint>
@@ -44,14 +45,6 @@ inline unsigned __brev(unsigned x) {
     for (int i = 0; i < 32; i++) r |= ((x >> i) & 1u) << (31 - i);
     return r;
 }
-inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
-inline unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
-inline int min(int a, int b) { return a < b ? a : b; }
-inline int max(int a, int b) { return a > b ? a : b; }
-inline long long min(long long a, long long b) { return a < b ? a : b; }
-inline long long max(long long a, long long b) { return a > b ? a : b; }
-inline unsigned long long min(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
-inline unsigned long long max(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
 using std::fmax;
 
 // What the emulated kernels do not use, defined only so that the rest of

@@ -1,6 +1,7 @@
 // Declarations that let g++ parse the CUDA kernels for a syntax check on
 // a machine without CUDA (tools/kernel_syntax/check.py). Nothing here runs.
 #pragma once
+#include "minmax.h"
 #include <cmath>
 #include <cstdint>
 #define __global__
@@ -69,14 +70,6 @@ template <typename T> T __ldg(const T*);
 using std::isfinite;
 using std::isnan;
 using std::isinf;
-inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
-inline unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
-inline int min(int a, int b) { return a < b ? a : b; }
-inline int max(int a, int b) { return a > b ? a : b; }
-inline long long min(long long a, long long b) { return a < b ? a : b; }
-inline long long max(long long a, long long b) { return a > b ? a : b; }
-inline unsigned long long min(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
-inline unsigned long long max(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
 void sincospi(double, double*, double*);
 void sincospif(float, float*, float*);
 void sincos(double, double*, double*);
