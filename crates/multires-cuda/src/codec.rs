@@ -2190,9 +2190,10 @@ impl Slot {
     }
 
     /// The interpolation's payloads (trial 0 of `ints` and `corr`): rANS
-    /// tables from the bricks' histograms (on the device by default, else
-    /// on the host by the CPU's code), the chunks' sizes and words and the
-    /// outlier lists on the device, the layout on the host.
+    /// tables from the bricks' histograms (on the host by the CPU's code
+    /// by default, else on the device: `device_plans`), the chunks' sizes
+    /// and words and the outlier lists on the device, the layout on the
+    /// host.
     #[allow(clippy::too_many_arguments)]
     fn encode_rans(
         &mut self,
@@ -4316,7 +4317,7 @@ fn queue_rplan(
             .during(|| "copying the log2 table".into())
     })?;
     let table = rans::NCTX * rans::NSYM;
-    let maxp = rans::most_pieces(n, &k);
+    let maxp = rans::piece_bound(n, &k);
     let alloc = || "alloc".to_string();
     let mut scr = unsafe { s.alloc::<f64>(nbk * (2 * table + nblk)) }.during(alloc)?;
     let mut cum = unsafe { s.alloc::<u32>(nbk * rans::NCTX * (rans::NSYM + 1)) }.during(alloc)?;
@@ -4515,7 +4516,7 @@ struct DevicePlans {
     cstart: CudaSlice<u64>,
     clen: CudaSlice<u32>,
     words: Option<CudaSlice<u32>>,
-    /// The most chunks a brick may have (`rans::most_pieces`).
+    /// The most chunks a brick may have (`rans::piece_bound`).
     maxp: usize,
 }
 

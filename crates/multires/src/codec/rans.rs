@@ -147,7 +147,7 @@ pub fn plan_knobs(most_log: u32) -> PlanKnobs {
 /// The most pieces `plan` can give a brick of `n` values: the shortest
 /// chunks, and every piece a split may add (a device that plans sizes
 /// its lists by this before it knows the plans).
-pub fn most_pieces(n: usize, knobs: &PlanKnobs) -> usize {
+pub fn piece_bound(n: usize, knobs: &PlanKnobs) -> usize {
     chunks(n, knobs.floor) + knobs.most_pieces + knobs.wide
 }
 
@@ -672,19 +672,19 @@ pub fn plan(hist: &[u32], blocks: &[[u32; LEVELS]], n: usize, most_log: u32) -> 
             exp_golomb(&mut bits, f[s] - 1);
         }
     }
-    let most = most_log.clamp(CHUNK_MIN_LOG, CHUNK_MAX_LOG);
-    let floor = chunk_floor().min(most);
-    let mut chunk_log = floor;
-    while chunk_log < most
+    // The knobs as `plan_knobs` gives them to a planner elsewhere.
+    let k = plan_knobs(most_log);
+    let mut chunk_log = k.floor;
+    while chunk_log < k.most
         && (1usize << chunk_log) < n
         && ((1u64 << chunk_log) as f64) * est < CHUNK_BITS * n as f64
     {
         chunk_log += 1;
     }
     let steps = block_steps(hist, blocks);
-    let most_pieces = split_knobs().1;
-    let usual = plan_split(&steps, n, chunk_log, most_pieces);
-    let (chunk_log, split) = shorter_chains(&steps, n, (chunk_log, usual), (floor, most_pieces));
+    let usual = plan_split(&steps, n, chunk_log, k.most_pieces);
+    let (chunk_log, split) =
+        shorter_chains(&steps, n, (chunk_log, usual), (k.floor, k.most_pieces));
     Plan {
         tables: Tables::from_freq(freq, scale),
         words: bits.finish(),
