@@ -188,18 +188,21 @@ impl Gpu {
             return Err(CudaError::NoDevice("the driver sees no device".into()));
         }
         let ctx = CudaContext::new(ordinal).during(|| format!("opening device {ordinal}"))?;
-        // Threads that wait for the GPU sleep rather than spin (the driver
-        // spins when a process has fewer contexts than cores): the codec's
-        // slot threads, up to sixteen, each wait on their own stream while
-        // the rayon pool parses, gathers and checks for the others, and
-        // spinning waiters held the cores (a batch's 64 brick headers, half
-        // a millisecond of work, took 12 to 20 ms to parse).
-        // MULTIRES_CUDA_WAIT=spin keeps the driver's default (a knob for
-        // measurements; results never depend on it).
+        // Threads that wait for the GPU yield their core rather than spin
+        // (the driver spins when a process has fewer contexts than cores):
+        // the codec's slot threads, up to sixteen, each wait on their own
+        // stream while the rayon pool parses, gathers and checks for the
+        // others, and spinning waiters held the cores (a batch's 64 brick
+        // headers, half a millisecond of work, took 12 to 20 ms to parse).
+        // Yielding wakes sooner than sleeping (blocking sync, the default
+        // until session 51): on two H200s the resident coder ran 2-3%
+        // faster on one GPU and 5% on two, the pinned path the same.
+        // MULTIRES_CUDA_WAIT=block sleeps, =spin keeps the driver's default
+        // (knobs for measurements; results never depend on them).
         let wait = match std::env::var("MULTIRES_CUDA_WAIT").as_deref() {
             Ok("spin") => None,
-            Ok("yield") => Some(cudarc::driver::sys::CUctx_flags::CU_CTX_SCHED_YIELD),
-            _ => Some(cudarc::driver::sys::CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC),
+            Ok("block") => Some(cudarc::driver::sys::CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC),
+            _ => Some(cudarc::driver::sys::CUctx_flags::CU_CTX_SCHED_YIELD),
         };
         if let Some(flag) = wait {
             // SAFETY: `new` made the context current on this thread.
