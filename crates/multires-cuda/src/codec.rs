@@ -5146,7 +5146,9 @@ fn range_and_rows(
         .during(|| "sampling the field".into())?;
         to += len;
     }
+    head_mark("range queued");
     let host = s.clone_dtoh(&out).during(|| "reading the range".into())?;
+    head_mark("range read");
     let (lo, hi, bad) = range_of(gpu, s, at, r, &host[..res])?;
     if let Some(i) = bad {
         let value = s
@@ -5236,15 +5238,23 @@ fn slab_fits(len: usize, g: &Gpu) -> Result<bool, CudaError> {
 type GpuWork<'a, T> = dyn Fn(usize, &Arc<Gpu>) -> Result<T, CudaError> + Sync + 'a;
 
 /// Runs `work(i, gpu)` for every GPU on a thread of its own (its context
-/// bound) and returns the results in GPU order.
+/// bound) and returns the results in GPU order. The threads start their
+/// work together, once all are bound: on two H200s the second thread
+/// started 0.6-1.5 ms late in some runs (its start waiting on the first
+/// one's copies), and the run's head with it.
 fn on_every_gpu<T: Send>(gpus: &[Arc<Gpu>], work: &GpuWork<'_, T>) -> Result<Vec<T>, CudaError> {
+    let bound_all = std::sync::Barrier::new(gpus.len());
+    let bound_all = &bound_all;
     std::thread::scope(|scope| {
         let handles: Vec<_> = gpus
             .iter()
             .enumerate()
             .map(|(i, g)| {
                 scope.spawn(move || -> Result<T, CudaError> {
-                    g.ctx.bind_to_thread().during(|| "binding the GPU".into())?;
+                    let bound = g.ctx.bind_to_thread().during(|| "binding the GPU".into());
+                    // Every thread reaches the barrier, bound or not.
+                    bound_all.wait();
+                    bound?;
                     work(i, g)
                 })
             })
@@ -6105,6 +6115,7 @@ pub fn compress_slabs(
     let plan_error: Mutex<Option<CudaError>> = Mutex::new(None);
     let done = AtomicUsize::new(0);
     let coded = on_every_gpu(&gpus, &|i, g| {
+        plan_marks.mark(["thread 0", "thread 1", "thread >1"][i.min(2)]);
         let s = &f.slabs[i];
         let head = (|| -> Result<(Head, usize), CudaError> {
             let rows = if sample_density {
