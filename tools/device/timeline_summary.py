@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Summarize a MULTIRES_CODEC_TIMELINE=1 log (stderr of a codec run).
 
-Usage: python3 tools/device/timeline_summary.py timeline.log [--batches]
+Usage: python3 tools/device/timeline_summary.py timeline.log [--batches] [--chain]
 
 The timeline prints one line per batch and GPU ("timeline gpu G batch I
 (N values): mark@ms ..."), each mark an event recorded on the batch's
@@ -13,8 +13,13 @@ batch numbers restart), and prints per run and GPU:
   end, `d_inverse` its inverse's end);
 - the median and longest time between consecutive marks of a batch;
 - the tail: from the last batch's first mark to the run's last event.
-With --batches, every batch's marks too. Events slow a run: read the
-order and the gaps, not the totals.
+With --batches, every batch's marks too. With --chain, for each coding
+run the chain of the batch that ends last, from the end of its transform
+(`interp`) in steps (histogram, the host's plans, RENC, the layout,
+checksums, the payload's copy down), and when each batch's payload copy
+ended: where a run's tail waits on the host, or on the copy engine
+(session 51). Events slow a run: read the order and the gaps, not the
+totals.
 """
 import re
 import statistics
@@ -75,11 +80,44 @@ def summarize(run, show_batches):
             print(f"    batch {b:3d} {n / 1e6:6.1f} M: " + " ".join(f"{k}@{t:.1f}" for k, t in m))
 
 
+# A coding batch's chain after its transform, as (step, first mark, last
+# mark); a step whose marks a run lacks (RPLAN, other paths) is left out.
+CHAIN = [
+    ("histogram and its copy down", "interp", "r_hist"),
+    ("host: plans, chunk lists, lists up", "r_hist", "r_upload"),
+    ("RENC", "r_upload", "r_enc_kernel"),
+    ("sizes down", "r_enc_kernel", "r_encode"),
+    ("host: layout, then RCOPY", "r_encode", "r_copy"),
+    ("checksums", "r_copy", "r_buf"),
+    ("payload down", "r_buf", "r_down_queued"),
+]
+
+
+def chain(run):
+    bs = [(b, n, dict(m)) for b, n, m in run["batches"] if m]
+    if not bs or not any("interp" in m for _, _, m in bs):
+        return
+    b, n, m = max(bs, key=lambda x: max(x[2].values()))
+    end = max(m.values())
+    if "interp" not in m:
+        return
+    print(f"  chain of batch {b} ({n / 1e6:.1f} M values), the last to end: "
+          f"{end - m['interp']:.1f} ms from its transform's end to its last event")
+    for step, a, z in CHAIN:
+        if a in m and z in m:
+            print(f"    {step:>36}: {m[z] - m[a]:5.2f} ms")
+    downs = sorted((m["r_down_queued"], b, n) for b, n, m in bs if "r_down_queued" in m)
+    if downs:
+        print("  payload copies ended (ms, batch, M values): "
+              + ", ".join(f"{t:.1f} b{b} {n / 1e6:.0f}" for t, b, n in downs))
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__)
         sys.exit(2)
     show = "--batches" in sys.argv[2:]
+    show_chain = "--chain" in sys.argv[2:]
     runs = parse(sys.argv[1])
     if not runs:
         print("no timeline lines (was MULTIRES_CODEC_TIMELINE=1 set?)")
@@ -87,6 +125,8 @@ def main():
     for i, r in enumerate(runs):
         print(f"== run {i}")
         summarize(r, show)
+        if show_chain:
+            chain(r)
 
 
 if __name__ == "__main__":
