@@ -319,23 +319,18 @@ fn longest_chain(steps: &[f64], n: usize, chunk_log: u32, split: Split) -> f64 {
 /// chunks (a dense head), or shorter chunks down to 2^`floor` (a small
 /// brick coded throughout). A brick coded throughout in more chunks than
 /// that keeps its chains: shortening them would cost a smooth 256^3 file
-/// a third of its bytes. `most_pieces` is the usual split's allowance.
-fn shorter_chains(
-    steps: &[f64],
-    n: usize,
-    usual: (u32, Split),
-    (floor, most_pieces): (u32, usize),
-) -> (u32, Split) {
+/// a third of its bytes. The limits are `k`'s (`plan_knobs`).
+fn shorter_chains(steps: &[f64], n: usize, usual: (u32, Split), k: &PlanKnobs) -> (u32, Split) {
     let (log, split) = usual;
-    if longest_chain(steps, n, log, split) <= long_chain() {
+    if longest_chain(steps, n, log, split) <= k.long_chain {
         return usual;
     }
-    let wide = plan_split(steps, n, log, most_pieces.max(WIDE_SPLIT_PIECES));
-    let shorter = (floor..log).map(|l| (l, plan_split(steps, n, l, most_pieces)));
-    let most = piece_count(n, log, split) + WIDE_SPLIT_PIECES;
+    let wide = plan_split(steps, n, log, (k.dense, k.most_pieces.max(k.wide)));
+    let shorter = (k.floor..log).map(|l| (l, plan_split(steps, n, l, (k.dense, k.most_pieces))));
+    let most = piece_count(n, log, split) + k.wide;
     std::iter::once((log, wide))
         .chain(shorter)
-        .filter(|&(l, s)| longest_chain(steps, n, l, s) <= long_chain())
+        .filter(|&(l, s)| longest_chain(steps, n, l, s) <= k.long_chain)
         .filter(|&(l, s)| piece_count(n, l, s) <= most)
         .min_by_key(|&(l, s)| (piece_count(n, l, s), std::cmp::Reverse(l)))
         .unwrap_or(usual)
@@ -343,11 +338,10 @@ fn shorter_chains(
 
 /// The split that most shortens the brick's longest chain of coded steps
 /// (`est`: `block_steps`), adding at most `most_pieces` pieces; none
-/// where the longest chain is under `DENSE_STEPS` already. Only the first
-/// chunks can be split, which is where a brick's dense values lie (its
-/// coarse levels).
-fn plan_split(est: &[f64], n: usize, chunk_log: u32, most_pieces: usize) -> Split {
-    let (dense, _) = split_knobs();
+/// where the longest chain is under `dense` (`DENSE_STEPS` or its knob)
+/// already. Only the first chunks can be split, which is where a brick's
+/// dense values lie (its coarse levels).
+fn plan_split(est: &[f64], n: usize, chunk_log: u32, (dense, most_pieces): (f64, usize)) -> Split {
     let per = 1usize << (chunk_log - PIECE_MIN_LOG);
     // Blocks of RESET values: a piece of 2^PIECE_MIN_LOG is one.
     let span = |a: usize, len: usize| est[a.min(est.len())..(a + len).min(est.len())].iter().sum();
@@ -672,7 +666,7 @@ pub fn plan(hist: &[u32], blocks: &[[u32; LEVELS]], n: usize, most_log: u32) -> 
             exp_golomb(&mut bits, f[s] - 1);
         }
     }
-    // The knobs as `plan_knobs` gives them to a planner elsewhere.
+    // Every knob from `plan_knobs`, as a planner elsewhere takes them.
     let k = plan_knobs(most_log);
     let mut chunk_log = k.floor;
     while chunk_log < k.most
@@ -682,9 +676,8 @@ pub fn plan(hist: &[u32], blocks: &[[u32; LEVELS]], n: usize, most_log: u32) -> 
         chunk_log += 1;
     }
     let steps = block_steps(hist, blocks);
-    let usual = plan_split(&steps, n, chunk_log, k.most_pieces);
-    let (chunk_log, split) =
-        shorter_chains(&steps, n, (chunk_log, usual), (k.floor, k.most_pieces));
+    let usual = plan_split(&steps, n, chunk_log, (k.dense, k.most_pieces));
+    let (chunk_log, split) = shorter_chains(&steps, n, (chunk_log, usual), &k);
     Plan {
         tables: Tables::from_freq(freq, scale),
         words: bits.finish(),
@@ -2239,7 +2232,7 @@ mod tests {
         let (v, lv) = dense_start(n, 1 << 18);
         let (hist, blocks) = (histogram(&v, &lv), class_blocks(&lv));
         let steps = block_steps(&hist, &blocks);
-        let usual = plan_split(&steps, n, 16, SPLIT_PIECES);
+        let usual = plan_split(&steps, n, 16, (plan_knobs(16).dense, SPLIT_PIECES));
         assert_eq!(usual, Split { chunks: 4, log: 1 });
         assert_eq!(longest_chain(&steps, n, 16, usual), 32768.0);
         let p = plan(&hist, &blocks, n, CHUNK_MAX_LOG);
@@ -2279,8 +2272,12 @@ mod tests {
             let steps = block_steps(&hist, &blocks);
             let what = format!("case {case}: n {n}, dense {a}+{len} 1/{every}");
             for log in CHUNK_MIN_LOG..=CHUNK_MAX_LOG {
-                let usual = (log, plan_split(&steps, n, log, split_knobs().1));
-                let (l, sp) = shorter_chains(&steps, n, usual, (CHUNK_MIN_LOG, split_knobs().1));
+                let k = PlanKnobs {
+                    floor: CHUNK_MIN_LOG,
+                    ..plan_knobs(log)
+                };
+                let usual = (log, plan_split(&steps, n, log, (k.dense, k.most_pieces)));
+                let (l, sp) = shorter_chains(&steps, n, usual, &k);
                 let chain = longest_chain(&steps, n, l, sp);
                 assert!(l <= log, "{what}, 2^{log}");
                 wide += (l == log && sp != usual.1) as usize;
@@ -2289,7 +2286,7 @@ mod tests {
                     chain <= longest_chain(&steps, n, log, usual.1),
                     "{what}, 2^{log}"
                 );
-                assert!((l, sp) == usual || chain <= long_chain(), "{what}, 2^{log}");
+                assert!((l, sp) == usual || chain <= k.long_chain, "{what}, 2^{log}");
                 assert!(
                     piece_count(n, l, sp) <= piece_count(n, log, usual.1) + WIDE_SPLIT_PIECES,
                     "{what}, 2^{log}"
