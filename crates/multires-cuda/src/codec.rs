@@ -2169,23 +2169,34 @@ impl Slot {
         let mut chunks = std::mem::take(&mut self.enc_lists.chunks);
         chunks.clear();
         for p in &plans {
-            chunks.push(rans::pieces(n, p.chunk_log, p.split), Some(&p.tables));
+            chunks.push_pieces(rans::pieces(n, p.chunk_log, p.split));
         }
         let nch = chunks.clen.len();
+        let tables: Vec<&rans::Tables> = plans.iter().map(|p| &p.tables).collect();
+        if tables.len() != nbk {
+            return Err(CudaError::Unsupported(format!(
+                "{} rANS plans for a batch of {nbk} bricks",
+                tables.len()
+            )));
+        }
+        let first = tables_bytes(&tables)?;
         prof(s, "r_chunks")?;
-        // One copy of the five lists, kept until RENC has read them.
-        let lists = chunks.byte_lists();
-        let (_lists_d, _, addr) = upload_packed(
+        // One copy of the tables and the three piece lists, kept until
+        // RENC has read them; the tables are written straight into the
+        // stage, in parallel.
+        let [l0, l1, l2, _, _] = chunks.byte_lists();
+        let (_lists_d, base, addr) = upload_packed(
             &self.gpu,
             s,
             PackedFrom::Stage(&mut self.stage),
-            0,
-            |_| {},
-            &lists,
+            first,
+            |pin| write_tables(pin, &tables),
+            &[l0, l1, l2],
         )?;
-        let [cfirst, cstart, clen, cum, scale] = addr[..] else {
+        let [cfirst, cstart, clen] = addr[..] else {
             return Err(CudaError::Unsupported("chunk lists".into()));
         };
+        let (cum, scale) = (base, base + (tables.len() * CUM_BYTES) as u64);
         prof(s, "r_lists_up")?;
         let out = self.launch_renc(
             cls,
@@ -4547,6 +4558,45 @@ enum RansPlans {
     Device(Box<(DevicePlans, RencOut)>),
 }
 
+/// Bytes of a brick's cumulative starts and of its scales, as RENC and
+/// RDEC read them (brick after brick).
+const CUM_BYTES: usize = rans::NCTX * (rans::NSYM + 1) * 4;
+const SCALE_BYTES: usize = rans::NCTX * 4;
+
+/// Bytes the bricks' `tables` take as `write_tables` lays them out; an
+/// error if one is not of the kernels' size (it would not fit).
+fn tables_bytes(tables: &[&rans::Tables]) -> Result<usize, CudaError> {
+    match tables
+        .iter()
+        .position(|t| t.cum.len() * 4 != CUM_BYTES || t.scale.len() * 4 != SCALE_BYTES)
+    {
+        Some(b) => Err(CudaError::Unsupported(format!(
+            "brick {b} of the batch: rANS tables of {} and {} words, not {} and {}",
+            tables[b].cum.len(),
+            tables[b].scale.len(),
+            CUM_BYTES / 4,
+            SCALE_BYTES / 4
+        ))),
+        None => Ok(tables.len() * (CUM_BYTES + SCALE_BYTES)),
+    }
+}
+
+/// The bricks' cumulative starts, then their scales, into `dst` (sized by
+/// `tables_bytes`), a brick a task: a batch's tables are 5-8 MB, which
+/// copied twice on one thread (into the lists, then into the stage) put
+/// 0.3-1.4 ms on every coding chain (sessions 51-52).
+fn write_tables(dst: &mut [u8], tables: &[&rans::Tables]) {
+    use bytemuck::cast_slice;
+    use rayon::prelude::*;
+    let (cum, rest) = dst.split_at_mut(tables.len() * CUM_BYTES);
+    cum.par_chunks_mut(CUM_BYTES)
+        .zip(tables.par_iter())
+        .for_each(|(d, t)| d.copy_from_slice(cast_slice(&t.cum)));
+    for (d, t) in rest.chunks_exact_mut(SCALE_BYTES).zip(tables) {
+        d.copy_from_slice(cast_slice(&t.scale));
+    }
+}
+
 /// The chunks of a batch's rANS streams and the bricks' tables, as the
 /// RENC and RDEC kernels take them: brick b's chunks are
 /// `cfirst[b]..cfirst[b + 1]`, chunk c holds values `cstart[c]..` (`clen[c]`
@@ -4599,12 +4649,7 @@ impl RansChunks {
     ) {
         match tables {
             Some(t) => {
-                let before = self.clen.len();
-                for (a, len) in pieces {
-                    self.cstart.push(a as u64);
-                    self.clen.push(len as u32);
-                }
-                self.most = self.most.max(self.clen.len() - before);
+                self.push_pieces(pieces);
                 self.cum.extend_from_slice(&t.cum);
                 self.scale.extend_from_slice(&t.scale);
             }
@@ -4612,8 +4657,20 @@ impl RansChunks {
                 self.cum
                     .extend(std::iter::repeat_n(0, rans::NCTX * (rans::NSYM + 1)));
                 self.scale.extend(std::iter::repeat_n(0, rans::NCTX));
+                self.cfirst.push(self.clen.len() as u32);
             }
         }
+    }
+
+    /// The next brick's pieces only, its tables going up apart
+    /// (`write_tables`).
+    fn push_pieces(&mut self, pieces: impl Iterator<Item = (usize, usize)>) {
+        let before = self.clen.len();
+        for (a, len) in pieces {
+            self.cstart.push(a as u64);
+            self.clen.push(len as u32);
+        }
+        self.most = self.most.max(self.clen.len() - before);
         self.cfirst.push(self.clen.len() as u32);
     }
 
