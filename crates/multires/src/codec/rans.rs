@@ -585,9 +585,11 @@ impl Tables {
 
     fn from_freq(freq: Vec<u32>, scale: Vec<u32>) -> Self {
         let mut cum = vec![0u32; NCTX * (NSYM + 1)];
-        for c in 0..NCTX {
-            for s in 0..NSYM {
-                cum[c * (NSYM + 1) + s + 1] = cum[c * (NSYM + 1) + s] + freq[c * NSYM + s];
+        for (cm, f) in cum.chunks_exact_mut(NSYM + 1).zip(freq.chunks_exact(NSYM)) {
+            let mut run = 0u32;
+            for (d, &x) in cm[1..].iter_mut().zip(f) {
+                run += x;
+                *d = run;
             }
         }
         Tables { freq, cum, scale }
@@ -617,11 +619,20 @@ pub fn plan(hist: &[u32], blocks: &[[u32; LEVELS]], n: usize, most_log: u32) -> 
     let mut scale = vec![0u32; NCTX];
     let mut bits = BitWriter::default();
     let mut est = 0f64;
+    let lg = log2_table();
+    // A context's present symbols, in order (a vector a context was a
+    // fifth of `plan`).
+    let mut seen = [0usize; NSYM];
     for c in 0..NCTX {
         let h = &hist[c * NSYM..(c + 1) * NSYM];
-        let total: u64 = h.iter().map(|&x| x as u64).sum();
         let f = &mut freq[c * NSYM..(c + 1) * NSYM];
-        let present: Vec<usize> = (0..NSYM).filter(|&s| h[s] > 0).collect();
+        let (mut total, mut np) = (0u64, 0usize);
+        for (s, &x) in h.iter().enumerate() {
+            total += x as u64;
+            seen[np] = s;
+            np += (x > 0) as usize;
+        }
+        let present = &seen[..np];
         exp_golomb(&mut bits, present.len() as u32);
         if present.is_empty() {
             continue;
@@ -634,11 +645,12 @@ pub fn plan(hist: &[u32], blocks: &[[u32; LEVELS]], n: usize, most_log: u32) -> 
         let sc = (64 - (total - 1).leading_zeros()).clamp(1, PROB_BITS);
         scale[c] = sc;
         exp_golomb(&mut bits, sc - 1);
-        for &s in &present {
+        let by_total = FloorDiv::new(total);
+        for &s in present {
             // Floors: at most the total, and at least 1 while the total
             // is at or above the count; past 2^PROB_BITS the raised ones
             // (at most NSYM) are fewer than the largest's share.
-            f[s] = ((h[s] as u64 * (1u64 << sc)) / total).max(1) as u32;
+            f[s] = by_total.floor((h[s] as u64) << sc).max(1) as u32;
         }
         // The first most frequent symbol takes the rounding's difference.
         let big = present
@@ -647,8 +659,7 @@ pub fn plan(hist: &[u32], blocks: &[[u32; LEVELS]], n: usize, most_log: u32) -> 
             .fold(present[0], |b, s| if h[s] > h[b] { s } else { b });
         let rest: u32 = present.iter().filter(|&&s| s != big).map(|&s| f[s]).sum();
         f[big] = (1 << sc) - rest;
-        let lg = log2_table();
-        for &s in &present {
+        for &s in present {
             let l2 = lg
                 .get(f[s] as usize)
                 .copied()
@@ -697,30 +708,41 @@ pub fn log2_table() -> &'static [f64] {
 #[derive(Default)]
 struct BitWriter {
     words: Vec<u32>,
-    bit: usize,
+    /// The bits not yet in `words` (fewer than 32), least significant
+    /// first.
+    acc: u64,
+    held: u32,
 }
 
 impl BitWriter {
-    /// The low `n` bits of `v` (n <= 64), least significant first: a word
-    /// at a time (bit by bit, the tables of a dense brick took 150 us,
-    /// half of `plan`, and a GPU run plans some 500 bricks on the host).
+    /// The low `n` bits of `v` (n <= 64), least significant first: whole
+    /// words at a time (bit by bit, the tables of a dense brick took 150
+    /// us, half of `plan`, and a GPU run plans some 500 bricks on the
+    /// host).
     fn put(&mut self, v: u64, n: u32) {
-        let (mut v, mut n) = (if n < 64 { v & ((1u64 << n) - 1) } else { v }, n);
-        while n > 0 {
-            let off = (self.bit % 32) as u32;
-            if off == 0 {
-                self.words.push(0);
-            }
-            let take = n.min(32 - off);
-            if let Some(w) = self.words.last_mut() {
-                *w |= ((v & ((1u64 << take) - 1)) as u32) << off;
-            }
-            v >>= take;
-            n -= take;
-            self.bit += take as usize;
+        let v = if n < 64 { v & ((1u64 << n) - 1) } else { v };
+        if n > 32 {
+            self.put32(v as u32, 32);
+            self.put32((v >> 32) as u32, n - 32);
+        } else {
+            self.put32(v as u32, n);
         }
     }
-    fn finish(self) -> Vec<u32> {
+    /// `n` <= 32 bits (none above them set).
+    #[inline]
+    fn put32(&mut self, v: u32, n: u32) {
+        self.acc |= (v as u64) << self.held;
+        self.held += n;
+        if self.held >= 32 {
+            self.words.push(self.acc as u32);
+            self.acc >>= 32;
+            self.held -= 32;
+        }
+    }
+    fn finish(mut self) -> Vec<u32> {
+        if self.held > 0 {
+            self.words.push(self.acc as u32);
+        }
         self.words
     }
 }
@@ -729,9 +751,47 @@ impl BitWriter {
 fn exp_golomb(w: &mut BitWriter, v: u32) {
     let x = v as u64 + 1;
     let b = 64 - x.leading_zeros();
-    w.put(0, b - 1);
-    // Most significant bit first, so the reader finds the leading one.
-    w.put(x.reverse_bits() >> (64 - b), b);
+    // Most significant bit first, so the reader finds the leading one;
+    // the zeros and the bits in one put where they fit.
+    let code = x.reverse_bits() >> (64 - b);
+    if b <= 32 {
+        w.put(code << (b - 1), 2 * b - 1);
+    } else {
+        w.put(0, b - 1);
+        w.put(code, b);
+    }
+}
+
+/// Exact floor(x / d) for x below 2^53 by a multiply: a 64-bit division
+/// a present symbol was the slowest step of `plan`. The float quotient is
+/// within one of the true one (its relative error is under 2^-51 and
+/// the quotient under 2^48), and the integer checks correct it.
+struct FloorDiv {
+    d: u64,
+    inv: f64,
+}
+
+impl FloorDiv {
+    fn new(d: u64) -> Self {
+        FloorDiv {
+            d: d.max(1),
+            inv: 1.0 / d.max(1) as f64,
+        }
+    }
+    #[inline]
+    fn floor(&self, x: u64) -> u64 {
+        if x >= 1 << 53 {
+            return x / self.d;
+        }
+        let q = (x as f64 * self.inv) as u64;
+        if q * self.d > x {
+            q - 1
+        } else if (q + 1) * self.d <= x {
+            q + 1
+        } else {
+            q
+        }
+    }
 }
 
 struct BitReader<'a> {
@@ -1871,6 +1931,36 @@ mod tests {
     }
 
     #[test]
+    fn floor_div_divides_as_division_does() {
+        let mut next = crate::codec::xorshift(0x51ed_270b_a9c3_4f1d);
+        let ds = [
+            1u64,
+            2,
+            3,
+            7,
+            168,
+            1 << 15,
+            (1 << 22) + 1,
+            4_294_967_291,
+            (1 << 40) - 3,
+        ];
+        let random: Vec<u64> = (0..200).map(|_| 1 + next() % (1 << 40)).collect();
+        for d in ds.into_iter().chain(random) {
+            let fd = FloorDiv::new(d);
+            let near = |x: u64| [x.saturating_sub(1), x, x + 1];
+            let xs = (0..50)
+                .map(|_| next() % (1 << 47))
+                .chain(near((1u64 << 47) / d * d))
+                .chain(near(d))
+                .chain(near(((1u64 << 53) - 1) / d * d))
+                .chain([0, u64::MAX, 1 << 53]);
+            for x in xs {
+                assert_eq!(fd.floor(x), x / d, "{x} / {d}");
+            }
+        }
+    }
+
+    #[test]
     fn bit_writer_writes_what_a_bit_at_a_time_writes() {
         // The reference: each bit on its own, least significant first.
         let mut want: Vec<u32> = Vec::new();
@@ -1898,8 +1988,9 @@ mod tests {
         for v in [0u32, 1, 2, 3, 1000, 65535, u32::MAX - 1] {
             exp_golomb(&mut g, v);
         }
+        let words = g.finish();
         let mut r = BitReader {
-            words: &g.words,
+            words: &words,
             bit: 0,
         };
         for v in [0u32, 1, 2, 3, 1000, 65535, u32::MAX - 1] {
