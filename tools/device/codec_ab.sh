@@ -9,6 +9,11 @@
 #                                    decompress, and how many rows had equal bytes and values;
 #                                    SIZE is N (N^3) or DxN (D planes of N^2); the fields are
 #                                    made once a call and kept in /tmp/fields
+#   timeline NAME SIZE ENV...        one bench process on one GPU with the device timeline
+#                                    (MULTIRES_CODEC_TIMELINE=1, --resident, turbulent, rel 1e-3,
+#                                    5 runs) and ENV (X=1 for none), its output in /tmp/tr/NAME.log
+#                                    and .err: the last chain of its last run
+#                                    (`timeline_summary.py --chain`)
 #   traced NAME SIZE GPUS ENV...     one traced bench process (MULTIRES_CODEC_TRACE=1, --resident,
 #                                    turbulent, rel 1e-3, 5 runs) with ENV set (X=1 for none), its
 #                                    output in /tmp/tr/NAME.log and .err: its resident GB/s and, per
@@ -34,6 +39,13 @@ run() {
   env "$@" timeout ${RUN_LIMIT:-90} $M bench --config codec-3d --device cuda $(size_args $size) --codec-field-cache /tmp/fields --gpus $g --resident --codec-rel 1e-3 --repeat $r --codec-field $f > $OUT/$name.log 2>/tmp/tr/$name.err
   say "== $name ($size $f $*) rc $? in ${SECONDS}s"; say "$(grep -E "codec-3d (resident|slabs)" $OUT/$name.log | sed -E 's/codec-3d (\w+) .*\| ([0-9]) GPU.*= ([0-9.]+) GB.s .*= ([0-9.]+) GB.s.*/\1 \2: \3 \/ \4/; s/codec-3d (resident) .*= ([0-9.]+) GB.s .*= ([0-9.]+) GB.s.*/\1: \2 \/ \3/')"
   say "equal bytes rows: $(grep -E "codec-3d (resident|slabs)" $OUT/$name.log | grep -c "bytes equal to the host path's") values: $(grep -E "codec-3d (resident|slabs)" $OUT/$name.log | grep -c "decoded values equal")"
+}
+timeline() {
+  local name=$1 size=$2; shift 2
+  env MULTIRES_CODEC_TIMELINE=1 "$@" timeout 120 $M bench --config codec-3d --device cuda $(size_args $size) \
+    --codec-field-cache /tmp/fields --gpus 1 --resident --codec-rel 1e-3 --repeat 5 \
+    --codec-field turbulent > /tmp/tr/$name.log 2> /tmp/tr/$name.err
+  say "timeline $name ($size $*) rc $?: $(python3 tools/device/timeline_summary.py /tmp/tr/$name.err --chain | grep -A3 'chain of' | tail -4 | tr -s ' ' | tr '\n' ';')"
 }
 traced() {
   local name=$1 size=$2 g=$3; shift 3
