@@ -187,10 +187,10 @@ struct Slot {
     /// a turbulent batch's (1-2 MB) took 1-3 ms of growing and faulting
     /// in pages while every other slot did the same (session 39).
     dec_lists: DecodeLists,
-    /// The coder's chunk lists and layout offsets, kept likewise: built
-    /// afresh, a 28-brick batch's 591 KB of tables took 0.37 ms of fresh
-    /// pages on the development machine (23-26 us into warm ones), and
-    /// the device's timelines put 0.3-1.4 ms on that step (session 51).
+    /// The coder's piece lists and layout offsets, kept likewise (built
+    /// afresh into cold pages they took 0.37 ms a batch on the
+    /// development machine against 23-26 us into warm ones; on the
+    /// device's hosts session 52 saw no change either way).
     enc_lists: EncodeLists,
 }
 
