@@ -81,7 +81,9 @@ def summarize(run, show_batches):
 
 
 # A coding batch's chain after its transform, as (step, first mark, last
-# mark); a step whose marks a run lacks (RPLAN, other paths) is left out.
+# mark); a step whose marks a run lacks, or reaches in another order (the
+# device's plans, MULTIRES_CODEC_RPLAN=device, queue RENC before the
+# histogram comes down), is left out.
 CHAIN = [
     ("histogram and its copy down", "interp", "r_hist"),
     ("host: plans, chunk lists, lists up", "r_hist", "r_upload"),
@@ -104,7 +106,7 @@ def chain(run):
     print(f"  chain of batch {b} ({n / 1e6:.1f} M values), the last to end: "
           f"{end - m['interp']:.1f} ms from its transform's end to its last event")
     for step, a, z in CHAIN:
-        if a in m and z in m:
+        if a in m and z in m and m[z] >= m[a]:
             print(f"    {step:>36}: {m[z] - m[a]:5.2f} ms")
     downs = sorted((m["r_down_queued"], b, n) for b, n, m in bs if "r_down_queued" in m)
     if downs:
