@@ -11,6 +11,7 @@
 #define __shared__
 #define __restrict__ __restrict
 #define __align__(n) __attribute__((aligned(n)))
+#define __launch_bounds__(...)
 struct uint3 { unsigned x, y, z; };
 struct dim3 { unsigned x, y, z; };
 struct uint4 { unsigned x, y, z, w; };

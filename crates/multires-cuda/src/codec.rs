@@ -2037,6 +2037,14 @@ impl Slot {
         let n64 = n as i64;
         let ints = self.ints.slice(0..nbk * n);
         let sizes = s.alloc_zeros::<u32>(nch.max(1)).during(|| "alloc".into())?;
+        // The bricks' division multipliers, read by RENC's staging warps.
+        let table = rans::NCTX * rans::NSYM;
+        let mut rc = unsafe { s.alloc::<u32>(nbk.max(1) * table) }.during(|| "alloc".into())?;
+        let fr = self.f("RRECIP(kernel)", 0)?;
+        let mut l = s.launch_builder(&fr);
+        l.arg(&cum).arg(&mut rc);
+        unsafe { l.launch(cfg((table.div_ceil(256) as u32, nbk.max(1) as u32), 256, 0)) }
+            .during(|| "launching RRECIP".into())?;
         prof(s, "r_upload")?;
         let mut out = RencOut {
             states: s.alloc_zeros::<u32>(nch.max(1)).during(|| "alloc".into())?,
@@ -2068,6 +2076,7 @@ impl Slot {
             .arg(&clen)
             .arg(&cum)
             .arg(&scale)
+            .arg(&rc)
             .arg(&mut out.sizes)
             .arg(&mut out.states)
             .arg(&scratch);
@@ -4085,20 +4094,22 @@ const RANS_TILES: u32 = 2 * RANS_TILE;
 /// runs the states of 32 chunks, seven prepare its next tile.
 const RENC_THREADS: u32 = 256;
 /// Shared memory of an RENC block: cumulative starts as u16 (the kernel's
-/// R_CU16_WORDS) and scales, a division multiplier per context and
-/// symbol, the chunks' starts and lengths (512 bytes), and two stages of
-/// four words per value of a tile: 65.2 KiB, three blocks an SM.
+/// R_CU16_WORDS) and scales, the chunks' starts and lengths (512 bytes),
+/// and two stages of four words per value of a tile: 44.2 KiB, four
+/// blocks an SM (the kernel's launch bounds), one state warp on each of
+/// an SM's four schedulers. The division multipliers (21 KiB a brick)
+/// are RRECIP's, in global memory.
 const RENC_SMEM: u32 = (rans::NCTX * (rans::NSYM + 1)).div_ceil(2) as u32 * 4
     + (rans::NCTX * 4) as u32
-    + (rans::NCTX * rans::NSYM * 4) as u32
     + 512
     + 2 * 4 * RANS_TILE;
-// An H100 SM has 228 KiB of shared memory and reserves 1 KiB a block:
-// three blocks an SM run a 1024^3 field's 1,024 RENC blocks in three
-// waves; two an SM took four. (Two words a value, the table entries
-// looked up by the state warp, fit four blocks an SM but coded 12% slower:
-// session 30.)
-const _: () = assert!(3 * (RENC_SMEM + 1024) <= 228 * 1024);
+// An H100 SM has 228 KiB of shared memory and reserves 1 KiB a block. With
+// the multipliers in shared memory (65.2 KiB a block) three fit: a
+// canonical two-GPU batch of 28 turbulent bricks (476 blocks) took two
+// waves on 132 SMs, the last batch's RENC 0.6-0.8 ms of the run's tail
+// (session 53). (Two words a value, the table entries looked up by the
+// state warp, fit four blocks an SM but coded 12% slower: session 30.)
+const _: () = assert!(4 * (RENC_SMEM + 1024) <= 228 * 1024);
 /// Warps of an RDEC block: enough for every chunk of the launch's
 /// largest brick, up to `RDEC_MAX_WARPS`, so a brick's chunks share one
 /// copy of its tables. A smooth 129^3 brick has 33 chunks: two warps a
