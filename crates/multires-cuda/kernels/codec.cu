@@ -974,21 +974,16 @@ __device__ __forceinline__ void r_tables_u16(unsigned short* cu16, unsigned* sc,
 // symbol's frequency f (Granlund and Montgomery's round-up method for
 // 32-bit x: with l = ceil(log2 f) and m = floor(2^(32 + l) / f) + 1,
 // x / f = (mulhi(x, m - 2^32) + x) >> l), so the encoder's serial step has
-// no division in it. A brick's table (21 KiB) is made once, by RRECIP
-// (grid: blocks of 256 per brick's table, bricks), before RENC reads it
-// through L1: in RENC's shared memory it held the blocks at three an SM,
-// and each of a brick's blocks made it again.
-#define RRECIP(name)                                                                               \
-    extern "C" __global__ void name(const unsigned* cum, unsigned* rc) {                           \
-        long long b = blockIdx.y;                                                                  \
-        int k = blockIdx.x * blockDim.x + threadIdx.x;                                             \
-        if (k >= R_NCTX * R_NSYM) return;                                                          \
-        const unsigned* cu = cum + b * (R_NCTX * (R_NSYM + 1)) + (k / R_NSYM) * (R_NSYM + 1) + k % R_NSYM; \
-        unsigned f = cu[1] - cu[0];                                                                \
-        unsigned l = 32 - __clz(f - 1);                                                            \
-        rc[b * (R_NCTX * R_NSYM) + k] =                                                            \
-            f ? (unsigned)((1ull << (32 + l)) / f + 1 - (1ull << 32)) : 0u;                        \
+// no division in it.
+__device__ __forceinline__ void r_reciprocals(const unsigned short* cu16, unsigned* rc) {
+    for (int k = threadIdx.x; k < R_NCTX * R_NSYM; k += blockDim.x) {
+        const unsigned short* cu = cu16 + (k / R_NSYM) * (R_NSYM + 1) + k % R_NSYM;
+        unsigned f = (unsigned)cu[1] - cu[0];
+        unsigned l = 32 - __clz(f - 1);
+        rc[k] = f ? (unsigned)((1ull << (32 + l)) / f + 1 - (1ull << 32)) : 0u;
     }
+    __syncthreads();
+}
 
 // A value's step as RENC's state warp takes it, in four words: x the
 // symbol's emission threshold (f << (32 - scale)) - 1, or, for a value of
@@ -1090,24 +1085,23 @@ __device__ __forceinline__ void r_encode_tile(unsigned& x, const uint4* row, uns
 // place on the SM (%warpid / 8), so that the three blocks an SM do not
 // put their serial warps on one scheduler.
 #define RENC(name)                                                                                 \
-    extern "C" __global__ void __launch_bounds__(R_ENC_WARPS * 32, 4)                              \
-    name(const int* __restrict__ ints, const unsigned char* __restrict__ cls,                      \
-         long long n, const unsigned* cfirst,                                                      \
-         const unsigned long long* cstart, const unsigned* clen,                                   \
-         const unsigned* cum, const unsigned* scale, const unsigned* __restrict__ rcg,             \
-         unsigned* sizes, unsigned* states,                                                        \
-         unsigned short* __restrict__ scratch) {                                                   \
+    extern "C" __global__ void name(const int* __restrict__ ints, const unsigned char* __restrict__ cls, \
+                                    long long n, const unsigned* cfirst,                           \
+                                    const unsigned long long* cstart, const unsigned* clen,        \
+                                    const unsigned* cum, const unsigned* scale,                    \
+                                    unsigned* sizes, unsigned* states,                             \
+                                    unsigned short* __restrict__ scratch) {                        \
         extern __shared__ unsigned sh[];                                                           \
         long long b = blockIdx.y;                                                                  \
         /* A block past its brick's chunks (grids sized by a bound). */                            \
         if (cfirst[b] + blockIdx.x * 32ll >= cfirst[b + 1]) return;                                \
         unsigned short* cu16 = (unsigned short*)sh;                                                \
         unsigned* sc = sh + R_CU16_WORDS;                                                          \
-        const unsigned* __restrict__ rc = rcg + b * (R_NCTX * R_NSYM);                             \
-        long long* rowst = (long long*)(sc + R_NCTX);                                              \
+        unsigned* rc = sc + R_NCTX;                                                                \
+        long long* rowst = (long long*)(rc + R_NCTX * R_NSYM);                                     \
         unsigned* rowl = (unsigned*)(rowst + 32);                                                  \
         unsigned* tiles = rowl + 32;                                                               \
-        uint4* stage0 = (uint4*)(sc + R_NCTX + 128);                                               \
+        uint4* stage0 = (uint4*)(rc + R_NCTX * R_NSYM + 128);                                      \
         unsigned tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;                              \
         long long c = cfirst[b] + blockIdx.x * 32ll + lane;                                        \
         bool on = c < cfirst[b + 1];                                                               \
@@ -1124,6 +1118,7 @@ __device__ __forceinline__ void r_encode_tile(unsigned& x, const uint4* row, uns
             }                                                                                      \
         }                                                                                          \
         r_tables_u16(cu16, sc, cum, scale, b);                                                     \
+        r_reciprocals(cu16, rc);                                                                   \
         int T = (int)tiles[0];                                                                     \
         unsigned sw = tiles[17];                                                                   \
         const int* v = ints + b * n;                                                               \
@@ -1167,7 +1162,7 @@ __device__ __forceinline__ void r_encode_tile(unsigned& x, const uint4* row, uns
                             r_symbol(cz, s, nraw, raw);                                            \
                             const unsigned short* cu = cu16 + ctx * (R_NSYM + 1);                  \
                             unsigned start = cu[s], f = cu[s + 1] - start;                         \
-                            wd = r_stage_word(start, f, sc[ctx], __ldg(rc + ctx * R_NSYM + s), nraw, raw); \
+                            wd = r_stage_word(start, f, sc[ctx], rc[ctx * R_NSYM + s], nraw, raw); \
                             kind = (sc[ctx] != 0 || nraw != 0 ? R_TILE_LIVE : 0u) |                \
                                    (nraw != 0 ? R_TILE_RAW : 0u) | (nraw > R_PIECE ? R_TILE_HIGH : 0u); \
                         }                                                                          \

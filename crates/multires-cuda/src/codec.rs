@@ -231,7 +231,7 @@ struct LevelClasses {
     tiles: CudaSlice<u8>,
     /// Per `rans::RESET` block, its values of each class (for `rans::plan`),
     /// and on the device for RPLAN.
-    blocks: Arc<[[u32; rans::LEVELS]]>,
+    blocks: Vec<[u32; rans::LEVELS]>,
     blocks_d: CudaSlice<u32>,
 }
 
@@ -1430,7 +1430,7 @@ impl Slot {
                         values: s.clone_htod(cl.as_slice()).during(up)?,
                         tiles: s.clone_htod(&tile_classes(&cl)).during(up)?,
                         blocks_d: s.clone_htod(&flat).during(up)?,
-                        blocks: blocks.into(),
+                        blocks,
                     };
                     s.synchronize().during(up)?;
                     Ok(d)
@@ -2037,14 +2037,6 @@ impl Slot {
         let n64 = n as i64;
         let ints = self.ints.slice(0..nbk * n);
         let sizes = s.alloc_zeros::<u32>(nch.max(1)).during(|| "alloc".into())?;
-        // The bricks' division multipliers, read by RENC's staging warps.
-        let table = rans::NCTX * rans::NSYM;
-        let mut rc = unsafe { s.alloc::<u32>(nbk.max(1) * table) }.during(|| "alloc".into())?;
-        let fr = self.f("RRECIP(kernel)", 0)?;
-        let mut l = s.launch_builder(&fr);
-        l.arg(&cum).arg(&mut rc);
-        unsafe { l.launch(cfg((table.div_ceil(256) as u32, nbk.max(1) as u32), 256, 0)) }
-            .during(|| "launching RRECIP".into())?;
         prof(s, "r_upload")?;
         let mut out = RencOut {
             states: s.alloc_zeros::<u32>(nch.max(1)).during(|| "alloc".into())?,
@@ -2076,7 +2068,6 @@ impl Slot {
             .arg(&clen)
             .arg(&cum)
             .arg(&scale)
-            .arg(&rc)
             .arg(&mut out.sizes)
             .arg(&mut out.states)
             .arg(&scratch);
@@ -2161,7 +2152,7 @@ impl Slot {
     /// code), their lists up, RENC, and the chunk sizes down.
     fn host_plans_renc(
         &mut self,
-        hist_h: Vec<u32>,
+        hist_h: &[u32],
         cls: &LevelClasses,
         n: usize,
         nbk: usize,
@@ -2170,14 +2161,10 @@ impl Slot {
         use rayon::prelude::*;
         let s = &self.stream.clone();
         let table = rans::NCTX * rans::NSYM;
-        let plans: Vec<rans::Plan> = if pulled_plans() {
-            pull_plans(hist_h, &cls.blocks, n, chunk_log)
-        } else {
-            hist_h
-                .par_chunks(table)
-                .map(|h| rans::plan(h, &cls.blocks, n, chunk_log))
-                .collect()
-        };
+        let plans: Vec<rans::Plan> = hist_h
+            .par_chunks(table)
+            .map(|h| rans::plan(h, &cls.blocks, n, chunk_log))
+            .collect();
         prof(s, "r_plan")?;
         let mut chunks = std::mem::take(&mut self.enc_lists.chunks);
         chunks.clear();
@@ -2255,7 +2242,7 @@ impl Slot {
         let (plans, renc, sizes_h, _device) = match planned {
             RansPlans::Host(hist_h) => {
                 let (plans, renc, sizes_h) =
-                    self.host_plans_renc(hist_h, cls, n, nbk, chunk_log)?;
+                    self.host_plans_renc(&hist_h, cls, n, nbk, chunk_log)?;
                 (plans, renc, sizes_h, None)
             }
             RansPlans::Device(planned) => {
@@ -4094,22 +4081,20 @@ const RANS_TILES: u32 = 2 * RANS_TILE;
 /// runs the states of 32 chunks, seven prepare its next tile.
 const RENC_THREADS: u32 = 256;
 /// Shared memory of an RENC block: cumulative starts as u16 (the kernel's
-/// R_CU16_WORDS) and scales, the chunks' starts and lengths (512 bytes),
-/// and two stages of four words per value of a tile: 44.2 KiB, four
-/// blocks an SM (the kernel's launch bounds), one state warp on each of
-/// an SM's four schedulers. The division multipliers (21 KiB a brick)
-/// are RRECIP's, in global memory.
+/// R_CU16_WORDS) and scales, a division multiplier per context and
+/// symbol, the chunks' starts and lengths (512 bytes), and two stages of
+/// four words per value of a tile: 65.2 KiB, three blocks an SM.
 const RENC_SMEM: u32 = (rans::NCTX * (rans::NSYM + 1)).div_ceil(2) as u32 * 4
     + (rans::NCTX * 4) as u32
+    + (rans::NCTX * rans::NSYM * 4) as u32
     + 512
     + 2 * 4 * RANS_TILE;
-// An H100 SM has 228 KiB of shared memory and reserves 1 KiB a block. With
-// the multipliers in shared memory (65.2 KiB a block) three fit: a
-// canonical two-GPU batch of 28 turbulent bricks (476 blocks) took two
-// waves on 132 SMs, the last batch's RENC 0.6-0.8 ms of the run's tail
-// (session 53). (Two words a value, the table entries looked up by the
-// state warp, fit four blocks an SM but coded 12% slower: session 30.)
-const _: () = assert!(4 * (RENC_SMEM + 1024) <= 228 * 1024);
+// An H100 SM has 228 KiB of shared memory and reserves 1 KiB a block:
+// three blocks an SM run a 1024^3 field's 1,024 RENC blocks in three
+// waves; two an SM took four. (Two words a value, the table entries
+// looked up by the state warp, fit four blocks an SM but coded 12% slower:
+// session 30.)
+const _: () = assert!(3 * (RENC_SMEM + 1024) <= 228 * 1024);
 /// Warps of an RDEC block: enough for every chunk of the launch's
 /// largest brick, up to `RDEC_MAX_WARPS`, so a brick's chunks share one
 /// copy of its tables. A smooth 129^3 brick has 33 chunks: two warps a
@@ -4535,99 +4520,6 @@ const RPLAN_WORDS_GUESS: usize = 4096;
 fn device_plans() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var("MULTIRES_CODEC_RPLAN").as_deref() == Ok("device"))
-}
-
-/// Whether the slot thread makes its batch's rANS plans itself, helped by
-/// the rayon pool's workers as they wake (`pull_plans`, the default), or
-/// hands them all to the pool and sleeps until it is done
-/// (MULTIRES_CODEC_PLANS=pool; a knob for measurements, the plans are the
-/// same). A batch is a few dozen plans of 25-35 us each, and on the last
-/// batch's chain the host's step took 0.8 ms (session 52): mostly the
-/// pool's wake-ups, one worker waking the next, and the slot thread's.
-fn pulled_plans() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("MULTIRES_CODEC_PLANS").as_deref() != Ok("pool"))
-}
-
-/// One batch's plans, pulled brick by brick by the slot thread and by
-/// whichever pool workers arrive before the bricks run out.
-struct PlanPull {
-    hist: Vec<u32>,
-    blocks: Arc<[[u32; rans::LEVELS]]>,
-    n: usize,
-    chunk_log: u32,
-    next: AtomicUsize,
-    left: AtomicUsize,
-    plans: Vec<Mutex<Option<rans::Plan>>>,
-}
-
-impl PlanPull {
-    fn count(&self) -> usize {
-        self.plans.len()
-    }
-
-    /// Plans bricks until none is left to take.
-    fn pull(&self) {
-        let table = rans::NCTX * rans::NSYM;
-        loop {
-            let b = self.next.fetch_add(1, Ordering::Relaxed);
-            if b >= self.count() {
-                return;
-            }
-            let p = rans::plan(
-                &self.hist[b * table..(b + 1) * table],
-                &self.blocks,
-                self.n,
-                self.chunk_log,
-            );
-            *self.plans[b].lock().unwrap_or_else(|e| e.into_inner()) = Some(p);
-            self.left.fetch_sub(1, Ordering::Release);
-        }
-    }
-}
-
-/// The plans of a batch's bricks (histograms of `rans::NCTX * rans::NSYM`
-/// counts one after another), the same as `rans::plan` a brick. The slot
-/// thread starts at once and never waits for a worker to wake: it waits
-/// only for bricks a worker has taken and not finished. Helpers that come
-/// late find nothing left and return.
-fn pull_plans(
-    hist: Vec<u32>,
-    blocks: &Arc<[[u32; rans::LEVELS]]>,
-    n: usize,
-    chunk_log: u32,
-) -> Vec<rans::Plan> {
-    let count = hist.len() / (rans::NCTX * rans::NSYM);
-    let job = Arc::new(PlanPull {
-        hist,
-        blocks: blocks.clone(),
-        n,
-        chunk_log,
-        next: AtomicUsize::new(0),
-        left: AtomicUsize::new(count),
-        plans: (0..count).map(|_| Mutex::new(None)).collect(),
-    });
-    // A helper a few bricks: each spawn wakes a worker (a system call), and
-    // a worker plans several bricks in the time it takes to wake.
-    let helpers = (count / 3).min(rayon::current_num_threads());
-    for _ in 0..helpers {
-        let j = job.clone();
-        rayon::spawn(move || j.pull());
-    }
-    job.pull();
-    let mut spins = 0u32;
-    while job.left.load(Ordering::Acquire) != 0 {
-        if spins < 64 {
-            std::hint::spin_loop();
-            spins += 1;
-        } else {
-            std::thread::yield_now();
-        }
-    }
-    job.plans
-        .iter()
-        .filter_map(|p| p.lock().unwrap_or_else(|e| e.into_inner()).take())
-        .collect()
 }
 
 /// A brick's plan, as its payload's layout needs it.
@@ -6971,35 +6863,6 @@ fn decode_plan(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The slot thread's pulled plans (`pull_plans`) are `rans::plan`'s,
-    /// in brick order, whoever made each: batches of 1 to 31 bricks of
-    /// synthetic histograms, one shape a batch.
-    #[test]
-    fn pulled_plans_are_the_plans_in_brick_order() {
-        let cases = rans::synthetic_plan_cases(53, 24);
-        let table = rans::NCTX * rans::NSYM;
-        for (t, triple) in cases.chunks(3).enumerate() {
-            let (_, blocks, n) = &triple[0];
-            let blocks: Arc<[[u32; rans::LEVELS]]> = blocks.clone().into();
-            for count in [1, 2, 7, 31] {
-                let hist: Vec<u32> = (0..count)
-                    .flat_map(|b| triple[b % 3].0.iter().copied())
-                    .collect();
-                let want: Vec<rans::Plan> = hist
-                    .chunks(table)
-                    .map(|h| rans::plan(h, &blocks, *n, rans::CHUNK_MAX_LOG))
-                    .collect();
-                let got = pull_plans(hist, &blocks, *n, rans::CHUNK_MAX_LOG);
-                assert_eq!(got.len(), count, "shape {t}, {count} bricks");
-                for (b, (g, w)) in got.iter().zip(&want).enumerate() {
-                    assert_eq!(g.tables, w.tables, "shape {t}, brick {b} of {count}");
-                    assert_eq!(g.words, w.words, "shape {t}, brick {b} of {count}");
-                    assert_eq!((g.chunk_log, g.split), (w.chunk_log, w.split));
-                }
-            }
-        }
-    }
 
     /// Every value of a slab is in exactly one piece, whose rows say where
     /// (as the copies and the range read them), and every brick of the
