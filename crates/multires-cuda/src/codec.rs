@@ -2184,7 +2184,7 @@ impl Slot {
         // One copy of the tables and the three piece lists, kept until
         // RENC has read them; the tables are written straight into the
         // stage, in parallel.
-        let [l0, l1, l2, _, _] = chunks.byte_lists();
+        let [l0, l1, l2] = chunks.byte_lists();
         let (_lists_d, base, addr) = upload_packed(
             &self.gpu,
             s,
@@ -3678,10 +3678,19 @@ impl Slot {
         let mut parts: Vec<Part> = Vec::new();
         let mut total = 0usize;
         let mut zero_tiles = false;
+        // Each brick's tables (zeros where it has no stream), written
+        // straight into the upload (`write_tables`), as the coder's are.
+        let none = rans::Tables {
+            freq: Vec::new(),
+            cum: vec![0; CUM_BYTES / 4],
+            scale: vec![0; SCALE_BYTES / 4],
+        };
+        let mut tables: Vec<&rans::Tables> = Vec::with_capacity(nbk);
         for (bi, head) in heads.iter().enumerate() {
             let Some((step, h)) = head else {
                 // Decoded to nothing here, then redone on the CPU.
-                chunks.push(std::iter::empty(), None);
+                chunks.push_pieces(std::iter::empty());
+                tables.push(&none);
                 continue;
             };
             let range = 8 + 4 * h.data_word..8 + 4 * h.used;
@@ -3692,7 +3701,8 @@ impl Slot {
                 dlen.push((w[1] - w[0]) as u32);
             }
             parts.push((bi, range, first..doff.len()));
-            chunks.push(rans::pieces(n, h.chunk_log, h.split), Some(&h.tables));
+            chunks.push_pieces(rans::pieces(n, h.chunk_log, h.split));
+            tables.push(&h.tables);
             zero_tiles |= rans::zero_classes(&h.tables) != 0;
             q[bi] = *step;
             at[bi] = Some(8 + 4 * h.used);
@@ -3709,6 +3719,7 @@ impl Slot {
             });
         }
         let mut err = err;
+        let tables_len = tables_bytes(&tables)?;
         trace("d_lists");
         use bytemuck::cast_slice;
         // Streams in page-locked memory go up from where they lie, in one
@@ -3743,8 +3754,8 @@ impl Slot {
         // The streams (zero bytes after them: RDEC_PAD) and the chunk lists
         // in the slot's pinned buffer, then up in one copy: six pageable
         // copies a batch stalled behind the other slots' copies.
-        let lists = chunks.byte_lists();
-        let lists = [&lists[..], &[cast_slice(&dlen), cast_slice(&doff)]].concat();
+        let [l0, l1, l2] = chunks.byte_lists();
+        let lists = [l0, l1, l2, cast_slice(&dlen), cast_slice(&doff)];
         trace("d_concat");
         // Without spans (the only case it runs), `starts` packs the
         // streams back to back: cut from the end, each ends where the next
@@ -3771,13 +3782,14 @@ impl Slot {
                 dsts.into_iter().zip(parts.iter()).for_each(copy);
             }
         };
-        let (_up, base, addr) = if let Some(spans) = spans {
-            let (up, _, addr) = upload_packed(
+        // The tables go first in the upload, or after the gathered streams.
+        let (_up, base, tables_at, addr) = if let Some(spans) = spans {
+            let (up, up_base, addr) = upload_packed(
                 &self.gpu,
                 s,
                 PackedFrom::Pinned(&mut self.pbytes),
-                0,
-                |_| {},
+                tables_len,
+                |pin| write_tables(pin, &tables),
                 &lists,
             )?;
             // Timeline marks (events only under MULTIRES_CODEC_TIMELINE):
@@ -3821,17 +3833,22 @@ impl Slot {
                 streams.device_ptr(s).0
             };
             DIRECT_BATCHES.fetch_add(1, Ordering::Relaxed);
-            (up, base, addr)
+            (up, base, up_base, addr)
         } else {
+            let at = (total + RDEC_PAD).next_multiple_of(16);
             let (up, base, addr) = upload_packed(
                 &self.gpu,
                 s,
                 PackedFrom::Pinned(&mut self.pbytes),
-                total + RDEC_PAD,
-                gather,
+                at + tables_len,
+                |pin| {
+                    let (streams, t) = pin.split_at_mut(at);
+                    gather(&mut streams[..total + RDEC_PAD]);
+                    write_tables(t, &tables);
+                },
                 &lists,
             )?;
-            (up, base, addr)
+            (up, base, base + at as u64, addr)
         };
         trace("d_gathered");
         let cls = self
@@ -3843,9 +3860,10 @@ impl Slot {
         let f = self.f("RDEC(kernel)", rdec_smem(RDEC_MAX_WARPS) as usize)?;
         trace("d_rdec_fn");
         let mut ints = self.ints.slice_mut(0..nbk * n);
-        let [cfirst, cstart, clen, cum, scale, dlen_d, doff_d] = addr[..] else {
+        let [cfirst, cstart, clen, dlen_d, doff_d] = addr[..] else {
             return Err(CudaError::Unsupported("chunk lists".into()));
         };
+        let (cum, scale) = (tables_at, tables_at + (nbk * CUM_BYTES) as u64);
         // Where a brick's tables leave a class only zeros after a zero,
         // RDEC passes over the warps' tiles of such values (on smooth
         // fields nearly every chunk but a brick's first few) and leaves
@@ -4597,16 +4615,14 @@ fn write_tables(dst: &mut [u8], tables: &[&rans::Tables]) {
     }
 }
 
-/// The chunks of a batch's rANS streams and the bricks' tables, as the
-/// RENC and RDEC kernels take them: brick b's chunks are
-/// `cfirst[b]..cfirst[b + 1]`, chunk c holds values `cstart[c]..` (`clen[c]`
-/// of them).
+/// The chunks of a batch's rANS streams, as the RENC and RDEC kernels
+/// take them: brick b's chunks are `cfirst[b]..cfirst[b + 1]`, chunk c
+/// holds values `cstart[c]..` (`clen[c]` of them). The bricks' tables go
+/// up apart (`write_tables`).
 struct RansChunks {
     cfirst: Vec<u32>,
     cstart: Vec<u64>,
     clen: Vec<u32>,
-    cum: Vec<u32>,
-    scale: Vec<u32>,
     /// The longest chunk list of a brick.
     most: usize,
 }
@@ -4623,8 +4639,6 @@ impl RansChunks {
             cfirst: vec![0],
             cstart: Vec::new(),
             clen: Vec::new(),
-            cum: Vec::new(),
-            scale: Vec::new(),
             most: 0,
         }
     }
@@ -4635,35 +4649,11 @@ impl RansChunks {
         self.cfirst.push(0);
         self.cstart.clear();
         self.clen.clear();
-        self.cum.clear();
-        self.scale.clear();
         self.most = 0;
     }
 
-    /// The next brick, in `pieces` (first value, values: `rans::pieces`)
-    /// under `tables`; None: a brick without chunks (and zero tables).
-    fn push(
-        &mut self,
-        pieces: impl Iterator<Item = (usize, usize)>,
-        tables: Option<&rans::Tables>,
-    ) {
-        match tables {
-            Some(t) => {
-                self.push_pieces(pieces);
-                self.cum.extend_from_slice(&t.cum);
-                self.scale.extend_from_slice(&t.scale);
-            }
-            None => {
-                self.cum
-                    .extend(std::iter::repeat_n(0, rans::NCTX * (rans::NSYM + 1)));
-                self.scale.extend(std::iter::repeat_n(0, rans::NCTX));
-                self.cfirst.push(self.clen.len() as u32);
-            }
-        }
-    }
-
-    /// The next brick's pieces only, its tables going up apart
-    /// (`write_tables`).
+    /// The next brick's pieces (first value, values: `rans::pieces`; none
+    /// for a brick without a stream).
     fn push_pieces(&mut self, pieces: impl Iterator<Item = (usize, usize)>) {
         let before = self.clen.len();
         for (a, len) in pieces {
@@ -4674,16 +4664,14 @@ impl RansChunks {
         self.cfirst.push(self.clen.len() as u32);
     }
 
-    /// The lists as the kernels take them (cfirst, cstart, clen, cum,
-    /// scale), as bytes for `Slot::upload_packed`.
-    fn byte_lists(&self) -> [&[u8]; 5] {
+    /// The lists as the kernels take them (cfirst, cstart, clen), as
+    /// bytes for `upload_packed`.
+    fn byte_lists(&self) -> [&[u8]; 3] {
         use bytemuck::cast_slice;
         [
             cast_slice(&self.cfirst),
             cast_slice(&self.cstart),
             cast_slice(&self.clen),
-            cast_slice(&self.cum),
-            cast_slice(&self.scale),
         ]
     }
 
