@@ -14,9 +14,7 @@ for sz in 516x1024 508x1024; do
   timeline tl_$sz $sz X=1
   traced tr_$sz $sz 1 X=1
 done
-MULTIRES_CODEC_TIMELINE=1 timeout 150 $M bench --config codec-3d --device cuda --codec-size 1024 \
-  --codec-field-cache /tmp/fields --gpus 2 --resident --codec-rel 1e-3 --repeat 5 \
-  --codec-field turbulent > /tmp/tr/tl_two.log 2> /tmp/tr/tl_two.err
+BENCH_LIMIT=150 bench_one tl_two 1024 2 MULTIRES_CODEC_TIMELINE=1
 say "timeline two GPUs rc $?"
 traced tr_two 1024 2 X=1
 for i in 1 2; do

@@ -14,6 +14,8 @@
 #                                    5 runs) and ENV (X=1 for none), its output in /tmp/tr/NAME.log
 #                                    and .err: the last chain of its last run
 #                                    (`timeline_summary.py --chain`)
+#   bench_one NAME SIZE GPUS ENV...  one bench process (--resident, turbulent, rel 1e-3, 5 runs) with
+#                                    ENV, its output in /tmp/tr/NAME.log and .err (BENCH_LIMIT s)
 #   traced NAME SIZE GPUS ENV...     one traced bench process (MULTIRES_CODEC_TRACE=1, --resident,
 #                                    turbulent, rel 1e-3, 5 runs) with ENV set (X=1 for none), its
 #                                    output in /tmp/tr/NAME.log and .err: its resident GB/s and, per
@@ -40,18 +42,22 @@ run() {
   say "== $name ($size $f $*) rc $? in ${SECONDS}s"; say "$(grep -E "codec-3d (resident|slabs)" $OUT/$name.log | sed -E 's/codec-3d (\w+) .*\| ([0-9]) GPU.*= ([0-9.]+) GB.s .*= ([0-9.]+) GB.s.*/\1 \2: \3 \/ \4/; s/codec-3d (resident) .*= ([0-9.]+) GB.s .*= ([0-9.]+) GB.s.*/\1: \2 \/ \3/')"
   say "equal bytes rows: $(grep -E "codec-3d (resident|slabs)" $OUT/$name.log | grep -c "bytes equal to the host path's") values: $(grep -E "codec-3d (resident|slabs)" $OUT/$name.log | grep -c "decoded values equal")"
 }
+# One bench process (--resident, turbulent, rel 1e-3, 5 runs) on GPUS with ENV, its output in
+# /tmp/tr/NAME.log and .err, at most ${BENCH_LIMIT:-120} s: what `timeline` and `traced` run.
+bench_one() {
+  local name=$1 size=$2 g=$3; shift 3
+  env "$@" timeout ${BENCH_LIMIT:-120} $M bench --config codec-3d --device cuda $(size_args $size) \
+    --codec-field-cache /tmp/fields --gpus $g --resident --codec-rel 1e-3 --repeat 5 \
+    --codec-field turbulent > /tmp/tr/$name.log 2> /tmp/tr/$name.err
+}
 timeline() {
   local name=$1 size=$2; shift 2
-  env MULTIRES_CODEC_TIMELINE=1 "$@" timeout 120 $M bench --config codec-3d --device cuda $(size_args $size) \
-    --codec-field-cache /tmp/fields --gpus 1 --resident --codec-rel 1e-3 --repeat 5 \
-    --codec-field turbulent > /tmp/tr/$name.log 2> /tmp/tr/$name.err
+  bench_one $name $size 1 MULTIRES_CODEC_TIMELINE=1 "$@"
   say "timeline $name ($size $*) rc $?: $(python3 tools/device/timeline_summary.py /tmp/tr/$name.err --chain | grep -A3 'chain of' | tail -4 | tr -s ' ' | tr '\n' ';')"
 }
 traced() {
   local name=$1 size=$2 g=$3; shift 3
-  env MULTIRES_CODEC_TRACE=1 "$@" timeout 120 $M bench --config codec-3d --device cuda $(size_args $size) \
-    --codec-field-cache /tmp/fields --gpus $g --resident --codec-rel 1e-3 --repeat 5 \
-    --codec-field turbulent > /tmp/tr/$name.log 2> /tmp/tr/$name.err
+  bench_one $name $size $g MULTIRES_CODEC_TRACE=1 "$@"
   local rc=$?
   say "trace $name ($size, $g GPU(s), $*) rc $rc | $(grep -E 'codec-3d resident' /tmp/tr/$name.log | sed -E 's/.*compress [0-9.]+ s = ([0-9.]+) GB.s .*= ([0-9.]+) GB.s.*/\1 \/ \2/') | spans $(python3 tools/device/trace_summary.py /tmp/tr/$name.err 2>/dev/null | grep -A3 'resident plan' | grep -oE 'gpu 0: [0-9]+ batches, [0-9.]+ M values, \+0.0 to \+[0-9.]+' | sed -E 's/.*: ([0-9]+) batches.*to \+([0-9.]+)/\1b:\2/' | tr '\n' ' ')"
 }
