@@ -787,63 +787,15 @@ fn plan_batches<T>(
     })
 }
 
-/// Halves a batch of the plan's last group while it holds more than
-/// `taper` / 2 times the values coded after it (and more than one brick),
-/// the halves again largest first: a batch's chain of host steps, rANS
-/// kernel and copy down hides behind the transforms of the batches after
-/// it, and a GPU's last ones have none, so the later a batch codes, the
-/// smaller it should be. MULTIRES_CODEC_TAPER sets `taper` (none at 0).
-fn taper_tail<T>(plan: &mut Plan<T>, taper: usize) {
-    let Some(&last) = plan.group.last() else {
-        return;
-    };
-    if taper == 0 {
-        return;
-    }
-    loop {
-        let caps = plan.caps();
-        let mut after = 0usize;
-        let mut cut = None;
-        for i in (0..caps.len()).rev() {
-            if plan.group[i] != last {
-                break;
-            }
-            if plan.batches[i].1.len() > 1 && 2 * caps[i] > taper * after {
-                cut = Some(i);
-                break;
-            }
-            after += caps[i];
-        }
-        let Some(i) = cut else {
-            return;
-        };
-        let (dims, mut list) = plan.batches.remove(i);
-        let rest = list.split_off(list.len().div_ceil(2));
-        // Largest first: each half goes after the batches of its size or
-        // more (the group's batches after `i` are no larger).
-        for half in [list, rest] {
-            let size = dims.iter().product::<usize>() * half.len();
-            let at = (i..plan.batches.len())
-                .find(|&k| {
-                    let (d, l) = &plan.batches[k];
-                    d.iter().product::<usize>() * l.len() < size
-                })
-                .unwrap_or(plan.batches.len());
-            plan.batches.insert(at, (dims, half));
-            plan.group.insert(at, last);
-        }
-        plan.group.pop();
-    }
-}
-
 /// Halves the last large batch (at least half the largest's values) of
 /// the plan's last group when what codes after it is under a quarter of
 /// its values: its chain after the transform (histogram, plans, RENC,
 /// copy down: 3.2 ms for 56 M values on an H100) is then its GPU's drain.
 /// One cut only: small batches' chains cost about as much as large ones
-/// (a 1.9 M batch 1.7 ms), so a taper of many (`taper_tail`) lost on two
-/// GPUs (session 54). GPU 0's slab of 1024^3 ends in a 56 M batch and a
-/// 7.6 M one; GPU 1's thin layer already ends in small ones.
+/// (a 1.9 M batch 1.7 ms), so halving every late batch (a taper, sessions
+/// 46-54) lost on two GPUs. GPU 0's slab of 1024^3 ends in a 56 M batch
+/// and a 7.6 M one, GPU 1's thin layer in small ones: with the cut, two
+/// H100s coded at 219-222 GB/s against 215-218 (session 54).
 fn halve_last_large<T>(plan: &mut Plan<T>) {
     let caps = plan.caps();
     let (Some(&largest), Some(&last)) = (caps.iter().max(), plan.group.last()) else {
@@ -868,16 +820,10 @@ fn halve_last_large<T>(plan: &mut Plan<T>) {
     }
 }
 
-/// MULTIRES_CODEC_HALVE_LAST=1 turns `halve_last_large` on (a trial knob;
-/// the output never depends on it).
+/// `halve_last_large` on, unless MULTIRES_CODEC_HALVE_LAST=off (a knob
+/// for measurements; the output never depends on it).
 fn halve_last() -> bool {
-    env_count("MULTIRES_CODEC_HALVE_LAST").is_some()
-}
-
-/// MULTIRES_CODEC_TAPER: `taper_tail`'s ratio, in halves, of a batch's
-/// values to those coded after it (none when unset).
-fn taper_shares() -> usize {
-    env_count("MULTIRES_CODEC_TAPER").unwrap_or(0)
+    std::env::var("MULTIRES_CODEC_HALVE_LAST").map_or(true, |v| v != "off")
 }
 
 /// With MULTIRES_CODEC_TRACE set, when each slot's host thread passed
@@ -2931,7 +2877,6 @@ fn code_bricks(
         usage.per_value(v.dtype),
         (max_slots(slots), shares * gpus.len(), batch_limit(batch)),
     )?;
-    taper_tail(&mut plan, taper_shares());
     if halve_last() {
         halve_last_large(&mut plan);
     }
@@ -7240,37 +7185,6 @@ mod tests {
         // must be the kernel's.
         let src = include_str!("../kernels/codec.cu");
         assert!(src.contains("#define R_CU16_WORDS ((R_NCTX * (R_NSYM + 1) + 1) / 2)\n"));
-    }
-
-    #[test]
-    fn a_taper_halves_late_batches_and_keeps_every_brick() {
-        let per_value = Use::EncodeInterp.per_value(DType::F32);
-        let mut plan = plan_batches(vec![shapes_1024()], 120 << 30, per_value, (2, 8, 64)).unwrap();
-        let before = plan.caps();
-        let n = plan.batches.len();
-        taper_tail(&mut plan, 0);
-        assert_eq!(plan.caps(), before, "a taper of none changes nothing");
-        for taper in [4, 2, 1] {
-            taper_tail(&mut plan, taper);
-            let after = plan.caps();
-            assert_eq!(after.iter().sum::<usize>(), before.iter().sum::<usize>());
-            assert!(after.len() > n, "{before:?} -> {after:?}");
-            assert_eq!(plan.group.len(), after.len());
-            // Largest first; the first batch as it was (it has the most
-            // after it); each batch of more than one brick at most
-            // taper / 2 times the values after it.
-            assert_eq!(after[0], before[0]);
-            assert!(after.windows(2).all(|w| w[0] >= w[1]), "{after:?}");
-            let mut later = 0;
-            for (c, (_, l)) in after.iter().zip(&plan.batches).rev() {
-                assert!(l.len() == 1 || 2 * c <= taper * later, "{taper}: {after:?}");
-                later += c;
-            }
-            assert_eq!(plan.batches.last().map(|(_, l)| l.len()), Some(1));
-            let mut bricks: Vec<usize> = plan.batches.iter().flat_map(|(_, l)| l.clone()).collect();
-            bricks.sort_unstable();
-            assert_eq!(bricks, (0..512).collect::<Vec<_>>());
-        }
     }
 
     #[test]
