@@ -7190,14 +7190,30 @@ mod tests {
     #[test]
     fn the_last_large_batch_is_halved_once_where_little_codes_after_it() {
         let per_value = Use::EncodeInterp.per_value(DType::F32);
-        // GPU 0's slab of 1024^3 (four full layers): 60 M batches, two of
-        // the edge shapes (56 M) and the corners (7.6 M) last.
-        let gpu0: BTreeMap<[usize; 3], Vec<usize>> = shapes_1024()
-            .into_iter()
-            .filter(|(d, _)| d[0] == 129)
-            .map(|(d, l)| (d, l.into_iter().filter(|&k| k < 256).collect()))
-            .collect();
-        let mut plan = plan_batches(vec![gpu0], 120 << 30, per_value, (16, 8, 128)).unwrap();
+        // Each GPU's bricks of 1024^3 on two GPUs, by shape, as
+        // `compress_slabs` cuts them.
+        let grid = codec::BrickGrid {
+            dims: [1024; 3],
+            brick: [129; 3],
+        };
+        let parts = slabs(&grid, 2);
+        let slab = |g: usize| -> BTreeMap<[usize; 3], Vec<usize>> {
+            shapes_1024()
+                .into_iter()
+                .map(|(d, l)| {
+                    (
+                        d,
+                        l.into_iter()
+                            .filter(|k| parts[g].2.contains(k))
+                            .collect::<Vec<_>>(),
+                    )
+                })
+                .filter(|(_, l)| !l.is_empty())
+                .collect()
+        };
+        // GPU 0's slab (four full layers): 60 M batches, two of the edge
+        // shapes (56 M) and the corners (7.6 M) last.
+        let mut plan = plan_batches(vec![slab(0)], 120 << 30, per_value, (16, 8, 128)).unwrap();
         let before = plan.caps();
         halve_last_large(&mut plan);
         let after = plan.caps();
@@ -7215,12 +7231,7 @@ mod tests {
         halve_last_large(&mut plan);
         assert_eq!(plan.caps(), after);
         // GPU 1's slab ends in its thin layer's small batches: no cut.
-        let gpu1: BTreeMap<[usize; 3], Vec<usize>> = shapes_1024()
-            .into_iter()
-            .map(|(d, l)| (d, l.into_iter().filter(|&k| k >= 256).collect::<Vec<_>>()))
-            .filter(|(_, l)| !l.is_empty())
-            .collect();
-        let mut plan = plan_batches(vec![gpu1], 120 << 30, per_value, (16, 8, 128)).unwrap();
+        let mut plan = plan_batches(vec![slab(1)], 120 << 30, per_value, (16, 8, 128)).unwrap();
         let before = plan.caps();
         halve_last_large(&mut plan);
         assert_eq!(plan.caps(), before);
