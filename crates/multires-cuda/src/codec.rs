@@ -739,9 +739,7 @@ fn plan_batches<T>(
     per_value: usize,
     (slots, shares, limit): (usize, usize, usize),
 ) -> Result<Plan<T>, CudaError> {
-    let cost = |d: &[usize; 3], bricks: usize| {
-        bricks * (d.iter().product::<usize>() * per_value + (1 << 20))
-    };
+    let cost = |d: &[usize; 3], bricks: usize| batch_cost(d, bricks, per_value);
     let slots = slots.max(1);
     let shares = shares.max(1);
     let per_group = shares.div_ceil(groups.len().max(1));
@@ -774,17 +772,36 @@ fn plan_batches<T>(
         group.extend(std::iter::repeat_n(g, mine.len()));
         batches.extend(mine);
     }
-    let mut costs: Vec<usize> = batches.iter().map(|(d, l)| cost(d, l.len())).collect();
-    costs.sort_unstable_by(|a, b| b.cmp(a));
-    let mut s = slots.min(batches.len()).max(1);
-    while s > 1 && costs[..s].iter().sum::<usize>() > budget {
-        s -= 1;
-    }
-    Ok(Plan {
+    let mut plan = Plan {
         batches,
         group,
-        slots: s,
-    })
+        slots,
+    };
+    plan.fit_slots(slots, budget, per_value);
+    Ok(plan)
+}
+
+/// Device bytes a batch of `bricks` bricks of `d` holds in its slot.
+fn batch_cost(d: &[usize; 3], bricks: usize, per_value: usize) -> usize {
+    bricks * (d.iter().product::<usize>() * per_value + (1 << 20))
+}
+
+impl<T> Plan<T> {
+    /// As many slots (up to `most`) as the largest batches fit side by
+    /// side in `budget` bytes.
+    fn fit_slots(&mut self, most: usize, budget: usize, per_value: usize) {
+        let mut costs: Vec<usize> = self
+            .batches
+            .iter()
+            .map(|(d, l)| batch_cost(d, l.len(), per_value))
+            .collect();
+        costs.sort_unstable_by(|a, b| b.cmp(a));
+        let mut s = most.min(costs.len()).max(1);
+        while s > 1 && costs[..s].iter().sum::<usize>() > budget {
+            s -= 1;
+        }
+        self.slots = s;
+    }
 }
 
 /// Halves the last large batch (at least half the largest's values) of
@@ -818,6 +835,58 @@ fn halve_last_large<T>(plan: &mut Plan<T>) {
         }
         after += caps[i];
     }
+}
+
+/// Halves batches of the plan's last group, from its end, while a batch
+/// holds more than a quarter of the largest batch's values plus `rho` /
+/// 8 times the values coded after it (and more than one brick), the
+/// halves largest first. Why: a batch's chain after its transform
+/// (histogram, plans, RENC, copy down) grows with its values (about 0.09
+/// ms a million on two H200s, plus 1.5 ms), while the transforms after it
+/// hide it at about 0.025 ms a million; a GPU's run ends at the latest
+/// of these, so a late batch should hold at most about 3/8 of what
+/// transforms after it. The quarter keeps the last batches from falling
+/// to single bricks, whose fixed costs (host steps, RENC's chain) a taper
+/// of many paid in sessions 46-54.
+fn taper_by_chain<T>(plan: &mut Plan<T>, rho: usize) {
+    let Some(&last) = plan.group.last() else {
+        return;
+    };
+    let largest = plan.caps().into_iter().max().unwrap_or(0);
+    let floor = largest / 4;
+    let mut i = plan.batches.len();
+    let mut after = 0usize;
+    while i > 0 {
+        i -= 1;
+        if plan.group[i] != last {
+            i += 1;
+            break;
+        }
+        let (dims, list) = &plan.batches[i];
+        let cap = dims.iter().product::<usize>() * list.len();
+        if list.len() > 1 && 8 * cap > 8 * floor + rho * after {
+            let (dims, mut first) = plan.batches.remove(i);
+            let second = first.split_off(first.len().div_ceil(2));
+            // Both halves go back at `i`, the larger first; the later one
+            // is looked at again next (it has the same values after it).
+            plan.batches.insert(i, (dims, second));
+            plan.batches.insert(i, (dims, first));
+            plan.group.insert(i, last);
+            i += 2;
+            continue;
+        }
+        after += cap;
+    }
+    // Stable: a halved batch may now hold less than a later one.
+    plan.batches[i..]
+        .sort_by_key(|(d, l)| std::cmp::Reverse(d.iter().product::<usize>() * l.len()));
+}
+
+/// MULTIRES_CODEC_TAIL: `taper_by_chain`'s `rho` in eighths (a trial
+/// knob; the output never depends on it); it then stands in for
+/// `halve_last_large`, and the slots are counted again after the cuts.
+fn tail_rho() -> Option<usize> {
+    env_count("MULTIRES_CODEC_TAIL")
 }
 
 /// `halve_last_large` on, unless MULTIRES_CODEC_HALVE_LAST=off (a knob
@@ -2877,8 +2946,16 @@ fn code_bricks(
         usage.per_value(v.dtype),
         (max_slots(slots), shares * gpus.len(), batch_limit(batch)),
     )?;
-    if halve_last() {
+    if let Some(rho) = tail_rho() {
+        taper_by_chain(&mut plan, rho);
+        if env_flag("MULTIRES_CODEC_TAIL_SLOTS", true) {
+            plan.fit_slots(max_slots(slots), budget, usage.per_value(v.dtype));
+        }
+    } else if halve_last() {
         halve_last_large(&mut plan);
+        if env_flag("MULTIRES_CODEC_REFIT", false) {
+            plan.fit_slots(max_slots(slots), budget, usage.per_value(v.dtype));
+        }
     }
     head_mark("batches");
     let caps = plan.caps();
@@ -7235,6 +7312,55 @@ mod tests {
         let before = plan.caps();
         halve_last_large(&mut plan);
         assert_eq!(plan.caps(), before);
+    }
+
+    #[test]
+    fn a_chain_taper_keeps_every_brick_and_bounds_each_late_batch() {
+        let per_value = Use::EncodeInterp.per_value(DType::F32);
+        let grid = codec::BrickGrid {
+            dims: [1024; 3],
+            brick: [129; 3],
+        };
+        let parts = slabs(&grid, 2);
+        let slab = |g: usize| -> BTreeMap<[usize; 3], Vec<usize>> {
+            shapes_1024()
+                .into_iter()
+                .map(|(d, l)| {
+                    (
+                        d,
+                        l.into_iter()
+                            .filter(|k| parts[g].2.contains(k))
+                            .collect::<Vec<_>>(),
+                    )
+                })
+                .filter(|(_, l)| !l.is_empty())
+                .collect()
+        };
+        for (g, want) in [(Some(0), 256), (Some(1), 256), (None, 512)] {
+            let shapes = g.map_or_else(shapes_1024, slab);
+            let mut plan = plan_batches(vec![shapes], 120 << 30, per_value, (16, 8, 128)).unwrap();
+            let before = plan.caps();
+            taper_by_chain(&mut plan, 3);
+            let after = plan.caps();
+            assert_eq!(plan.group.len(), after.len());
+            assert_eq!(after.iter().sum::<usize>(), before.iter().sum::<usize>());
+            assert!(after.windows(2).all(|w| w[0] >= w[1]), "{after:?}");
+            let floor = before.iter().max().unwrap() / 4;
+            let mut later = 0;
+            for (c, (_, l)) in after.iter().zip(&plan.batches).rev() {
+                assert!(
+                    l.len() == 1 || 8 * c <= 8 * floor + 3 * later,
+                    "{g:?}: {after:?}"
+                );
+                later += c;
+            }
+            let mut bricks: Vec<usize> = plan.batches.iter().flat_map(|(_, l)| l.clone()).collect();
+            bricks.sort_unstable();
+            bricks.dedup();
+            assert_eq!(bricks.len(), want);
+            plan.fit_slots(16, 120 << 30, per_value);
+            eprintln!("{g:?}: {before:?} -> {after:?}, {} slots", plan.slots);
+        }
     }
 
     #[test]
