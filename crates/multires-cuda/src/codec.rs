@@ -739,7 +739,9 @@ fn plan_batches<T>(
     per_value: usize,
     (slots, shares, limit): (usize, usize, usize),
 ) -> Result<Plan<T>, CudaError> {
-    let cost = |d: &[usize; 3], bricks: usize| batch_cost(d, bricks, per_value);
+    let cost = |d: &[usize; 3], bricks: usize| {
+        bricks * (d.iter().product::<usize>() * per_value + (1 << 20))
+    };
     let slots = slots.max(1);
     let shares = shares.max(1);
     let per_group = shares.div_ceil(groups.len().max(1));
@@ -772,36 +774,17 @@ fn plan_batches<T>(
         group.extend(std::iter::repeat_n(g, mine.len()));
         batches.extend(mine);
     }
-    let mut plan = Plan {
+    let mut costs: Vec<usize> = batches.iter().map(|(d, l)| cost(d, l.len())).collect();
+    costs.sort_unstable_by(|a, b| b.cmp(a));
+    let mut s = slots.min(batches.len()).max(1);
+    while s > 1 && costs[..s].iter().sum::<usize>() > budget {
+        s -= 1;
+    }
+    Ok(Plan {
         batches,
         group,
-        slots,
-    };
-    plan.fit_slots(slots, budget, per_value);
-    Ok(plan)
-}
-
-/// Device bytes a batch of `bricks` bricks of `d` holds in its slot.
-fn batch_cost(d: &[usize; 3], bricks: usize, per_value: usize) -> usize {
-    bricks * (d.iter().product::<usize>() * per_value + (1 << 20))
-}
-
-impl<T> Plan<T> {
-    /// As many slots (up to `most`) as the largest batches fit side by
-    /// side in `budget` bytes.
-    fn fit_slots(&mut self, most: usize, budget: usize, per_value: usize) {
-        let mut costs: Vec<usize> = self
-            .batches
-            .iter()
-            .map(|(d, l)| batch_cost(d, l.len(), per_value))
-            .collect();
-        costs.sort_unstable_by(|a, b| b.cmp(a));
-        let mut s = most.min(costs.len()).max(1);
-        while s > 1 && costs[..s].iter().sum::<usize>() > budget {
-            s -= 1;
-        }
-        self.slots = s;
-    }
+        slots: s,
+    })
 }
 
 /// Halves the last large batch (at least half the largest's values) of
@@ -835,58 +818,6 @@ fn halve_last_large<T>(plan: &mut Plan<T>) {
         }
         after += caps[i];
     }
-}
-
-/// Halves batches of the plan's last group, from its end, while a batch
-/// holds more than a quarter of the largest batch's values plus `rho` /
-/// 8 times the values coded after it (and more than one brick), the
-/// halves largest first. Why: a batch's chain after its transform
-/// (histogram, plans, RENC, copy down) grows with its values (about 0.09
-/// ms a million on two H200s, plus 1.5 ms), while the transforms after it
-/// hide it at about 0.025 ms a million; a GPU's run ends at the latest
-/// of these, so a late batch should hold at most about 3/8 of what
-/// transforms after it. The quarter keeps the last batches from falling
-/// to single bricks, whose fixed costs (host steps, RENC's chain) a taper
-/// of many paid in sessions 46-54.
-fn taper_by_chain<T>(plan: &mut Plan<T>, rho: usize) {
-    let Some(&last) = plan.group.last() else {
-        return;
-    };
-    let largest = plan.caps().into_iter().max().unwrap_or(0);
-    let floor = largest / 4;
-    let mut i = plan.batches.len();
-    let mut after = 0usize;
-    while i > 0 {
-        i -= 1;
-        if plan.group[i] != last {
-            i += 1;
-            break;
-        }
-        let (dims, list) = &plan.batches[i];
-        let cap = dims.iter().product::<usize>() * list.len();
-        if list.len() > 1 && 8 * cap > 8 * floor + rho * after {
-            let (dims, mut first) = plan.batches.remove(i);
-            let second = first.split_off(first.len().div_ceil(2));
-            // Both halves go back at `i`, the larger first; the later one
-            // is looked at again next (it has the same values after it).
-            plan.batches.insert(i, (dims, second));
-            plan.batches.insert(i, (dims, first));
-            plan.group.insert(i, last);
-            i += 2;
-            continue;
-        }
-        after += cap;
-    }
-    // Stable: a halved batch may now hold less than a later one.
-    plan.batches[i..]
-        .sort_by_key(|(d, l)| std::cmp::Reverse(d.iter().product::<usize>() * l.len()));
-}
-
-/// MULTIRES_CODEC_TAIL: `taper_by_chain`'s `rho` in eighths (a trial
-/// knob; the output never depends on it); it then stands in for
-/// `halve_last_large`, and the slots are counted again after the cuts.
-fn tail_rho() -> Option<usize> {
-    env_count("MULTIRES_CODEC_TAIL")
 }
 
 /// `halve_last_large` on, unless MULTIRES_CODEC_HALVE_LAST=off (a knob
@@ -2249,7 +2180,7 @@ impl Slot {
         let [cfirst, cstart, clen] = addr[..] else {
             return Err(CudaError::Unsupported("chunk lists".into()));
         };
-        let (cum, scale) = (base, base + (tables.len() * CUM_BYTES) as u64);
+        let (cum, scale) = table_addresses(base, tables.len());
         prof(s, "r_lists_up")?;
         let out = self.launch_renc(
             cls,
@@ -2312,6 +2243,8 @@ impl Slot {
         let mut base = Vec::with_capacity(nbk);
         let mut heads = Vec::with_capacity(nbk);
         let mut stream_words = Vec::with_capacity(nbk);
+        // Each payload's bytes, for its range and its checksum.
+        let mut lens = Vec::with_capacity(nbk);
         let mut offs = std::mem::take(&mut self.enc_lists.offs);
         offs.clear();
         let mut osec = Vec::with_capacity(3 * nbk);
@@ -2334,7 +2267,8 @@ impl Slot {
             osec.extend([o, o + 4 * no, o + 8 * no].map(|v| v as u64));
             base.push(total);
             stream_words.push(words);
-            total += payload_len(words, no, nr, sz);
+            lens.push(payload_len(words, no, nr, sz));
+            total += lens[bi];
         }
         clear_out(s, &mut self.out, total)?;
         let offs_d = self.stage.up(&self.gpu, s, &offs)?;
@@ -2377,7 +2311,8 @@ impl Slot {
         // host's parts of each payload are put in beside the coded words.
         let on_device = crc_mode() == CrcMode::Device;
         let crc_q = if on_device {
-            let crc_d = self.payload_checksums((&base, &stream_words, &heads), q, counts_h, sz)?;
+            let crc_d =
+                self.payload_checksums((&base, &stream_words, &lens, &heads), q, counts_h)?;
             Some(self.stage.queue_down(&self.gpu, s, &crc_d)?)
         } else {
             None
@@ -2407,8 +2342,7 @@ impl Slot {
                     b.bricks[bi]
                 )));
             }
-            let words = stream_words[bi];
-            let len = payload_len(words, no, nr, sz);
+            let (words, len) = (stream_words[bi], lens[bi]);
             ranges.push(base[bi]..base[bi] + len);
             if on_device {
                 continue;
@@ -2463,21 +2397,20 @@ impl Slot {
     /// batches' took 2-4 ms of the run's tail on a busy rayon pool
     /// (session 45). The host's parts of each payload (step, stream
     /// header, outlier counts) go into `out` first (HPUT), so the bytes
-    /// that come down are the file's. Payload b lies at `base[b]`
-    /// (layout of `encode_rans`).
+    /// that come down are the file's. Payload b lies at `base[b]`, its
+    /// `lens[b]` bytes (layout of `encode_rans`).
     fn payload_checksums(
         &mut self,
-        (base, stream_words, heads): (&[usize], &[usize], &[Vec<u32>]),
+        (base, stream_words, lens, heads): PayloadLayout<'_>,
         q: &[f64],
         counts_h: &[u64],
-        sz: usize,
     ) -> Result<CudaSlice<u32>, CudaError> {
         let s = &self.stream.clone();
         let nbk = base.len();
         // Segments: the step and header words, then the outlier counts.
         let mut bytes: Vec<u8> = Vec::new();
         let (mut from, mut to, mut seg) = (Vec::new(), Vec::new(), Vec::new());
-        let (mut lens, mut pfirst) = (Vec::with_capacity(nbk), vec![0u32]);
+        let (mut plens, mut pfirst) = (Vec::with_capacity(nbk), vec![0u32]);
         for bi in 0..nbk {
             let (no, nr) = (counts_h[2 * bi], counts_h[2 * bi + 1]);
             let words = stream_words[bi];
@@ -2491,8 +2424,8 @@ impl Slot {
             bytes.extend((no as u32).to_le_bytes());
             bytes.extend((nr as u32).to_le_bytes());
             seg.push(8);
-            let len = payload_len(words, no as usize, nr as usize, sz);
-            lens.push(len as u64);
+            let len = lens[bi];
+            plens.push(len as u64);
             let last = pfirst[pfirst.len() - 1];
             pfirst.push(last + len.div_ceil(CRC_PIECE) as u32);
         }
@@ -2507,7 +2440,7 @@ impl Slot {
         let mut longs = from;
         longs.extend(to);
         longs.extend(base.iter().map(|&b| b as u64));
-        longs.extend(&lens);
+        longs.extend(&plens);
         let mut ints = seg;
         ints.extend(&pfirst);
         let g = &self.gpu;
@@ -2562,6 +2495,11 @@ impl Slot {
         Ok(crc)
     }
 }
+
+/// A batch's payloads as `encode_rans` lays them out, per brick: where
+/// each begins in the batch's bytes, its stream's words, its bytes, and
+/// its stream's header words.
+type PayloadLayout<'a> = (&'a [usize], &'a [usize], &'a [usize], &'a [Vec<u32>]);
 
 /// Bytes of an interpolation payload: step, stream of `words`, outlier
 /// counts, and `no` outliers of which `nr` exact values of `sz` bytes.
@@ -2946,16 +2884,8 @@ fn code_bricks(
         usage.per_value(v.dtype),
         (max_slots(slots), shares * gpus.len(), batch_limit(batch)),
     )?;
-    if let Some(rho) = tail_rho() {
-        taper_by_chain(&mut plan, rho);
-        if env_flag("MULTIRES_CODEC_TAIL_SLOTS", true) {
-            plan.fit_slots(max_slots(slots), budget, usage.per_value(v.dtype));
-        }
-    } else if halve_last() {
+    if halve_last() {
         halve_last_large(&mut plan);
-        if env_flag("MULTIRES_CODEC_REFIT", false) {
-            plan.fit_slots(max_slots(slots), budget, usage.per_value(v.dtype));
-        }
     }
     head_mark("batches");
     let caps = plan.caps();
@@ -2976,8 +2906,10 @@ fn code_bricks(
         front_permits()
     };
     let gates: Vec<Gate> = gpus.iter().map(|_| Gate::new(permits)).collect();
+    // Turns on the device only where they are on (none otherwise).
     let fronts: Vec<DeviceFront> = gpus
         .iter()
+        .filter(|_| on_device)
         .map(|_| DeviceFront::new(front_permits()))
         .collect();
     run_slots(gpus, slots_per_gpu, (&caps, v.dtype, usage), &|slot, i| {
@@ -3926,7 +3858,7 @@ impl Slot {
         let [cfirst, cstart, clen, dlen_d, doff_d] = addr[..] else {
             return Err(CudaError::Unsupported("chunk lists".into()));
         };
-        let (cum, scale) = (tables_at, tables_at + (nbk * CUM_BYTES) as u64);
+        let (cum, scale) = table_addresses(tables_at, nbk);
         // Where a brick's tables leave a class only zeros after a zero,
         // RDEC passes over the warps' tiles of such values (on smooth
         // fields nearly every chunk but a brick's first few) and leaves
@@ -4676,6 +4608,14 @@ fn write_tables(dst: &mut [u8], tables: &[&rans::Tables]) {
     for (d, t) in rest.chunks_exact_mut(SCALE_BYTES).zip(tables) {
         d.copy_from_slice(cast_slice(&t.scale));
     }
+}
+
+/// Device addresses of the cumulative starts and of the scales of
+/// `bricks` bricks' tables copied to `at` as `write_tables` lays them out
+/// (every brick's starts, then every brick's scales), which the coder and
+/// the decoder both hand to their kernels.
+fn table_addresses(at: u64, bricks: usize) -> (u64, u64) {
+    (at, at + (bricks * CUM_BYTES) as u64)
 }
 
 /// The chunks of a batch's rANS streams, as the RENC and RDEC kernels
@@ -7257,6 +7197,33 @@ mod tests {
     }
 
     #[test]
+    fn table_addresses_point_where_write_tables_puts_each_part() {
+        // Three bricks' tables, every word telling its brick and part.
+        let owned: Vec<rans::Tables> = (0..3u32)
+            .map(|b| rans::Tables {
+                freq: Vec::new(),
+                cum: vec![100 + b; CUM_BYTES / 4],
+                scale: vec![200 + b; SCALE_BYTES / 4],
+            })
+            .collect();
+        let tables: Vec<&rans::Tables> = owned.iter().collect();
+        let mut dst = vec![0u8; tables_bytes(&tables).unwrap()];
+        write_tables(&mut dst, &tables);
+        let at = 4096u64;
+        let (cum, scale) = table_addresses(at, tables.len());
+        let word = |addr: u64| {
+            let i = (addr - at) as usize;
+            u32::from_le_bytes([dst[i], dst[i + 1], dst[i + 2], dst[i + 3]])
+        };
+        for b in 0..3u64 {
+            assert_eq!(word(cum + b * CUM_BYTES as u64), 100 + b as u32);
+            assert_eq!(word(cum + (b + 1) * CUM_BYTES as u64 - 4), 100 + b as u32);
+            assert_eq!(word(scale + b * SCALE_BYTES as u64), 200 + b as u32);
+        }
+        assert_eq!(scale - at + 3 * SCALE_BYTES as u64, dst.len() as u64);
+    }
+
+    #[test]
     fn renc_tables_match_the_kernel() {
         // RENC_SMEM's size is checked where it is defined; its layout
         // must be the kernel's.
@@ -7312,55 +7279,6 @@ mod tests {
         let before = plan.caps();
         halve_last_large(&mut plan);
         assert_eq!(plan.caps(), before);
-    }
-
-    #[test]
-    fn a_chain_taper_keeps_every_brick_and_bounds_each_late_batch() {
-        let per_value = Use::EncodeInterp.per_value(DType::F32);
-        let grid = codec::BrickGrid {
-            dims: [1024; 3],
-            brick: [129; 3],
-        };
-        let parts = slabs(&grid, 2);
-        let slab = |g: usize| -> BTreeMap<[usize; 3], Vec<usize>> {
-            shapes_1024()
-                .into_iter()
-                .map(|(d, l)| {
-                    (
-                        d,
-                        l.into_iter()
-                            .filter(|k| parts[g].2.contains(k))
-                            .collect::<Vec<_>>(),
-                    )
-                })
-                .filter(|(_, l)| !l.is_empty())
-                .collect()
-        };
-        for (g, want) in [(Some(0), 256), (Some(1), 256), (None, 512)] {
-            let shapes = g.map_or_else(shapes_1024, slab);
-            let mut plan = plan_batches(vec![shapes], 120 << 30, per_value, (16, 8, 128)).unwrap();
-            let before = plan.caps();
-            taper_by_chain(&mut plan, 3);
-            let after = plan.caps();
-            assert_eq!(plan.group.len(), after.len());
-            assert_eq!(after.iter().sum::<usize>(), before.iter().sum::<usize>());
-            assert!(after.windows(2).all(|w| w[0] >= w[1]), "{after:?}");
-            let floor = before.iter().max().unwrap() / 4;
-            let mut later = 0;
-            for (c, (_, l)) in after.iter().zip(&plan.batches).rev() {
-                assert!(
-                    l.len() == 1 || 8 * c <= 8 * floor + 3 * later,
-                    "{g:?}: {after:?}"
-                );
-                later += c;
-            }
-            let mut bricks: Vec<usize> = plan.batches.iter().flat_map(|(_, l)| l.clone()).collect();
-            bricks.sort_unstable();
-            bricks.dedup();
-            assert_eq!(bricks.len(), want);
-            plan.fit_slots(16, 120 << 30, per_value);
-            eprintln!("{g:?}: {before:?} -> {after:?}, {} slots", plan.slots);
-        }
     }
 
     #[test]
