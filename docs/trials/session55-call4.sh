@@ -17,6 +17,6 @@ for i in 1 2 3; do
   run lend8_$i 1024 turbulent 9 2 MULTIRES_CODEC_LEND=8
   say "elapsed $(( $(date +%s) - T0 ))s"
 done
-[ $(( $(date +%s) - T0 )) -lt 220 ] && gpu_checks
+[ $(( $(date +%s) - T0 )) -lt 260 ] && gpu_checks
 mkdir -p /tmp/logs; mv $OUT/*.log /tmp/logs/; cp /tmp/tr/*.err /tmp/tr/*.log /tmp/logs/ 2>/dev/null; tar czf $OUT/logs.tgz -C /tmp logs
 say "total $(( $(date +%s) - T0 ))s"
