@@ -2783,7 +2783,7 @@ fn run_compress(
     let (coded, run) = code_bricks(
         v,
         opts,
-        (&plan, &all, &[]),
+        (&plan, &all),
         gpus,
         settings,
         (&done, progress),
@@ -2849,7 +2849,7 @@ fn assemble_coded(
 fn code_bricks(
     v: FieldInfo,
     opts: &CodecOptions,
-    (plan, bricks, lent): (&Planned, &[usize], &[usize]),
+    (plan, bricks): (&Planned, &[usize]),
     gpus: &[Arc<Gpu>],
     (mem_limit, batch, slots, shares): (Option<usize>, usize, usize, usize),
     (done, progress): (&AtomicUsize, &(dyn Fn(usize) + Sync)),
@@ -2887,19 +2887,6 @@ fn code_bricks(
     if halve_last() {
         halve_last_large(&mut plan);
     }
-    // Another GPU's bricks (`compress_slabs`): first, a batch a shape,
-    // each with a slot of its own, so they transform while this GPU's own
-    // batches do and their chains end long before its tail.
-    let mut lent_shapes: BTreeMap<[usize; 3], Vec<usize>> = BTreeMap::new();
-    for &k in lent {
-        lent_shapes.entry(grid.bounds(k).1).or_default().push(k);
-    }
-    let extra = lent_shapes.len();
-    for (i, batch) in lent_shapes.into_iter().enumerate() {
-        plan.batches.insert(i, batch);
-        plan.group.insert(i, 0);
-    }
-    plan.slots = (plan.slots + extra).min(plan.batches.len());
     head_mark("batches");
     let caps = plan.caps();
     let slots_per_gpu = plan.slots;
@@ -5849,7 +5836,7 @@ pub fn compress_pinned(
         code_bricks(
             f.info,
             opts,
-            (plan, &parts[i].2, &[]),
+            (plan, &parts[i].2),
             std::slice::from_ref(g),
             (None, RESIDENT_BATCH, RESIDENT_SLOTS, resident_shares()),
             (&done, progress),
@@ -6192,16 +6179,9 @@ pub fn compress_slabs(
     type Head = ((f64, f64), Option<Vec<f32>>);
     let heads: Vec<Mutex<Option<Head>>> = gpus.iter().map(|_| Mutex::new(None)).collect();
     let all_ranged = std::sync::Barrier::new(gpus.len());
-    let joined: std::sync::OnceLock<Option<(Planned, usize, Lending)>> = std::sync::OnceLock::new();
+    let joined: std::sync::OnceLock<Option<(Planned, usize)>> = std::sync::OnceLock::new();
     let plan_error: Mutex<Option<CudaError>> = Mutex::new(None);
     let done = AtomicUsize::new(0);
-    // Where GATHER finds each slab's bricks: its address less its first
-    // plane's offset (GATHER addresses the whole field), set by the slab's
-    // own thread before the barrier.
-    let bases: Vec<std::sync::atomic::AtomicU64> = gpus
-        .iter()
-        .map(|_| std::sync::atomic::AtomicU64::new(0))
-        .collect();
     let coded = on_every_gpu(&gpus, &|i, g| {
         plan_marks.mark(["thread 0", "thread 1", "thread >1"][i.min(2)]);
         let s = &f.slabs[i];
@@ -6222,9 +6202,6 @@ pub fn compress_slabs(
                 if let Ok(mut slot) = heads[i].lock() {
                     *slot = Some(h);
                 }
-                let (at, _sync) = s.data.device_ptr(&g.stream);
-                let base = at.wrapping_sub(4 * (s.planes.0 * plane) as u64);
-                bases[i].store(base, Ordering::Release);
                 budget
             }
             Err(e) => {
@@ -6270,10 +6247,7 @@ pub fn compress_slabs(
                         Ok(finest_dense(samples, f.info.dims[2], plan.1))
                     })?;
                     plan_marks.mark("shares");
-                    let lending = lending(&gpus, &grid, f)?;
-                    // This thread's GPU again (`lending` bound another's).
-                    g.ctx.bind_to_thread().during(|| "binding the GPU".into())?;
-                    Ok((plan, shares, lending))
+                    Ok((plan, shares))
                 });
             match planned {
                 Ok(p) => Some(p),
@@ -6285,7 +6259,7 @@ pub fn compress_slabs(
                 }
             }
         });
-        let Some((plan, shares, lending)) = planned else {
+        let Some((plan, shares)) = planned else {
             // One thread returns the plan's error, the others none.
             return match plan_error.lock().ok().and_then(|mut e| e.take()) {
                 Some(e) => Err(e),
@@ -6295,39 +6269,24 @@ pub fn compress_slabs(
         head_mark(["coding 0", "coding 1", "coding >1"][i.min(2)]);
         let (z0, z1) = s.planes;
         let dims = f.info.dims;
-        let mut bricks = codec::bricks_in(&grid, &[(z0, z1), (0, dims[1]), (0, dims[2])]);
-        let lent: &[usize] = match lending {
-            Some(l) if l.donor == i => {
-                bricks.retain(|k| !l.bricks.contains(k));
-                &[]
-            }
-            Some(l) if l.taker == i => &l.bricks,
-            _ => &[],
-        };
-        if bricks.is_empty() && lent.is_empty() {
+        let bricks = codec::bricks_in(&grid, &[(z0, z1), (0, dims[1]), (0, dims[2])]);
+        if bricks.is_empty() {
             return Ok(None);
         }
-        // A batch's bricks lie in one slab: its own in place, another
-        // GPU's (lent, over the link) gathered into the slot first.
-        let slab_of = |b: &Batch| {
-            let z = b.bricks.first().map_or(z0, |&k| grid.bounds(k).0[0]);
-            f.slabs
-                .iter()
-                .position(|t| (t.planes.0..t.planes.1).contains(&z))
-                .unwrap_or(i)
+        // GATHER addresses the whole field: the slab stands where its
+        // first plane would be.
+        let base = {
+            let (at, _sync) = s.data.device_ptr(&g.stream);
+            at.wrapping_sub(4 * (z0 * plane) as u64)
         };
         code_bricks(
             f.info,
             opts,
-            (plan, &bricks, lent),
+            (plan, &bricks),
             std::slice::from_ref(g),
             (Some(budget), RESIDENT_BATCH, RESIDENT_SLOTS, *shares),
             (&done, progress),
-            &|slot, b| {
-                let j = slab_of(b);
-                let base = bases[j].load(Ordering::Acquire);
-                slot.gather_from((base, j == i), &f.info, &plan.2, b, opts.transform)
-            },
+            &|slot, b| slot.gather_from((base, true), &f.info, &plan.2, b, opts.transform),
         )
         .map(Some)
     })?;
@@ -6335,81 +6294,10 @@ pub fn compress_slabs(
         plan_marks.extend(take_head_marks());
     }
     plan_marks.trace("slabs plan", t_run);
-    let Some(Some((plan, _, _))) = joined.get() else {
+    let Some(Some((plan, _))) = joined.get() else {
         return Err(CudaError::Unsupported("the slabs' plan is missing".into()));
     };
     assemble_slabs(f.info, opts, plan, coded, gpus.len(), t_run)
-}
-
-/// Bricks of one GPU's slab that another codes (`compress_slabs`),
-/// reading them over the link between them.
-struct Lent {
-    donor: usize,
-    taker: usize,
-    bricks: Vec<usize>,
-}
-
-type Lending = Option<Lent>;
-
-/// MULTIRES_CODEC_LEND=k (a trial knob; the output never depends on it):
-/// the last GPU codes k bricks of the slab before its own, the smallest
-/// first, where it can read that GPU's memory. Why: at 1024^3 the last
-/// slab's thin layer ends its GPU's run in small batches, 0.5-1.2 ms
-/// before the first GPU's (two H200s, session 55).
-fn lending(
-    gpus: &[Arc<Gpu>],
-    grid: &codec::BrickGrid,
-    f: &SlabField,
-) -> Result<Lending, CudaError> {
-    let k = env_count("MULTIRES_CODEC_LEND").unwrap_or(0);
-    let n = gpus.len();
-    if k == 0 || n < 2 || f.slabs.len() != n {
-        return Ok(None);
-    }
-    let (donor, taker) = (n - 2, n - 1);
-    if !peer_access(&gpus[taker], &gpus[donor])? {
-        return Ok(None);
-    }
-    let (z0, z1) = f.slabs[donor].planes;
-    let dims = f.info.dims;
-    let mut bricks = codec::bricks_in(grid, &[(z0, z1), (0, dims[1]), (0, dims[2])]);
-    // The smallest first, the last in the grid first among equals.
-    bricks.sort_by_key(|&k| {
-        (
-            grid.bounds(k).1.iter().product::<usize>(),
-            std::cmp::Reverse(k),
-        )
-    });
-    bricks.truncate(k.min(bricks.len().saturating_sub(1)));
-    Ok((!bricks.is_empty()).then_some(Lent {
-        donor,
-        taker,
-        bricks,
-    }))
-}
-
-/// Lets kernels on `taker` read `donor`'s memory (over NVLink where there
-/// is one), with `taker`'s context bound to this thread afterwards; false
-/// where the devices cannot reach each other.
-fn peer_access(taker: &Gpu, donor: &Gpu) -> Result<bool, CudaError> {
-    use cudarc::driver::sys::{cuCtxEnablePeerAccess, cuDeviceCanAccessPeer, CUresult};
-    let mut can = 0i32;
-    // SAFETY: both devices are live (their contexts are held).
-    let r =
-        unsafe { cuDeviceCanAccessPeer(&mut can, taker.ctx.cu_device(), donor.ctx.cu_device()) };
-    if r != CUresult::CUDA_SUCCESS || can == 0 {
-        return Ok(false);
-    }
-    taker
-        .ctx
-        .bind_to_thread()
-        .during(|| "binding the GPU".into())?;
-    // SAFETY: the current context is `taker`'s; the donor's context is live.
-    let r = unsafe { cuCtxEnablePeerAccess(donor.ctx.cu_ctx(), 0) };
-    Ok(matches!(
-        r,
-        CUresult::CUDA_SUCCESS | CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
-    ))
 }
 
 /// Share of a field's finest details above the bound at which it counts
