@@ -9,15 +9,12 @@
 # with k = 4 (does GPU 0 now end with GPU 1?), then the GPU tests and cli_check.sh.
 set -uo pipefail
 source tools/device/codec_ab.sh
-T0=$(date +%s)
-nvidia-smi --query-gpu=name --format=csv,noheader | tr '\n' ';' | sed 's/^/cards: /' | tee -a $OUT/summary.txt; echo
+begin_call
 for i in 1 2 3; do
   run def_$i 1024 turbulent 9 1,2 X=1
-  run lend4_$i 1024 turbulent 9 2 MULTIRES_CODEC_LEND=4
-  run lend8_$i 1024 turbulent 9 2 MULTIRES_CODEC_LEND=8
-  say "elapsed $(( $(date +%s) - T0 ))s"
+  for k in 4 8; do run lend${k}_$i 1024 turbulent 9 2 MULTIRES_CODEC_LEND=$k; done
+  say "elapsed $(elapsed)s"
 done
 traced tr_lend4 1024 2 MULTIRES_CODEC_LEND=4
-[ $(( $(date +%s) - T0 )) -lt 300 ] && gpu_checks
-mkdir -p /tmp/logs; mv $OUT/*.log /tmp/logs/; cp /tmp/tr/*.err /tmp/tr/*.log /tmp/logs/ 2>/dev/null; tar czf $OUT/logs.tgz -C /tmp logs
-say "total $(( $(date +%s) - T0 ))s"
+[ $(elapsed) -lt 300 ] && gpu_checks
+end_call

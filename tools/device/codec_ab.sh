@@ -16,6 +16,9 @@
 #                                    (`timeline_summary.py --chain`)
 #   bench_one NAME SIZE GPUS ENV...  one bench process (--resident, turbulent, rel 1e-3, 5 runs) with
 #                                    ENV, its output in /tmp/tr/NAME.log and .err (BENCH_LIMIT s)
+#   begin_call                       the cards' names into $OUT/summary.txt; starts the call's clock
+#   elapsed                          seconds since begin_call
+#   end_call                         the logs (and /tmp/tr's) into $OUT/logs.tgz; the call's total
 #   traced NAME SIZE GPUS ENV...     one traced bench process (MULTIRES_CODEC_TRACE=1, --resident,
 #                                    turbulent, rel 1e-3, 5 runs) with ENV set (X=1 for none), its
 #                                    output in /tmp/tr/NAME.log and .err: its resident GB/s and, per
@@ -60,4 +63,13 @@ traced() {
   bench_one $name $size $g MULTIRES_CODEC_TRACE=1 "$@"
   local rc=$?
   say "trace $name ($size, $g GPU(s), $*) rc $rc | $(grep -E 'codec-3d resident' /tmp/tr/$name.log | sed -E 's/.*compress [0-9.]+ s = ([0-9.]+) GB.s .*= ([0-9.]+) GB.s.*/\1 \/ \2/') | spans $(python3 tools/device/trace_summary.py /tmp/tr/$name.err 2>/dev/null | grep -A3 'resident plan' | grep -oE 'gpu 0: [0-9]+ batches, [0-9.]+ M values, \+0.0 to \+[0-9.]+' | sed -E 's/.*: ([0-9]+) batches.*to \+([0-9.]+)/\1b:\2/' | tr '\n' ' ')"
+}
+begin_call() {
+  T0=$(date +%s)
+  say "cards: $(nvidia-smi --query-gpu=name --format=csv,noheader | tr '\n' ';')"
+}
+elapsed() { echo $(( $(date +%s) - T0 )); }
+end_call() {
+  mkdir -p /tmp/logs; mv $OUT/*.log /tmp/logs/; cp /tmp/tr/*.err /tmp/tr/*.log /tmp/logs/ 2>/dev/null; tar czf $OUT/logs.tgz -C /tmp logs
+  say "total $(elapsed)s"
 }
