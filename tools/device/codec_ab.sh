@@ -14,6 +14,8 @@
 #                                    5 runs) and ENV (X=1 for none), its output in /tmp/tr/NAME.log
 #                                    and .err: the last chain of its last run
 #                                    (`timeline_summary.py --chain`)
+#   bench_to LOG ERR LIMIT SIZE GPUS REPEAT FIELD ENV...
+#                                    the bench command both `run` and `bench_one` start
 #   bench_one NAME SIZE GPUS ENV...  one bench process (--resident, turbulent, rel 1e-3, 5 runs) with
 #                                    ENV, its output in /tmp/tr/NAME.log and .err (BENCH_LIMIT s)
 #   begin_call                       the cards' names into $OUT/summary.txt; starts the call's clock
@@ -38,10 +40,18 @@ gpu_checks() {
 size_args() {
   if [[ $1 == *x* ]]; then echo "--codec-size ${1#*x} --codec-depth ${1%x*}"; else echo "--codec-size $1"; fi
 }
+# One bench process of codec-3d on the device (--resident, rel 1e-3) with ENV set, stdout to LOG,
+# stderr to ERR, at most LIMIT s: what `run` and `bench_one` start.
+bench_to() {
+  local log=$1 err=$2 limit=$3 size=$4 g=$5 r=$6 f=$7; shift 7
+  env "$@" timeout $limit $M bench --config codec-3d --device cuda $(size_args $size) \
+    --codec-field-cache /tmp/fields --gpus $g --resident --codec-rel 1e-3 --repeat $r \
+    --codec-field $f > $log 2> $err
+}
 run() {
   local name=$1 f=$3 r=$4 g=$5 size=$2; shift 5
   SECONDS=0
-  env "$@" timeout ${RUN_LIMIT:-90} $M bench --config codec-3d --device cuda $(size_args $size) --codec-field-cache /tmp/fields --gpus $g --resident --codec-rel 1e-3 --repeat $r --codec-field $f > $OUT/$name.log 2>/tmp/tr/$name.err
+  bench_to $OUT/$name.log /tmp/tr/$name.err ${RUN_LIMIT:-90} $size $g $r $f "$@"
   say "== $name ($size $f $*) rc $? in ${SECONDS}s"; say "$(grep -E "codec-3d (resident|slabs)" $OUT/$name.log | sed -E 's/codec-3d (\w+) .*\| ([0-9]) GPU.*= ([0-9.]+) GB.s .*= ([0-9.]+) GB.s.*/\1 \2: \3 \/ \4/; s/codec-3d (resident) .*= ([0-9.]+) GB.s .*= ([0-9.]+) GB.s.*/\1: \2 \/ \3/')"
   say "equal bytes rows: $(grep -E "codec-3d (resident|slabs)" $OUT/$name.log | grep -c "bytes equal to the host path's") values: $(grep -E "codec-3d (resident|slabs)" $OUT/$name.log | grep -c "decoded values equal")"
 }
@@ -49,9 +59,7 @@ run() {
 # /tmp/tr/NAME.log and .err, at most ${BENCH_LIMIT:-120} s: what `timeline` and `traced` run.
 bench_one() {
   local name=$1 size=$2 g=$3; shift 3
-  env "$@" timeout ${BENCH_LIMIT:-120} $M bench --config codec-3d --device cuda $(size_args $size) \
-    --codec-field-cache /tmp/fields --gpus $g --resident --codec-rel 1e-3 --repeat 5 \
-    --codec-field turbulent > /tmp/tr/$name.log 2> /tmp/tr/$name.err
+  bench_to /tmp/tr/$name.log /tmp/tr/$name.err ${BENCH_LIMIT:-120} $size $g 5 turbulent "$@"
 }
 timeline() {
   local name=$1 size=$2; shift 2
