@@ -2410,7 +2410,7 @@ impl Slot {
         // Segments: the step and header words, then the outlier counts.
         let mut bytes: Vec<u8> = Vec::new();
         let (mut from, mut to, mut seg) = (Vec::new(), Vec::new(), Vec::new());
-        let (mut plens, mut pfirst) = (Vec::with_capacity(nbk), vec![0u32]);
+        let mut pfirst = vec![0u32];
         for bi in 0..nbk {
             let (no, nr) = (counts_h[2 * bi], counts_h[2 * bi + 1]);
             let words = stream_words[bi];
@@ -2425,7 +2425,6 @@ impl Slot {
             bytes.extend((nr as u32).to_le_bytes());
             seg.push(8);
             let len = lens[bi];
-            plens.push(len as u64);
             let last = pfirst[pfirst.len() - 1];
             pfirst.push(last + len.div_ceil(CRC_PIECE) as u32);
         }
@@ -2440,7 +2439,7 @@ impl Slot {
         let mut longs = from;
         longs.extend(to);
         longs.extend(base.iter().map(|&b| b as u64));
-        longs.extend(&plens);
+        longs.extend(lens.iter().map(|&l| l as u64));
         let mut ints = seg;
         ints.extend(&pfirst);
         let g = &self.gpu;
