@@ -3870,6 +3870,7 @@ impl Slot {
         };
         let bulk = if priorities().1 { &self.bulk } else { s };
         let ls = bulk_begin(s, bulk)?;
+        trace("d_rdec_bulk");
         let mut l = ls.launch_builder(&f);
         l.arg(&base).arg(&doff_d).arg(&dlen_d).arg(&cls.values);
         match tiles {
@@ -3887,6 +3888,7 @@ impl Slot {
         let warps = rdec_warps(chunks.most);
         unsafe { l.launch(cfg(chunks.grid(warps), 32 * warps, rdec_smem(warps))) }
             .during(|| "launching RDEC".into())?;
+        trace("d_rdec_launched");
         bulk_end(s, bulk)?;
         prof(s, "d_decode")?;
         // The lists went up with the batch's copy (from the pinned buffer),
@@ -5994,11 +5996,24 @@ fn allocated_while<T: Send>(
                 gpu.hold_pool()?;
                 // SAFETY: f32 has no invalid bit patterns, and the caller
                 // writes every value before it reads one.
+                let t_alloc = std::time::Instant::now();
                 let mut data = unsafe { gpu.stream.alloc::<f32>(len.max(1)) }
                     .during(|| format!("allocating {what}"))?;
+                let t_sync = std::time::Instant::now();
                 gpu.stream
                     .synchronize()
                     .during(|| format!("allocating {what}"))?;
+                if tracing() {
+                    let ms = |a: std::time::Instant, b: std::time::Instant| 1e3 * (b - a).as_secs_f64();
+                    let now = std::time::Instant::now();
+                    eprintln!(
+                        "trace field gpu {}: bound {:.2} ms, alloc {:.2} ms, sync {:.2} ms",
+                        gpu.ctx.ordinal(),
+                        ms(t_field, t_alloc),
+                        ms(t_alloc, t_sync),
+                        ms(t_sync, now)
+                    );
+                }
                 let at = data.device_ptr_mut(&gpu.stream).0;
                 Ok((data, at))
             })();
