@@ -150,9 +150,6 @@ struct Slot {
     /// The long entropy kernels' stream (RENC, RDEC), of lower priority
     /// than `stream` where priorities are on (`priorities`).
     bulk: Arc<CudaStream>,
-    /// Events that order `stream` and `bulk`, made once (None where they
-    /// are one stream).
-    order: Option<Arc<StreamOrder>>,
     cap: usize,
     dtype: DType,
     usage: Use,
@@ -1203,59 +1200,18 @@ fn slot_streams(gpu: &Gpu) -> Result<(Arc<CudaStream>, Arc<CudaStream>), CudaErr
     Ok((stream.clone(), stream))
 }
 
-/// The two events a slot orders its stream and its bulk stream by, made
-/// with the slot: cudarc's `join` makes and destroys an event each time,
-/// and on two GPUs that held a decoding batch's thread 3-7 ms before its
-/// RDEC launch (two H200s, session 56), against 0.1 ms on one stream.
-struct StreamOrder {
-    into: cudarc::driver::CudaEvent,
-    back: cudarc::driver::CudaEvent,
-}
-
-impl StreamOrder {
-    fn new(gpu: &Gpu) -> Result<Self, CudaError> {
-        let ev = || {
-            gpu.ctx
-                .new_event(None)
-                .during(|| "creating an event".into())
-        };
-        Ok(StreamOrder {
-            into: ev()?,
-            back: ev()?,
-        })
-    }
-}
-
 /// The stream for a slot's long entropy kernel, after the slot's earlier
-/// work on `s`; `bulk_end` makes the slot's later work wait for it. An
-/// event may be recorded again once a stream waits on it: the wait keeps
-/// the record it was given.
-fn bulk_begin(
-    s: &Arc<CudaStream>,
-    bulk: &Arc<CudaStream>,
-    order: Option<&StreamOrder>,
-) -> Result<Arc<CudaStream>, CudaError> {
+/// work on `s`; `bulk_end` makes the slot's later work wait for it.
+fn bulk_begin(s: &Arc<CudaStream>, bulk: &Arc<CudaStream>) -> Result<Arc<CudaStream>, CudaError> {
     if !Arc::ptr_eq(bulk, s) {
-        let ordered = match order {
-            Some(o) => o.into.record(s).and_then(|()| bulk.wait(&o.into)),
-            None => bulk.join(s),
-        };
-        ordered.during(|| "ordering the streams".into())?;
+        bulk.join(s).during(|| "ordering the streams".into())?;
     }
     Ok(bulk.clone())
 }
 
-fn bulk_end(
-    s: &Arc<CudaStream>,
-    bulk: &Arc<CudaStream>,
-    order: Option<&StreamOrder>,
-) -> Result<(), CudaError> {
+fn bulk_end(s: &Arc<CudaStream>, bulk: &Arc<CudaStream>) -> Result<(), CudaError> {
     if !Arc::ptr_eq(bulk, s) {
-        let ordered = match order {
-            Some(o) => o.back.record(bulk).and_then(|()| s.wait(&o.back)),
-            None => s.join(bulk),
-        };
-        ordered.during(|| "ordering the streams".into())?;
+        s.join(bulk).during(|| "ordering the streams".into())?;
     }
     Ok(())
 }
@@ -1271,11 +1227,6 @@ fn cfg(grid: (u32, u32), block: u32, smem: u32) -> LaunchConfig {
 impl Slot {
     fn new(gpu: Arc<Gpu>, cap: usize, dtype: DType, usage: Use) -> Result<Self, CudaError> {
         let (stream, bulk) = slot_streams(&gpu)?;
-        let order = if Arc::ptr_eq(&stream, &bulk) {
-            None
-        } else {
-            Some(Arc::new(StreamOrder::new(&gpu)?))
-        };
         let nb = cap.div_ceil(32) + 64;
         macro_rules! dev {
             ($t:ty, $n:expr) => {
@@ -1317,7 +1268,6 @@ impl Slot {
             gpu,
             stream,
             bulk,
-            order,
             cap,
             dtype,
             usage,
@@ -2092,8 +2042,7 @@ impl Slot {
             });
         }
         let bulk = if priorities().0 { &self.bulk } else { s };
-        let order = self.order.clone();
-        let ls = bulk_begin(s, bulk, order.as_deref())?;
+        let ls = bulk_begin(s, bulk)?;
         let mut l = ls.launch_builder(&f);
         l.arg(&ints)
             .arg(&cls.values)
@@ -2109,7 +2058,7 @@ impl Slot {
         let grid = (most.div_ceil(32).max(1) as u32, nbk.max(1) as u32);
         unsafe { l.launch(cfg(grid, RENC_THREADS, RENC_SMEM)) }
             .during(|| "launching RENC".into())?;
-        bulk_end(s, bulk, order.as_deref())?;
+        bulk_end(s, bulk)?;
         prof(s, "r_enc_kernel")?;
         Ok(out)
     }
@@ -3920,8 +3869,7 @@ impl Slot {
             None
         };
         let bulk = if priorities().1 { &self.bulk } else { s };
-        let order = self.order.clone();
-        let ls = bulk_begin(s, bulk, order.as_deref())?;
+        let ls = bulk_begin(s, bulk)?;
         trace("d_rdec_bulk");
         let mut l = ls.launch_builder(&f);
         l.arg(&base).arg(&doff_d).arg(&dlen_d).arg(&cls.values);
@@ -3941,7 +3889,7 @@ impl Slot {
         unsafe { l.launch(cfg(chunks.grid(warps), 32 * warps, rdec_smem(warps))) }
             .during(|| "launching RDEC".into())?;
         trace("d_rdec_launched");
-        bulk_end(s, bulk, order.as_deref())?;
+        bulk_end(s, bulk)?;
         prof(s, "d_decode")?;
         // The lists went up with the batch's copy (from the pinned buffer),
         // which the stream's next wait covers; their vectors are reused.
