@@ -9,7 +9,8 @@
 #                                    decompress, and how many rows had equal bytes and values;
 #                                    SIZE is N (N^3) or DxN (D planes of N^2); the fields are
 #                                    made once a call and kept in /tmp/fields
-#   timeline NAME SIZE ENV...        one bench process on one GPU with the device timeline
+#   timeline NAME SIZE ENV...        one bench process on one GPU (TL_GPUS=2 or 1,2: those) with the
+#                                    device timeline
 #                                    (MULTIRES_CODEC_TIMELINE=1, --resident, turbulent, rel 1e-3,
 #                                    5 runs) and ENV (X=1 for none), its output in /tmp/tr/NAME.log
 #                                    and .err: the last chain of its last run
@@ -63,7 +64,7 @@ bench_one() {
 }
 timeline() {
   local name=$1 size=$2; shift 2
-  bench_one $name $size 1 MULTIRES_CODEC_TIMELINE=1 "$@"
+  bench_one $name $size ${TL_GPUS:-1} MULTIRES_CODEC_TIMELINE=1 "$@"
   say "timeline $name ($size $*) rc $?: $(python3 tools/device/timeline_summary.py /tmp/tr/$name.err --chain | grep -A3 'chain of' | tail -4 | tr -s ' ' | tr '\n' ';')"
 }
 traced() {
