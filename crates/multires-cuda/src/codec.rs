@@ -5994,9 +5994,9 @@ fn allocated_while<T: Send>(
                     .bind_to_thread()
                     .during(|| "binding the GPU".into())?;
                 gpu.hold_pool()?;
+                let t_alloc = std::time::Instant::now();
                 // SAFETY: f32 has no invalid bit patterns, and the caller
                 // writes every value before it reads one.
-                let t_alloc = std::time::Instant::now();
                 let mut data = unsafe { gpu.stream.alloc::<f32>(len.max(1)) }
                     .during(|| format!("allocating {what}"))?;
                 let t_sync = std::time::Instant::now();
