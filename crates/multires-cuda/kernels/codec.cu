@@ -2148,6 +2148,8 @@ __device__ __forceinline__ void r_block_peak(double m, double* w, unsigned long 
         long long b = blockIdx.x * (long long)blockDim.x + threadIdx.x;                            \
         if (b >= n) return;                                                                        \
         double p = __longlong_as_double((long long)peak[b]);                                       \
-        q[b] = e > 0.0 ? 2.0 * fmax(e - p * ulp, 0.5 * e)                                          \
-                       : fmax(p * 1e-6, 2.2250738585072014e-308);                                  \
+        /* A zero bound: ZERO_BOUND_STEP_F32 (a sixteenth of float32's */                          \
+        /* epsilon) or ZERO_BOUND_STEP (2^-20) times the peak.           */                          \
+        double z = ulp > 1e-10 ? ulp * 0.0625 : 9.5367431640625e-07;                               \
+        q[b] = e > 0.0 ? 2.0 * fmax(e - p * ulp, 0.5 * e) : fmax(p * z, 2.2250738585072014e-308);  \
     }

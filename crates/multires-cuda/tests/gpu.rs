@@ -1167,6 +1167,34 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
         }
     }
     assert_eq!(checked, 64);
+    // Constant fields under a relative bound (a range of 0, so a zero
+    // bound): the interpolation's step a power of two below the peak
+    // (float32: a sixteenth of its epsilon), on the device as on the CPU,
+    // and decoded on the device to every value.
+    for (c, dtype) in [(1.0, DType::F64), (3.7, DType::F64), (3.7, DType::F32)] {
+        let v = Volume::new(&[40, 48, 44], vec![dtype.round(c); 40 * 48 * 44], dtype).unwrap();
+        let mut o = CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3));
+        o.brick = Some([17, 33, 17]);
+        let (cpu, st) = compress(&v, &o, &|_| {}).unwrap();
+        let (dev, _, _) =
+            multires_cuda::codec::compress(&v, &o, std::slice::from_ref(&gpu), None, &|_| {})
+                .unwrap();
+        assert!(
+            dev.to_vec() == cpu,
+            "constant {c} {dtype:?}: GPU bytes differ"
+        );
+        assert_eq!(st.max_error, 0.0, "constant {c} {dtype:?}");
+        let mut r =
+            multires::codec::MrzReader::from_reader(Box::new(std::io::Cursor::new(cpu)), "c")
+                .unwrap();
+        let back =
+            multires_cuda::codec::decompress(&mut r, None, std::slice::from_ref(&gpu), &|_| {})
+                .unwrap();
+        assert!(
+            back.data == v.data,
+            "constant {c} {dtype:?}: GPU decode differs"
+        );
+    }
     // Every rANS chunk cap, on bricks of many chunks (65^3, smooth).
     let sm: Vec<f64> = make(FieldKind::Smooth, 65, true, 7)
         .into_iter()

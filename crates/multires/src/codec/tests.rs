@@ -889,3 +889,46 @@ fn compressed_bytes_equal_the_golden_files() {
         assert!(max_err(&v, &back) <= e, "{name}");
     }
 }
+
+/// A zero bound (`abs:0`, or a relative bound on a constant field, whose
+/// range is 0) keeps every value; constant fields then code small in both
+/// types, since the interpolation's step is a power of two below the peak
+/// (at `peak * 1e-6` a float64 field of ones came out at ratio 0.5, every
+/// value an outlier), and a smooth float32 field codes smaller than raw.
+#[test]
+fn zero_bounds_keep_every_value_and_code_constant_fields_small() {
+    let shape = [33, 40, 35];
+    let n: usize = shape.iter().product();
+    let o = CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3));
+    for (c, dtype) in [
+        (1.0, DType::F64),
+        (-1.2345678e-6, DType::F64),
+        (3.7, DType::F32),
+        (1.0, DType::F32),
+    ] {
+        let v = Volume::new(&shape, vec![dtype.round(c); n], dtype).unwrap();
+        let (b, st) = compress(&v, &o, &quiet).unwrap();
+        let back = decompress(&mut reader(b).unwrap(), None, &quiet).unwrap();
+        assert_eq!(back.data, v.data, "{c} {dtype:?}");
+        assert_eq!(
+            (st.abs_bound, st.max_error, st.outliers),
+            (0.0, 0.0, 0),
+            "{c}"
+        );
+        assert!(st.ratio > 500.0, "{c} {dtype:?}: ratio {}", st.ratio);
+    }
+    let smooth: Vec<f64> = fields::make(fields::FieldKind::Smooth, 48, true, 3)
+        .into_iter()
+        .map(f64::from)
+        .collect();
+    let v = Volume::new(&[48, 48, 48], smooth, DType::F32).unwrap();
+    let o = CodecOptions::new(Lifting::Interp, ErrorBound::Abs(0.0));
+    let (b, st) = compress(&v, &o, &quiet).unwrap();
+    let back = decompress(&mut reader(b).unwrap(), None, &quiet).unwrap();
+    assert_eq!(back.data, v.data);
+    assert!(
+        st.ratio > 1.0,
+        "smooth float32 at abs:0: ratio {}",
+        st.ratio
+    );
+}
