@@ -536,6 +536,15 @@ fn report(
         secs,
         raw as f64 / secs / 1e6
     );
+    if s.abs_bound == 0.0 && s.ratio < 1.0 {
+        eprintln!(
+            "note: the file is larger than the input. A zero bound keeps every value bit for bit, \
+             and the wavelet misses most of these {} values by an ulp or so, so they are stored \
+             whole. A positive bound codes them (e.g. --error-bound rel:1e-9; bounds under about \
+             1e-10 of the values' magnitude store most values whole too)",
+            dtype.name()
+        );
+    }
     if let Some((r, gpus)) = run {
         println!(
             "device: {} GPU(s) ({}), {} slot(s) each, {} batch(es) of up to {} bricks; slot time putting bricks on the device {:.3} s, coding {:.3} s",

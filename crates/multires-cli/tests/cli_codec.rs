@@ -439,3 +439,67 @@ fn bench_keeps_its_fields_and_reads_them_back() {
         "at least one point along each axis",
     );
 }
+
+/// A zero bound from the command line: a constant float64 field (a
+/// relative bound on a range of 0) codes small and comes back bit for bit;
+/// a noisy float64 field at `abs:0` comes back bit for bit too, larger
+/// than the input, and the note says why and what bound codes it.
+#[test]
+fn zero_bounds_are_exact_and_say_when_the_file_grows() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ones = ArrayD::<f64>::from_elem(ndarray::IxDyn(&[30, 31, 32]), 1.0);
+    write_npy(d.join("ones.npy"), &ones).unwrap();
+    let noisy = ArrayD::<f64>::from_shape_fn(ndarray::IxDyn(&[30, 31, 32]), |i| {
+        ((i[0] * 997 + i[1] * 31 + i[2]) as f64 * 0.7).sin() * 1e3
+    });
+    write_npy(d.join("noisy.npy"), &noisy).unwrap();
+    for (name, bound, x) in [("ones", "rel:1e-3", &ones), ("noisy", "abs:0", &noisy)] {
+        let o = multires(
+            d,
+            &[
+                "compress",
+                &format!("{name}.npy"),
+                "-o",
+                &format!("{name}.mrz"),
+                "--error-bound",
+                bound,
+                "--device",
+                "cpu",
+            ],
+        );
+        ok(&o);
+        let err = String::from_utf8_lossy(&o.stderr);
+        let size = std::fs::metadata(d.join(format!("{name}.mrz")))
+            .unwrap()
+            .len() as usize;
+        if name == "ones" {
+            assert!(size * 500 < 8 * x.len(), "{size} bytes");
+            assert!(!err.contains("larger than the input"), "{err}");
+        } else {
+            assert!(size > 8 * x.len(), "{size} bytes");
+            assert!(
+                err.contains("larger than the input") && err.contains("rel:1e-9"),
+                "{err}"
+            );
+        }
+        ok(&multires(
+            d,
+            &[
+                "decompress",
+                &format!("{name}.mrz"),
+                "-o",
+                &format!("{name}_back.npy"),
+                "--device",
+                "cpu",
+            ],
+        ));
+        let back: ArrayD<f64> = read_npy(d.join(format!("{name}_back.npy"))).unwrap();
+        assert!(
+            back.iter()
+                .zip(x.iter())
+                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{name}: not bit for bit"
+        );
+    }
+}
