@@ -866,7 +866,9 @@ fn golden_cases() -> Vec<(&'static str, Volume, CodecOptions)> {
 /// The bytes of this build's files are the format: the GPU coders write
 /// the same, and any change to them must be a new container version.
 /// Files in data/golden/, written by 6d84cfd (`MULTIRES_WRITE_GOLDEN=1`
-/// rewrites them; do that only with a version change).
+/// rewrites them; do that only with a version change, or for a change of
+/// the coder alone that every decoder reads the same, as session 57's
+/// zero-bound step: data/README.md lists such rewrites).
 #[test]
 fn compressed_bytes_equal_the_golden_files() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/golden");
@@ -888,6 +890,18 @@ fn compressed_bytes_equal_the_golden_files() {
         let back = decompress(&mut reader(want).unwrap(), None, &quiet).unwrap();
         assert!(max_err(&v, &back) <= e, "{name}");
     }
+}
+
+/// A zero-bound file written before the step became a power of two
+/// below the peak (`data/v6_interp_f64_exact_6d84cfd.mrz`, golden until
+/// session 57) decodes to every value: each brick carries its own step.
+#[test]
+fn zero_bound_files_of_the_old_step_still_decode_exactly() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data");
+    let bytes = std::fs::read(dir.join("v6_interp_f64_exact_6d84cfd.mrz")).unwrap();
+    let v = exact_field(&[5, 6, 7], 5, 0.1, DType::F64);
+    let back = decompress(&mut reader(bytes).unwrap(), None, &quiet).unwrap();
+    assert_eq!(back.data, v.data);
 }
 
 /// A zero bound (`abs:0`, or a relative bound on a constant field, whose
