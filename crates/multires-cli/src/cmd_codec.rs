@@ -536,13 +536,25 @@ fn report(
         secs,
         raw as f64 / secs / 1e6
     );
-    if s.abs_bound == 0.0 && s.ratio < 1.0 {
+    if s.ratio < 1.0 {
+        let why = if s.abs_bound == 0.0 {
+            format!(
+                "A zero bound keeps every value bit for bit, and the wavelet misses most of \
+                 these {} values by an ulp or so",
+                dtype.name()
+            )
+        } else {
+            format!(
+                "The bound {:.3e} is too tight for the wavelet's codes (at most 2^30 steps of \
+                 twice the bound)",
+                s.abs_bound
+            )
+        };
         eprintln!(
-            "note: the file is larger than the input. A zero bound keeps every value bit for bit, \
-             and the wavelet misses most of these {} values by an ulp or so, so they are stored \
-             whole. A positive bound codes them (e.g. --error-bound rel:1e-9; bounds under about \
-             1e-10 of the values' magnitude store most values whole too)",
-            dtype.name()
+            "note: the file is larger than the input. {why}, so {} values are stored whole. A \
+             bound of about 1e-9 of the values' magnitude or more codes them (e.g. \
+             --error-bound rel:1e-9); bounds under about 1e-10 of it store most values whole",
+            s.outliers
         );
     }
     if let Some((r, gpus)) = run {

@@ -443,7 +443,8 @@ fn bench_keeps_its_fields_and_reads_them_back() {
 /// A zero bound from the command line: a constant float64 field (a
 /// relative bound on a range of 0) codes small and comes back bit for bit;
 /// a noisy float64 field at `abs:0` comes back bit for bit too, larger
-/// than the input, and the note says why and what bound codes it.
+/// than the input, and the note says why and what bound codes it, as it
+/// does for a positive bound too tight for the codes.
 #[test]
 fn zero_bounds_are_exact_and_say_when_the_file_grows() {
     let dir = tempfile::tempdir().unwrap();
@@ -479,7 +480,9 @@ fn zero_bounds_are_exact_and_say_when_the_file_grows() {
         } else {
             assert!(size > 8 * x.len(), "{size} bytes");
             assert!(
-                err.contains("larger than the input") && err.contains("rel:1e-9"),
+                err.contains("larger than the input")
+                    && err.contains("zero bound")
+                    && err.contains("rel:1e-9"),
                 "{err}"
             );
         }
@@ -502,4 +505,24 @@ fn zero_bounds_are_exact_and_say_when_the_file_grows() {
             "{name}: not bit for bit"
         );
     }
+    // A positive bound too tight for the codes: the note says so.
+    let o = multires(
+        d,
+        &[
+            "compress",
+            "noisy.npy",
+            "-o",
+            "tight.mrz",
+            "--error-bound",
+            "rel:1e-13",
+            "--device",
+            "cpu",
+        ],
+    );
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("larger than the input") && err.contains("too tight"),
+        "{err}"
+    );
 }
