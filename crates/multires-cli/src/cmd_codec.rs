@@ -536,7 +536,10 @@ fn report(
         secs,
         raw as f64 / secs / 1e6
     );
-    if s.ratio < 1.0 {
+    // Only where outliers make the file grow: a small field's headers
+    // alone can outweigh its values.
+    let values: usize = shape.iter().product();
+    if s.ratio < 1.0 && s.outliers.saturating_mul(4) >= values {
         let why = if s.abs_bound == 0.0 {
             format!(
                 "A zero bound keeps every value bit for bit, and the wavelet misses most of \

@@ -525,4 +525,18 @@ fn zero_bounds_are_exact_and_say_when_the_file_grows() {
         err.contains("larger than the input") && err.contains("too tight"),
         "{err}"
     );
+    // A field so small that its headers outweigh it: no note.
+    write_npy(
+        d.join("tiny.npy"),
+        &ArrayD::<f32>::from_shape_fn(ndarray::IxDyn(&[3, 4]), |i| (i[0] * 4 + i[1]) as f32),
+    )
+    .unwrap();
+    let o = multires(
+        d,
+        &["compress", "tiny.npy", "-o", "tiny.mrz", "--device", "cpu"],
+    );
+    ok(&o);
+    assert!(std::fs::metadata(d.join("tiny.mrz")).unwrap().len() > 48);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("larger than the input"), "{err}");
 }
