@@ -45,6 +45,13 @@ fn max_err(a: &Volume, b: &Volume) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// `rel` in the repository's data/ folder (the checked-in files).
+fn data_path(rel: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../data")
+        .join(rel)
+}
+
 fn reader(bytes: Vec<u8>) -> Result<MrzReader, CodecError> {
     MrzReader::from_reader(Box::new(std::io::Cursor::new(bytes)), "test.mrz")
 }
@@ -759,10 +766,7 @@ fn a_files_parts_are_the_file() {
 #[test]
 fn version_3_and_4_files_still_decode() {
     for (file, version, split) in [("v3_wave40.mrz", 3, false), ("v4_wave40.mrz", 4, true)] {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../data")
-            .join(file);
-        let bytes = std::fs::read(&path).unwrap();
+        let bytes = std::fs::read(data_path(file)).unwrap();
         let mut r = reader(bytes).unwrap();
         assert_eq!(r.version(), version);
         assert_eq!(r.header().version, version);
@@ -871,7 +875,7 @@ fn golden_cases() -> Vec<(&'static str, Volume, CodecOptions)> {
 /// zero-bound step: data/README.md lists such rewrites).
 #[test]
 fn compressed_bytes_equal_the_golden_files() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/golden");
+    let dir = data_path("golden");
     let write = std::env::var_os("MULTIRES_WRITE_GOLDEN").is_some();
     for (name, v, o) in golden_cases() {
         let (bytes, _) = compress(&v, &o, &quiet).unwrap();
@@ -897,8 +901,7 @@ fn compressed_bytes_equal_the_golden_files() {
 /// session 57) decodes to every value: each brick carries its own step.
 #[test]
 fn zero_bound_files_of_the_old_step_still_decode_exactly() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data");
-    let bytes = std::fs::read(dir.join("v6_interp_f64_exact_6d84cfd.mrz")).unwrap();
+    let bytes = std::fs::read(data_path("v6_interp_f64_exact_6d84cfd.mrz")).unwrap();
     let v = exact_field(&[5, 6, 7], 5, 0.1, DType::F64);
     let back = decompress(&mut reader(bytes).unwrap(), None, &quiet).unwrap();
     assert_eq!(back.data, v.data);
