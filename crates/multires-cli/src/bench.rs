@@ -404,7 +404,7 @@ fn bench_codec_slabs(
     let mut back = None;
     let (bytes, c, d) = time_codec(
         a.repeat,
-        &|b| page_locked_file(&gpus[0], b),
+        &|b| page_locked_file(&gpus[file_gpu(gpus.len())], b),
         &mut || Ok(compress_slabs(field, o, &|_| {})?.0),
         &mut |r| {
             // The previous decode is freed first, as a caller would.
@@ -425,6 +425,16 @@ fn bench_codec_slabs(
         (same_bytes, same_values),
     );
     Ok(())
+}
+
+/// Which of `gpus` GPUs' contexts page-locks the slabs rows' file
+/// (MULTIRES_BENCH_FILE_GPU=k, the first by default): a diagnostic knob,
+/// the file is registered for every context either way.
+fn file_gpu(gpus: usize) -> usize {
+    std::env::var("MULTIRES_BENCH_FILE_GPU")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .map_or(0, |k| k.min(gpus.saturating_sub(1)))
 }
 
 /// The file's bytes in page-locked memory, which the GPU decoder copies up

@@ -1385,24 +1385,28 @@ fn codec_decodes_on_the_gpu_as_on_the_cpu() {
         }
     }
     // A damaged brick in a file held in memory (its checksum verified
-    // while the kernels decode): an error naming the brick, from every
-    // GPU decoder, with the file in ordinary or page-locked memory.
-    {
-        let v = &cases[0].0;
-        let mut o = CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3));
-        o.brick = Some([16, 16, 16]);
-        let (mut bytes, _) = compress(v, &o, &|_| {}).unwrap();
-        let idx_off = u64::from_le_bytes(bytes[86..94].try_into().unwrap()) as usize;
-        let e = 20 * 5;
-        let (off, len) = (
-            u64::from_le_bytes(bytes[idx_off + e..idx_off + e + 8].try_into().unwrap()) as usize,
-            u64::from_le_bytes(bytes[idx_off + e + 8..idx_off + e + 16].try_into().unwrap())
-                as usize,
-        );
-        bytes[off + len / 2] ^= 0x10;
+    // while the kernels decode, on the device where the file is
+    // page-locked): an error naming the brick, from every GPU decoder,
+    // with the file in ordinary or page-locked memory, whether the damage
+    // is in the brick's rANS data or in its last byte (past its stream,
+    // which the device checks only if it copied the whole payload up).
+    let v = &cases[0].0;
+    let mut o = CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3));
+    o.brick = Some([16, 16, 16]);
+    let (good, _) = compress(v, &o, &|_| {}).unwrap();
+    let idx_off = u64::from_le_bytes(good[86..94].try_into().unwrap()) as usize;
+    let e = 20 * 5;
+    let (off, len) = (
+        u64::from_le_bytes(good[idx_off + e..idx_off + e + 8].try_into().unwrap()) as usize,
+        u64::from_le_bytes(good[idx_off + e + 8..idx_off + e + 16].try_into().unwrap()) as usize,
+    );
+    for at in [off + len / 2, off + len - 1] {
+        let mut bytes = good.clone();
+        bytes[at] ^= 0x10;
         let shape = v.shape();
         let mut out = multires_cuda::codec::PinnedField::zeros(&gpu, &shape).unwrap();
         for locked in [false, true] {
+            let checked = multires_cuda::codec::device_checked_payloads();
             let held: multires::codec::SharedBytes = if locked {
                 multires_cuda::codec::PinnedBytes::copy_of(&gpu, &bytes)
                     .unwrap()
@@ -1436,9 +1440,17 @@ fn codec_decodes_on_the_gpu_as_on_the_cpu() {
                 let e = e.to_string();
                 assert!(
                     e.contains("brick 5") && e.contains("checksum"),
-                    "page-locked {locked}: {e}"
+                    "page-locked {locked}, byte {} of {len}: {e}",
+                    at - off
                 );
             }
+            // The device checked the page-locked file's payloads.
+            assert_eq!(
+                multires_cuda::codec::device_checked_payloads() > checked,
+                locked,
+                "byte {} of {len}",
+                at - off
+            );
         }
     }
     // Files of versions 3 and 4 (the details in Morton order, and in the
