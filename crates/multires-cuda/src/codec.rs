@@ -2452,7 +2452,7 @@ impl Slot {
         let at_d = longs_d.slice(2 * nseg..2 * nseg + nbk);
         let len_d = longs_d.slice(2 * nseg + nbk..2 * nseg + 2 * nbk);
         let (seg_d, pfirst_d) = (ints_d.slice(0..nseg), ints_d.slice(nseg..nseg + nbk + 1));
-        let nseg64 = nseg as i64;
+        let (nseg64, nbk64) = (nseg as i64, nbk as i64);
         let f = self.f("HPUT(kernel)", 0)?;
         let mut l = s.launch_builder(&f);
         l.arg(&bytes_d)
@@ -2464,97 +2464,35 @@ impl Slot {
         unsafe { l.launch(cfg((nseg.clamp(1, 65535) as u32, 1), 128, 0)) }
             .during(|| "launching HPUT".into())?;
         prof(s, "c_hput")?;
-        let lists = CrcLists {
-            at: &at_d,
-            len: &len_d,
-            pfirst: &pfirst_d,
-            pieces,
-        };
-        device_crcs(&self.gpu, s, &self.out, lists)
+        let mut crcp = s
+            .alloc_zeros::<u32>(pieces.max(1))
+            .during(|| "alloc".into())?;
+        let f = self.f("CRC_PIECES(kernel)", 0)?;
+        let mut l = s.launch_builder(&f);
+        l.arg(&self.out)
+            .arg(&at_d)
+            .arg(&len_d)
+            .arg(&pfirst_d)
+            .arg(&nbk64)
+            .arg(&mut crcp);
+        unsafe { l.launch(cfg((pieces.div_ceil(256).max(1) as u32, 1), 256, 0)) }
+            .during(|| "launching CRC_PIECES".into())?;
+        prof(s, "c_pieces")?;
+        let mut crc = s.alloc_zeros::<u32>(nbk).during(|| "alloc".into())?;
+        let f = self.f("CRC_FOLD(kernel)", 0)?;
+        let xp = CRC_PIECE_SHIFT;
+        let mut l = s.launch_builder(&f);
+        l.arg(&crcp)
+            .arg(&pfirst_d)
+            .arg(&nbk64)
+            .arg(&xp)
+            .arg(&mut crc);
+        // A warp a brick.
+        unsafe { l.launch(cfg((nbk.div_ceil(8).max(1) as u32, 1), 256, 0)) }
+            .during(|| "launching CRC_FOLD".into())?;
+        prof(s, "c_fold")?;
+        Ok(crc)
     }
-}
-
-/// Where each payload lies in a device buffer and its length (bytes, each
-/// a multiple of 4), and its first piece of `CRC_PIECE` bytes (then the
-/// total, `pieces`), for `device_crcs`.
-struct CrcLists<'a> {
-    at: &'a CudaView<'a, u64>,
-    len: &'a CudaView<'a, u64>,
-    pfirst: &'a CudaView<'a, u32>,
-    pieces: usize,
-}
-
-/// `device_crcs` of the `lens[b]` bytes at `at[b]` of `buf`, its lists up
-/// through the stage.
-fn device_crcs_of(
-    gpu: &Gpu,
-    stage: &mut crate::stage::Stage,
-    s: &Arc<CudaStream>,
-    buf: &CudaSlice<u8>,
-    (at, lens): (&[usize], &[usize]),
-) -> Result<CudaSlice<u32>, CudaError> {
-    let nbk = at.len();
-    let mut pfirst = vec![0u32];
-    for &len in lens {
-        pfirst.push(pfirst[pfirst.len() - 1] + len.div_ceil(CRC_PIECE) as u32);
-    }
-    let longs: Vec<u64> = at.iter().chain(lens).map(|&v| v as u64).collect();
-    let longs_d = stage.up(gpu, s, &longs)?;
-    let pfirst_d = stage.up(gpu, s, &pfirst)?;
-    let lists = CrcLists {
-        at: &longs_d.slice(0..nbk),
-        len: &longs_d.slice(nbk..2 * nbk),
-        pfirst: &pfirst_d.slice(..),
-        pieces: pfirst[nbk] as usize,
-    };
-    device_crcs(gpu, s, buf, lists)
-}
-
-/// The CRC-32 of each payload `lists` places in `buf`, on the device: a
-/// thread a piece of `CRC_PIECE` bytes (CRC_PIECES reads whole words),
-/// then a warp a payload folds its pieces' (`CRC_FOLD`).
-fn device_crcs(
-    gpu: &Gpu,
-    s: &Arc<CudaStream>,
-    buf: &CudaSlice<u8>,
-    lists: CrcLists<'_>,
-) -> Result<CudaSlice<u32>, CudaError> {
-    let CrcLists {
-        at: at_d,
-        len: len_d,
-        pfirst: pfirst_d,
-        pieces,
-    } = lists;
-    let nbk = at_d.len();
-    let nbk64 = nbk as i64;
-    let mut crcp = s
-        .alloc_zeros::<u32>(pieces.max(1))
-        .during(|| "alloc".into())?;
-    let f = gpu.function(Kernel::Codec, "CRC_PIECES(kernel)", 0)?;
-    let mut l = s.launch_builder(&f);
-    l.arg(buf)
-        .arg(at_d)
-        .arg(len_d)
-        .arg(pfirst_d)
-        .arg(&nbk64)
-        .arg(&mut crcp);
-    unsafe { l.launch(cfg((pieces.div_ceil(256).max(1) as u32, 1), 256, 0)) }
-        .during(|| "launching CRC_PIECES".into())?;
-    prof(s, "c_pieces")?;
-    let mut crc = s.alloc_zeros::<u32>(nbk.max(1)).during(|| "alloc".into())?;
-    let f = gpu.function(Kernel::Codec, "CRC_FOLD(kernel)", 0)?;
-    let xp = CRC_PIECE_SHIFT;
-    let mut l = s.launch_builder(&f);
-    l.arg(&crcp)
-        .arg(pfirst_d)
-        .arg(&nbk64)
-        .arg(&xp)
-        .arg(&mut crc);
-    // A warp a brick.
-    unsafe { l.launch(cfg((nbk.div_ceil(8).max(1) as u32, 1), 256, 0)) }
-        .during(|| "launching CRC_FOLD".into())?;
-    prof(s, "c_fold")?;
-    Ok(crc)
 }
 
 /// A batch's payloads as `encode_rans` lays them out, per brick: where
@@ -2779,14 +2717,6 @@ static DIRECT_BATCHES: AtomicUsize = AtomicUsize::new(0);
 /// gather, since the process started (tests check the path is taken).
 pub fn direct_batches() -> usize {
     DIRECT_BATCHES.load(Ordering::Relaxed)
-}
-
-static DEVICE_CHECKED: AtomicUsize = AtomicUsize::new(0);
-
-/// The payloads whose checksums a decode verified on the device, since
-/// the process started (tests check the path is taken).
-pub fn device_checked_payloads() -> usize {
-    DEVICE_CHECKED.load(Ordering::Relaxed)
 }
 
 /// Whether `p` lies in a live `PinnedBytes` (a copy up from it may then be
@@ -3355,17 +3285,89 @@ fn heads_on_pool() -> bool {
     *POOL.get_or_init(|| std::env::var("MULTIRES_CODEC_HEADS").as_deref() != Ok("slot"))
 }
 
-/// Whether a decode batch whose payloads went up whole from a file in
-/// page-locked memory checks their checksums on the device, from the
-/// bytes it copied up (`CRC_PIECES`, `CRC_FOLD`), rather than on the host
-/// (MULTIRES_CODEC_VERIFY=host, a measurement knob; the checks are the
-/// same). On two H100s the host's checks of 600 MB, on 23 slot threads
-/// while both GPUs' uploads read the same memory, ended at 12-19 ms of a
-/// 20 ms decode against 8-11 alone, and decoding without them ran at
-/// 1.85x one GPU against 1.73x (session 58).
-fn checksums_on_device() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("MULTIRES_CODEC_VERIFY").as_deref() != Ok("host"))
+/// The streams a decode run's batches copied up from a file in
+/// page-locked memory: an event a batch, recorded after its copies, with
+/// its GPU. A batch verifies its payloads' checksums on the host (reading
+/// them from the same memory) once the uploads are done: on two H100s the
+/// checks, 600 MB on 23 slot threads while both GPUs' uploads read that
+/// memory, ended at 12-19 ms of a 20 ms decode against 8-11 alone, and
+/// the decode ran at 1.73x one GPU, 1.85x without the checks (session 58).
+#[derive(Default)]
+struct UploadLog(Mutex<Vec<Upload>>);
+
+/// A logged upload: its GPU, the slot thread that queued it, its event.
+type Upload = (usize, std::thread::ThreadId, Arc<cudarc::driver::CudaEvent>);
+
+/// After which uploads a decode batch checks its payloads
+/// (MULTIRES_CODEC_VERIFY, a measurement knob; the checks are the same).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum VerifyAfter {
+    /// Those its GPU's batches have queued so far, again until no more
+    /// were queued (the default).
+    Drained,
+    /// Its own (`own`).
+    Own,
+    /// None: at once after its kernels are queued (`queued`).
+    Queued,
+}
+
+fn verify_after() -> VerifyAfter {
+    static MODE: std::sync::OnceLock<VerifyAfter> = std::sync::OnceLock::new();
+    *MODE.get_or_init(|| match std::env::var("MULTIRES_CODEC_VERIFY").as_deref() {
+        Ok("own") => VerifyAfter::Own,
+        Ok("queued") => VerifyAfter::Queued,
+        _ => VerifyAfter::Drained,
+    })
+}
+
+impl UploadLog {
+    /// Logs the end of the copies queued on `s` so far, on GPU `gpu`.
+    fn record(&self, gpu: usize, s: &CudaStream) -> Result<(), CudaError> {
+        if verify_after() == VerifyAfter::Queued {
+            return Ok(());
+        }
+        use cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
+        let ev = s
+            .record_event(Some(CU_EVENT_DISABLE_TIMING))
+            .during(|| "recording a batch's uploads".into())?;
+        if let Ok(mut v) = self.0.lock() {
+            v.push((gpu, std::thread::current().id(), Arc::new(ev)));
+        }
+        Ok(())
+    }
+
+    /// Returns once the uploads `after` names are done on GPU `gpu`: the
+    /// calling thread's last logged (its batch's), or every one its GPU
+    /// logged, waiting again for those logged meanwhile. Every event waited
+    /// on is recorded, so the wait ends.
+    fn wait_drained(&self, gpu: usize, after: VerifyAfter) -> Result<(), CudaError> {
+        let me = std::thread::current().id();
+        let mut seen = 0;
+        loop {
+            let next: Vec<Arc<cudarc::driver::CudaEvent>> = match self.0.lock() {
+                Ok(v) => {
+                    let from = seen.min(v.len());
+                    seen = v.len();
+                    v[from..]
+                        .iter()
+                        .filter(|e| e.0 == gpu && (after != VerifyAfter::Own || e.1 == me))
+                        .map(|e| e.2.clone())
+                        .collect()
+                }
+                Err(_) => return Ok(()),
+            };
+            if next.is_empty() {
+                return Ok(());
+            }
+            for e in &next {
+                e.synchronize()
+                    .during(|| "waiting for the uploads".into())?;
+            }
+            if after != VerifyAfter::Drained {
+                return Ok(());
+            }
+        }
+    }
 }
 
 /// A brick's payload checked and cut into sections (word offsets from the
@@ -3560,12 +3562,14 @@ impl Slot {
         list: &[Payload],
         r: &codec::MrzReader,
     ) -> Result<Vec<Option<usize>>, CudaError> {
-        Ok(self.decode_to(dims, list, r, (true, None, &|_| ()))?.0)
+        Ok(self.decode_to(dims, list, r, (true, None, &|_| (), None))?.0)
     }
 
     /// `decode`, leaving the decoded doubles in the slot's `y` (for
     /// `decode_plan` to round and place) unless `down`; `turn` returns
-    /// when each phase may start (`InOrder`). The interpolation's inverse
+    /// when each phase may start (`InOrder`); `uploads`, the run's log of
+    /// streams copied up from the file, defers the host's checks of the
+    /// payloads (`UploadLog`). The interpolation's inverse
     /// also places its values as float32 in `field` (at, brick origins,
     /// rows, columns) when given: then the second value returned is true.
     /// The payloads' checksums still to verify are verified while the
@@ -3575,7 +3579,12 @@ impl Slot {
         dims: [usize; 3],
         list: &[Payload],
         r: &codec::MrzReader,
-        (down, field, turn): (bool, Option<FieldPlace<'_>>, &dyn Fn(DecodePhase)),
+        (down, field, turn, uploads): (
+            bool,
+            Option<FieldPlace<'_>>,
+            &dyn Fn(DecodePhase),
+            Option<&UploadLog>,
+        ),
     ) -> Result<(Vec<Option<usize>>, bool), CudaError> {
         let h = r.header();
         let n: usize = dims.iter().product();
@@ -3591,14 +3600,8 @@ impl Slot {
         }
         let s = &self.stream.clone();
         turn(DecodePhase::Entropy);
-        let Front {
-            at,
-            q,
-            err,
-            check,
-            crcs,
-        } = if closed {
-            self.rans_front(dims, list, io)?
+        let Front { at, q, err, check } = if closed {
+            self.rans_front(dims, list, io, uploads)?
         } else {
             self.rice_front(dims, list)?
         };
@@ -3656,23 +3659,10 @@ impl Slot {
             self.round_down(h.dtype, nbk * n, placed)?;
         }
         prof(s, "d_download")?;
-        // The payloads the device checks are left out here.
-        let verified = match &crcs {
-            Some((_, on_device)) => {
-                let mut host: Vec<Payload> = Vec::new();
-                let mut checked = on_device.iter().map(|c| c.0).peekable();
-                for (bi, p) in list.iter().enumerate() {
-                    if checked.peek() == Some(&bi) {
-                        checked.next();
-                    } else if p.2.is_some() {
-                        host.push((p.0, Cow::Borrowed(&p.1[..]), p.2));
-                    }
-                }
-                verify_payloads(r, &host)
-            }
-            None => verify_payloads(r, list),
-        };
-        if let Err(e) = verified {
+        if let Some(log) = uploads {
+            log.wait_drained(self.gpu.ctx.ordinal(), verify_after())?;
+        }
+        if let Err(e) = verify_payloads(r, list) {
             // Nothing may free what the queued copies read from (a file
             // in page-locked memory) before they are done.
             let _ = s.synchronize();
@@ -3681,10 +3671,6 @@ impl Slot {
         trace("d_verified");
         // Each copy down waits for the batch's work queued before it.
         let err_q = self.stage.queue_down(&self.gpu, s, &err)?;
-        let crc_q = match &crcs {
-            Some((d, _)) => Some(self.stage.queue_down(&self.gpu, s, d)?),
-            None => None,
-        };
         let tot_q = match &check {
             Some((tot, _)) => Some(self.stage.queue_down(&self.gpu, s, tot)?),
             None => None,
@@ -3692,17 +3678,6 @@ impl Slot {
         self.stage.wait(s)?;
         trace("d_waited");
         let err_h = self.stage.read(&err_q);
-        if let (Some(q), Some((_, on_device))) = (&crc_q, &crcs) {
-            let got = self.stage.read(q);
-            for (&(bi, want), &c) in on_device.iter().zip(&got) {
-                if c != want {
-                    // The host's check names the brick (and stands, should
-                    // the device have erred).
-                    let (k, p, _) = &list[bi];
-                    r.verify_brick(*k, p, want)?;
-                }
-            }
-        }
         let tot_h = tot_q.map(|q| self.stage.read(&q));
         let at = (0..nbk)
             .map(|bi| {
@@ -3763,6 +3738,7 @@ impl Slot {
         dims: [usize; 3],
         list: &[Payload],
         io: interp::Order,
+        uploads: Option<&UploadLog>,
     ) -> Result<Front, CudaError> {
         let n: usize = dims.iter().product();
         let nbk = list.len();
@@ -3830,7 +3806,6 @@ impl Slot {
                 q,
                 err,
                 check: None,
-                crcs: None,
             });
         }
         let mut err = err;
@@ -3842,24 +3817,18 @@ impl Slot {
         // of consecutive bricks, with the headers and outliers between
         // them), and only the lists through the pinned buffer; the others
         // are gathered, packed, into the pinned buffer.
-        // Whole payloads, so that the device can check their checksums.
         let locked: Option<Vec<_>> = parts
             .iter()
-            .map(|(bi, _, _)| {
-                let pl = &list[*bi].1[..];
-                page_locked(pl).map(|buf| (pl, buf))
+            .map(|(bi, r, _)| {
+                let st = &list[*bi].1[r.clone()];
+                page_locked(st).map(|buf| (st, buf))
             })
             .collect();
         let spans = locked.map(stream_spans);
-        // Where each stream starts in the upload: its payload's place
-        // and its offset in it, or packed one after another.
+        // Where each stream starts in the upload: its span's place, or
+        // packed one after another.
         let starts: Vec<usize> = match &spans {
-            Some(spans) => spans
-                .at
-                .iter()
-                .zip(&parts)
-                .map(|(at, (_, r, _))| at + r.start)
-                .collect(),
+            Some(spans) => spans.at.clone(),
             None => parts
                 .iter()
                 .scan(0, |at, p| {
@@ -3903,7 +3872,6 @@ impl Slot {
                 dsts.into_iter().zip(parts.iter()).for_each(copy);
             }
         };
-        let mut crcs = None;
         // The tables go first in the upload, or after the gathered streams.
         let (_up, base, tables_at, addr) = if let Some(spans) = spans {
             let (up, up_base, addr) = upload_packed(
@@ -3940,23 +3908,8 @@ impl Slot {
                     .during(|| "copying a batch's streams to the GPU".into())?;
             }
             prof(s, "d_streams_up")?;
-            if checksums_on_device() {
-                // The payloads whose checksums are still to verify.
-                let (mut at, mut lens, mut want) = (Vec::new(), Vec::new(), Vec::new());
-                for ((bi, _, _), a) in parts.iter().zip(&spans.at) {
-                    if let Some(c) = list[*bi].2 {
-                        at.push(*a);
-                        lens.push(list[*bi].1.len());
-                        want.push((*bi, c));
-                    }
-                }
-                // CRC_PIECES reads whole 4-byte words: payloads are, and
-                // so are their places within a span of them.
-                if !want.is_empty() && at.iter().chain(&lens).all(|v| v % 4 == 0) {
-                    let d = device_crcs_of(&self.gpu, &mut self.stage, s, streams, (&at, &lens))?;
-                    DEVICE_CHECKED.fetch_add(want.len(), Ordering::Relaxed);
-                    crcs = Some((d, want));
-                }
+            if let Some(log) = uploads {
+                log.record(self.gpu.ctx.ordinal(), s)?;
             }
             if timeline() {
                 eprintln!(
@@ -4045,7 +3998,6 @@ impl Slot {
             q,
             err,
             check: None,
-            crcs,
         })
     }
 
@@ -4207,7 +4159,6 @@ impl Slot {
             q,
             err,
             check: Some((tot, nnz)),
-            crcs: None,
         })
     }
 
@@ -4846,10 +4797,6 @@ struct Front {
     q: Vec<f64>,
     err: CudaSlice<u32>,
     check: Option<(CudaSlice<u64>, Vec<usize>)>,
-    /// The checksums the device took of the payloads it holds whole, and
-    /// per each its brick in the batch and the index's checksum; the
-    /// others' are for the host to verify.
-    crcs: Option<(CudaSlice<u32>, Vec<(usize, u32)>)>,
 }
 
 enum DecodedView<'a> {
@@ -6918,6 +6865,7 @@ fn decode_plan(
     let caps = plan.caps();
     let batches = &plan.batches;
     let (h, grid) = (r.header(), &r.grid());
+    let uploads = UploadLog::default();
     run_slots(
         gpus,
         plan.slots,
@@ -6942,7 +6890,8 @@ fn decode_plan(
             } else {
                 None
             };
-            let (outliers_at, fused) = slot.decode_to(*dims, list, r, (false, field, &wait))?;
+            let (outliers_at, fused) =
+                slot.decode_to(*dims, list, r, (false, field, &wait, Some(&uploads)))?;
             prof(&slot.stream, "d_device")?;
             let checked = check_batch(*dims, list, &outliers_at, h, r.path(), grid)?;
             // Brick-local index i of batch brick bi, in the field.
