@@ -3285,89 +3285,19 @@ fn heads_on_pool() -> bool {
     *POOL.get_or_init(|| std::env::var("MULTIRES_CODEC_HEADS").as_deref() != Ok("slot"))
 }
 
-/// The streams a decode run's batches copied up from a file in
-/// page-locked memory: an event a batch, recorded after its copies, with
-/// its GPU. A batch verifies its payloads' checksums on the host (reading
-/// them from the same memory) once the uploads are done: on two H100s the
-/// checks, 600 MB on 23 slot threads while both GPUs' uploads read that
-/// memory, ended at 12-19 ms of a 20 ms decode against 8-11 alone, and
-/// the decode ran at 1.73x one GPU, 1.85x without the checks (session 58).
-#[derive(Default)]
-struct UploadLog(Mutex<Vec<Upload>>);
-
-/// A logged upload: its GPU, the slot thread that queued it, its event.
-type Upload = (usize, std::thread::ThreadId, Arc<cudarc::driver::CudaEvent>);
-
-/// After which uploads a decode batch checks its payloads
-/// (MULTIRES_CODEC_VERIFY, a measurement knob; the checks are the same).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum VerifyAfter {
-    /// Those its GPU's batches have queued so far, again until no more
-    /// were queued (the default).
-    Drained,
-    /// Its own (`own`).
-    Own,
-    /// None: at once after its kernels are queued (`queued`).
-    Queued,
-}
-
-fn verify_after() -> VerifyAfter {
-    static MODE: std::sync::OnceLock<VerifyAfter> = std::sync::OnceLock::new();
-    *MODE.get_or_init(|| match std::env::var("MULTIRES_CODEC_VERIFY").as_deref() {
-        Ok("own") => VerifyAfter::Own,
-        Ok("queued") => VerifyAfter::Queued,
-        _ => VerifyAfter::Drained,
-    })
-}
-
-impl UploadLog {
-    /// Logs the end of the copies queued on `s` so far, on GPU `gpu`.
-    fn record(&self, gpu: usize, s: &CudaStream) -> Result<(), CudaError> {
-        if verify_after() == VerifyAfter::Queued {
-            return Ok(());
-        }
-        use cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
-        let ev = s
-            .record_event(Some(CU_EVENT_DISABLE_TIMING))
-            .during(|| "recording a batch's uploads".into())?;
-        if let Ok(mut v) = self.0.lock() {
-            v.push((gpu, std::thread::current().id(), Arc::new(ev)));
-        }
-        Ok(())
-    }
-
-    /// Returns once the uploads `after` names are done on GPU `gpu`: the
-    /// calling thread's last logged (its batch's), or every one its GPU
-    /// logged, waiting again for those logged meanwhile. Every event waited
-    /// on is recorded, so the wait ends.
-    fn wait_drained(&self, gpu: usize, after: VerifyAfter) -> Result<(), CudaError> {
-        let me = std::thread::current().id();
-        let mut seen = 0;
-        loop {
-            let next: Vec<Arc<cudarc::driver::CudaEvent>> = match self.0.lock() {
-                Ok(v) => {
-                    let from = seen.min(v.len());
-                    seen = v.len();
-                    v[from..]
-                        .iter()
-                        .filter(|e| e.0 == gpu && (after != VerifyAfter::Own || e.1 == me))
-                        .map(|e| e.2.clone())
-                        .collect()
-                }
-                Err(_) => return Ok(()),
-            };
-            if next.is_empty() {
-                return Ok(());
-            }
-            for e in &next {
-                e.synchronize()
-                    .during(|| "waiting for the uploads".into())?;
-            }
-            if after != VerifyAfter::Drained {
-                return Ok(());
-            }
-        }
-    }
+/// Whether a decode batch whose streams went up from a file in
+/// page-locked memory verifies its payloads' checksums on the host only
+/// once those copies are done, rather than as soon as its kernels are
+/// queued (MULTIRES_CODEC_VERIFY=queued, a measurement knob; the checks
+/// are the same). The checks read the file's memory while the uploads
+/// do: on two H100s, 600 MB of checks on 23 slot threads ended at 12-19
+/// ms of a 20 ms decode against 8-11 alone, and the decode ran at 1.73x
+/// one GPU, 1.85x without checks and 1.78x with them after the uploads;
+/// on two H200s 1.66x and 1.77x after, 1.64x and 1.67x at once
+/// (session 58).
+fn verify_after_upload() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("MULTIRES_CODEC_VERIFY").as_deref() != Ok("queued"))
 }
 
 /// A brick's payload checked and cut into sections (word offsets from the
@@ -3562,14 +3492,12 @@ impl Slot {
         list: &[Payload],
         r: &codec::MrzReader,
     ) -> Result<Vec<Option<usize>>, CudaError> {
-        Ok(self.decode_to(dims, list, r, (true, None, &|_| (), None))?.0)
+        Ok(self.decode_to(dims, list, r, (true, None, &|_| ()))?.0)
     }
 
     /// `decode`, leaving the decoded doubles in the slot's `y` (for
     /// `decode_plan` to round and place) unless `down`; `turn` returns
-    /// when each phase may start (`InOrder`); `uploads`, the run's log of
-    /// streams copied up from the file, defers the host's checks of the
-    /// payloads (`UploadLog`). The interpolation's inverse
+    /// when each phase may start (`InOrder`). The interpolation's inverse
     /// also places its values as float32 in `field` (at, brick origins,
     /// rows, columns) when given: then the second value returned is true.
     /// The payloads' checksums still to verify are verified while the
@@ -3579,12 +3507,7 @@ impl Slot {
         dims: [usize; 3],
         list: &[Payload],
         r: &codec::MrzReader,
-        (down, field, turn, uploads): (
-            bool,
-            Option<FieldPlace<'_>>,
-            &dyn Fn(DecodePhase),
-            Option<&UploadLog>,
-        ),
+        (down, field, turn): (bool, Option<FieldPlace<'_>>, &dyn Fn(DecodePhase)),
     ) -> Result<(Vec<Option<usize>>, bool), CudaError> {
         let h = r.header();
         let n: usize = dims.iter().product();
@@ -3600,8 +3523,14 @@ impl Slot {
         }
         let s = &self.stream.clone();
         turn(DecodePhase::Entropy);
-        let Front { at, q, err, check } = if closed {
-            self.rans_front(dims, list, io, uploads)?
+        let Front {
+            at,
+            q,
+            err,
+            check,
+            up,
+        } = if closed {
+            self.rans_front(dims, list, io)?
         } else {
             self.rice_front(dims, list)?
         };
@@ -3659,8 +3588,9 @@ impl Slot {
             self.round_down(h.dtype, nbk * n, placed)?;
         }
         prof(s, "d_download")?;
-        if let Some(log) = uploads {
-            log.wait_drained(self.gpu.ctx.ordinal(), verify_after())?;
+        if let Some(up) = &up {
+            up.synchronize()
+                .during(|| "waiting for the batch's streams".into())?;
         }
         if let Err(e) = verify_payloads(r, list) {
             // Nothing may free what the queued copies read from (a file
@@ -3738,7 +3668,6 @@ impl Slot {
         dims: [usize; 3],
         list: &[Payload],
         io: interp::Order,
-        uploads: Option<&UploadLog>,
     ) -> Result<Front, CudaError> {
         let n: usize = dims.iter().product();
         let nbk = list.len();
@@ -3806,6 +3735,7 @@ impl Slot {
                 q,
                 err,
                 check: None,
+                up: None,
             });
         }
         let mut err = err;
@@ -3872,6 +3802,7 @@ impl Slot {
                 dsts.into_iter().zip(parts.iter()).for_each(copy);
             }
         };
+        let mut streams_up = None;
         // The tables go first in the upload, or after the gathered streams.
         let (_up, base, tables_at, addr) = if let Some(spans) = spans {
             let (up, up_base, addr) = upload_packed(
@@ -3908,8 +3839,12 @@ impl Slot {
                     .during(|| "copying a batch's streams to the GPU".into())?;
             }
             prof(s, "d_streams_up")?;
-            if let Some(log) = uploads {
-                log.record(self.gpu.ctx.ordinal(), s)?;
+            if verify_after_upload() {
+                use cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
+                streams_up = Some(
+                    s.record_event(Some(CU_EVENT_DISABLE_TIMING))
+                        .during(|| "recording the batch's streams".into())?,
+                );
             }
             if timeline() {
                 eprintln!(
@@ -3998,6 +3933,7 @@ impl Slot {
             q,
             err,
             check: None,
+            up: streams_up,
         })
     }
 
@@ -4159,6 +4095,7 @@ impl Slot {
             q,
             err,
             check: Some((tot, nnz)),
+            up: None,
         })
     }
 
@@ -4797,6 +4734,9 @@ struct Front {
     q: Vec<f64>,
     err: CudaSlice<u32>,
     check: Option<(CudaSlice<u64>, Vec<usize>)>,
+    /// Recorded after the batch's streams were queued up from a file in
+    /// page-locked memory (`verify_after_upload`).
+    up: Option<cudarc::driver::CudaEvent>,
 }
 
 enum DecodedView<'a> {
@@ -6865,7 +6805,6 @@ fn decode_plan(
     let caps = plan.caps();
     let batches = &plan.batches;
     let (h, grid) = (r.header(), &r.grid());
-    let uploads = UploadLog::default();
     run_slots(
         gpus,
         plan.slots,
@@ -6890,8 +6829,7 @@ fn decode_plan(
             } else {
                 None
             };
-            let (outliers_at, fused) =
-                slot.decode_to(*dims, list, r, (false, field, &wait, Some(&uploads)))?;
+            let (outliers_at, fused) = slot.decode_to(*dims, list, r, (false, field, &wait))?;
             prof(&slot.stream, "d_device")?;
             let checked = check_batch(*dims, list, &outliers_at, h, r.path(), grid)?;
             // Brick-local index i of batch brick bi, in the field.
