@@ -548,9 +548,10 @@ fn report(
             )
         } else {
             format!(
-                "The bound {:.3e} is too tight for the wavelet's codes (at most 2^30 steps of \
+                "The bound {:.3e} is too tight for the wavelet's codes (at most 2^{} steps of \
                  twice the bound)",
-                s.abs_bound
+                s.abs_bound,
+                multires::codec::rice::MAX_INT.log2()
             )
         };
         eprintln!(
