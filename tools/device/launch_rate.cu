@@ -13,7 +13,7 @@
 // recorded, waited on by the stream and destroyed, as cudarc's `join`
 // does; an async 4 KiB copy up from pinned memory) and per layout (GPUs x
 // threads a GPU), the calls a second per thread and in all.
-#include <cuda.h>
+#include "driver_check.h"
 
 #include <algorithm>
 #include <atomic>
@@ -22,18 +22,6 @@
 #include <cstdlib>
 #include <thread>
 #include <vector>
-
-#define CK(x)                                                                  \
-    do {                                                                       \
-        CUresult r_ = (x);                                                     \
-        if (r_ != CUDA_SUCCESS) {                                              \
-            const char* s_ = nullptr;                                          \
-            cuGetErrorString(r_, &s_);                                         \
-            std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x,     \
-                         s_ ? s_ : "?");                                       \
-            std::exit(1);                                                      \
-        }                                                                      \
-    } while (0)
 
 static const char* PTX =
     ".version 7.0\n.target sm_50\n.address_size 64\n"

@@ -11,7 +11,7 @@
 //
 //   nvcc -O2 -o /tmp/portable_rate tools/device/portable_rate.cu -lcuda
 //   /tmp/portable_rate
-#include <cuda.h>
+#include "driver_check.h"
 
 #include <algorithm>
 #include <chrono>
@@ -20,18 +20,6 @@
 #include <cstring>
 #include <thread>
 #include <vector>
-
-#define CK(x)                                                                  \
-    do {                                                                       \
-        CUresult r_ = (x);                                                     \
-        if (r_ != CUDA_SUCCESS) {                                              \
-            const char* s_ = nullptr;                                          \
-            cuGetErrorString(r_, &s_);                                         \
-            std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x,     \
-                         s_ ? s_ : "?");                                       \
-            std::exit(1);                                                      \
-        }                                                                      \
-    } while (0)
 
 static const size_t HALF = 320ull << 20;
 static const size_t PIECE = 8ull << 20;
