@@ -6,8 +6,9 @@
 # build (`cargo build --release`, `cargo test --release --no-run -p multires-cuda --test gpu`),
 # copy `multires` and the gpu test binary into .gpu/ (multires, gpu_tests), then run this.
 # Two trials, each behind a knob, against session 58's final build's ways:
-# - MULTIRES_CODEC_VERIFY=device: a decode's payloads checked on the device, CRC_PIECES and
-#   CRC_FOLD queued on the slot's stream while RDEC runs on the bulk one (session 58 call 5
+# - MULTIRES_CODEC_VERIFY=device: a decode's payloads checked on the device, CRC_PIECES_LEAN
+#   (4 KiB of shared memory, beside RDEC's blocks) and CRC_FOLD queued on the slot's stream
+#   while RDEC runs on the bulk one (session 58 call 5
 #   queued them before RDEC: one-GPU decode -5%). Session 58 call 4: two-GPU decode 1.85x with
 #   no checks, 1.78x with the host's after the uploads (the default, `own`).
 # - slot threads kept from run to run (`src/workers.rs`, on in the patch;
