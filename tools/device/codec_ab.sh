@@ -79,6 +79,6 @@ begin_call() {
 }
 elapsed() { echo $(( $(date +%s) - T0 )); }
 end_call() {
-  mkdir -p /tmp/logs; mv $OUT/*.log /tmp/logs/; cp /tmp/tr/*.err /tmp/tr/*.log /tmp/logs/ 2>/dev/null; tar czf $OUT/logs.tgz -C /tmp logs
+  mkdir -p /tmp/logs; mv $OUT/*.log /tmp/logs/ 2>/dev/null; cp /tmp/tr/*.err /tmp/tr/*.log /tmp/logs/ 2>/dev/null; tar czf $OUT/logs.tgz -C /tmp logs
   say "total $(elapsed)s"
 }
