@@ -2144,12 +2144,10 @@ __device__ __forceinline__ void r_block_peak(double m, double* w, unsigned long 
 // step, computed where the peak is, so no batch waits on the host for it.
 #define ISTEP(name)                                                                                \
     extern "C" __global__ void name(const unsigned long long* peak, double e, double ulp,         \
-                                    long long n, double* q) {                                      \
+                                    double z, long long n, double* q) {                            \
         long long b = blockIdx.x * (long long)blockDim.x + threadIdx.x;                            \
         if (b >= n) return;                                                                        \
         double p = __longlong_as_double((long long)peak[b]);                                       \
-        /* A zero bound: ZERO_BOUND_STEP_F32 (a sixteenth of float32's */                          \
-        /* epsilon) or ZERO_BOUND_STEP (2^-20) times the peak.           */                          \
-        double z = ulp > 1e-10 ? ulp * 0.0625 : 9.5367431640625e-07;                               \
+        /* A zero bound: z (ZERO_BOUND_STEP or _F32) times the peak. */                            \
         q[b] = e > 0.0 ? 2.0 * fmax(e - p * ulp, 0.5 * e) : fmax(p * z, 2.2250738585072014e-308);  \
     }

@@ -591,10 +591,15 @@ fn order_table_read(t: lifting::Lifting, io: interp::Order) -> bool {
     t != lifting::Lifting::Interp || io == interp::Order::LazyMorton
 }
 
+thread_local! {
+    /// When this thread's last `prof` phase ended; cleared when a slot
+    /// thread starts a run, since kept threads idle between runs.
+    static PROF_LAST: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
+}
+
 /// With MULTIRES_CODEC_PROFILE set, the time since the last mark (after
 /// synchronizing the stream) is added to `phase`; printed by `compress`.
 fn prof(s: &CudaStream, phase: &'static str) -> Result<(), CudaError> {
-    use std::cell::Cell;
     trace(phase);
     if timeline() {
         use cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
@@ -606,14 +611,13 @@ fn prof(s: &CudaStream, phase: &'static str) -> Result<(), CudaError> {
             t.push((b, phase, ev));
         }
     }
-    thread_local!(static LAST: Cell<Option<std::time::Instant>> = const { Cell::new(None) });
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     if !*ON.get_or_init(|| std::env::var_os("MULTIRES_CODEC_PROFILE").is_some()) {
         return Ok(());
     }
     s.synchronize().during(|| "profiling".into())?;
     let now = std::time::Instant::now();
-    let last = LAST.with(|l| l.replace(Some(now)));
+    let last = PROF_LAST.with(|l| l.replace(Some(now)));
     if let Some(t) = last {
         if let Ok(mut m) = PROFILE.lock() {
             *m.entry(phase).or_insert(0.0) += (now - t).as_secs_f64();
@@ -1506,14 +1510,16 @@ impl Slot {
         if let (Some(input), Some(pk)) = (stored, &pk) {
             // The steps on the device (read back with the sizes below).
             let mut qd = s.alloc_zeros::<f64>(nbk).during(|| "alloc".into())?;
-            let ulp = match dtype {
-                DType::F32 => f32::EPSILON as f64,
-                DType::F64 => f64::EPSILON,
+            // The host's constants, so `interp_step` and ISTEP cannot drift.
+            let (ulp, zero_step) = match dtype {
+                DType::F32 => (f32::EPSILON as f64, codec::ZERO_BOUND_STEP_F32),
+                DType::F64 => (f64::EPSILON, codec::ZERO_BOUND_STEP),
             };
             let f = self.f("ISTEP(kernel)", 0)?;
             let nbk64 = nbk as i64;
             let mut l = s.launch_builder(&f);
-            l.arg(pk).arg(&e).arg(&ulp).arg(&nbk64).arg(&mut qd);
+            l.arg(pk).arg(&e).arg(&ulp).arg(&zero_step);
+            l.arg(&nbk64).arg(&mut qd);
             unsafe { l.launch(cfg((nbk.div_ceil(256) as u32, 1), 256, 0)) }
                 .during(|| "launching ISTEP".into())?;
             let o = interp::Order::CURRENT;
@@ -2963,56 +2969,72 @@ fn run_slots(
 ) -> Result<(), CudaError> {
     let count = caps.len();
     let next = AtomicUsize::new(0);
-    let run = std::thread::scope(|scope| -> Result<(), CudaError> {
-        let mut handles = Vec::new();
-        for g in gpus {
-            for _ in 0..per_gpu {
-                let (g, next) = (g.clone(), &next);
-                handles.push(scope.spawn(move || -> Result<(), CudaError> {
-                    head_mark("slot thread");
-                    g.ctx.bind_to_thread().during(|| "binding the GPU".into())?;
-                    let mut slot: Option<Slot> = None;
-                    TRACE_GPU.with(|c| c.set(g.ctx.ordinal()));
-                    SLOTS_A_GPU.with(|c| c.set(per_gpu));
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        if i >= count {
-                            break;
-                        }
-                        TRACE_BATCH.with(|c| c.set(i));
-                        trace("start");
-                        // The largest batches come first: a slot grows only
-                        // when another GPU took them. The small one goes
-                        // back to the pool, which `take_slot` frees.
-                        if slot.as_ref().is_none_or(|s| s.cap < caps[i]) {
-                            if let (Some(old), Ok(mut pool)) = (slot.take(), POOL.lock()) {
-                                pool.push(old);
-                            }
-                            slot = Some(take_slot(&g, caps[i], dtype, usage)?);
-                        }
-                        trace("slot");
-                        if let Some(s) = slot.as_mut() {
-                            work(s, i)?;
-                        }
-                        trace("end");
-                    }
-                    if let (Some(s), Ok(mut pool)) = (slot, POOL.lock()) {
-                        pool.push(s);
-                    }
-                    Ok(())
-                }));
+    // A slot's thread: it takes the next batch until none is left.
+    let slot_thread = |g: &Arc<Gpu>| -> Result<(), CudaError> {
+        head_mark("slot thread");
+        PROF_LAST.with(|l| l.set(None));
+        g.ctx.bind_to_thread().during(|| "binding the GPU".into())?;
+        let mut slot: Option<Slot> = None;
+        TRACE_GPU.with(|c| c.set(g.ctx.ordinal()));
+        SLOTS_A_GPU.with(|c| c.set(per_gpu));
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= count {
+                break;
             }
+            TRACE_BATCH.with(|c| c.set(i));
+            trace("start");
+            // The largest batches come first: a slot grows only
+            // when another GPU took them. The small one goes
+            // back to the pool, which `take_slot` frees.
+            if slot.as_ref().is_none_or(|s| s.cap < caps[i]) {
+                if let (Some(old), Ok(mut pool)) = (slot.take(), POOL.lock()) {
+                    pool.push(old);
+                }
+                slot = Some(take_slot(g, caps[i], dtype, usage)?);
+            }
+            trace("slot");
+            if let Some(s) = slot.as_mut() {
+                work(s, i)?;
+            }
+            trace("end");
         }
-        for h in handles {
-            h.join()
-                .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))??;
+        if let (Some(s), Ok(mut pool)) = (slot, POOL.lock()) {
+            pool.push(s);
         }
         Ok(())
-    });
+    };
+    let panicked = || CudaError::Unsupported("a GPU thread panicked".into());
     let ordinals: Vec<usize> = gpus.iter().map(|g| g.ctx.ordinal()).collect();
+    let run = if kept_threads() {
+        crate::workers::run_all(&ordinals, per_gpu, &|gi, _| slot_thread(&gpus[gi]))
+            .into_iter()
+            .try_for_each(|r| r.map_err(|_| panicked())?)
+    } else {
+        std::thread::scope(|scope| -> Result<(), CudaError> {
+            let handles: Vec<_> = gpus
+                .iter()
+                .flat_map(|g| std::iter::repeat_n(g, per_gpu))
+                .map(|g| scope.spawn(|| slot_thread(g)))
+                .collect();
+            for h in handles {
+                h.join().map_err(|_| panicked())??;
+            }
+            Ok(())
+        })
+    };
     print_trace(caps, &ordinals);
     print_timeline(caps, gpus);
     run
+}
+
+/// Whether a run's slots go to threads kept from run to run
+/// (`crate::workers`) rather than threads spawned for it
+/// (MULTIRES_CODEC_WORKERS=spawn, a measurement knob; the output never
+/// depends on it).
+fn kept_threads() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("MULTIRES_CODEC_WORKERS").as_deref() != Ok("spawn"))
 }
 
 /// Batches of a GPU in their transform at once: the interpolation (or

@@ -16,6 +16,7 @@ mod kernels;
 mod masks;
 pub mod spectra;
 pub mod stage;
+mod workers;
 
 pub use cwt::{cwt_chunked, CudaCwt, GpuRecipe, GpuScale};
 pub use device::{available, device_count, gpu, gpu_at, Gpu, GpuInfo};

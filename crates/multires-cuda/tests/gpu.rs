@@ -1167,6 +1167,10 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
         }
     }
     assert_eq!(checked, 64);
+    let rd = |b: &[u8]| {
+        multires::codec::MrzReader::from_reader(Box::new(std::io::Cursor::new(b.to_vec())), "t")
+            .unwrap()
+    };
     // Constant fields under a relative bound (a range of 0, so a zero
     // bound): the interpolation's step a power of two below the peak
     // (float32: a sixteenth of its epsilon), on the device as on the CPU,
@@ -1184,12 +1188,13 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
             "constant {c} {dtype:?}: GPU bytes differ"
         );
         assert_eq!(st.max_error, 0.0, "constant {c} {dtype:?}");
-        let mut r =
-            multires::codec::MrzReader::from_reader(Box::new(std::io::Cursor::new(cpu)), "c")
-                .unwrap();
-        let back =
-            multires_cuda::codec::decompress(&mut r, None, std::slice::from_ref(&gpu), &|_| {})
-                .unwrap();
+        let back = multires_cuda::codec::decompress(
+            &mut rd(&cpu),
+            None,
+            std::slice::from_ref(&gpu),
+            &|_| {},
+        )
+        .unwrap();
         assert!(
             back.data == v.data,
             "constant {c} {dtype:?}: GPU decode differs"
@@ -1225,10 +1230,6 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
     let (dev, _, _) =
         multires_cuda::codec::compress(&v, &o, std::slice::from_ref(&gpu), None, &|_| {}).unwrap();
     assert!(dev.to_vec() == cpu, "dense brick: GPU bytes differ");
-    let rd = |b: &[u8]| {
-        multires::codec::MrzReader::from_reader(Box::new(std::io::Cursor::new(b.to_vec())), "t")
-            .unwrap()
-    };
     let want = multires::codec::decompress(&mut rd(&cpu), None, &|_| {}).unwrap();
     let got =
         multires_cuda::codec::decompress(&mut rd(&cpu), None, std::slice::from_ref(&gpu), &|_| {})
