@@ -3295,16 +3295,16 @@ fn batch_checksums(
 }
 
 /// Whether a decode batch's rANS headers are read on the rayon pool
-/// rather than one after another on the slot's thread. Nothing else is on
-/// the pool at a decode's start (checksums come after the launches), and
-/// the headers are all that stands between a batch and its device work: a
-/// turbulent 1024^3 batch's took 2-4.5 ms on its thread (two H200s,
-/// session 39), for 7.5 ms before the first kernel on one GPU or two.
-/// MULTIRES_CODEC_HEADS=slot keeps them on the slot's thread (a tuning
-/// knob for measurements; the output never depends on it).
+/// rather than one after another on the slot's thread
+/// (MULTIRES_CODEC_HEADS=pool, a tuning knob for measurements; the output
+/// never depends on it). The pool won while slot threads were spawned for
+/// each run (a turbulent 1024^3 batch's headers took 2-4.5 ms on a fresh
+/// thread, two H200s, session 39); on kept threads (`crate::workers`) the
+/// slot's own thread decoded at 155.7 GB/s on one H200 and 266.2 on two,
+/// against 148.4 and 256.3 with the pool (session 59).
 fn heads_on_pool() -> bool {
     static POOL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *POOL.get_or_init(|| std::env::var("MULTIRES_CODEC_HEADS").as_deref() != Ok("slot"))
+    *POOL.get_or_init(|| std::env::var("MULTIRES_CODEC_HEADS").as_deref() == Ok("pool"))
 }
 
 /// Whether a decode batch whose streams went up from a file in
