@@ -3007,9 +3007,18 @@ fn run_slots(
     let panicked = || CudaError::Unsupported("a GPU thread panicked".into());
     let ordinals: Vec<usize> = gpus.iter().map(|g| g.ctx.ordinal()).collect();
     let run = if kept_threads() {
+        use crate::workers::JobError;
         crate::workers::run_all(&ordinals, per_gpu, &|gi, _| slot_thread(&gpus[gi]))
             .into_iter()
-            .try_for_each(|r| r.map_err(|_| panicked())?)
+            .try_for_each(|r| match r {
+                Ok(r) => r,
+                Err(JobError::Panicked(m)) => Err(CudaError::Unsupported(format!(
+                    "a GPU slot's thread panicked: {m}"
+                ))),
+                Err(JobError::NoThread(why)) => Err(CudaError::Unsupported(format!(
+                    "could not start a GPU slot's thread: {why}"
+                ))),
+            })
     } else {
         std::thread::scope(|scope| -> Result<(), CudaError> {
             let handles: Vec<_> = gpus

@@ -18,7 +18,33 @@ struct Worker {
 
 static IDLE: Mutex<Vec<Worker>> = Mutex::new(Vec::new());
 
+/// Why a job did not return: it panicked (with the panic's message), or
+/// no thread could be started for it (the system's reason).
+#[derive(Debug)]
+pub enum JobError {
+    Panicked(String),
+    NoThread(String),
+}
+
+/// A panic's message, where it carries one.
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    match p.downcast::<String>() {
+        Ok(s) => *s,
+        Err(p) => p
+            .downcast_ref::<&str>()
+            .map_or_else(|| "no message".into(), |s| s.to_string()),
+    }
+}
+
+/// An ordinal whose threads never start, in tests only.
+#[cfg(test)]
+const UNSPAWNABLE: usize = usize::MAX;
+
 fn spawn_worker(gpu: usize) -> std::io::Result<Worker> {
+    #[cfg(test)]
+    if gpu == UNSPAWNABLE {
+        return Err(std::io::Error::other("refused for the test"));
+    }
     let (jobs, rx) = mpsc::channel::<Job>();
     std::thread::Builder::new()
         .name(format!("multires gpu {gpu} slot"))
@@ -55,22 +81,25 @@ impl Latch {
 
 /// Runs `work(g, k)` for every GPU index `g` of `gpus` (ordinals) and
 /// `k` in `0..per`, each on a kept thread of its GPU, all at once, and
-/// returns once every one has: results in that order, a panic as `Err`
-/// (with its payload), as `std::thread::scope`'s joins give them. Threads
-/// are made when too few are idle, and serve later runs.
+/// returns once every one has: results in that order, a panic as
+/// `JobError::Panicked` (with its payload), a job no thread could be
+/// started for as `JobError::NoThread`. Threads are made when too few are
+/// idle, and serve later runs.
 pub fn run_all<T: Send>(
     gpus: &[usize],
     per: usize,
     work: &(dyn Fn(usize, usize) -> T + Sync),
-) -> Vec<std::thread::Result<T>> {
+) -> Vec<Result<T, JobError>> {
     let n = gpus.len() * per;
-    let results: Vec<Mutex<Option<std::thread::Result<T>>>> =
+    let results: Vec<Mutex<Option<Result<T, JobError>>>> =
         (0..n).map(|_| Mutex::new(None)).collect();
     let latch = Latch {
         left: Mutex::new(n),
         done: Condvar::new(),
     };
     let mut taken: Vec<Worker> = Vec::with_capacity(n);
+    // Why a job's thread could not be started, by job.
+    let mut no_thread: Vec<Option<String>> = vec![None; n];
     {
         let mut idle = IDLE.lock().unwrap_or_else(|e| e.into_inner());
         for &gpu in gpus {
@@ -79,11 +108,15 @@ pub fn run_all<T: Send>(
                     Some(i) => taken.push(idle.swap_remove(i)),
                     None => match spawn_worker(gpu) {
                         Ok(w) => taken.push(w),
-                        // Marked below: no worker, no job.
-                        Err(_) => taken.push(Worker {
-                            gpu,
-                            jobs: mpsc::channel().0,
-                        }),
+                        // A worker whose jobs go nowhere: its send fails
+                        // below, and the job's result says why.
+                        Err(e) => {
+                            no_thread[taken.len()] = Some(e.to_string());
+                            taken.push(Worker {
+                                gpu,
+                                jobs: mpsc::channel().0,
+                            });
+                        }
                     },
                 }
             }
@@ -94,7 +127,8 @@ pub fn run_all<T: Send>(
         let (g, k) = (i / per.max(1), i % per.max(1));
         let (results, latch) = (&results, &latch);
         let job = move || {
-            let r = catch_unwind(AssertUnwindSafe(|| work(g, k)));
+            let r = catch_unwind(AssertUnwindSafe(|| work(g, k)))
+                .map_err(|p| JobError::Panicked(panic_message(p)));
             *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
             latch.count_down();
         };
@@ -125,14 +159,16 @@ pub fn run_all<T: Send>(
     drop(idle);
     results
         .into_iter()
-        .map(
-            |r| match r.into_inner().unwrap_or_else(|e| e.into_inner()) {
-                Some(r) => r,
-                None => {
-                    Err(Box::new("no thread to run a slot on") as Box<dyn std::any::Any + Send>)
-                }
-            },
-        )
+        .zip(no_thread)
+        .map(|(r, why)| {
+            r.into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .unwrap_or_else(|| {
+                    Err(JobError::NoThread(
+                        why.unwrap_or_else(|| "its kept thread had ended".into()),
+                    ))
+                })
+        })
         .collect()
 }
 
@@ -172,6 +208,20 @@ mod tests {
         assert_eq!(a, b, "the second run used other threads");
     }
 
+    /// A job whose thread cannot be started is an error that says why,
+    /// in its place, and the run returns.
+    #[test]
+    fn a_thread_that_cannot_start_is_its_jobs_error() {
+        let out = run_all(&[UNSPAWNABLE], 2, &|_, k| k);
+        assert_eq!(out.len(), 2);
+        for r in out {
+            match r {
+                Err(JobError::NoThread(why)) => assert!(why.contains("refused"), "{why}"),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
     /// A panicking job is an error in its place; the others finish, and
     /// its thread serves the next run.
     #[test]
@@ -185,7 +235,10 @@ mod tests {
         });
         assert_eq!(out.len(), 3);
         assert_eq!(*out[0].as_ref().unwrap(), 0);
-        assert!(out[1].is_err());
+        match &out[1] {
+            Err(JobError::Panicked(m)) => assert_eq!(m, "job 1"),
+            other => panic!("{other:?}"),
+        }
         assert_eq!(*out[2].as_ref().unwrap(), 2);
         let again: Vec<usize> = run_all(&gpus, 3, &|_, k| k)
             .into_iter()
