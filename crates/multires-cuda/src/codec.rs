@@ -1510,11 +1510,7 @@ impl Slot {
         if let (Some(input), Some(pk)) = (stored, &pk) {
             // The steps on the device (read back with the sizes below).
             let mut qd = s.alloc_zeros::<f64>(nbk).during(|| "alloc".into())?;
-            // The host's constants, so `interp_step` and ISTEP cannot drift.
-            let (ulp, zero_step) = match dtype {
-                DType::F32 => (f32::EPSILON as f64, codec::ZERO_BOUND_STEP_F32),
-                DType::F64 => (f64::EPSILON, codec::ZERO_BOUND_STEP),
-            };
+            let (ulp, zero_step) = codec::interp_step_factors(dtype);
             let f = self.f("ISTEP(kernel)", 0)?;
             let nbk64 = nbk as i64;
             let mut l = s.launch_builder(&f);
@@ -3004,21 +3000,18 @@ fn run_slots(
         }
         Ok(())
     };
-    let panicked = || CudaError::Unsupported("a GPU thread panicked".into());
+    use crate::workers::{panic_message, JobError};
+    let failed = |e: JobError| {
+        CudaError::Unsupported(match e {
+            JobError::Panicked(m) => format!("a GPU slot's thread panicked: {m}"),
+            JobError::NoThread(why) => format!("could not start a GPU slot's thread: {why}"),
+        })
+    };
     let ordinals: Vec<usize> = gpus.iter().map(|g| g.ctx.ordinal()).collect();
     let run = if kept_threads() {
-        use crate::workers::JobError;
         crate::workers::run_all(&ordinals, per_gpu, &|gi, _| slot_thread(&gpus[gi]))
             .into_iter()
-            .try_for_each(|r| match r {
-                Ok(r) => r,
-                Err(JobError::Panicked(m)) => Err(CudaError::Unsupported(format!(
-                    "a GPU slot's thread panicked: {m}"
-                ))),
-                Err(JobError::NoThread(why)) => Err(CudaError::Unsupported(format!(
-                    "could not start a GPU slot's thread: {why}"
-                ))),
-            })
+            .try_for_each(|r| r.map_err(failed)?)
     } else {
         std::thread::scope(|scope| -> Result<(), CudaError> {
             let handles: Vec<_> = gpus
@@ -3027,7 +3020,8 @@ fn run_slots(
                 .map(|g| scope.spawn(|| slot_thread(g)))
                 .collect();
             for h in handles {
-                h.join().map_err(|_| panicked())??;
+                h.join()
+                    .map_err(|p| failed(JobError::Panicked(panic_message(p))))??;
             }
             Ok(())
         })

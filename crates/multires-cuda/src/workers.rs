@@ -27,7 +27,7 @@ pub enum JobError {
 }
 
 /// A panic's message, where it carries one.
-fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+pub fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     match p.downcast::<String>() {
         Ok(s) => *s,
         Err(p) => p

@@ -842,18 +842,21 @@ pub const ZERO_BOUND_STEP_F32: f64 = f32::EPSILON as f64 / 16.0;
 /// can be coded before the rest of the volume has been read (streaming
 /// under an absolute bound); each payload stores its step.
 pub fn interp_step(e: f64, peak: f64, dtype: DType) -> f64 {
+    let (ulp, z) = interp_step_factors(dtype);
     if e > 0.0 {
-        let ulp = match dtype {
-            DType::F32 => f32::EPSILON as f64,
-            DType::F64 => f64::EPSILON,
-        };
         2.0 * (e - peak * ulp).max(0.5 * e)
     } else {
-        let z = match dtype {
-            DType::F32 => ZERO_BOUND_STEP_F32,
-            DType::F64 => ZERO_BOUND_STEP,
-        };
         (peak * z).max(f64::MIN_POSITIVE)
+    }
+}
+
+/// `interp_step`'s factors of the peak for `dtype`: the stored type's ulp
+/// (a positive bound's margin) and the zero-bound step. The GPU's ISTEP
+/// takes them from here, so the two cannot drift.
+pub fn interp_step_factors(dtype: DType) -> (f64, f64) {
+    match dtype {
+        DType::F32 => (f32::EPSILON as f64, ZERO_BOUND_STEP_F32),
+        DType::F64 => (f64::EPSILON, ZERO_BOUND_STEP),
     }
 }
 
