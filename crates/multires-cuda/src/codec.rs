@@ -2564,7 +2564,7 @@ impl BatchBytes {
     fn own(p: Vec<u8>) -> Self {
         let at = 0..p.len();
         BatchBytes {
-            crc: crc32fast::hash(&p),
+            crc: multires::codec::container::crc32(&p),
             buf: Arc::new(BatchBuf::Owned(p)),
             at,
         }
@@ -3269,7 +3269,7 @@ fn crc_mode() -> CrcMode {
 /// GPU are in their transform (the pool serves their rANS tables), and
 /// the rest on the pool from the brick at which `tail()` says none is
 /// (its gate is idle: the batch is on the run's tail). The device's host
-/// runs crc32fast at 11 GB/s a thread: a turbulent 1536^3 batch's 130 MB
+/// ran crc32fast at 11 GB/s a thread (crc-fast 15-18 since session 60): a turbulent 1536^3 batch's 130 MB
 /// took its GPU's last 10-12.6 ms on one thread when the choice was made
 /// once, before another batch had left its transform (session 44).
 fn batch_checksums(
@@ -3278,7 +3278,7 @@ fn batch_checksums(
     tail: &dyn Fn() -> bool,
 ) -> (Vec<u32>, bool) {
     use rayon::prelude::*;
-    let crc = |r: &std::ops::Range<usize>| crc32fast::hash(&buf[r.clone()]);
+    let crc = |r: &std::ops::Range<usize>| multires::codec::container::crc32(&buf[r.clone()]);
     let once = crc_mode() == CrcMode::Once;
     let first = checksums_on_pool(tail());
     let mut out = Vec::with_capacity(ranges.len());
@@ -4657,16 +4657,18 @@ fn tables_bytes(tables: &[&rans::Tables]) -> Result<usize, CudaError> {
 }
 
 /// The bricks' cumulative starts, then their scales, into `dst` (sized by
-/// `tables_bytes`), a brick a task, instead of twice on one thread (into
-/// the lists, then into the stage): 22 KB a brick, 0.6-1.3 MB a batch of
-/// 28-58 bricks (session 52).
+/// `tables_bytes`) on the calling thread, once (not into the lists, then
+/// into the stage): 22 KB a brick, 0.6-1.3 MB a batch of 28-58 bricks
+/// (session 52). Session 52 split the copy over the rayon pool; since the
+/// slot threads are kept (session 59) the hand-off costs more than the
+/// copy: two H200s decoded at 269 GB/s copying here against 264 on the
+/// pool, one GPU unchanged (session 60, three pairs of processes).
 fn write_tables(dst: &mut [u8], tables: &[&rans::Tables]) {
     use bytemuck::cast_slice;
-    use rayon::prelude::*;
     let (cum, rest) = dst.split_at_mut(tables.len() * CUM_BYTES);
-    cum.par_chunks_mut(CUM_BYTES)
-        .zip(tables.par_iter())
-        .for_each(|(d, t)| d.copy_from_slice(cast_slice(&t.cum)));
+    for (d, t) in cum.chunks_exact_mut(CUM_BYTES).zip(tables) {
+        d.copy_from_slice(cast_slice(&t.cum));
+    }
     for (d, t) in rest.chunks_exact_mut(SCALE_BYTES).zip(tables) {
         d.copy_from_slice(cast_slice(&t.scale));
     }

@@ -949,3 +949,24 @@ fn zero_bounds_keep_every_value_and_code_constant_fields_small() {
         st.ratio
     );
 }
+
+/// The container's checksums (crc-fast since session 60) sum every length
+/// and alignment as crc32fast, which wrote the files before.
+#[test]
+fn container_crc32_sums_as_crc32fast() {
+    let bytes: Vec<u8> = (0..70_000u64)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    for start in [0usize, 1, 3, 8, 61] {
+        for len in [
+            0usize, 1, 2, 15, 16, 31, 64, 127, 255, 256, 511, 4096, 65_536,
+        ] {
+            let p = &bytes[start..start + len];
+            assert_eq!(
+                super::container::crc32(p),
+                crc32fast::hash(p),
+                "{len} bytes from {start}"
+            );
+        }
+    }
+}
