@@ -24,7 +24,9 @@ FIR filter banks, and more. Start with `multires demo`.",
     after_help = "Examples:\n  multires demo\n  multires cwt signal.wav -o W.npy --wavelet cmor1.5-1.0 --freqs 20:2000:128 --plot W.png\n  multires fir x.npy --filters bank.npy -o y.npy --mode same --post power\n  multires wavedec x.npy -o c.npz --wavelet db4 --level 8 --mode periodization\n  multires wavedecn img.npy -o c.npz --wavelet haar --level 6 --mode periodization\n  multires wavelets\n  multires compress field.npy -o field.mrz --error-bound rel:1e-3\n  multires decompress field.mrz -o part.npy --region 0:64,0:64,0:64"
 )]
 struct Cli {
-    /// Worker threads (default: all cores).
+    /// Worker threads (default: all cores, or RAYON_NUM_THREADS; half the
+    /// cores when the codec runs on GPUs, whose own threads do most of their
+    /// host work).
     #[arg(long, global = true, value_name = "N")]
     threads: Option<usize>,
     #[command(subcommand)]
@@ -61,11 +63,40 @@ enum Command {
     MakeField(cmd_codec::MakeFieldArgs),
 }
 
+/// Whether the command runs the codec on GPUs (probing for one under
+/// `--device auto`).
+fn gpu_codec(command: &Command) -> bool {
+    use multires::backend::Device;
+    let device = match command {
+        Command::Compress(a) if a.seed_thresholds.is_none() => a.device,
+        Command::Decompress(a) => a.device,
+        Command::Bench(a) if a.config == "codec-3d" => a.device,
+        _ => return false,
+    };
+    device != Device::Cpu && multires_cuda::device_count() > 0
+}
+
+/// rayon's pool for a codec run on GPUs when neither --threads nor
+/// RAYON_NUM_THREADS sizes it: half the cores. Each GPU's slot threads
+/// (about 13) do their batches' host steps themselves, and a pool of every
+/// core beside them slowed two GPUs: two H200s (32 cores) decoded at 272
+/// GB/s with 16 pool threads against 263 with 32, coded at 239 against
+/// 232, one GPU alike (session 60, medians of five processes each).
+fn codec_pool_threads(cores: usize) -> usize {
+    (cores / 2).max(1)
+}
+
 fn run(cli: Cli) -> Result<()> {
-    if let Some(n) = cli.threads {
-        if n == 0 {
-            anyhow::bail!("--threads must be at least 1");
+    let threads = match cli.threads {
+        Some(0) => anyhow::bail!("--threads must be at least 1"),
+        Some(n) => Some(n),
+        None if std::env::var_os("RAYON_NUM_THREADS").is_none() && gpu_codec(&cli.command) => {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            Some(codec_pool_threads(cores))
         }
+        None => None,
+    };
+    if let Some(n) = threads {
         rayon::ThreadPoolBuilder::new()
             .num_threads(n)
             .build_global()
@@ -113,3 +144,62 @@ fn main() -> ExitCode {
 /// as a whole Haar wavedec).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codec_pool_is_half_the_cores() {
+        assert_eq!(codec_pool_threads(32), 16);
+        assert_eq!(codec_pool_threads(3), 1);
+        assert_eq!(codec_pool_threads(1), 1);
+    }
+
+    /// Jobs on the CPU, and commands other than the codec's, keep the pool
+    /// of every core.
+    #[test]
+    fn only_gpu_codec_jobs_halve_the_pool() {
+        let cmd = |args: &[&str]| {
+            let cli = Cli::try_parse_from(std::iter::once("multires").chain(args.iter().copied()));
+            match cli {
+                Ok(c) => c.command,
+                Err(e) => panic!("{args:?}: {e}"),
+            }
+        };
+        for args in [
+            &[
+                "compress",
+                "f.npy",
+                "-o",
+                "f.mrz",
+                "--error-bound",
+                "rel:1e-3",
+                "--device",
+                "cpu",
+            ][..],
+            &["decompress", "f.mrz", "-o", "f.npy", "--device", "cpu"],
+            &["bench", "--config", "codec-3d", "--device", "cpu"],
+            &["bench", "--config", "fir-2m", "--device", "cuda"],
+            &["info", "f.mrz"],
+        ] {
+            assert!(!gpu_codec(&cmd(args)), "{args:?}");
+        }
+        // `auto` and `cuda` halve it exactly when a GPU is there.
+        let gpus = multires_cuda::device_count() > 0;
+        for args in [
+            &[
+                "compress",
+                "f.npy",
+                "-o",
+                "f.mrz",
+                "--error-bound",
+                "rel:1e-3",
+            ][..],
+            &["decompress", "f.mrz", "-o", "f.npy", "--device", "cuda"],
+            &["bench", "--config", "codec-3d", "--device", "cuda"],
+        ] {
+            assert_eq!(gpu_codec(&cmd(args)), gpus, "{args:?}");
+        }
+    }
+}
