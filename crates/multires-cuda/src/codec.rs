@@ -3269,9 +3269,10 @@ fn crc_mode() -> CrcMode {
 /// GPU are in their transform (the pool serves their rANS tables), and
 /// the rest on the pool from the brick at which `tail()` says none is
 /// (its gate is idle: the batch is on the run's tail). The device's host
-/// ran crc32fast at 11 GB/s a thread (crc-fast 15-18 since session 60): a turbulent 1536^3 batch's 130 MB
-/// took its GPU's last 10-12.6 ms on one thread when the choice was made
-/// once, before another batch had left its transform (session 44).
+/// ran crc32fast at 11 GB/s a thread (crc-fast 15-18 since session 60): a
+/// turbulent 1536^3 batch's 130 MB took its GPU's last 10-12.6 ms on one
+/// thread when the choice was made once, before another batch had left
+/// its transform (session 44).
 fn batch_checksums(
     buf: &[u8],
     ranges: &[std::ops::Range<usize>],
