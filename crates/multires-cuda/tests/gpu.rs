@@ -25,6 +25,12 @@ fn gpu_or_skip(test: &str) -> Option<Arc<Gpu>> {
     }
 }
 
+/// A reader over a copy of an in-memory `.mrz` file, as `decompress` opens one.
+fn in_memory(bytes: &[u8]) -> multires::codec::MrzReader {
+    multires::codec::MrzReader::from_reader(Box::new(std::io::Cursor::new(bytes.to_vec())), "t")
+        .unwrap()
+}
+
 fn rel_l2(a: &[Complex64], b: &[Complex64]) -> f64 {
     let num: f64 = a.iter().zip(b).map(|(x, y)| (x - y).norm_sqr()).sum();
     let den: f64 = b.iter().map(|y| y.norm_sqr()).sum::<f64>().max(1e-300);
@@ -1167,10 +1173,6 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
         }
     }
     assert_eq!(checked, 64);
-    let rd = |b: &[u8]| {
-        multires::codec::MrzReader::from_reader(Box::new(std::io::Cursor::new(b.to_vec())), "t")
-            .unwrap()
-    };
     // Constant fields under a relative bound (a range of 0, so a zero
     // bound): the interpolation's step a power of two below the peak
     // (float32: a sixteenth of its epsilon), on the device as on the CPU,
@@ -1189,7 +1191,7 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
         );
         assert_eq!(st.max_error, 0.0, "constant {c} {dtype:?}");
         let back = multires_cuda::codec::decompress(
-            &mut rd(&cpu),
+            &mut in_memory(&cpu),
             None,
             std::slice::from_ref(&gpu),
             &|_| {},
@@ -1230,10 +1232,14 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
     let (dev, _, _) =
         multires_cuda::codec::compress(&v, &o, std::slice::from_ref(&gpu), None, &|_| {}).unwrap();
     assert!(dev.to_vec() == cpu, "dense brick: GPU bytes differ");
-    let want = multires::codec::decompress(&mut rd(&cpu), None, &|_| {}).unwrap();
-    let got =
-        multires_cuda::codec::decompress(&mut rd(&cpu), None, std::slice::from_ref(&gpu), &|_| {})
-            .unwrap();
+    let want = multires::codec::decompress(&mut in_memory(&cpu), None, &|_| {}).unwrap();
+    let got = multires_cuda::codec::decompress(
+        &mut in_memory(&cpu),
+        None,
+        std::slice::from_ref(&gpu),
+        &|_| {},
+    )
+    .unwrap();
     assert!(
         want.data.to_f64() == got.data.to_f64(),
         "dense brick: GPU decode differs"
@@ -1288,8 +1294,6 @@ fn codec_decodes_on_the_gpu_as_on_the_cpu() {
     let Some(gpu) = gpu_or_skip("codec_decodes_on_the_gpu_as_on_the_cpu") else {
         return;
     };
-    let reader =
-        |b: &[u8]| MrzReader::from_reader(Box::new(std::io::Cursor::new(b.to_vec())), "t").unwrap();
     let f3: Vec<f64> = make(FieldKind::Turbulent, 40, true, 7)
         .into_iter()
         .map(f64::from)
@@ -1320,9 +1324,9 @@ fn codec_decodes_on_the_gpu_as_on_the_cpu() {
                 let mut o = CodecOptions::new(t, bound);
                 o.brick = Some(*brick);
                 let (bytes, _) = compress(v, &o, &|_| {}).unwrap();
-                let cpu = decompress(&mut reader(&bytes), None, &|_| {}).unwrap();
+                let cpu = decompress(&mut in_memory(&bytes), None, &|_| {}).unwrap();
                 let dev = multires_cuda::codec::decompress(
-                    &mut reader(&bytes),
+                    &mut in_memory(&bytes),
                     None,
                     std::slice::from_ref(&gpu),
                     &|_| {},
@@ -1362,9 +1366,9 @@ fn codec_decodes_on_the_gpu_as_on_the_cpu() {
                     );
                 }
                 let r = multires::codec::parse_region(region, &v.shape()).unwrap();
-                let c = decompress(&mut reader(&bytes), Some(r), &|_| {}).unwrap();
+                let c = decompress(&mut in_memory(&bytes), Some(r), &|_| {}).unwrap();
                 let g = multires_cuda::codec::decompress(
-                    &mut reader(&bytes),
+                    &mut in_memory(&bytes),
                     Some(r),
                     std::slice::from_ref(&gpu),
                     &|_| {},
@@ -1452,9 +1456,9 @@ fn codec_decodes_on_the_gpu_as_on_the_cpu() {
             .join("../../data")
             .join(file);
         let bytes = std::fs::read(&path).unwrap();
-        let cpu = decompress(&mut reader(&bytes), None, &|_| {}).unwrap();
+        let cpu = decompress(&mut in_memory(&bytes), None, &|_| {}).unwrap();
         let dev = multires_cuda::codec::decompress(
-            &mut reader(&bytes),
+            &mut in_memory(&bytes),
             None,
             std::slice::from_ref(&gpu),
             &|_| {},
@@ -1483,9 +1487,9 @@ fn codec_decodes_on_the_gpu_as_on_the_cpu() {
             let icrc = crc32fast::hash(&bad[idx_off..bad.len() - 4]);
             let n = bad.len();
             bad[n - 4..].copy_from_slice(&icrc.to_le_bytes());
-            let c = decompress(&mut reader(&bad), None, &|_| {});
+            let c = decompress(&mut in_memory(&bad), None, &|_| {});
             let g = multires_cuda::codec::decompress(
-                &mut reader(&bad),
+                &mut in_memory(&bad),
                 None,
                 std::slice::from_ref(&gpu),
                 &|_| {},
@@ -1528,8 +1532,6 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
             [g.clone(), g]
         })
         .collect();
-    let reader =
-        |b: &[u8]| MrzReader::from_reader(Box::new(std::io::Cursor::new(b.to_vec())), "t").unwrap();
     let f3 = make(FieldKind::Turbulent, 40, true, 11);
     let f2 = make(FieldKind::Smooth, 90, false, 3);
     // The last 3-D case has 8 brick layers: each slab of the page-locked
@@ -1577,7 +1579,7 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
                     cpu.iter().zip(&dev).position(|(a, b)| a != b)
                 );
                 assert!(stats.max_error <= stats.abs_bound);
-                let want = decompress(&mut reader(&cpu), None, &|_| {})
+                let want = decompress(&mut in_memory(&cpu), None, &|_| {})
                     .unwrap()
                     .data
                     .to_f64();
@@ -1587,7 +1589,7 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
                         .zip(got)
                         .all(|(a, &b)| a.to_bits() == (b as f64).to_bits())
                 };
-                let back = decompress_resident(&mut reader(&cpu), &gpu, &|_| {}).unwrap();
+                let back = decompress_resident(&mut in_memory(&cpu), &gpu, &|_| {}).unwrap();
                 assert_eq!(back.info.shape(), *shape);
                 assert!(
                     same_as_cpu(&back.download(&gpu).unwrap()),
@@ -1617,7 +1619,7 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
                     "{t} {bound} {shape:?}: slabs on {} GPU lists: bytes differ from the CPU's",
                     gpus.len()
                 );
-                let back = decompress_slabs(&mut reader(&cpu), &gpus, &|_| {}).unwrap();
+                let back = decompress_slabs(&mut in_memory(&cpu), &gpus, &|_| {}).unwrap();
                 assert_eq!(back.info.shape(), *shape);
                 assert!(
                     same_as_cpu(&back.download().unwrap()),
@@ -1658,7 +1660,7 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
                         std::env::set_var("MULTIRES_PINNED_DECODE_AHEAD", ahead);
                         std::env::set_var("MULTIRES_PINNED_DECODE_ROWS", rows);
                         pinned_out.as_mut_slice().fill(f32::NAN);
-                        decompress_pinned(&mut reader(&cpu), &mut pinned_out, &gpus, &|_| {})
+                        decompress_pinned(&mut in_memory(&cpu), &mut pinned_out, &gpus, &|_| {})
                             .unwrap();
                         assert!(
                             same_as_cpu(pinned_out.as_slice()),
@@ -1738,19 +1740,19 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
     )
     .unwrap();
     let mut wrong = PinnedField::zeros(&gpu, &[24, 24, 25]).unwrap();
-    let Err(e) = decompress_pinned(&mut reader(&b24), &mut wrong, &gpus, &|_| {}) else {
+    let Err(e) = decompress_pinned(&mut in_memory(&b24), &mut wrong, &gpus, &|_| {}) else {
         panic!("a field of another shape must be refused");
     };
     assert!(e.to_string().contains("[24, 24, 25]"), "{e}");
     // A float64 file cannot be decoded into a float32 field.
     let v = Volume::new(&[8, 8], (0..64).map(|i| i as f64).collect(), DType::F64).unwrap();
     let (b64, _) = compress(&v, &o, &|_| {}).unwrap();
-    let Err(e) = decompress_resident(&mut reader(&b64), &gpu, &|_| {}) else {
+    let Err(e) = decompress_resident(&mut in_memory(&b64), &gpu, &|_| {}) else {
         panic!("a float64 file must be refused");
     };
     assert!(e.to_string().contains("float64"), "{e}");
     let mut f8 = PinnedField::zeros(&gpu, &[8, 8]).unwrap();
-    let Err(e) = decompress_pinned(&mut reader(&b64), &mut f8, &gpus, &|_| {}) else {
+    let Err(e) = decompress_pinned(&mut in_memory(&b64), &mut f8, &gpus, &|_| {}) else {
         panic!("a float64 file must be refused");
     };
     assert!(e.to_string().contains("float64"), "{e}");
