@@ -3297,14 +3297,6 @@ fn batch_checksums(
     }
     (out, false)
 }
-/// Whether a decode batch whose payloads lie in page-locked memory
-/// queues their copy up before reading its headers, its lists then
-/// through the stage (MULTIRES_CODEC_EARLY=off: the streams after the
-/// headers, behind the lists on the copy engine, as before session 61).
-fn early_streams() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("MULTIRES_CODEC_EARLY").as_deref() != Ok("off"))
-}
 
 /// Whether a decode batch's rANS headers are read on the rayon pool
 /// rather than one after another on the slot's thread
@@ -3694,64 +3686,6 @@ impl Slot {
         Ok(())
     }
 
-    /// `spans` (a batch's streams or whole payloads in page-locked memory)
-    /// queued up into the slot's stream buffer, with `RDEC_PAD` zero bytes
-    /// after them: the buffer's device address, and an event after the
-    /// copies where the payloads' checks wait for them
-    /// (`verify_after_upload`).
-    fn spans_up(
-        &mut self,
-        s: &Arc<CudaStream>,
-        spans: &StreamSpans<'_>,
-    ) -> Result<(u64, Option<cudarc::driver::CudaEvent>), CudaError> {
-        // The slot's own buffer: one allocated a batch waited for the
-        // pool to map memory (0.1-6.6 ms on the tail of a 2-GPU
-        // decode, session 36).
-        let len = spans.total + RDEC_PAD;
-        if self.up_streams.as_ref().is_none_or(|b| b.len() < len) {
-            self.up_streams = None;
-            let cap = len.next_power_of_two();
-            self.up_streams =
-                Some(unsafe { s.alloc::<u8>(cap) }.during(|| "allocating streams".into())?);
-        }
-        let streams = self
-            .up_streams
-            .as_mut()
-            .ok_or_else(|| CudaError::Unsupported("no stream buffer".into()))?;
-        s.memset_zeros(&mut streams.slice_mut(spans.total..len))
-            .during(|| "zeroing".into())?;
-        prof(s, "d_zeroed")?;
-        for (from, at) in &spans.copies {
-            s.memcpy_htod(*from, &mut streams.slice_mut(*at..*at + from.len()))
-                .during(|| "copying a batch's streams to the GPU".into())?;
-        }
-        prof(s, "d_streams_up")?;
-        let up = if verify_after_upload() {
-            use cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
-            Some(
-                s.record_event(Some(CU_EVENT_DISABLE_TIMING))
-                    .during(|| "recording the batch's streams".into())?,
-            )
-        } else {
-            None
-        };
-        if timeline() {
-            eprintln!(
-                "timeline spans gpu {} batch {}: {} copies, {} bytes",
-                TRACE_GPU.with(|c| c.get()),
-                TRACE_BATCH.with(|c| c.get()),
-                spans.copies.len(),
-                spans.total,
-            );
-        }
-        let base = {
-            use cudarc::driver::DevicePtr;
-            streams.device_ptr(s).0
-        };
-        DIRECT_BATCHES.fetch_add(1, Ordering::Relaxed);
-        Ok((base, up))
-    }
-
     /// The rANS streams of a batch decoded into `ints`, a chunk per
     /// thread: per brick where its outliers start (None: its header does
     /// not read), its step, and the device's fault flags.
@@ -3767,33 +3701,6 @@ impl Slot {
         let s = &self.stream.clone();
         use rayon::prelude::*;
         trace("d_begin");
-        // Payloads in page-locked memory go up whole before their headers
-        // are read (1-3 ms a batch on this thread), so the copy engine
-        // starts at once; the lists then go through the stage (a kernel),
-        // not behind every batch's streams on the engine, where session
-        // 40's early streams lost.
-        let mut early = if early_streams() && crate::stage::staged() {
-            let whole: Option<Vec<_>> = list
-                .iter()
-                .map(|(_, p, _)| page_locked(p).map(|buf| (&p[..], buf)))
-                .collect();
-            match whole {
-                Some(w) if !w.is_empty() => {
-                    let spans = stream_spans(w);
-                    // Every stream starts a whole number of words into its
-                    // payload: the payloads' places must keep that.
-                    if spans.at.iter().all(|a| a % 4 == 0) {
-                        let (base, up) = self.spans_up(s, &spans)?;
-                        Some((spans.at, base, up))
-                    } else {
-                        None
-                    }
-                }
-                _ => None,
-            }
-        } else {
-            None
-        };
         let head = |(_, p, _): &Payload| codec::brick_rans_header(p, n).ok();
         let heads: Vec<Option<(f64, rans::Header)>> = if heads_on_pool() {
             list.par_iter().map(head).collect()
@@ -3854,7 +3761,7 @@ impl Slot {
                 q,
                 err,
                 check: None,
-                up: early.and_then(|e| e.2),
+                up: None,
             });
         }
         let mut err = err;
@@ -3866,23 +3773,19 @@ impl Slot {
         // of consecutive bricks, with the headers and outliers between
         // them), and only the lists through the pinned buffer; the others
         // are gathered, packed, into the pinned buffer.
-        let locked: Option<Vec<_>> = match early {
-            Some(_) => None,
-            None => parts
-                .iter()
-                .map(|(bi, r, _)| {
-                    let st = &list[*bi].1[r.clone()];
-                    page_locked(st).map(|buf| (st, buf))
-                })
-                .collect(),
-        };
+        let locked: Option<Vec<_>> = parts
+            .iter()
+            .map(|(bi, r, _)| {
+                let st = &list[*bi].1[r.clone()];
+                page_locked(st).map(|buf| (st, buf))
+            })
+            .collect();
         let spans = locked.map(stream_spans);
-        // Where each stream starts in the upload: within its payload, up
-        // already; its span's place; or packed one after another.
-        let starts: Vec<usize> = match (&early, &spans) {
-            (Some((at, ..)), _) => parts.iter().map(|(bi, r, _)| at[*bi] + r.start).collect(),
-            (None, Some(spans)) => spans.at.clone(),
-            (None, None) => parts
+        // Where each stream starts in the upload: its span's place, or
+        // packed one after another.
+        let starts: Vec<usize> = match &spans {
+            Some(spans) => spans.at.clone(),
+            None => parts
                 .iter()
                 .scan(0, |at, p| {
                     let o = *at;
@@ -3927,19 +3830,7 @@ impl Slot {
         };
         let mut streams_up = None;
         // The tables go first in the upload, or after the gathered streams.
-        let (_up, base, tables_at, addr) = if let Some((_, base, up)) = early.take() {
-            let (lists_up, up_base, addr) = upload_packed(
-                &self.gpu,
-                s,
-                PackedFrom::Stage(&mut self.stage),
-                tables_len,
-                |pin| write_tables(pin, &tables),
-                &lists,
-            )?;
-            prof(s, "d_lists_up")?;
-            streams_up = up;
-            (lists_up, base, up_base, addr)
-        } else if let Some(spans) = spans {
+        let (_up, base, tables_at, addr) = if let Some(spans) = spans {
             let (up, up_base, addr) = upload_packed(
                 &self.gpu,
                 s,
@@ -3952,8 +3843,50 @@ impl Slot {
             // the fault flags' memset and the lists' copy done, the pad's
             // memset done, the streams up; what a batch's streams wait on.
             prof(s, "d_lists_up")?;
-            let (base, up_event) = self.spans_up(s, &spans)?;
-            streams_up = up_event;
+            // The slot's own buffer: one allocated a batch waited for the
+            // pool to map memory (0.1-6.6 ms on the tail of a 2-GPU
+            // decode, session 36).
+            let len = spans.total + RDEC_PAD;
+            if self.up_streams.as_ref().is_none_or(|b| b.len() < len) {
+                self.up_streams = None;
+                let cap = len.next_power_of_two();
+                self.up_streams =
+                    Some(unsafe { s.alloc::<u8>(cap) }.during(|| "allocating streams".into())?);
+            }
+            let streams = self
+                .up_streams
+                .as_mut()
+                .ok_or_else(|| CudaError::Unsupported("no stream buffer".into()))?;
+            s.memset_zeros(&mut streams.slice_mut(spans.total..len))
+                .during(|| "zeroing".into())?;
+            prof(s, "d_zeroed")?;
+            for (from, at) in &spans.copies {
+                s.memcpy_htod(*from, &mut streams.slice_mut(*at..*at + from.len()))
+                    .during(|| "copying a batch's streams to the GPU".into())?;
+            }
+            prof(s, "d_streams_up")?;
+            if verify_after_upload() {
+                use cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
+                streams_up = Some(
+                    s.record_event(Some(CU_EVENT_DISABLE_TIMING))
+                        .during(|| "recording the batch's streams".into())?,
+                );
+            }
+            if timeline() {
+                eprintln!(
+                    "timeline spans gpu {} batch {}: {} copies, {} bytes, lists {} bytes",
+                    TRACE_GPU.with(|c| c.get()),
+                    TRACE_BATCH.with(|c| c.get()),
+                    spans.copies.len(),
+                    spans.total,
+                    lists.iter().map(|l| l.len()).sum::<usize>()
+                );
+            }
+            let base = {
+                use cudarc::driver::DevicePtr;
+                streams.device_ptr(s).0
+            };
+            DIRECT_BATCHES.fetch_add(1, Ordering::Relaxed);
             (up, base, up_base, addr)
         } else {
             let at = (total + RDEC_PAD).next_multiple_of(16);
