@@ -1,8 +1,8 @@
 //! CRC-32 rate of crc32fast and of crc-fast (the codec's payload
-//! checksums, `MULTIRES_CODEC_CRC_IMPL=fast`): one thread over a 75 MB
-//! buffer (a turbulent batch's payloads), then 4, 8, 16 and every core at
-//! once, each over a buffer of its own (what a codec's tail asks of the
-//! host's memory).
+//! checksums since session 60, `multires::codec::container::crc32`): one
+//! thread over a 75 MB buffer (a turbulent batch's payloads), then 4, 8,
+//! 16 and every core at once, each over a buffer of its own (what a
+//! codec's tail asks of the host's memory).
 use std::time::Instant;
 
 const LEN: usize = 75_000_000;
