@@ -5,6 +5,8 @@
 # Does one GPU alone lose it too on a half? A 516-plane half of 1024^2 planes (GPU 0's share) and a
 # 645-plane half of 1280^2 planes on one GPU, each beside its whole on one and two GPUs, every run
 # on a 60 ms tick so each run's time is printed.
+# (The per-row medians ran as an inline Python snippet; tools/device/tick_medians.py is that
+# snippet, with the same output.)
 set -uo pipefail
 source tools/device/codec_ab.sh
 begin_call
@@ -15,13 +17,7 @@ say "elapsed $(elapsed)s"
 say "elapsed $(elapsed)s"
 [ $(elapsed) -lt 330 ] && RUN_LIMIT=200 run whole1280 1280 turbulent 9 1,2 MULTIRES_BENCH_ALIGN_MS=60
 for f in /tmp/tr/*.err; do
-  say "$(basename $f .err) decompress: $(grep 'ticks decompress' $f | python3 -c '
-import sys, statistics as st
-rows = [[float(x.split(":")[1]) for x in l.split()[3:]][1:] for l in sys.stdin]
-print(" | ".join("med %.2f min %.2f" % (st.median(r), min(r)) for r in rows))')"
-  say "   compress: $(grep 'ticks compress' $f | python3 -c '
-import sys, statistics as st
-rows = [[float(x.split(":")[1]) for x in l.split()[3:]][1:] for l in sys.stdin]
-print(" | ".join("med %.2f min %.2f" % (st.median(r), min(r)) for r in rows))')"
+  say "$(basename $f .err) decompress: $(python3 tools/device/tick_medians.py $f decompress)"
+  say "   compress: $(python3 tools/device/tick_medians.py $f compress)"
 done
 end_call

@@ -5,6 +5,8 @@
 # process (16.2-16.3 against 16.0-16.9). Which is it today? Alternated: one process with both GPUs,
 # and two processes in step on the 516-plane field (pair_ticks.py takes the later run of each
 # pair), then that field alone on GPU 0.
+# (The per-row medians ran as an inline Python snippet; tools/device/tick_medians.py is that
+# snippet, with the same output.)
 set -uo pipefail
 source tools/device/codec_ab.sh
 begin_call
@@ -22,14 +24,8 @@ for i in 1 2; do
 done
 [ $(elapsed) -lt 330 ] && { half 0 alone_1; say "alone_1: $(python3 tools/device/pair_ticks.py /tmp/tr/alone_1.err /tmp/tr/alone_1.err | tail -2 | tr '\n' ';')"; }
 for f in /tmp/tr/whole_*.err; do
-  say "$(basename $f .err) decompress: $(grep 'ticks decompress' $f | python3 -c '
-import sys, statistics as st
-rows = [[float(x.split(":")[1]) for x in l.split()[3:]][1:] for l in sys.stdin]
-print(" | ".join("med %.2f min %.2f" % (st.median(r), min(r)) for r in rows))')"
-  say "   compress: $(grep 'ticks compress' $f | python3 -c '
-import sys, statistics as st
-rows = [[float(x.split(":")[1]) for x in l.split()[3:]][1:] for l in sys.stdin]
-print(" | ".join("med %.2f min %.2f" % (st.median(r), min(r)) for r in rows))')"
+  say "$(basename $f .err) decompress: $(python3 tools/device/tick_medians.py $f decompress)"
+  say "   compress: $(python3 tools/device/tick_medians.py $f compress)"
 done
 say "elapsed $(elapsed)s"
 end_call
