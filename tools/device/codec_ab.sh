@@ -20,14 +20,14 @@
 #   bench_one NAME SIZE GPUS ENV...  one bench process (--resident, turbulent, rel 1e-3, 5 runs) with
 #                                    ENV, its output in /tmp/tr/NAME.log and .err (BENCH_LIMIT s)
 #   begin_call                       the cards' names into $OUT/summary.txt; starts the call's clock
-# With MULTIRES_BENCH_ALIGN_MS set, `python3 tools/device/tick_medians.py ERR [compress]` prints
-# each row's median and fastest run from a bench process's stderr.
 #   elapsed                          seconds since begin_call
 #   end_call                         the logs (and /tmp/tr's) into $OUT/logs.tgz; the call's total
 #   traced NAME SIZE GPUS ENV...     one traced bench process (MULTIRES_CODEC_TRACE=1, --resident,
 #                                    turbulent, rel 1e-3, 5 runs) with ENV set (X=1 for none), its
 #                                    output in /tmp/tr/NAME.log and .err: its resident GB/s and, per
 #                                    traced resident run, GPU 0's batches and their span in ms
+# With MULTIRES_BENCH_ALIGN_MS set, `python3 tools/device/tick_medians.py ERR [compress]` prints
+# each row's median and fastest run from a bench process's stderr.
 export LD_LIBRARY_PATH=/usr/local/cuda/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
 M=.gpu/multires
 mkdir -p /tmp/tr
