@@ -866,7 +866,9 @@ __device__ __forceinline__ int unzigzag(unsigned v) { return (int)(v >> 1) ^ -(i
 #define R_NCTX 32
 #define R_DIRECT 64u
 #define R_PIECE 14u
-#define R_RESET 4096ll
+// The coders' context restart (rans::RESET: the streams this build writes);
+// RDEC takes each brick's from its stream's header (older streams: 4096).
+#define R_RESET 2048ll
 #define R_L 65536u
 
 __device__ __forceinline__ void r_symbol(unsigned v, unsigned& s, unsigned& nraw, unsigned& raw) {
@@ -1224,8 +1226,8 @@ __device__ __forceinline__ void r_encode_tile(unsigned& x, const uint4* row, uns
 // split log, pieces, table words, then (RPIECES) the brick's first piece
 // and first word.
 #define R_META 8
-#define R_PIECE_MIN_LOG 12u
-#define R_CHUNK_BITS 16384.0
+#define R_PIECE_MIN_LOG 11u
+#define R_CHUNK_BITS 8192.0
 #define R_PROB_BITS 15u
 // plan_split's first chunks that may be split (u8::MAX in the host's).
 #define R_SPLIT_MOST 255
@@ -1632,10 +1634,14 @@ __device__ __forceinline__ unsigned r_window(const unsigned short* d, unsigned p
                                     const unsigned char* __restrict__ tcls, long long n,           \
                                     const unsigned* cfirst, const unsigned long long* cstart,      \
                                     const unsigned* clen, const unsigned* cum,                     \
-                                    const unsigned* scale, int* __restrict__ ints, unsigned* err) { \
+                                    const unsigned* scale, const unsigned* rmask,                  \
+                                    int* __restrict__ ints, unsigned* err) {                       \
         extern __shared__ unsigned sh[];                                                           \
         long long b = blockIdx.y;                                                                  \
         r_tables16(sh, cum, scale, b);                                                             \
+        /* The context's restart less one: 2^11 - 1, or 2^12 - 1 in the */                          \
+        /* streams of versions 3 to 6 (rans::Header::reset).            */                          \
+        const unsigned rm = rmask[b];                                                              \
         const unsigned* ci = sh + R_NCTX;                                                          \
         const unsigned short* cu16 = (const unsigned short*)(sh + 2 * R_NCTX);                     \
         const unsigned char* bk = (const unsigned char*)(sh + 2 * R_NCTX + R_CU16_WORDS);          \
@@ -1683,14 +1689,14 @@ __device__ __forceinline__ unsigned r_window(const unsigned short* d, unsigned p
         unsigned have = 0, next = 0xffffffffu;                                                      \
         for (unsigned t = 0; t < tiles; t++) {                                                      \
             unsigned i0 = t * 32;                                                                   \
-            /* The context restarts at every R_RESET-th value: chunks */                            \
-            /* start at multiples of it, so only at a tile's first.   */                            \
-            if ((i0 & (R_RESET - 1)) == 0) last = 0;                                                \
+            /* The context restarts at every (rm + 1)-th value: chunks */                           \
+            /* start at multiples of it, so only at a tile's first.    */                           \
+            if ((i0 & rm) == 0) last = 0;                                                           \
             bool z = i0 >= L || (last == 0 && zero_classes(i0));                                    \
             while (zc && __all_sync(0xffffffffu, z)) {                                              \
                 if (++t == tiles) break;                                                            \
                 i0 = t * 32;                                                                        \
-                if ((i0 & (R_RESET - 1)) == 0) last = 0;                                            \
+                if ((i0 & rm) == 0) last = 0;                                                       \
                 z = i0 >= L || (last == 0 && zero_classes(i0));                                     \
             }                                                                                       \
             if (t == tiles) break;                                                                  \

@@ -210,6 +210,8 @@ struct EncodeLists {
 struct DecodeLists {
     doff: Vec<u64>,
     dlen: Vec<u32>,
+    /// Per brick, its context's restart less one (`rans::Header::reset`).
+    rmask: Vec<u32>,
     chunks: RansChunks,
 }
 
@@ -3711,10 +3713,12 @@ impl Slot {
         let DecodeLists {
             mut doff,
             mut dlen,
+            mut rmask,
             mut chunks,
         } = std::mem::take(&mut self.dec_lists);
         doff.clear();
         dlen.clear();
+        rmask.clear();
         chunks.clear();
         let mut at = vec![None; nbk];
         let mut q = vec![1.0f64; nbk];
@@ -3736,6 +3740,7 @@ impl Slot {
                 // Decoded to nothing here, then redone on the CPU.
                 chunks.push_pieces(std::iter::empty());
                 tables.push(&none);
+                rmask.push(0);
                 continue;
             };
             let range = 8 + 4 * h.data_word..8 + 4 * h.used;
@@ -3748,6 +3753,7 @@ impl Slot {
             parts.push((bi, range, first..doff.len()));
             chunks.push_pieces(rans::pieces(n, h.chunk_log, h.split));
             tables.push(&h.tables);
+            rmask.push(h.reset as u32 - 1);
             zero_tiles |= rans::zero_classes(&h.tables) != 0;
             q[bi] = *step;
             at[bi] = Some(8 + 4 * h.used);
@@ -3755,7 +3761,12 @@ impl Slot {
         trace("d_chunks");
         let err = s.alloc_zeros::<u32>(nbk).during(|| "alloc".into())?;
         if chunks.clen.is_empty() {
-            self.dec_lists = DecodeLists { doff, dlen, chunks };
+            self.dec_lists = DecodeLists {
+                doff,
+                dlen,
+                rmask,
+                chunks,
+            };
             return Ok(Front {
                 at,
                 q,
@@ -3801,7 +3812,14 @@ impl Slot {
         // in the slot's pinned buffer, then up in one copy: six pageable
         // copies a batch stalled behind the other slots' copies.
         let [l0, l1, l2] = chunks.byte_lists();
-        let lists = [l0, l1, l2, cast_slice(&dlen), cast_slice(&doff)];
+        let lists = [
+            l0,
+            l1,
+            l2,
+            cast_slice(&dlen),
+            cast_slice(&doff),
+            cast_slice(&rmask),
+        ];
         trace("d_concat");
         // Without spans (the only case it runs), `starts` packs the
         // streams back to back: cut from the end, each ends where the next
@@ -3914,7 +3932,7 @@ impl Slot {
         let f = self.f("RDEC(kernel)", rdec_smem(RDEC_MAX_WARPS) as usize)?;
         trace("d_rdec_fn");
         let mut ints = self.ints.slice_mut(0..nbk * n);
-        let [cfirst, cstart, clen, dlen_d, doff_d] = addr[..] else {
+        let [cfirst, cstart, clen, dlen_d, doff_d, rmask_d] = addr[..] else {
             return Err(CudaError::Unsupported("chunk lists".into()));
         };
         let (cum, scale) = table_addresses(tables_at, nbk);
@@ -3943,6 +3961,7 @@ impl Slot {
             .arg(&clen)
             .arg(&cum)
             .arg(&scale)
+            .arg(&rmask_d)
             .arg(&mut ints)
             .arg(&mut err);
         let warps = rdec_warps(chunks.most);
@@ -3953,7 +3972,12 @@ impl Slot {
         prof(s, "d_decode")?;
         // The lists went up with the batch's copy (from the pinned buffer),
         // which the stream's next wait covers; their vectors are reused.
-        self.dec_lists = DecodeLists { doff, dlen, chunks };
+        self.dec_lists = DecodeLists {
+            doff,
+            dlen,
+            rmask,
+            chunks,
+        };
         Ok(Front {
             at,
             q,

@@ -1450,8 +1450,19 @@ fn codec_decodes_on_the_gpu_as_on_the_cpu() {
         }
     }
     // Files of versions 3 and 4 (the details in Morton order, and in the
-    // second a split chunk) decode on the GPU as on the CPU.
-    for file in ["v3_wave40.mrz", "v4_wave40.mrz"] {
+    // second a split chunk), and of version 6 (rANS contexts restarting
+    // every 4,096 values, where version 7's restart every 2,048) decode on
+    // the GPU as on the CPU.
+    for file in [
+        "v3_wave40.mrz",
+        "v4_wave40.mrz",
+        "v6/v6_interp_f32_bricks.mrz",
+        "v6/v6_interp_f32_fine.mrz",
+        "v6/v6_interp_f32_chunks.mrz",
+        "v6/v6_interp_f64_2d.mrz",
+        "v6/v6_interp_f64_exact.mrz",
+        "v6/v6_cdf97_f32.mrz",
+    ] {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../data")
             .join(file);

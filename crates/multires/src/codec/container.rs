@@ -15,11 +15,13 @@ use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;
 
 pub const MAGIC: [u8; 4] = *b"MRZ\x1a";
+/// 7: rANS contexts restart every 2^11 values and chunks may be 2^11
+/// (`rans::RESET`; a stream's first word says which restart it has);
 /// 6: rANS chunks of 2^12 and 2^13 values (`rans::CHUNK_MIN_LOG`);
 /// 5: the interpolation's details coded pass by pass (`interp::Order`);
 /// 4: dense rANS chunks split; 3: the interpolating wavelet's bricks
 /// rANS-coded; 2: all Rice-coded; 1, zstd, was never released.
-pub const VERSION: u16 = 6;
+pub const VERSION: u16 = 7;
 /// The oldest version this build reads (version 4 codes the
 /// interpolation's details in Morton order, and version 3 also has no
 /// split rANS chunks: `rans::Split`).

@@ -16,7 +16,7 @@
 //! Layout, in little-endian u32 words:
 //!
 //! ```text
-//! chunk log2 | width << 8 | m << 16 | s << 24, table words T | T words of tables |
+//! chunk log2 | r << 7 | width << 8 | m << 16 | s << 24, table words T | T words of tables |
 //! chunk lengths (u16 units, width bits each) |
 //! chunk data (u16 units; per chunk: final state high, low, then the words emitted in reverse), padded to a u32
 //! tables   per context, Exp-Golomb codes: m (symbols present); if m = 1 the
@@ -30,6 +30,10 @@
 //! the coding order and hold nearly all of its coded values, so there a
 //! chunk's serial chain would set the GPU's time. Version-3 streams have
 //! m = s = 0.
+//!
+//! The previous-value context restarts every 2^11 values where r = 1
+//! (the streams of container version 7, whose chunks and pieces may then
+//! be 2^11), every 2^12 where r = 0 (versions 3 to 6).
 use super::rans_wide::{self, Group, WideTable, WIDE};
 
 /// Zigzag values coded as symbols of their own.
@@ -43,20 +47,30 @@ pub const PROB_BITS: u32 = 15;
 const RANS_L: u32 = 1 << 16;
 /// Raw bits go through the state in pieces of at most this many.
 pub const PIECE: u32 = 14;
-/// The previous-value context restarts every `RESET` values, so chunks
-/// (multiples of it) decode on their own.
-pub const RESET: usize = 4096;
+/// The previous-value context restarts every `RESET` values in the
+/// streams this build writes, so chunks (multiples of it) decode on their
+/// own. Streams of container versions 3 to 6 restart every `RESET_V6`;
+/// each stream's first word says which (`H0_RESET`).
+pub const RESET: usize = 1 << RESET_LOG;
+pub const RESET_LOG: u32 = 11;
+pub const RESET_V6: usize = 4096;
+/// The flag of a stream's first word (beside the chunk log2) for contexts
+/// that restart every `RESET` values.
+const H0_RESET: u32 = 0x80;
 /// Chunks are 2^c values, c at least this, and long enough to hold about
-/// `CHUNK_BITS` bits, so the per-chunk state and length cost under 0.3%,
+/// `CHUNK_BITS` bits, so the per-chunk state and length cost under 0.6%,
 /// up to `CHUNK_MAX_LOG`: a GPU thread decodes a chunk in sequence, so a
 /// brick must have a few dozen (129^3 has 33 at 2^16). Fields of 4 bits a
-/// value or more get 2^12 (version 6; 2^14 before): a GPU's decode of a
-/// batch lasts one chunk's chain, and four times the chains fill its SMs.
-pub const CHUNK_MIN_LOG: u32 = 12;
+/// value or more get 2^11 (version 7; 2^12 in version 6, 2^14 before): a
+/// GPU's decode of a batch lasts one chunk's chain, which a run pays at
+/// its start and its end whatever its size, so shorter chains gain two
+/// GPUs more than one (session 63: two H200s' turbulent 1024^3 decode
+/// 1.3 ms faster, one GPU's 0.6 ms slower).
+pub const CHUNK_MIN_LOG: u32 = RESET_LOG;
 pub const CHUNK_MAX_LOG: u32 = 16;
-const CHUNK_BITS: f64 = 16384.0;
+const CHUNK_BITS: f64 = 8192.0;
 /// A split piece is at least 2^this values (a multiple of `RESET`).
-pub const PIECE_MIN_LOG: u32 = 12;
+pub const PIECE_MIN_LOG: u32 = RESET_LOG;
 /// Coded steps (values whose context leaves a choice, or with raw bits)
 /// below which a chunk's chain is short enough: the GPU coders' time is
 /// the longest chain of such steps in a brick, so a brick whose longest
@@ -1188,6 +1202,8 @@ struct Lane<'a> {
     x: u32,
     lv: &'a [u8],
     at: usize,
+    /// The context's restart less one (`Header::reset`).
+    reset_mask: usize,
     out: &'a mut [u32],
     /// Values decoded so far.
     done: usize,
@@ -1197,7 +1213,12 @@ struct Lane<'a> {
 }
 
 impl<'a> Lane<'a> {
-    fn new(words: &'a [u16], lv: &'a [u8], at: usize, out: &'a mut [u32]) -> Result<Self, String> {
+    fn new(
+        words: &'a [u16],
+        lv: &'a [u8],
+        (at, reset): (usize, usize),
+        out: &'a mut [u32],
+    ) -> Result<Self, String> {
         match words {
             [w0, w1, ..] => Ok(Lane {
                 words,
@@ -1205,6 +1226,7 @@ impl<'a> Lane<'a> {
                 x: (*w0 as u32) << 16 | *w1 as u32,
                 lv,
                 at,
+                reset_mask: reset - 1,
                 out,
                 done: 0,
                 last: 0,
@@ -1232,7 +1254,7 @@ impl<'a> Lane<'a> {
     /// predicted (smooth 256^3 at 1e-3, one core: 0.10 to 0.09 s).
     #[inline(always)]
     fn value<const SPARSE: bool>(&mut self, i: usize, d: &DecodeTable) -> Result<(), String> {
-        let prev = if i == 0 || (self.at + i).is_multiple_of(RESET) {
+        let prev = if i == 0 || (self.at + i) & self.reset_mask == 0 {
             0
         } else {
             self.last
@@ -1302,7 +1324,7 @@ impl<'a> Lane<'a> {
                 }
             }
             if d.runs
-                && (i == 0 || self.last == 0 || (self.at + i).is_multiple_of(RESET))
+                && (i == 0 || self.last == 0 || (self.at + i) & self.reset_mask == 0)
                 && first_runs()
             {
                 let run = self.zeros_of_one_class(i, d);
@@ -1507,7 +1529,7 @@ pub fn header_words(chunk_log: u32, split: Split, tables: &[u32], sizes: &[u32])
     let mut lens = BitWriter::default();
     sizes.iter().for_each(|&s| lens.put(s as u64, width));
     let lens = lens.finish();
-    let h0 = chunk_log | width << 8 | split.chunks << 16 | split.log << 24;
+    let h0 = chunk_log | H0_RESET | width << 8 | split.chunks << 16 | split.log << 24;
     let mut out = vec![h0, tables.len() as u32];
     out.extend_from_slice(tables);
     out.extend_from_slice(&lens);
@@ -1524,6 +1546,9 @@ fn pack(data: &[u16]) -> impl Iterator<Item = u32> + '_ {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Header {
     pub chunk_log: u32,
+    /// Values between the context's restarts: `RESET`, or `RESET_V6` in
+    /// streams of versions 3 to 6.
+    pub reset: usize,
     pub split: Split,
     pub tables: Tables,
     /// Start of each piece in u16 units from the data's start, and the end.
@@ -1544,7 +1569,7 @@ pub fn read_header(words: &[u32], n: usize) -> Result<Header, String> {
 /// why).
 pub fn header_len(h0: u32, h1: u32, n: usize) -> usize {
     match parse_h0(h0, n) {
-        Ok((chunk_log, width, split)) => {
+        Ok((chunk_log, _, width, split)) => {
             let lw = (piece_count(n, chunk_log, split) * width as usize).div_ceil(32);
             2usize.saturating_add(h1 as usize).saturating_add(lw)
         }
@@ -1552,32 +1577,38 @@ pub fn header_len(h0: u32, h1: u32, n: usize) -> usize {
     }
 }
 
-/// A stream's first word: chunk log2, the lengths' bit width and the
-/// split, checked against a brick of `n` values.
-fn parse_h0(h0: u32, n: usize) -> Result<(u32, u32, Split), String> {
-    let (chunk_log, width) = (h0 & 0xff, (h0 >> 8) & 0xff);
+/// A stream's first word: chunk log2, the context's restart (values
+/// between), the lengths' bit width and the split, checked against a
+/// brick of `n` values. Chunks and pieces are at least a restart's values.
+fn parse_h0(h0: u32, n: usize) -> Result<(u32, usize, u32, Split), String> {
+    let (chunk_log, width) = (h0 & 0x7f, (h0 >> 8) & 0xff);
+    let reset_log = if h0 & H0_RESET != 0 {
+        RESET_LOG
+    } else {
+        RESET_V6.trailing_zeros()
+    };
     let split = Split {
         chunks: (h0 >> 16) & 0xff,
         log: h0 >> 24,
     };
-    if !(CHUNK_MIN_LOG..=CHUNK_MAX_LOG).contains(&chunk_log) || !(1..=32).contains(&width) {
+    if !(reset_log..=CHUNK_MAX_LOG).contains(&chunk_log) || !(1..=32).contains(&width) {
         return Err(format!(
-            "chunk length 2^{chunk_log} (2^{CHUNK_MIN_LOG} to 2^{CHUNK_MAX_LOG}) or length width {width} (1 to 32) is wrong"
+            "chunk length 2^{chunk_log} (2^{reset_log} to 2^{CHUNK_MAX_LOG}) or length width {width} (1 to 32) is wrong"
         ));
     }
-    let most = chunk_log - PIECE_MIN_LOG;
+    let most = chunk_log - reset_log;
     if split.log > most
         || (split.log == 0) != (split.chunks == 0)
         || split.chunks as usize > chunks(n, chunk_log)
     {
         return Err(format!(
-            "the split ({} chunks in 2^{} pieces) is wrong for {} chunks of 2^{chunk_log} (pieces of 2^{PIECE_MIN_LOG} values or more)",
+            "the split ({} chunks in 2^{} pieces) is wrong for {} chunks of 2^{chunk_log} (pieces of 2^{reset_log} values or more)",
             split.chunks,
             split.log,
             chunks(n, chunk_log)
         ));
     }
-    Ok((chunk_log, width, split))
+    Ok((chunk_log, 1 << reset_log, width, split))
 }
 
 /// `read_header` from the stream's first words only (at least
@@ -1586,7 +1617,7 @@ pub fn read_header_of(words: &[u32], total: usize, n: usize) -> Result<Header, S
     let head = words
         .get(..2)
         .ok_or("the coefficient stream is shorter than its header")?;
-    let (chunk_log, width, split) = parse_h0(head[0], n)?;
+    let (chunk_log, reset, width, split) = parse_h0(head[0], n)?;
     let tw = head[1] as usize;
     let tables = read_tables(
         words
@@ -1619,6 +1650,7 @@ pub fn read_header_of(words: &[u32], total: usize, n: usize) -> Result<Header, S
     }
     Ok(Header {
         chunk_log,
+        reset,
         split,
         tables,
         offsets,
@@ -1710,6 +1742,7 @@ fn decode_into_by(
                         lv: lv_g,
                         out: rest,
                         lanes,
+                        reset: h.reset,
                     };
                     rans_wide::steps(group, steps, wt)
                 })
@@ -1718,7 +1751,8 @@ fn decode_into_by(
                 // The chunks' tails, from the lanes' states, one at a time.
                 let mut lanes = Vec::with_capacity(WIDE);
                 for (k, &piece) in g.iter().enumerate() {
-                    let mut l = chunk_lane(&mut rest, (&data, lv, &h.offsets), j + k, piece)?;
+                    let mut l =
+                        chunk_lane(&mut rest, (&data, lv, &h.offsets), j + k, (piece, h.reset))?;
                     l.x = st.x[k];
                     l.p = st.p[k] as usize - h.offsets[j + k];
                     l.last = st.last[k];
@@ -1734,7 +1768,7 @@ fn decode_into_by(
         }
         let end = (j + LANES).min(pieces.len());
         let lanes = (j..end)
-            .map(|k| chunk_lane(&mut rest, (&data, lv, &h.offsets), k, pieces[k]))
+            .map(|k| chunk_lane(&mut rest, (&data, lv, &h.offsets), k, (pieces[k], h.reset)))
             .collect::<Result<Vec<_>, _>>()?;
         decode_chunks(lanes, (j, together), &d)?;
         j = end;
@@ -1742,19 +1776,19 @@ fn decode_into_by(
     Ok(h.used)
 }
 
-/// The lane of chunk `j` (values `at..at + len` of the brick), its
-/// outputs split off the front of `rest`, its words `offsets[j]..offsets[j
-/// + 1]` of `data`.
+/// The lane of chunk `j` (values `at..at + len` of the brick, the
+/// context restarting every `reset`), its outputs split off the front of
+/// `rest`, its words `offsets[j]..offsets[j + 1]` of `data`.
 fn chunk_lane<'a>(
     rest: &mut &'a mut [u32],
     (data, lv, offsets): (&'a [u16], &'a [u8], &[usize]),
     j: usize,
-    (at, len): (usize, usize),
+    ((at, len), reset): ((usize, usize), usize),
 ) -> Result<Lane<'a>, String> {
     let (o, r) = std::mem::take(rest).split_at_mut(len);
     *rest = r;
     let words = &data[offsets[j]..offsets[j + 1]];
-    Lane::new(words, &lv[at..at + len], at, o).map_err(|e| format!("chunk {j}: {e}"))
+    Lane::new(words, &lv[at..at + len], (at, reset), o).map_err(|e| format!("chunk {j}: {e}"))
 }
 
 /// Level classes of a brick's values in the interpolating wavelet's coding
@@ -2402,10 +2436,12 @@ mod tests {
         let (v, lv) = dense_start(n, 32768);
         let w = encode(&v, &lv, CHUNK_MAX_LOG);
         let low = w[0] & 0xffff;
-        // Pieces under 2^12 values, more split chunks than chunks, a
-        // split count without a split.
+        // Pieces under 2^11 values (2^12 without the restart's flag), more
+        // split chunks than chunks, a split count without a split.
+        let finest = (w[0] & 0x7f) - RESET_LOG;
         for h0 in [
-            low | 1 << 16 | 5 << 24,
+            low | 1 << 16 | (finest + 1) << 24,
+            (low & !H0_RESET) | 1 << 16 | finest << 24,
             low | 5 << 16 | 1 << 24,
             low | 1 << 24,
         ] {

@@ -11,7 +11,7 @@
 //! refuse (a context without a table) sends the whole group back to it,
 //! so errors read the same.
 
-use super::rans::{Tables, DIRECT, LEVELS, NCTX, NSYM, PIECE, PROB_BITS, RESET};
+use super::rans::{Tables, DIRECT, LEVELS, NCTX, NSYM, PIECE, PROB_BITS};
 
 /// Lanes of a group: chunks decoded together.
 pub(super) const WIDE: usize = 16;
@@ -105,6 +105,8 @@ pub(super) struct Group<'a> {
     pub lv: &'a [u8],
     pub out: &'a mut [u32],
     pub lanes: [(u32, (u32, u32)); WIDE],
+    /// Values between the context's restarts (`rans::Header::reset`).
+    pub reset: usize,
 }
 
 /// Steps whose values a group keeps before writing them (`transpose16`).
@@ -217,6 +219,7 @@ unsafe fn steps_avx512<const FIXED: bool>(
         lv,
         out,
         lanes,
+        reset,
     } = g;
     use std::arch::x86_64::*;
     let load = |a: &[u32; WIDE]| unsafe { _mm512_loadu_si512(a.as_ptr() as *const __m512i) };
@@ -265,7 +268,7 @@ unsafe fn steps_avx512<const FIXED: bool>(
     };
     for i in 0..steps {
         let pos = _mm512_add_epi32(at, _mm512_set1_epi32(i as i32));
-        let fresh = !_mm512_test_epi32_mask(pos, _mm512_set1_epi32(RESET as i32 - 1));
+        let fresh = !_mm512_test_epi32_mask(pos, _mm512_set1_epi32(reset as i32 - 1));
         let prev = if i == 0 {
             zero
         } else {

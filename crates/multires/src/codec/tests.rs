@@ -132,7 +132,7 @@ fn shorter_rans_chunks_decode_to_the_same_values_in_larger_files() {
     let v = Volume::new(&[65, 65, 65], x, DType::F32).unwrap();
     let mut sizes = Vec::new();
     let mut decoded: Vec<Volume> = Vec::new();
-    for chunk in [1 << 12, 1 << 13, 1 << 14, 1 << 15, 1 << 16] {
+    for chunk in [1 << 11, 1 << 12, 1 << 13, 1 << 14, 1 << 15, 1 << 16] {
         let o = CodecOptions {
             rans_chunk: chunk,
             ..CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3))
@@ -153,13 +153,13 @@ fn shorter_rans_chunks_decode_to_the_same_values_in_larger_files() {
     for d in &decoded[1..] {
         assert!(d.data.to_f64() == decoded[0].data.to_f64());
     }
-    for chunk in [0, 1000, 1 << 11, 1 << 17] {
+    for chunk in [0, 1000, 1 << 10, 1 << 17] {
         let o = CodecOptions {
             rans_chunk: chunk,
             ..CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3))
         };
         let e = compress(&v, &o, &quiet).unwrap_err().to_string();
-        assert!(e.contains(&chunk.to_string()) && e.contains("4096"), "{e}");
+        assert!(e.contains(&chunk.to_string()) && e.contains("2048"), "{e}");
     }
 }
 
@@ -832,35 +832,35 @@ fn golden_cases() -> Vec<(&'static str, Volume, CodecOptions)> {
         // Edge bricks of every shape; raw bits, and raw pieces over
         // PIECE bits (rel 2e-8).
         (
-            "v6_interp_f32_bricks.mrz",
+            "v7_interp_f32_bricks.mrz",
             exact_field(&[21, 30, 40], 1, 0.05, DType::F32),
             opts(Lifting::Interp, ErrorBound::Rel(1e-3), Some([17, 17, 17])),
         ),
         (
-            "v6_interp_f32_fine.mrz",
+            "v7_interp_f32_fine.mrz",
             exact_field(&[9, 12, 35], 2, 0.2, DType::F32),
             opts(Lifting::Interp, ErrorBound::Rel(2e-8), None),
         ),
         // One brick of 41^3 values: rANS chunks of 2^12, split or not.
         (
-            "v6_interp_f32_chunks.mrz",
+            "v7_interp_f32_chunks.mrz",
             exact_field(&[41, 41, 41], 3, 0.3, DType::F32),
             opts(Lifting::Interp, ErrorBound::Rel(1e-3), None),
         ),
         (
-            "v6_interp_f64_2d.mrz",
+            "v7_interp_f64_2d.mrz",
             exact_field(&[70, 90], 4, 0.01, DType::F64),
             opts(Lifting::Interp, ErrorBound::Psnr(70.0), None),
         ),
         // Every value an exact outlier.
         (
-            "v6_interp_f64_exact.mrz",
+            "v7_interp_f64_exact.mrz",
             exact_field(&[5, 6, 7], 5, 0.1, DType::F64),
             opts(Lifting::Interp, ErrorBound::Abs(0.0), None),
         ),
         // Outliers moved by whole steps.
         (
-            "v6_cdf97_f32.mrz",
+            "v7_cdf97_f32.mrz",
             exact_field(&[12, 20, 33], 6, 0.02, DType::F32),
             opts(Lifting::Cdf97, ErrorBound::Rel(1e-3), Some([8, 16, 16])),
         ),
@@ -869,7 +869,7 @@ fn golden_cases() -> Vec<(&'static str, Volume, CodecOptions)> {
 
 /// The bytes of this build's files are the format: the GPU coders write
 /// the same, and any change to them must be a new container version.
-/// Files in data/golden/, written by 6d84cfd (`MULTIRES_WRITE_GOLDEN=1`
+/// Files in data/golden/, of version 7 (`MULTIRES_WRITE_GOLDEN=1`
 /// rewrites them; do that only with a version change, or for a change of
 /// the coder alone that every decoder reads the same, as session 57's
 /// zero-bound step: data/README.md lists such rewrites).
@@ -893,6 +893,34 @@ fn compressed_bytes_equal_the_golden_files() {
         let e = o.bound.absolute(v.range().1 - v.range().0);
         let back = decompress(&mut reader(want).unwrap(), None, &quiet).unwrap();
         assert!(max_err(&v, &back) <= e, "{name}");
+    }
+}
+
+/// The golden files of version 6 (`data/v6/`, written by 6d84cfd and
+/// session 57, whose rANS contexts restart every 4,096 values) still
+/// decode within their bounds; version 7's restart every 2,048, as each
+/// stream's first word says.
+#[test]
+fn version_6_files_still_decode() {
+    for (name, v, o) in golden_cases() {
+        let old = name.replace("v7_", "v6_");
+        let bytes = std::fs::read(data_path("v6").join(&old)).unwrap();
+        let mut r = reader(bytes).unwrap();
+        assert_eq!(r.version(), 6, "{old}");
+        let e = o.bound.absolute(v.range().1 - v.range().0);
+        let back = decompress(&mut r, None, &quiet).unwrap();
+        assert!(max_err(&v, &back) <= e, "{old}");
+    }
+    // One brick of 41^3 values in rANS chunks, in both versions.
+    let n = 41 * 41 * 41;
+    for (dir, file, reset) in [
+        ("v6", "v6_interp_f32_chunks.mrz", rans::RESET_V6),
+        ("golden", "v7_interp_f32_chunks.mrz", rans::RESET),
+    ] {
+        let bytes = std::fs::read(data_path(dir).join(file)).unwrap();
+        let p = reader(bytes).unwrap().read_brick(0).unwrap();
+        let (_, head) = brick_rans_header(&p, n).unwrap();
+        assert_eq!(head.reset, reset, "{file}");
     }
 }
 
