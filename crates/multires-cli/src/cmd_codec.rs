@@ -30,7 +30,7 @@ pub struct CompressArgs {
     /// 128 and 256 for the lifting transforms.
     #[arg(long, value_delimiter = ',')]
     pub brick: Option<Vec<usize>>,
-    /// The longest rANS chunk (interp), in values: a power of two from 4096 to
+    /// The longest rANS chunk (interp), in values: a power of two from 2048 to
     /// 65536. A GPU decodes each chunk in one serial chain: 16384 decodes very
     /// compressible fields up to 4x faster there, in larger files (about 36 bits
     /// a chunk; chunks are cut shorter anyway where a field has bits enough).

@@ -485,7 +485,7 @@ pub struct CodecOptions {
     /// Brick extent [z, y, x] (default: 128^3 for 3-D, 256^2 for 2-D).
     pub brick: Option<[usize; 3]>,
     /// The longest rANS chunk in values (`interp`): a power of two from
-    /// 4096 to 65536 (default). A GPU decodes each chunk in one serial chain, so shorter
+    /// 2048 to 65536 (default). A GPU decodes each chunk in one serial chain, so shorter
     /// chunks decode faster there; each chunk costs about 36 bits, which
     /// only fields of very few bits a value notice (the smooth benchmark
     /// field at 1024^3: 2.3 times larger files at 2^14, 1.6 at 2^15).
