@@ -289,7 +289,7 @@ fn bad_inputs_give_clear_errors_and_no_output() {
         (&["compress", "missing.npy", "-o", "o.mrz"], "missing.npy"),
         (
             &["compress", "x.npy", "-o", "o.mrz", "--rans-chunk", "1000"],
-            "4096",
+            "2048",
         ),
         (
             &[
