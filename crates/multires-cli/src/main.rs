@@ -128,6 +128,7 @@ fn run(cli: Cli) -> Result<()> {
 }
 
 fn main() -> ExitCode {
+    quiet_on_closed_pipe();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -135,6 +136,19 @@ fn main() -> ExitCode {
             eprintln!("error: {e:#}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// Output piped into a reader that stops early (`multires info F.mrz |
+/// head -3`) ends the process quietly, as other command-line tools do:
+/// Rust ignores SIGPIPE, so every `println!` after the reader left
+/// panicked with "failed printing to stdout".
+fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: `signal` only sets SIGPIPE's disposition back to the
+    // system's default; it runs first in `main`, before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

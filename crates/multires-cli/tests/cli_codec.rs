@@ -529,3 +529,26 @@ fn zero_bounds_are_exact_and_say_when_the_file_grows() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!err.contains("larger than the input"), "{err}");
 }
+
+/// `multires info F.mrz | head -1`: a reader that leaves early ends the
+/// process quietly, not with a panic from `println!`. The pipe's reading
+/// end is closed before the process starts, so its first line meets it.
+#[cfg(unix)]
+#[test]
+fn info_into_a_closed_pipe_ends_quietly() {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../data/golden/v7_interp_f32_chunks.mrz");
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_multires"))
+        .arg("info")
+        .arg(&file)
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.is_empty(), "{err}");
+    assert_ne!(out.status.code(), Some(101), "{err}");
+}
