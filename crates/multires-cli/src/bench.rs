@@ -453,10 +453,15 @@ fn page_locked_file(
 /// With MULTIRES_BENCH_ALIGN_MS=N, each timed run starts at the next
 /// multiple of N ms of the wall clock, so that bench processes on
 /// different GPUs run in step (their heads and tails at once, as two GPUs
-/// of one process do); a diagnostic knob. Returns the tick (ms since the
-/// epoch), by which `time_codec` prints each run's time to pair processes.
+/// of one process do); a diagnostic knob. With MULTIRES_BENCH_START_AT=T
+/// too (ms since the epoch, e.g. `$(( $(date +%s%3N) + 60000 ))`), no run
+/// starts before T: processes that reach their timed runs seconds apart
+/// (their fields read and cut, the host path's runs) then still share
+/// ticks. Returns the tick (ms since the epoch), by which `time_codec`
+/// prints each run's time to pair processes.
 fn align_start() -> Option<u128> {
     static MS: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    static AT: std::sync::OnceLock<Option<u128>> = std::sync::OnceLock::new();
     let ms = *MS.get_or_init(|| {
         std::env::var("MULTIRES_BENCH_ALIGN_MS")
             .ok()
@@ -464,12 +469,40 @@ fn align_start() -> Option<u128> {
             .filter(|&v| v > 0)
     });
     let ms = ms?;
+    let at = *AT.get_or_init(|| {
+        std::env::var("MULTIRES_BENCH_START_AT")
+            .ok()
+            .and_then(|v| v.parse::<u128>().ok())
+    });
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .ok()?;
-    let (wait, tick) = next_tick(now.as_nanos(), ms);
-    std::thread::sleep(std::time::Duration::from_nanos(wait));
+    let mut from = not_before(now.as_nanos(), at);
+    if from - now.as_nanos() > START_AT_MOST_NS {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            eprintln!(
+                "MULTIRES_BENCH_START_AT is more than 10 minutes away (give ms since the epoch): not waiting for it"
+            )
+        });
+        from = now.as_nanos();
+    }
+    let (wait, tick) = next_tick(from, ms);
+    let wait = from - now.as_nanos() + u128::from(wait);
+    std::thread::sleep(std::time::Duration::from_nanos(
+        u64::try_from(wait).unwrap_or(u64::MAX),
+    ));
     Some(tick)
+}
+
+/// The longest wait for MULTIRES_BENCH_START_AT (10 minutes): one further
+/// off is taken for a mistake rather than slept through.
+const START_AT_MOST_NS: u128 = 600_000_000_000;
+
+/// `now` (ns since the epoch), or the start `at` (ms since the epoch) in
+/// ns where that is later.
+fn not_before(now: u128, at: Option<u128>) -> u128 {
+    at.map_or(now, |ms| now.max(ms.saturating_mul(1_000_000)))
 }
 
 /// From `now` (ns since the epoch), the nanoseconds to the next multiple
@@ -881,6 +914,27 @@ mod tests {
         );
         assert_eq!(next_tick(t0, 60), (60_000_000, 1_795_706_310_060));
         assert_eq!(next_tick(t0 + 59_999_999, 60).1, 1_795_706_310_060);
+    }
+
+    #[test]
+    fn runs_wait_for_the_common_start() {
+        use super::{next_tick, not_before};
+        // A process 8.5 s early and one 20 ms early both wait for the
+        // start, then for the same tick after it; past the start, nothing.
+        let at = 1_795_706_320_000u128;
+        let t0 = at * 1_000_000;
+        let ticks: Vec<u128> = [8_500_000_000u128, 20_000_000]
+            .iter()
+            .map(|early| {
+                let from = not_before(t0 - early, Some(at));
+                assert_eq!(from, t0);
+                next_tick(from, 60).1
+            })
+            .collect();
+        assert_eq!(ticks[0], ticks[1]);
+        assert!(ticks[0] > at && ticks[0] <= at + 60, "{ticks:?}");
+        assert_eq!(not_before(t0 + 5, Some(at)), t0 + 5);
+        assert_eq!(not_before(t0 - 5, None), t0 - 5);
     }
 
     use super::to_depth;
