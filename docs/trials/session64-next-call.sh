@@ -1,8 +1,8 @@
 #!/bin/bash
 # For session 65's first call (nvidia-h200-x2, carry [".gpu"]; about 560 s with the start). Needs
-# .gpu/multires and .gpu/gpu_tests built from HEAD (the GPU crate changed in session 64: the trial
-# knob MULTIRES_CODEC_LEAD_BRICKS, off by default, so the GPU tests run first). Checked with bash -n
-# only.
+# .gpu/multires and .gpu/gpu_tests built from HEAD with docs/trials/session64-lead-batch.patch
+# applied (`git apply`; the trial knob MULTIRES_CODEC_LEAD_BRICKS, off by default: the GPU crate
+# changes, so the GPU tests run first). Checked with bash -n only.
 # 1. The GPU tests and cli_check.
 # 2. The lead batch (`lead_batch`): one binary, the knob off and at one brick, alternated, four pairs
 #    at turbulent 1024^3. Predicted: GPU 0's slab (no batch under 7.6 M values) starts its first

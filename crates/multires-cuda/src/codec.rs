@@ -826,39 +826,6 @@ fn halve_last_large<T>(plan: &mut Plan<T>) {
     }
 }
 
-/// A decode's first values wait for its smallest batch's rANS chain: the
-/// whole 1024^3 field and GPU 1's slab have batches of 1-13 M values (the
-/// thin brick layer's shapes) whose RDEC ends 1.1 ms into a run, GPU 0's
-/// slab none under 7.6 M, and its first RDEC ended at 1.8 ms in four of
-/// six runs (session 64). This cuts `n` bricks off the front of the first
-/// batch into a batch of their own, ahead of the others, where the plan
-/// has no batch of `n` bricks or fewer and the first holds more than
-/// `2n`; a trial behind MULTIRES_CODEC_LEAD_BRICKS (`lead_bricks`).
-fn lead_batch<T>(plan: &mut Plan<T>, n: usize) {
-    let Some(first) = plan.batches.first() else {
-        return;
-    };
-    if n == 0 || first.1.len() <= 2 * n || plan.batches.iter().any(|(_, l)| l.len() <= n) {
-        return;
-    }
-    let all_at_once = plan.slots == plan.batches.len();
-    let (dims, mut list) = plan.batches.remove(0);
-    let rest = list.split_off(n);
-    plan.batches.insert(0, (dims, rest));
-    plan.batches.insert(0, (dims, list));
-    plan.group.insert(0, plan.group[0]);
-    if all_at_once && plan.slots < SLAB_DECODE_SLOTS {
-        plan.slots += 1;
-    }
-}
-
-/// MULTIRES_CODEC_LEAD_BRICKS=N: `lead_batch` of N bricks in every
-/// decode's plan (a trial knob, off by default; the output never depends
-/// on it).
-fn lead_bricks() -> Option<usize> {
-    env_count("MULTIRES_CODEC_LEAD_BRICKS")
-}
-
 /// `halve_last_large` on, unless MULTIRES_CODEC_HALVE_LAST=off (a knob
 /// for measurements; the output never depends on it).
 fn halve_last() -> bool {
@@ -3455,16 +3422,12 @@ fn payload_batches<'r>(
         groups.push(shapes);
     }
     prof_host("d_read", t_read);
-    let mut plan = plan_batches(
+    plan_batches(
         groups,
         device_budget(gpus)?.saturating_sub(reserve),
         Use::Decode.per_value(h.dtype),
         (max_slots(slots), shares * gpus.len(), batch_limit(batch)),
-    )?;
-    if let Some(n) = lead_bricks() {
-        lead_batch(&mut plan, n);
-    }
-    Ok(plan)
+    )
 }
 
 /// Decodes the bricks of `r` that meet `region` (all when None) on `gpus`:
@@ -7422,56 +7385,6 @@ mod tests {
         let before = plan.caps();
         halve_last_large(&mut plan);
         assert_eq!(plan.caps(), before);
-    }
-
-    #[test]
-    fn a_lead_batch_is_cut_only_where_no_batch_is_small() {
-        let per_value = Use::Decode.per_value(DType::F32);
-        let grid = codec::BrickGrid {
-            dims: [1024; 3],
-            brick: [129; 3],
-        };
-        let parts = slabs(&grid, 2);
-        let slab = |g: usize| -> BTreeMap<[usize; 3], Vec<usize>> {
-            shapes_1024()
-                .into_iter()
-                .map(|(d, l)| {
-                    (
-                        d,
-                        l.into_iter()
-                            .filter(|k| parts[g].2.contains(k))
-                            .collect::<Vec<_>>(),
-                    )
-                })
-                .filter(|(_, l)| !l.is_empty())
-                .collect()
-        };
-        // GPU 0's slab: its smallest batch (the corners) has 4 bricks, so a
-        // lead of one brick goes first, cut from the first batch.
-        let mut plan = plan_batches(vec![slab(0)], 120 << 30, per_value, (32, 8, 128)).unwrap();
-        let (before, slots) = (plan.caps(), plan.slots);
-        let first: Vec<usize> = plan.batches[0].1.clone();
-        lead_batch(&mut plan, 1);
-        let after = plan.caps();
-        assert_eq!(after.len(), before.len() + 1, "{before:?} -> {after:?}");
-        assert_eq!((plan.group.len(), plan.slots), (after.len(), slots + 1));
-        assert_eq!(plan.batches[0].1, first[..1]);
-        assert_eq!(plan.batches[1].1, first[1..]);
-        assert_eq!(after[0] + after[1], before[0]);
-        assert_eq!(after[2..], before[1..]);
-        let mut bricks: Vec<usize> = plan.batches.iter().flat_map(|(_, l)| l.clone()).collect();
-        bricks.sort_unstable();
-        assert_eq!(bricks, (0..256).collect::<Vec<_>>());
-        // Once: the lead is now a batch of one brick.
-        lead_batch(&mut plan, 1);
-        assert_eq!(plan.caps(), after);
-        // GPU 1's slab (and the whole field) has a batch of one brick.
-        for bricks in [slab(1), shapes_1024()] {
-            let mut plan = plan_batches(vec![bricks], 120 << 30, per_value, (32, 8, 128)).unwrap();
-            let before = plan.caps();
-            lead_batch(&mut plan, 1);
-            assert_eq!(plan.caps(), before);
-        }
     }
 
     #[test]
