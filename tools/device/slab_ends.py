@@ -3,22 +3,24 @@
 
 Usage: slab_ends.py ERR
 
-Reads the `trace decompress_slabs: began@T ... decoded 0@T0 decoded 1@T1` lines and prints, for
-each run, `last GPU G by L ms, run R ms` (R from `began` to the last slab's end).
+Reads the `trace decompress_slabs: began@T ... decoded 0@T0 decoded 1@T1` lines (parsed as
+trace_summary.py parses host-stage lines) and prints, for each run, `last G by L, run R` in ms:
+the GPU whose slab ended last, how long after the first, and the run from `began` to that end.
 """
-import re
 import sys
+
+from trace_summary import parse_stages
 
 
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     out = []
-    for line in open(sys.argv[1], errors="replace"):
-        if not line.startswith("trace decompress_slabs:"):
+    for what, marks in parse_stages(sys.argv[1]):
+        if what != "decompress_slabs":
             continue
-        began = float(re.search(r"began@([0-9.]+)", line).group(1))
-        ends = {int(g): float(t) for g, t in re.findall(r"decoded (\d)@([0-9.]+)", line)}
+        began = dict(marks)["began"]
+        ends = {name.split()[1]: t for name, t in marks if name.startswith("decoded ")}
         if len(ends) < 2:
             continue
         last = max(ends, key=ends.get)
