@@ -460,20 +460,19 @@ fn page_locked_file(
 /// ticks. Returns the tick (ms since the epoch), by which `time_codec`
 /// prints each run's time to pair processes.
 fn align_start() -> Option<u128> {
-    static MS: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
-    static AT: std::sync::OnceLock<Option<u128>> = std::sync::OnceLock::new();
-    let ms = *MS.get_or_init(|| {
-        std::env::var("MULTIRES_BENCH_ALIGN_MS")
+    // The period and the start, read once a process.
+    static KNOBS: std::sync::OnceLock<(Option<u64>, Option<u128>)> = std::sync::OnceLock::new();
+    let (ms, at) = *KNOBS.get_or_init(|| {
+        let ms = std::env::var("MULTIRES_BENCH_ALIGN_MS")
             .ok()
             .and_then(|v| v.parse::<u64>().ok())
-            .filter(|&v| v > 0)
+            .filter(|&v| v > 0);
+        let at = std::env::var("MULTIRES_BENCH_START_AT")
+            .ok()
+            .and_then(|v| v.parse::<u128>().ok());
+        (ms, at)
     });
     let ms = ms?;
-    let at = *AT.get_or_init(|| {
-        std::env::var("MULTIRES_BENCH_START_AT")
-            .ok()
-            .and_then(|v| v.parse::<u128>().ok())
-    });
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .ok()?;
