@@ -33,8 +33,6 @@ for i in 1 2; do
   RUN_LIMIT=100 run plain_16_$i 1024 turbulent 9 1,2 MULTIRES_BENCH_ALIGN_MS=60 CUDA_DEVICE_MAX_CONNECTIONS=16
   [ $(elapsed) -gt 400 ] && break
 done
-for f in /tmp/tr/plain_*.err; do
-  say "$(basename $f .err) decompress: $(python3 tools/device/tick_medians.py $f decompress) | compress: $(python3 tools/device/tick_medians.py $f compress)"
-done
+say_ticks /tmp/tr/plain_*.err
 say "elapsed $(elapsed)s"
 end_call

@@ -27,11 +27,18 @@
 #                                    output in /tmp/tr/NAME.log and .err: its resident GB/s and, per
 #                                    traced resident run, GPU 0's batches and their span in ms
 # With MULTIRES_BENCH_ALIGN_MS set, `python3 tools/device/tick_medians.py ERR [compress]` prints
-# each row's median and fastest run from a bench process's stderr.
+# each row's median and fastest run from a bench process's stderr;
+#   say_ticks ERR...                 says both (decompress, then compress) for each ERR, a line each
 export LD_LIBRARY_PATH=/usr/local/cuda/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
 M=.gpu/multires
 mkdir -p /tmp/tr
 say() { echo "$@" | tee -a $OUT/summary.txt; }
+say_ticks() {
+  local f
+  for f in "$@"; do
+    say "$(basename $f .err) decompress: $(python3 tools/device/tick_medians.py $f decompress) | compress: $(python3 tools/device/tick_medians.py $f compress)"
+  done
+}
 gpu_checks() {
   SECONDS=0
   MULTIRES_REQUIRE_GPU=1 timeout 260 .gpu/gpu_tests --test-threads 1 > $OUT/gpu_tests.log 2>&1
