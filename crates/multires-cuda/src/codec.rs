@@ -826,6 +826,68 @@ fn halve_last_large<T>(plan: &mut Plan<T>) {
     }
 }
 
+/// Bricks of the ramp's batches (`ramp_batches`), smallest last.
+const RAMP: [usize; 4] = [8, 4, 2, 1];
+
+/// Where a decode's batches all start at once, the device gets its first
+/// values when the smallest batch's slot has read its rANS headers (50-70
+/// us a brick on the host) and its rANS chain has run. The whole 1024^3
+/// field and GPU 1's slab have small batches (their thin brick layer's
+/// shapes, 16-22 bricks in batches of at most eight) that are done by 2.5-4
+/// ms, while their large batches' headers are still being read; GPU 0's
+/// slab has four bricks in them, and ends about 1 ms after GPU 1's (session
+/// 65: 28 of 30 runs, either card). This cuts batches of 8, 4, 2 and 1
+/// bricks off the first (largest) batch, placed last, where a one-group
+/// plan runs every batch at once, its batches of at most eight bricks hold
+/// fewer than the ramp's 15, and the first batch holds more; a slot
+/// is added for each within `slots` and `budget`. Session 64's single lead
+/// brick (two million values against GPU 1's 35 million in small batches)
+/// did not show.
+fn ramp_batches<T>(plan: &mut Plan<T>, slots: usize, budget: usize, per_value: usize) {
+    let ramp: usize = RAMP.iter().sum();
+    let small: usize = plan
+        .batches
+        .iter()
+        .map(|(_, l)| l.len())
+        .filter(|&n| n <= RAMP[0])
+        .sum();
+    let one_group = plan.group.windows(2).all(|w| w[0] == w[1]);
+    let all_at_once = plan.slots == plan.batches.len();
+    let Some((dims, first)) = plan.batches.first() else {
+        return;
+    };
+    // `plan_batches`' cost of every batch at once, which the cut keeps.
+    let fits = {
+        let values: usize = plan.caps().iter().sum();
+        let bricks: usize = plan.batches.iter().map(|(_, l)| l.len()).sum();
+        let cost = values * per_value + bricks * (1 << 20);
+        cost <= budget && plan.batches.len() + RAMP.len() <= slots
+    };
+    if !one_group || !all_at_once || small >= ramp || first.len() <= ramp || !fits {
+        return;
+    }
+    let dims = *dims;
+    let g = plan.group[0];
+    for n in RAMP {
+        let list = &mut plan.batches[0].1;
+        let cut = list.split_off(list.len() - n);
+        plan.batches.push((dims, cut));
+        plan.group.push(g);
+    }
+    // Stable, as `plan_batches`' order: the largest first (a slot grows
+    // only when it must).
+    plan.batches
+        .sort_by_key(|(d, l)| std::cmp::Reverse(d.iter().product::<usize>() * l.len()));
+    plan.slots = plan.batches.len();
+}
+
+/// `ramp_batches` on, unless MULTIRES_CODEC_RAMP=off (a knob for
+/// measurements; the output never depends on it).
+fn ramp_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("MULTIRES_CODEC_RAMP").as_deref() != Ok("off"))
+}
+
 /// `halve_last_large` on, unless MULTIRES_CODEC_HALVE_LAST=off (a knob
 /// for measurements; the output never depends on it).
 fn halve_last() -> bool {
@@ -3422,12 +3484,18 @@ fn payload_batches<'r>(
         groups.push(shapes);
     }
     prof_host("d_read", t_read);
-    plan_batches(
+    let budget = device_budget(gpus)?.saturating_sub(reserve);
+    let per_value = Use::Decode.per_value(h.dtype);
+    let mut plan = plan_batches(
         groups,
-        device_budget(gpus)?.saturating_sub(reserve),
-        Use::Decode.per_value(h.dtype),
+        budget,
+        per_value,
         (max_slots(slots), shares * gpus.len(), batch_limit(batch)),
-    )
+    )?;
+    if ramp_on() {
+        ramp_batches(&mut plan, max_slots(slots), budget, per_value);
+    }
+    Ok(plan)
 }
 
 /// Decodes the bricks of `r` that meet `region` (all when None) on `gpus`:
@@ -7518,6 +7586,77 @@ mod tests {
 
     fn cost(d: &[usize; 3], bricks: usize, per_value: usize) -> usize {
         bricks * (d.iter().product::<usize>() * per_value + (1 << 20))
+    }
+
+    #[test]
+    fn a_ramp_is_cut_only_where_every_batch_runs_at_once_and_few_are_small() {
+        let per_value = Use::Decode.per_value(DType::F32);
+        let grid = codec::BrickGrid {
+            dims: [1024; 3],
+            brick: [129; 3],
+        };
+        let parts = slabs(&grid, 2);
+        let slab = |g: usize| -> BTreeMap<[usize; 3], Vec<usize>> {
+            shapes_1024()
+                .into_iter()
+                .map(|(d, l)| {
+                    let l: Vec<usize> = l.into_iter().filter(|k| parts[g].2.contains(k)).collect();
+                    (d, l)
+                })
+                .filter(|(_, l)| !l.is_empty())
+                .collect()
+        };
+        let budget = 120usize << 30;
+        let plan_of = |bricks| plan_batches(vec![bricks], budget, per_value, (32, 8, 128)).unwrap();
+        // GPU 0's slab: ten batches (28 bricks x8 of two shapes, the corners' 4).
+        let mut plan = plan_of(slab(0));
+        let before = plan.caps();
+        assert_eq!((before.len(), plan.slots), (10, 10), "{before:?}");
+        let first = plan.batches[0].1.clone();
+        ramp_batches(&mut plan, 32, budget, per_value);
+        let after = plan.caps();
+        assert_eq!((after.len(), plan.slots, plan.group.len()), (14, 14, 14));
+        let sizes: Vec<usize> = plan.batches.iter().map(|(_, l)| l.len()).collect();
+        assert_eq!(sizes, [28, 28, 28, 28, 28, 28, 28, 28, 13, 8, 4, 4, 2, 1]);
+        assert!(after.windows(2).all(|w| w[0] >= w[1]), "{after:?}");
+        assert_eq!(after.iter().sum::<usize>(), before.iter().sum::<usize>());
+        // The ramp's bricks are the first batch's last ones, the rest of it
+        // keeps its order.
+        let ramp = |i: usize| plan.batches[i].1.clone();
+        let cut = [ramp(9), ramp(10), ramp(12), ramp(13)].concat();
+        let want = [
+            &first[20..28],
+            &first[16..20],
+            &first[14..16],
+            &first[13..14],
+        ];
+        assert_eq!(cut, want.concat());
+        assert_eq!(plan.batches[8].1, first[..13]);
+        let mut bricks: Vec<usize> = plan.batches.iter().flat_map(|(_, l)| l.clone()).collect();
+        bricks.sort_unstable();
+        assert_eq!(bricks, (0..256).collect::<Vec<_>>());
+        // Once: its small batches now hold the ramp's bricks and more.
+        ramp_batches(&mut plan, 32, budget, per_value);
+        assert_eq!(plan.caps(), after);
+        // GPU 1's slab and the whole field have small batches (the thin
+        // layer's); a plan that cannot run every batch at once, or one that
+        // would need more slots or memory than it has, is left as it is.
+        for (bricks, slots, budget) in [
+            (slab(1), 32, budget),
+            (shapes_1024(), 32, budget),
+            (slab(0), 12, budget),
+            (slab(0), 32, 4 << 30),
+        ] {
+            let mut plan = plan_of(bricks);
+            let before = (plan.caps(), plan.slots);
+            ramp_batches(&mut plan, slots, budget, per_value);
+            assert_eq!((plan.caps(), plan.slots), before);
+        }
+        let mut plan = plan_of(slab(0));
+        plan.slots = 8;
+        let before = plan.caps();
+        ramp_batches(&mut plan, 32, budget, per_value);
+        assert_eq!((plan.caps(), plan.slots), (before, 8));
     }
 
     #[test]
