@@ -5469,32 +5469,59 @@ type GpuWork<'a, T> = dyn Fn(usize, &Arc<Gpu>) -> Result<T, CudaError> + Sync + 
 /// bound) and returns the results in GPU order. The threads start their
 /// work together, once all are bound: on two H200s the second thread
 /// started 0.6-1.5 ms late in some runs (its start waiting on the first
-/// one's copies), and the run's head with it.
+/// one's copies), and the run's head with it. The threads are kept from
+/// run to run (`crate::workers`, as the slots' are): two threads spawned
+/// for each run began their work 0.3 ms after the call (two H100s,
+/// session 66's traces), a run's fixed cost that one GPU's resident path
+/// does not pay.
 fn on_every_gpu<T: Send>(gpus: &[Arc<Gpu>], work: &GpuWork<'_, T>) -> Result<Vec<T>, CudaError> {
     let bound_all = std::sync::Barrier::new(gpus.len());
     let bound_all = &bound_all;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = gpus
-            .iter()
-            .enumerate()
-            .map(|(i, g)| {
-                scope.spawn(move || -> Result<T, CudaError> {
-                    let bound = g.ctx.bind_to_thread().during(|| "binding the GPU".into());
-                    // Every thread reaches the barrier, bound or not.
-                    bound_all.wait();
-                    bound?;
-                    work(i, g)
+    let on = move |i: usize, g: &Arc<Gpu>| -> Result<T, CudaError> {
+        let bound = g.ctx.bind_to_thread().during(|| "binding the GPU".into());
+        // Every thread reaches the barrier, bound or not.
+        bound_all.wait();
+        bound?;
+        work(i, g)
+    };
+    if !kept_gpu_threads() {
+        return std::thread::scope(|scope| {
+            let handles: Vec<_> = gpus
+                .iter()
+                .enumerate()
+                .map(|(i, g)| scope.spawn(move || on(i, g)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))?
                 })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))?
-            })
-            .collect()
-    })
+                .collect()
+        });
+    }
+    use crate::workers::JobError;
+    let ordinals: Vec<usize> = gpus.iter().map(|g| g.ctx.ordinal()).collect();
+    // One job a GPU, each on its own thread, all at once (the barrier).
+    crate::workers::run_all(&ordinals, 1, &|i, _| on(i, &gpus[i]))
+        .into_iter()
+        .map(|r| {
+            r.map_err(|e| {
+                CudaError::Unsupported(match e {
+                    JobError::Panicked(m) => format!("a GPU thread panicked: {m}"),
+                    JobError::NoThread(why) => format!("could not start a GPU thread: {why}"),
+                })
+            })?
+        })
+        .collect()
+}
+
+/// Whether `on_every_gpu` runs on kept threads, unless
+/// MULTIRES_CODEC_GPU_THREADS=spawn (a measurement knob; the output never
+/// depends on it).
+fn kept_gpu_threads() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("MULTIRES_CODEC_GPU_THREADS").as_deref() != Ok("spawn"))
 }
 
 /// Groups of brick layers a slab crosses PCIe in, at most (1 with
