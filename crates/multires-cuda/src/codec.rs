@@ -835,14 +835,15 @@ const RAMP: [usize; 4] = [8, 4, 2, 1];
 /// field and GPU 1's slab have small batches (their thin brick layer's
 /// shapes, 16-22 bricks in batches of at most eight) that are done by 2.5-4
 /// ms, while their large batches' headers are still being read; GPU 0's
-/// slab has four bricks in them, and ends about 1 ms after GPU 1's (session
-/// 65: 28 of 30 runs, either card). This cuts batches of 8, 4, 2 and 1
-/// bricks off the first (largest) batch, placed last, where a one-group
-/// plan runs every batch at once, its batches of at most eight bricks hold
-/// fewer than the ramp's 15, and the first batch holds more; a slot
-/// is added for each within `slots` and `budget`. Session 64's single lead
-/// brick (two million values against GPU 1's 35 million in small batches)
-/// did not show.
+/// slab has four bricks in them, and ended about 1 ms after GPU 1's
+/// (session 65: 28 of 30 runs, either card). This cuts batches of 8, 4, 2
+/// and 1 bricks off the end of the first (largest) batch, the batches kept
+/// largest first, where a one-group plan runs every batch at once, its
+/// batches of at most eight bricks hold fewer than the ramp's 15 bricks,
+/// and the first batch holds more; a slot is added for each, within
+/// `slots` and `budget`. Two H100s then decoded 0.5-0.9 ms faster in every
+/// pair (session 66), where session 64's single lead brick (two million
+/// values against GPU 1's 35 million in small batches) did not show.
 fn ramp_batches<T>(plan: &mut Plan<T>, slots: usize, budget: usize, per_value: usize) {
     let ramp: usize = RAMP.iter().sum();
     let small: usize = plan
