@@ -7436,30 +7436,10 @@ mod tests {
     #[test]
     fn the_last_large_batch_is_halved_once_where_little_codes_after_it() {
         let per_value = Use::EncodeInterp.per_value(DType::F32);
-        // Each GPU's bricks of 1024^3 on two GPUs, by shape, as
-        // `compress_slabs` cuts them.
-        let grid = codec::BrickGrid {
-            dims: [1024; 3],
-            brick: [129; 3],
-        };
-        let parts = slabs(&grid, 2);
-        let slab = |g: usize| -> BTreeMap<[usize; 3], Vec<usize>> {
-            shapes_1024()
-                .into_iter()
-                .map(|(d, l)| {
-                    (
-                        d,
-                        l.into_iter()
-                            .filter(|k| parts[g].2.contains(k))
-                            .collect::<Vec<_>>(),
-                    )
-                })
-                .filter(|(_, l)| !l.is_empty())
-                .collect()
-        };
         // GPU 0's slab (four full layers): 60 M batches, two of the edge
         // shapes (56 M) and the corners (7.6 M) last.
-        let mut plan = plan_batches(vec![slab(0)], 120 << 30, per_value, (16, 8, 128)).unwrap();
+        let mut plan =
+            plan_batches(vec![slab_1024(0)], 120 << 30, per_value, (16, 8, 128)).unwrap();
         let before = plan.caps();
         halve_last_large(&mut plan);
         let after = plan.caps();
@@ -7477,7 +7457,8 @@ mod tests {
         halve_last_large(&mut plan);
         assert_eq!(plan.caps(), after);
         // GPU 1's slab ends in its thin layer's small batches: no cut.
-        let mut plan = plan_batches(vec![slab(1)], 120 << 30, per_value, (16, 8, 128)).unwrap();
+        let mut plan =
+            plan_batches(vec![slab_1024(1)], 120 << 30, per_value, (16, 8, 128)).unwrap();
         let before = plan.caps();
         halve_last_large(&mut plan);
         assert_eq!(plan.caps(), before);
@@ -7612,6 +7593,24 @@ mod tests {
         shapes
     }
 
+    /// Each GPU's bricks of `shapes_1024` on two GPUs, by shape, as the
+    /// slab paths cut them.
+    fn slab_1024(g: usize) -> BTreeMap<[usize; 3], Vec<usize>> {
+        let grid = codec::BrickGrid {
+            dims: [1024; 3],
+            brick: [129; 3],
+        };
+        let parts = slabs(&grid, 2);
+        shapes_1024()
+            .into_iter()
+            .map(|(d, l)| {
+                let l: Vec<usize> = l.into_iter().filter(|k| parts[g].2.contains(k)).collect();
+                (d, l)
+            })
+            .filter(|(_, l)| !l.is_empty())
+            .collect()
+    }
+
     fn cost(d: &[usize; 3], bricks: usize, per_value: usize) -> usize {
         bricks * (d.iter().product::<usize>() * per_value + (1 << 20))
     }
@@ -7619,25 +7618,10 @@ mod tests {
     #[test]
     fn a_ramp_is_cut_only_where_every_batch_runs_at_once_and_few_are_small() {
         let per_value = Use::Decode.per_value(DType::F32);
-        let grid = codec::BrickGrid {
-            dims: [1024; 3],
-            brick: [129; 3],
-        };
-        let parts = slabs(&grid, 2);
-        let slab = |g: usize| -> BTreeMap<[usize; 3], Vec<usize>> {
-            shapes_1024()
-                .into_iter()
-                .map(|(d, l)| {
-                    let l: Vec<usize> = l.into_iter().filter(|k| parts[g].2.contains(k)).collect();
-                    (d, l)
-                })
-                .filter(|(_, l)| !l.is_empty())
-                .collect()
-        };
         let budget = 120usize << 30;
         let plan_of = |bricks| plan_batches(vec![bricks], budget, per_value, (32, 8, 128)).unwrap();
         // GPU 0's slab: ten batches (28 bricks x8 of two shapes, the corners' 4).
-        let mut plan = plan_of(slab(0));
+        let mut plan = plan_of(slab_1024(0));
         let before = plan.caps();
         assert_eq!((before.len(), plan.slots), (10, 10), "{before:?}");
         let first = plan.batches[0].1.clone();
@@ -7670,17 +7654,17 @@ mod tests {
         // layer's); a plan that cannot run every batch at once, or one that
         // would need more slots or memory than it has, is left as it is.
         for (bricks, slots, budget) in [
-            (slab(1), 32, budget),
+            (slab_1024(1), 32, budget),
             (shapes_1024(), 32, budget),
-            (slab(0), 12, budget),
-            (slab(0), 32, 4 << 30),
+            (slab_1024(0), 12, budget),
+            (slab_1024(0), 32, 4 << 30),
         ] {
             let mut plan = plan_of(bricks);
             let before = (plan.caps(), plan.slots);
             ramp_batches(&mut plan, slots, budget, per_value);
             assert_eq!((plan.caps(), plan.slots), before);
         }
-        let mut plan = plan_of(slab(0));
+        let mut plan = plan_of(slab_1024(0));
         plan.slots = 8;
         let before = plan.caps();
         ramp_batches(&mut plan, 32, budget, per_value);
