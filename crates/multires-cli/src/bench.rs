@@ -12,11 +12,15 @@ use std::time::Instant;
 #[derive(Args)]
 pub struct BenchArgs {
     /// cwt-seed, cwt-1m, cwt-fcwt, fir-2m, fir-8m, dwt-64m, dwt2-16k or codec-3d.
+    /// The configuration (DESIGN.md): cwt-seed, cwt-1m, cwt-fcwt, fir-2m,
+    /// fir-8m, dwt-64m, dwt2-16k or codec-3d.
     #[arg(long)]
     pub config: String,
+    /// auto (the GPU when one is usable, else the CPU), cpu or cuda.
     #[arg(long, default_value = "auto")]
     pub device: Device,
-    #[arg(long, default_value = "f32")]
+    /// Working precision: f32 or f64.
+    #[arg(long, default_value = "f32", value_name = "f32|f64")]
     pub precision: Precision,
     /// Override the configuration's wavelet (e.g. morl vs cmor1.5-1.0).
     #[arg(long)]

@@ -209,8 +209,10 @@ fn mapped_input(a: &CompressArgs) -> Result<Option<(Mapped, Vec<usize>)>> {
     Ok(io::MappedValues::open(p, &h)?.map(|m| (Mapped::F64(m), h.shape)))
 }
 
-/// The input as a codec volume.
-fn read_volume(a: &CompressArgs) -> Result<Volume> {
+/// The input as a codec volume, and the bytes a value takes in the input
+/// file (1 for a grey image or uint8, 4 for float32), which the ratio is
+/// reported against.
+fn read_volume(a: &CompressArgs) -> Result<(Volume, usize)> {
     let p = &a.input;
     if is_image(p) && a.raw.is_none() {
         let img = image::open(p)
@@ -218,7 +220,7 @@ fn read_volume(a: &CompressArgs) -> Result<Volume> {
             .into_luma8();
         let (w, h) = img.dimensions();
         let data = img.pixels().map(|px| px.0[0] as f64).collect();
-        return Ok(Volume::new(&[h as usize, w as usize], data, DType::F32)?);
+        return Ok((Volume::new(&[h as usize, w as usize], data, DType::F32)?, 1));
     }
     if a.shape.is_some() && a.raw.is_none() {
         bail!("--shape is for raw inputs (with --raw f32|f64); an .npy carries its shape");
@@ -233,8 +235,8 @@ fn read_volume(a: &CompressArgs) -> Result<Volume> {
         }
         Some(RawType::F64) => None,
     };
-    let (stored, values) = match float32 {
-        Some((shape, data)) => (shape, Values::F32(data)),
+    let (stored, values, size) = match float32 {
+        Some((shape, data)) => (shape, Values::F32(data), 4),
         None => {
             let r = io::read_real_array(
                 p,
@@ -243,11 +245,20 @@ fn read_volume(a: &CompressArgs) -> Result<Volume> {
                     channel: 0,
                 },
             )?;
+            if r.inexact_integers > 0 {
+                bail!(
+                    "{}: {} of its integers lie beyond 2^53, where float64 (the codec's values) cannot hold them exactly; \
+                     the bound could not be kept on them. Scale or offset the data into +-2^53 first",
+                    p.display(),
+                    r.inexact_integers
+                );
+            }
             let dtype = if r.was_f32 { DType::F32 } else { DType::F64 };
             let shape = r.values.shape().to_vec();
             (
                 shape,
                 Values::from_f64(r.values.iter().copied().collect(), dtype),
+                r.stored_size,
             )
         }
     };
@@ -260,7 +271,10 @@ fn read_volume(a: &CompressArgs) -> Result<Volume> {
             values.len()
         );
     }
-    Volume::of(&shape, values).with_context(|| format!("{}", p.display()))
+    Ok((
+        Volume::of(&shape, values).with_context(|| format!("{}", p.display()))?,
+        size,
+    ))
 }
 
 /// The GPUs the codec runs on (None: the CPU), from --device and --gpus.
@@ -343,6 +357,14 @@ pub fn compress(a: CompressArgs) -> Result<()> {
         }
         .into());
     }
+    let mut outputs = Vec::new();
+    if let Some(o) = &a.output {
+        outputs.push(crate::paths::Output::new(o, "-o", &["mrz"]));
+    }
+    if let Some(p) = &a.plot {
+        outputs.push(crate::paths::Output::new(p, "--plot", &["png"]));
+    }
+    crate::paths::check(&[&a.input], &outputs)?;
     let gpus = codec_gpus(&a)?;
     // A float32 file for the GPU goes straight into page-locked memory,
     // which the GPUs read at the link's rate (ordinary memory must first
@@ -363,9 +385,12 @@ pub fn compress(a: CompressArgs) -> Result<()> {
         (None, None, None) if a.shape.is_none() || a.raw.is_some() => mapped_input(&a)?,
         _ => None,
     };
-    let read = match mapped {
-        Some(_) => None,
-        None => Some(read_volume(&a)?),
+    let (read, stored_size) = match mapped {
+        Some(_) => (None, None),
+        None => {
+            let (v, size) = read_volume(&a)?;
+            (Some(v), Some(size))
+        }
     };
     if let (Some(t), Some(v)) = (a.seed_thresholds, &read) {
         return seed_table(&a, v, t);
@@ -400,7 +425,8 @@ pub fn compress(a: CompressArgs) -> Result<()> {
     bar.finish();
     io::write_atomic(out, |w| bytes.write_to(w).map_err(|e| e.to_string()))?;
     let info = v.info();
-    let raw = info.len() * info.dtype.size();
+    // Against the input as it was stored (a uint8 image is 1 byte a value).
+    let raw = info.len() * stored_size.unwrap_or(info.dtype.size());
     report(
         (&a, &opts, grid_len),
         (&info.shape(), info.dtype),
@@ -408,7 +434,15 @@ pub fn compress(a: CompressArgs) -> Result<()> {
         run.as_ref().zip(gpus.as_ref()),
     );
     if let (Some(p), Some(field)) = (&a.plot, &read) {
-        plot_decoded(p, field, bytes.into_vec(), out, s.abs_bound)?;
+        // All outputs or none: a failed figure takes the .mrz with it.
+        if let Err(e) = plot_decoded(p, field, bytes.into_vec(), out, s.abs_bound) {
+            let _ = std::fs::remove_file(out);
+            return Err(e.context(format!(
+                "--plot {}; {} was removed",
+                p.display(),
+                out.display()
+            )));
+        }
     }
     Ok(())
 }
@@ -518,6 +552,7 @@ fn report(
     run: Option<(&multires_cuda::codec::GpuRun, &Gpus)>,
 ) {
     let out = a.output.as_deref().unwrap_or(Path::new("-"));
+    let ratio = raw as f64 / s.bytes.max(1) as f64;
     println!(
         "compress: {:?} {} -> {} ({} bytes), {} {}, bound {} (absolute {:.3e}): ratio {:.2}, max error {:.3e}, PSNR {}{:.1} dB, {} outliers stored, {:.2} s ({:.0} MB/s)",
         shape,
@@ -528,7 +563,7 @@ fn report(
         if grid_len == 1 { "1 brick".to_string() } else { format!("{grid_len} bricks") },
         a.error_bound,
         s.abs_bound,
-        s.ratio,
+        ratio,
         s.max_error,
         if s.psnr_bound { "at least " } else { "" },
         s.psnr,
@@ -536,29 +571,32 @@ fn report(
         secs,
         raw as f64 / secs / 1e6
     );
-    // Only where outliers make the file grow: a small field's headers
-    // alone can outweigh its values.
-    let values: usize = shape.iter().product();
-    if s.ratio < 1.0 && s.outliers.saturating_mul(4) >= values {
+    if ratio < 1.0 {
+        let values: usize = shape.iter().product();
         let why = if s.abs_bound == 0.0 {
             format!(
-                "A zero bound keeps every value bit for bit, and the wavelet misses most of \
-                 these {} values by an ulp or so",
-                dtype.name()
+                "A zero bound keeps every value bit for bit, and the wavelet misses most {} values by an ulp or so, \
+                 so {} values are stored whole; a bound such as --error-bound rel:1e-9 codes them",
+                dtype.name(),
+                s.outliers
+            )
+        } else if s.outliers.saturating_mul(4) >= values {
+            format!(
+                "The bound {:.3e} is too tight for the wavelet's codes (at most 2^{} steps of twice the bound), \
+                 so {} values are stored whole. A bound of about 1e-9 of the values' magnitude or more codes them \
+                 (e.g. --error-bound rel:1e-9)",
+                s.abs_bound,
+                multires::codec::rice::MAX_INT.log2(),
+                s.outliers
             )
         } else {
-            format!(
-                "The bound {:.3e} is too tight for the wavelet's codes (at most 2^{} steps of \
-                 twice the bound)",
-                s.abs_bound,
-                multires::codec::rice::MAX_INT.log2()
-            )
+            "A small field's headers and brick index can outweigh its values, and the input's values \
+             are narrower than the codec's float values"
+                .to_string()
         };
         eprintln!(
-            "note: the file is larger than the input. {why}, so {} values are stored whole. A \
-             bound of about 1e-9 of the values' magnitude or more codes them (e.g. \
-             --error-bound rel:1e-9); bounds under about 1e-10 of it store most values whole",
-            s.outliers
+            "note: the file ({} bytes) is larger than the input ({raw} bytes of values). {why}",
+            s.bytes
         );
     }
     if let Some((r, gpus)) = run {
@@ -575,6 +613,32 @@ fn report(
     }
 }
 
+/// Bytes a size of the seed's table holds at once: the resampled image
+/// as u8 and float64, the transform's float64 copy and the survivors.
+const SEED_BYTES_PER_PIXEL: u64 = 1 + 8 + 8 + 16;
+
+/// The seed's threshold must be a finite number >= 0 and every size must
+/// fit in memory (a size of 10^6 is 10^12 pixels).
+fn check_seed_args(t: f64, sizes: &[usize], memory: u64) -> Result<()> {
+    if !(t.is_finite() && t >= 0.0) {
+        bail!("--seed-thresholds {t}: give a finite threshold >= 0 (grey levels, e.g. 100)");
+    }
+    for &n in sizes {
+        let need = (n as u64)
+            .saturating_mul(n as u64)
+            .saturating_mul(SEED_BYTES_PER_PIXEL);
+        if n == 0 || n > u32::MAX as usize || need > memory {
+            bail!(
+                "--seed-sizes {n}: a {n}x{n} image needs about {} of memory, and {} is available; give sizes from 1 to {}",
+                multires::memory::human_bytes(need),
+                multires::memory::human_bytes(memory),
+                ((memory / SEED_BYTES_PER_PIXEL) as f64).sqrt() as u64
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The seed's table: per size, values, survivors, ratio, forward and inverse times.
 fn seed_table(a: &CompressArgs, v: &Volume, t: f64) -> Result<()> {
     if v.ndim != 2 {
@@ -585,6 +649,11 @@ fn seed_table(a: &CompressArgs, v: &Volume, t: f64) -> Result<()> {
         );
     }
     let (h, w) = (v.dims[1], v.dims[2]);
+    check_seed_args(
+        t,
+        a.seed_sizes.as_deref().unwrap_or(&[]),
+        multires::memory::default_limit(),
+    )?;
     let sizes: Vec<Option<usize>> = match &a.seed_sizes {
         Some(s) => s.iter().map(|&n| Some(n)).collect(),
         None => vec![None],
@@ -646,43 +715,26 @@ fn plot_before_after(path: &Path, v: &Volume, back: &[f64], bound: f64) -> Resul
     if v.ndim != 2 {
         bail!("--plot draws 2-D fields; this one is {}-D", v.ndim);
     }
-    let (h, w) = (v.dims[1], v.dims[2]);
-    let (lo, hi) = v.range();
-    let span = (hi - lo).max(1e-300);
-    let gap = 8;
-    let width = 3 * w + 2 * gap;
-    if width > 60_000 || h > 60_000 {
-        bail!("--plot: the field ({h} x {w}) is too large to draw");
-    }
-    let mut img = image::RgbImage::from_pixel(width as u32, h as u32, image::Rgb([255, 255, 255]));
-    let grey = |x: f64| ((x - lo) / span * 255.0).clamp(0.0, 255.0) as u8;
-    let orig = v.data.to_f64();
-    for y in 0..h {
-        for x in 0..w {
-            let i = y * w + x;
-            let a = grey(orig[i]);
-            let b = grey(back[i]);
-            let e = ((orig[i] - back[i]).abs() / bound.max(1e-300) * 255.0).clamp(0.0, 255.0) as u8;
-            img.put_pixel(x as u32, y as u32, image::Rgb([a, a, a]));
-            img.put_pixel((w + gap + x) as u32, y as u32, image::Rgb([b, b, b]));
-            img.put_pixel(
-                (2 * (w + gap) + x) as u32,
-                y as u32,
-                image::Rgb([e, e / 2, 0]),
-            );
-        }
-    }
-    io::write_png(
+    let title = format!(
+        "{} x {} field: original, decoded, and the error against the bound {bound:.3e}",
+        v.dims[1], v.dims[2]
+    );
+    multires::plot::before_after_png(
+        &v.data.to_f64(),
+        back,
+        (v.dims[1], v.dims[2]),
+        bound,
         path,
-        &img,
-        img.width(),
-        img.height(),
-        image::ColorType::Rgb8,
+        &title,
     )?;
     Ok(())
 }
 
 pub fn decompress(a: DecompressArgs) -> Result<()> {
+    crate::paths::check(
+        &[&a.input],
+        &[crate::paths::Output::new(&a.output, "-o", &["npy", "png"])],
+    )?;
     let mut r = MrzReader::open(&a.input)?;
     let h = r.header().clone();
     let region = match &a.region {
@@ -698,9 +750,33 @@ pub fn decompress(a: DecompressArgs) -> Result<()> {
         bail!("{}: write .npy or .png", a.output.display());
     }
     let n = r.grid().len();
+    let gpus = select_gpus(a.device, a.gpus.as_deref(), a.gpus.is_some())?;
+    // Every path but the CPU's .npy (decoded into the file's pages, whose
+    // room the writer checks) holds the output in memory.
+    let out_values: u64 = region
+        .unwrap_or(codec::full_region(h.dims))
+        .iter()
+        .map(|(a, b)| b.saturating_sub(*a) as u64)
+        .product();
+    let out_bytes = out_values.saturating_mul(h.dtype.size() as u64);
+    let memory = multires::memory::default_limit();
+    if (gpus.is_some() || ext.as_deref() != Some("npy")) && out_bytes > memory {
+        bail!(
+            "{}: the decoded {:?} {} field needs {} of memory, and {} is available; decode a part with --region{}",
+            a.input.display(),
+            h.shape(),
+            h.dtype.name(),
+            multires::memory::human_bytes(out_bytes),
+            multires::memory::human_bytes(memory),
+            if ext.as_deref() == Some("npy") {
+                ", or decode on the CPU (--device cpu), which writes the .npy in place"
+            } else {
+                ""
+            }
+        );
+    }
     let bar = crate::progress::Bar::new(n as u64, "decompress");
     let t = Instant::now();
-    let gpus = select_gpus(a.device, a.gpus.as_deref(), a.gpus.is_some())?;
     // A whole float32 field for an .npy: decoded by the GPUs into
     // page-locked memory (copied down at the link's rate), written from
     // there on every core.
@@ -850,6 +926,7 @@ pub fn info(a: InfoArgs) -> Result<()> {
 }
 
 pub fn make_field(a: MakeFieldArgs) -> Result<()> {
+    crate::paths::check(&[], &[crate::paths::Output::new(&a.output, "-o", &["npy"])])?;
     if a.size < 2 || a.size > 2048 {
         bail!("--size {}: give 2 to 2048 points per axis", a.size);
     }

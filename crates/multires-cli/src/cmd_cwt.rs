@@ -1,4 +1,5 @@
 //! `multires cwt` and `multires demo`.
+use crate::paths;
 use crate::progress::Bar;
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -40,19 +41,40 @@ pub struct TransformArgs {
     /// Wavelet: morl, cmorB-C, mexh, gausP, cgauP, shanB-C, fbspM-B-C, paulM, dogM, morseB-G, user:F.npy.
     #[arg(long, short, default_value = "morl")]
     pub wavelet: String,
-    /// Linear scales START:STOP[:STEP], inclusive; fractions P/Q kept exact.
-    #[arg(long, value_name = "START:STOP[:STEP]", group = "scale_spec")]
+    /// Linear scales START:STOP[:STEP], inclusive; fractions P/Q, decimals and 1e3 kept exact.
+    /// Without any scale flag the scales are 1:64 (1, 2, ..., 64 samples).
+    #[arg(
+        long,
+        value_name = "START:STOP[:STEP]",
+        group = "scale_spec",
+        allow_hyphen_values = true
+    )]
     pub scales: Option<String>,
     /// Geometric scales START:STOP:COUNT.
-    #[arg(long, value_name = "START:STOP:COUNT", group = "scale_spec")]
+    #[arg(
+        long,
+        value_name = "START:STOP:COUNT",
+        group = "scale_spec",
+        allow_hyphen_values = true
+    )]
     pub scales_log: Option<String>,
     /// Geometric scales START:STOP:VOICES, VOICES per octave.
-    #[arg(long, value_name = "START:STOP:VOICES", group = "scale_spec")]
+    #[arg(
+        long,
+        value_name = "START:STOP:VOICES",
+        group = "scale_spec",
+        allow_hyphen_values = true
+    )]
     pub scales_voices: Option<String>,
     /// Frequencies FMIN:FMAX:COUNT in Hz (needs --fs, or a .wav input).
-    #[arg(long, value_name = "FMIN:FMAX:COUNT", group = "scale_spec")]
+    #[arg(
+        long,
+        value_name = "FMIN:FMAX:COUNT",
+        group = "scale_spec",
+        allow_hyphen_values = true
+    )]
     pub freqs: Option<String>,
-    /// Explicit scales from a 1-D .npy file.
+    /// Explicit scales from a 1-D file (.npy, .csv/.txt).
     #[arg(long, value_name = "F.npy", group = "scale_spec")]
     pub scales_file: Option<PathBuf>,
     /// Sampling rate in Hz (frequencies on the plot and for --freqs).
@@ -64,7 +86,9 @@ pub struct TransformArgs {
     /// complex, magnitude, power or phase.
     #[arg(long = "output-kind", visible_alias = "out", default_value = "complex")]
     pub kind: OutputKind,
-    #[arg(long, default_value = "f64")]
+    /// Working precision of the sums: f64 or f32 (f32 keeps
+    /// Kahan-compensated sums; complex64/float32 output).
+    #[arg(long, default_value = "f64", value_name = "f64|f32")]
     pub precision: Precision,
     /// auto picks direct or FFT per scale from a cost model (see --explain).
     #[arg(long, default_value = "auto")]
@@ -110,6 +134,9 @@ pub struct TransformArgs {
     pub memory_limit: Option<u64>,
 }
 
+/// The scales when none are given: 1, 2, ..., 64 samples.
+const DEFAULT_SCALES: &str = "1:64";
+
 fn scale_function(spec: &Option<String>, what: &str) -> Result<Option<ScaleFunction>> {
     let Some(spec) = spec else { return Ok(None) };
     if let Some(path) = spec.strip_prefix("file:") {
@@ -123,11 +150,35 @@ fn scale_function(spec: &Option<String>, what: &str) -> Result<Option<ScaleFunct
     ))
 }
 
+/// Frequencies above fs/2 alias: the wavelet there is sampled too coarsely
+/// to mean that frequency. They are computed as asked, with a warning.
+fn warn_above_nyquist(freqs: &str, fs: f64) {
+    let nyquist = fs / 2.0;
+    let top = freqs
+        .split(':')
+        .take(2)
+        .filter_map(|f| f.trim().parse::<f64>().ok())
+        .fold(f64::NEG_INFINITY, f64::max);
+    if top > nyquist {
+        eprintln!(
+            "warning: --freqs {freqs} reaches {top} Hz, above the Nyquist frequency {nyquist} Hz (fs = {fs} Hz); those rows alias"
+        );
+    }
+}
+
 /// Options for the transform of `signal`; sample rate from --fs or the file.
 pub fn build_options(t: &TransformArgs, signal: &Signal) -> Result<CwtOptions> {
     let wavelet = match t.wavelet.strip_prefix("user:") {
         Some(path) => Wavelet::from_user_file(Path::new(path), t.mask_support)?,
-        None => Wavelet::from_name(&t.wavelet)?,
+        None => {
+            if let Some(full) = multires::wavelets::bare_default(&t.wavelet) {
+                eprintln!(
+                    "warning: --wavelet {} names no parameters; using {full}, as PyWavelets does (name them, e.g. cmor1.5-1.0)",
+                    t.wavelet
+                );
+            }
+            Wavelet::from_name(&t.wavelet)?
+        }
     };
     let fs = t.fs.or(signal.sample_rate);
     if let Some(fs) = t.fs {
@@ -145,12 +196,13 @@ pub fn build_options(t: &TransformArgs, signal: &Signal) -> Result<CwtOptions> {
         let Some(fs) = fs else {
             bail!("--freqs needs the sampling rate: pass --fs HZ (a .wav input carries its own)");
         };
+        warn_above_nyquist(s, fs);
         ScaleSpec::parse_frequencies(s, fs, t.freq_spacing == "log")?
     } else if let Some(p) = &t.scales_file {
         let s = io::read_signal(p, &ReadOptions::default()).context("reading --scales-file")?;
         ScaleSpec::List(s.to_complex().iter().map(|c| c.re).collect())
     } else {
-        ScaleSpec::parse_linear("1:64")?
+        ScaleSpec::parse_linear(DEFAULT_SCALES)?
     };
     let scales = spec.scales(&wavelet)?;
     let mut o = CwtOptions::new(wavelet, scales);
@@ -251,7 +303,27 @@ fn write_outputs(
     result
 }
 
+/// Files a transform's options read (scales, user wavelet, per-scale values).
+fn option_inputs(t: &TransformArgs) -> Vec<&Path> {
+    let mut v: Vec<&Path> = t.scales_file.iter().map(|p| p.as_path()).collect();
+    v.extend(paths::file_of(Some(&t.wavelet), "user:"));
+    for spec in [&t.amplitude_gain, &t.timing_offset, &t.timing_skew] {
+        v.extend(paths::file_of(spec.as_deref(), "file:"));
+    }
+    v
+}
+
 pub fn cwt(a: CwtArgs) -> Result<()> {
+    let mut inputs = option_inputs(&a.transform);
+    inputs.push(&a.input);
+    let mut outputs = vec![paths::Output::new(&a.output, "-o", &["npy"])];
+    if let Some(p) = &a.plot {
+        outputs.push(paths::Output::new(p, "--plot", &["png"]));
+    }
+    if let Some(p) = &a.coi_out {
+        outputs.push(paths::Output::new(p, "--coi-out", &["npy"]));
+    }
+    paths::check(&inputs, &outputs)?;
     let read = ReadOptions {
         raw: a.raw,
         channel: a.channel,
@@ -301,6 +373,11 @@ pub struct DemoArgs {
 }
 
 pub fn demo(a: DemoArgs) -> Result<()> {
+    let mut outputs = vec![paths::Output::new(&a.output, "-o", &["png"])];
+    if let Some(p) = &a.npy {
+        outputs.push(paths::Output::new(p, "--npy", &["npy"]));
+    }
+    paths::check(&[], &outputs)?;
     if a.samples < 16 {
         bail!(
             "--samples {}: the demo needs at least 16 samples",

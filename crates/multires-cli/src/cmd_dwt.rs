@@ -157,7 +157,9 @@ pub(crate) fn dwt_gpu(device: Device) -> Result<Option<std::sync::Arc<multires_c
                 Ok(Some(g))
             }
             Err(e) => {
-                eprintln!("device auto: no usable GPU ({e}); running on the CPU");
+                if let Some(note) = multires_cuda::auto_fallback_note(&e) {
+                    eprintln!("{note}");
+                }
                 Ok(None)
             }
         },
@@ -267,6 +269,11 @@ fn warn_level(level: Option<usize>, lens: &[usize], f: usize) {
 }
 
 pub fn wavedec(a: WavedecArgs) -> Result<()> {
+    let mut outputs = vec![crate::paths::Output::new(&a.output, "-o", &["npz"])];
+    if let Some(p) = &a.plot {
+        outputs.push(crate::paths::Output::new(p, "--plot", &["png"]));
+    }
+    crate::paths::check(&[&a.input], &outputs)?;
     let opts = ReadOptions {
         raw: a.raw,
         channel: 0,
@@ -405,6 +412,10 @@ fn ordered(arrays: Vec<(String, ArrayD<f64>)>, path: &Path) -> Result<Vec<ArrayD
 }
 
 pub fn waverec(a: WaverecArgs) -> Result<()> {
+    crate::paths::check(
+        &[&a.input],
+        &[crate::paths::Output::new(&a.output, "-o", &["npy"])],
+    )?;
     let gpu = dwt_gpu(a.t.device)?;
     let (arrays, any_f32) = io::read_npz(&a.input)?;
     let coeffs = ordered(arrays, &a.input)?;
@@ -481,6 +492,10 @@ fn all_axes(axes: &Option<Vec<isize>>, ndim: usize) -> Vec<isize> {
 }
 
 pub fn wavedecn(a: WavedecnArgs) -> Result<()> {
+    crate::paths::check(
+        &[&a.input],
+        &[crate::paths::Output::new(&a.output, "-o", &["npz"])],
+    )?;
     let gpu = dwt_gpu(a.t.device)?;
     let x = io::read_real_array(&a.input, &ReadOptions::default())?;
     check_finite(&x.values, a.allow_nonfinite, &a.input)?;
@@ -535,6 +550,10 @@ pub fn wavedecn(a: WavedecnArgs) -> Result<()> {
 }
 
 pub fn waverecn(a: WaverecnArgs) -> Result<()> {
+    crate::paths::check(
+        &[&a.input],
+        &[crate::paths::Output::new(&a.output, "-o", &["npy"])],
+    )?;
     let gpu = dwt_gpu(a.t.device)?;
     let (arrays, any_f32) = io::read_npz(&a.input)?;
     let mut approx = None;

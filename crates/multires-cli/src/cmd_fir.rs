@@ -26,19 +26,28 @@ pub struct FirArgs {
     /// auto, direct or overlap-save.
     #[arg(long, default_value = "auto")]
     pub algorithm: FirAlgorithm,
+    /// auto (the GPU when one is usable, else the CPU), cpu or cuda.
     #[arg(long, default_value = "auto")]
     pub device: Device,
+    /// Print how the bank is computed (algorithm, FFT size, segments).
     #[arg(long)]
     pub explain: bool,
+    /// Propagate NaN/Inf through the sums instead of refusing such input.
     #[arg(long)]
     pub allow_nonfinite: bool,
+    /// Read the input as raw little-endian samples of this type.
     #[arg(long, value_name = "f32|f64")]
     pub raw: Option<RawType>,
+    /// WAV channel or CSV column to read (0-based).
     #[arg(long, default_value_t = 0)]
     pub channel: usize,
 }
 
 pub fn fir(a: FirArgs) -> Result<()> {
+    crate::paths::check(
+        &[&a.input, &a.filters],
+        &[crate::paths::Output::new(&a.output, "-o", &["npy"])],
+    )?;
     let signal = io::read_signal(
         &a.input,
         &ReadOptions {

@@ -7,6 +7,7 @@ mod cmd_codec;
 mod cmd_cwt;
 mod cmd_dwt;
 mod cmd_fir;
+mod paths;
 mod progress;
 
 use anyhow::Result;
@@ -86,16 +87,51 @@ fn codec_pool_threads(cores: usize) -> usize {
     (cores / 2).max(1)
 }
 
-fn run(cli: Cli) -> Result<()> {
-    let threads = match cli.threads {
+/// More worker threads than this many a core only add switching (4000
+/// threads on 2 cores hung in start-up).
+const THREADS_PER_CORE: usize = 4;
+
+/// The worker pool's size: --threads (refused above the bound), else
+/// RAYON_NUM_THREADS (clamped to the bound, with a note), else the codec's
+/// half pool on GPUs, else rayon's default of every core.
+fn pool_threads(
+    flag: Option<usize>,
+    env: Option<&str>,
+    cores: usize,
+    gpu_codec: bool,
+) -> Result<Option<usize>> {
+    let most = THREADS_PER_CORE * cores.max(1);
+    match flag {
         Some(0) => anyhow::bail!("--threads must be at least 1"),
-        Some(n) => Some(n),
-        None if std::env::var_os("RAYON_NUM_THREADS").is_none() && gpu_codec(&cli.command) => {
-            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-            Some(codec_pool_threads(cores))
-        }
-        None => None,
-    };
+        Some(n) if n > most => anyhow::bail!(
+            "--threads {n}: this machine has {cores} cores; give at most {most} ({THREADS_PER_CORE} a core)"
+        ),
+        Some(n) => return Ok(Some(n)),
+        None => {}
+    }
+    match env.map(str::trim) {
+        Some(v) => match v.parse::<usize>() {
+            Ok(n) if n > most => {
+                eprintln!("note: RAYON_NUM_THREADS={n} is more than {most} ({THREADS_PER_CORE} a core on {cores} cores); using {most}");
+                Ok(Some(most))
+            }
+            Ok(n) if n > 0 => Ok(Some(n)),
+            // Empty or 0 mean rayon's default, as rayon reads them.
+            Ok(_) => Ok(None),
+            Err(_) if v.is_empty() => Ok(None),
+            Err(_) => {
+                anyhow::bail!("RAYON_NUM_THREADS='{v}': give a number of threads from 1 to {most}")
+            }
+        },
+        None if gpu_codec => Ok(Some(codec_pool_threads(cores))),
+        None => Ok(None),
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let env = std::env::var("RAYON_NUM_THREADS").ok();
+    let threads = pool_threads(cli.threads, env.as_deref(), cores, gpu_codec(&cli.command))?;
     if let Some(n) = threads {
         rayon::ThreadPoolBuilder::new()
             .num_threads(n)
@@ -129,6 +165,7 @@ fn run(cli: Cli) -> Result<()> {
 
 fn main() -> ExitCode {
     quiet_on_closed_pipe();
+    clean_up_on_signals();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -152,6 +189,42 @@ fn quiet_on_closed_pipe() {
     }
 }
 
+/// SIGINT and SIGTERM remove the outputs being written (their hidden
+/// temporary files, full size for a decompress) and end the process with
+/// the conventional status 128 + the signal. The signals are blocked in
+/// every thread (threads inherit the mask, and none is started before
+/// this) and taken by one thread in `sigwait`, where removing files is
+/// safe, unlike in an asynchronous handler.
+fn clean_up_on_signals() {
+    #[cfg(unix)]
+    // SAFETY: plain libc calls on a local, initialized signal set; this
+    // runs first in `main`, before any other thread exists.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+            return;
+        }
+        let waiter = std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || {
+                let mut sig: libc::c_int = 0;
+                // SAFETY: `set` was initialized above and lives in this closure.
+                if libc::sigwait(&set, &mut sig) == 0 {
+                    multires::io::remove_pending_outputs();
+                    eprintln!("\ninterrupted: outputs being written were removed");
+                    std::process::exit(128 + sig);
+                }
+            });
+        if waiter.is_err() {
+            // Without the waiter, let the signals end the process as usual.
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        }
+    }
+}
+
 /// mimalloc keeps freed blocks for reuse: a second transform in one process
 /// writes into memory that is already mapped instead of faulting in fresh
 /// pages (on a VM, clearing a fresh 256 MB output cost 20 to 50 ms, as much
@@ -162,6 +235,19 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thread_counts_are_bounded_by_the_cores() {
+        assert!(pool_threads(Some(4000), None, 2, false).is_err());
+        assert!(pool_threads(Some(0), None, 2, false).is_err());
+        assert_eq!(pool_threads(Some(8), None, 2, false).unwrap(), Some(8));
+        assert_eq!(pool_threads(None, Some("4000"), 2, false).unwrap(), Some(8));
+        assert_eq!(pool_threads(None, Some("3"), 2, false).unwrap(), Some(3));
+        assert_eq!(pool_threads(None, Some("0"), 2, true).unwrap(), None);
+        assert!(pool_threads(None, Some("many"), 2, false).is_err());
+        assert_eq!(pool_threads(None, None, 32, true).unwrap(), Some(16));
+        assert_eq!(pool_threads(None, None, 32, false).unwrap(), None);
+    }
 
     #[test]
     fn codec_pool_is_half_the_cores() {

@@ -31,9 +31,9 @@ pub enum CudaError {
     /// The probe's failure, remembered for the process (its message says why).
     #[error("{0}")]
     Unavailable(String),
-    #[error("the GPU has {free} bytes free but this job needs {need} on the device (outputs larger than the GPU go through in windows; this part must fit): use --device cpu, fewer scales or a larger --hop")]
+    #[error("the GPU has {} free but this job needs {} on the device (outputs larger than the GPU go through in windows; this part must fit): use --device cpu, fewer scales or a larger --hop", multires::memory::human_bytes(*free as u64), multires::memory::human_bytes(*need as u64))]
     OutOfMemory { need: u128, free: u128 },
-    #[error("a device memory limit of {limit} bytes (--gpu-mem-limit) is below the {need} bytes that two batches (of rows, or of bricks) need on the device: raise it")]
+    #[error("a device memory limit of {} (--gpu-mem-limit) is below the {} that two batches (of rows, or of bricks) need on the device: raise it", multires::memory::human_bytes(*limit as u64), multires::memory::human_bytes(*need as u64))]
     MemoryLimit { need: u128, limit: u128 },
     #[error(transparent)]
     Cwt(#[from] multires::CwtError),

@@ -228,6 +228,14 @@ impl Backend for CudaBackend {
 
 /// The backend for `device`: the GPU for `cuda` (an error naming why when
 /// there is none), the GPU or else the CPU for `auto`, with a note saying which.
+/// What `--device auto` says when it falls back to the CPU: nothing on a
+/// machine without a GPU (the common case needs no line on every run),
+/// and why when a GPU is there but cannot be used.
+pub fn auto_fallback_note(why: &dyn std::fmt::Display) -> Option<String> {
+    (device_count() > 0)
+        .then(|| format!("device auto: the GPU cannot be used ({why}); running on the CPU"))
+}
+
 pub fn select(device: Device) -> Result<(Box<dyn Backend>, Option<String>), BackendError> {
     match device {
         Device::Cpu => Ok((Box::new(CpuBackend), None)),
@@ -240,12 +248,7 @@ pub fn select(device: Device) -> Result<(Box<dyn Backend>, Option<String>), Back
                 let note = format!("device auto: running on the GPU ({})", b.gpu.info.name);
                 Ok((Box::new(b), Some(note)))
             }
-            Err(e) => Ok((
-                Box::new(CpuBackend),
-                Some(format!(
-                    "device auto: no usable GPU ({e}); running on the CPU"
-                )),
-            )),
+            Err(e) => Ok((Box::new(CpuBackend), auto_fallback_note(&e))),
         },
     }
 }

@@ -345,7 +345,14 @@ fn device_selection_never_panics() {
                 "{msg}"
             );
             assert_eq!(auto.name(), "cpu");
-            assert!(note.unwrap().contains("running on the CPU"));
+            // Without any GPU, auto says nothing on every run; with a GPU
+            // that cannot be used, it says why, briefly.
+            match multires_cuda::device_count() {
+                0 => assert!(note.is_none(), "{note:?}"),
+                _ => {
+                    assert!(note.is_some_and(|n| n.contains("running on the CPU") && n.len() < 200))
+                }
+            }
         }
     }
 }

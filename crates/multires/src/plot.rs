@@ -48,6 +48,44 @@ fn register_fonts() {
     });
 }
 
+/// Where a value is NaN the plot shows this colour (magenta, outside
+/// viridis), so a NaN is not mistaken for a small value.
+const NAN_RGB: (u8, u8, u8) = (230, 0, 180);
+
+/// A tick label that reads at any magnitude: plain with up to four
+/// significant digits between 1e-3 and 1e5, scientific notation outside,
+/// and no float noise (0.30000000000000004 prints as 0.3).
+pub fn tick_label(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return if v.is_nan() {
+            "NaN".into()
+        } else if v == 0.0 {
+            "0".into()
+        } else {
+            format!("{v}")
+        };
+    }
+    let a = v.abs();
+    if !(1e-3..1e5).contains(&a) {
+        let s = format!("{v:.2e}");
+        // 1.50e3 -> 1.5e3, 1.00e-9 -> 1e-9
+        return match s.split_once('e') {
+            Some((m, e)) => {
+                let m = m.trim_end_matches('0').trim_end_matches('.');
+                format!("{m}e{e}")
+            }
+            None => s,
+        };
+    }
+    let digits = (3 - a.log10().floor() as i32).clamp(0, 7) as usize;
+    let s = format!("{v:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 fn de<E: std::fmt::Display>(e: E) -> PlotError {
     PlotError::Draw(e.to_string())
 }
@@ -64,14 +102,11 @@ pub fn scalogram_png(out: &CwtOutput, path: &Path, opts: &PlotOptions) -> Result
         let root = BitMapBackend::with_buffer(&mut pixels, (w, h)).into_drawing_area();
         root.fill(&WHITE).map_err(de)?;
         let (main, bar) = root.split_horizontally(w - 130);
-        let fs_known = out.frequencies.is_some();
-        let t_scale = out.column_step;
-        let fs = out
-            .frequencies
-            .as_ref()
-            .and_then(|f| f.first().map(|&f0| f0 * out.scales[0]))
-            .unwrap_or(1.0);
-        let t_end = (cols as f64 * t_scale / if fs_known { fs } else { 1.0 }).max(1e-12);
+        // Time comes from the sampling rate alone (the frequencies also
+        // carry the wavelet's centre frequency, which is not a time unit).
+        let fs = out.sample_rate.filter(|f| f.is_finite() && *f > 0.0);
+        let fs_known = fs.is_some() && out.frequencies.is_some();
+        let t_end = (cols as f64 * out.column_step / fs.unwrap_or(1.0)).max(1e-12);
         // Rows ordered as given; the y axis shows row values (frequency or scale).
         let yvals: Vec<f64> = match &out.frequencies {
             Some(f) => f.clone(),
@@ -138,6 +173,10 @@ pub fn scalogram_png(out: &CwtOutput, path: &Path, opts: &PlotOptions) -> Result
                     .disable_mesh()
                     .x_desc(xlabel)
                     .y_desc(ylabel)
+                    .x_labels(10)
+                    .y_labels(12)
+                    .x_label_formatter(&|v: &f64| tick_label(*v))
+                    .y_label_formatter(&|v: &f64| tick_label(*v))
                     .label_style(("sans-serif", 14))
                     .draw()
                     .map_err(de)?;
@@ -153,15 +192,20 @@ pub fn scalogram_png(out: &CwtOutput, path: &Path, opts: &PlotOptions) -> Result
                         let fx1 = (px + 1 - xr.start) as f64 / (xr.end - xr.start) as f64;
                         let c0 = ((fx0 * cols as f64) as usize).min(cols - 1);
                         let c1 = ((fx1 * cols as f64).ceil() as usize).clamp(c0 + 1, cols);
-                        // Max-pool the columns under this pixel so peaks survive.
+                        // Max-pool the columns under this pixel so peaks survive;
+                        // a NaN among them is drawn as NaN, not as a value.
                         let mut v = f64::NEG_INFINITY;
+                        let mut nan = false;
                         for c in c0..c1 {
-                            v = v.max(mag[[r, c]]);
+                            let m = mag[[r, c]];
+                            nan |= m.is_nan();
+                            v = v.max(m);
                         }
                         let t = ((v - vmin) / (vmax - vmin)).clamp(0.0, 1.0);
                         let col =
                             colorous::VIRIDIS.eval_continuous(if t.is_finite() { t } else { 0.0 });
-                        let (mut cr, mut cg, mut cb) = (col.r, col.g, col.b);
+                        let (mut cr, mut cg, mut cb) =
+                            if nan { NAN_RGB } else { (col.r, col.g, col.b) };
                         if opts.coi && scale > out.coi[(c0 + c1) / 2] {
                             // Outside the cone of influence: wash out towards grey.
                             cr = ((cr as u16 + 2 * 200) / 3) as u8;
@@ -179,7 +223,7 @@ pub fn scalogram_png(out: &CwtOutput, path: &Path, opts: &PlotOptions) -> Result
             .caption(&opts.title, ("sans-serif", 20))
             .margin(12)
             .x_label_area_size(45)
-            .y_label_area_size(75);
+            .y_label_area_size(95);
         if log_y {
             let chart = builder
                 .build_cartesian_2d(0.0..t_end, (ymin..ymax).log_scale())
@@ -209,6 +253,8 @@ pub fn scalogram_png(out: &CwtOutput, path: &Path, opts: &PlotOptions) -> Result
             .disable_mesh()
             .disable_x_axis()
             .y_desc(label)
+            .y_labels(8)
+            .y_label_formatter(&|v: &f64| tick_label(*v))
             .label_style(("sans-serif", 12))
             .draw()
             .map_err(de)?;
@@ -253,8 +299,18 @@ pub fn dwt_levels_png(
     {
         let root = BitMapBackend::with_buffer(&mut pixels, (w, h)).into_drawing_area();
         root.fill(&WHITE).map_err(de)?;
+        let (main, bar) = root.split_horizontally(w - 120);
+        colour_bar(
+            &bar,
+            0.0,
+            1.0,
+            "|coefficient| / row's largest",
+            Ramp::Viridis,
+            40,
+            52,
+        )?;
         let x_end = signal_len.max(1) as f64;
-        let mut chart = ChartBuilder::on(&root)
+        let mut chart = ChartBuilder::on(&main)
             .caption(title, ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(40)
@@ -320,4 +376,235 @@ pub fn dwt_levels_png(
         root.present().map_err(de)?;
     }
     write_png(path, &pixels, w, h)
+}
+
+/// The colour ramps the plots use.
+#[derive(Clone, Copy)]
+enum Ramp {
+    Viridis,
+    Grey,
+    /// Black through red to yellow: errors, 0 to the bound.
+    Heat,
+}
+
+impl Ramp {
+    fn rgb(self, t: f64) -> RGBColor {
+        let t = if t.is_finite() {
+            t.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        match self {
+            Ramp::Viridis => {
+                let c = colorous::VIRIDIS.eval_continuous(t);
+                RGBColor(c.r, c.g, c.b)
+            }
+            Ramp::Grey => {
+                let g = (t * 255.0).round() as u8;
+                RGBColor(g, g, g)
+            }
+            Ramp::Heat => {
+                let c = colorous::INFERNO.eval_continuous(t);
+                RGBColor(c.r, c.g, c.b)
+            }
+        }
+    }
+}
+
+/// A vertical colour bar from `lo` to `hi` with readable ticks and a label.
+fn colour_bar<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    lo: f64,
+    hi: f64,
+    label: &str,
+    ramp: Ramp,
+    top: u32,
+    bottom: u32,
+) -> Result<(), PlotError> {
+    let hi = if hi > lo { hi } else { lo + 1.0 };
+    let mut cb = ChartBuilder::on(area)
+        .margin_top(top)
+        .margin_bottom(bottom)
+        .margin_right(8)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..1.0, lo..hi)
+        .map_err(de)?;
+    cb.configure_mesh()
+        .disable_mesh()
+        .disable_x_axis()
+        .y_desc(label)
+        .y_labels(6)
+        .y_label_formatter(&|v: &f64| tick_label(*v))
+        .label_style(("sans-serif", 12))
+        .draw()
+        .map_err(de)?;
+    let steps = 128;
+    cb.draw_series((0..steps).map(|i| {
+        let a = lo + (hi - lo) * i as f64 / steps as f64;
+        let b = lo + (hi - lo) * (i + 1) as f64 / steps as f64;
+        Rectangle::new(
+            [(0.0, a), (1.0, b)],
+            ramp.rgb(i as f64 / (steps - 1) as f64).filled(),
+        )
+    }))
+    .map_err(de)?;
+    Ok(())
+}
+
+/// One panel of a field figure: a 2-D field (rows of `w`) on a ramp from
+/// `lo` to `hi`.
+struct Panel<'a> {
+    title: &'a str,
+    values: &'a [f64],
+    ramp: Ramp,
+    lo: f64,
+    hi: f64,
+}
+
+fn draw_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    p: &Panel,
+    (h, w): (usize, usize),
+) -> Result<(), PlotError> {
+    let mut chart = ChartBuilder::on(area)
+        .caption(p.title, ("sans-serif", 16))
+        .margin(8)
+        .x_label_area_size(36)
+        .y_label_area_size(56)
+        .build_cartesian_2d(0.0..w as f64, h as f64..0.0)
+        .map_err(de)?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_desc("x (pixels)")
+        .y_desc("y (pixels)")
+        .x_labels(5)
+        .y_labels(5)
+        .x_label_formatter(&|v: &f64| tick_label(*v))
+        .y_label_formatter(&|v: &f64| tick_label(*v))
+        .label_style(("sans-serif", 11))
+        .draw()
+        .map_err(de)?;
+    let plot = chart.plotting_area();
+    let (xr, yr) = plot.get_pixel_range();
+    let (pw, ph) = (
+        (xr.end - xr.start).max(1) as usize,
+        (yr.end - yr.start).max(1) as usize,
+    );
+    let span = if p.hi > p.lo { p.hi - p.lo } else { 1.0 };
+    for py in 0..ph {
+        let y = (py * h / ph).min(h - 1);
+        for px in 0..pw {
+            let x = (px * w / pw).min(w - 1);
+            let v = p.values[y * w + x];
+            let c = if v.is_nan() {
+                RGBColor(NAN_RGB.0, NAN_RGB.1, NAN_RGB.2)
+            } else {
+                p.ramp.rgb((v - p.lo) / span)
+            };
+            area.draw_pixel((xr.start + px as i32, yr.start + py as i32), &c)
+                .map_err(de)?;
+        }
+    }
+    Ok(())
+}
+
+/// The codec's figure (the seed's Figure 1): the original field, the
+/// decoded one (both grey over the original's value range, with its
+/// colour bar) and the absolute error from 0 to the bound (with its own
+/// colour bar), each panel titled and with pixel axes.
+pub fn before_after_png(
+    original: &[f64],
+    decoded: &[f64],
+    (h, w): (usize, usize),
+    bound: f64,
+    path: &Path,
+    title: &str,
+) -> Result<(), PlotError> {
+    register_fonts();
+    if h == 0 || w == 0 || original.len() != h * w || decoded.len() != h * w {
+        return Err(PlotError::Draw(format!(
+            "a {h} x {w} figure needs {} values per panel",
+            h * w
+        )));
+    }
+    let (lo, hi) = original
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+    let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
+    let error: Vec<f64> = original
+        .iter()
+        .zip(decoded)
+        .map(|(a, b)| (a - b).abs())
+        .collect();
+    let bound = if bound > 0.0 {
+        bound
+    } else {
+        f64::MIN_POSITIVE
+    };
+    // Each panel at most 480 pixels wide, keeping the field's aspect.
+    let pw = 480u32;
+    let ph = ((pw as f64 * h as f64 / w as f64).round() as u32).clamp(160, 900);
+    let (fw, fh) = (3 * (pw + 64) + 2 * 110, ph + 110);
+    let mut pixels = vec![0u8; (fw * fh * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut pixels, (fw, fh)).into_drawing_area();
+        root.fill(&WHITE).map_err(de)?;
+        let root = root.titled(title, ("sans-serif", 18)).map_err(de)?;
+        let (panels, bars) = root.split_horizontally(3 * (pw + 64));
+        let cells = panels.split_evenly((1, 3));
+        let (grey_bar, err_bar) = bars.split_horizontally(110);
+        let figures = [
+            Panel {
+                title: "original",
+                values: original,
+                ramp: Ramp::Grey,
+                lo,
+                hi,
+            },
+            Panel {
+                title: "decoded",
+                values: decoded,
+                ramp: Ramp::Grey,
+                lo,
+                hi,
+            },
+            Panel {
+                title: "|error| (0 to the bound)",
+                values: &error,
+                ramp: Ramp::Heat,
+                lo: 0.0,
+                hi: bound,
+            },
+        ];
+        for (cell, p) in cells.iter().zip(&figures) {
+            draw_panel(cell, p, (h, w))?;
+        }
+        colour_bar(&grey_bar, lo, hi, "value", Ramp::Grey, 36, 44)?;
+        colour_bar(&err_bar, 0.0, bound, "|error|", Ramp::Heat, 36, 44)?;
+        root.present().map_err(de)?;
+    }
+    write_png(path, &pixels, fw, fh)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tick_label;
+
+    #[test]
+    fn tick_labels_read_at_any_magnitude_without_float_noise() {
+        assert_eq!(tick_label(0.30000000000000004), "0.3");
+        assert_eq!(tick_label(0.1 + 0.2), "0.3");
+        assert_eq!(tick_label(1e-9), "1e-9");
+        assert_eq!(tick_label(2.5e9), "2.5e9");
+        assert_eq!(tick_label(1e300), "1e300");
+        assert_eq!(tick_label(-3.75e-12), "-3.75e-12");
+        assert_eq!(tick_label(12.5), "12.5");
+        assert_eq!(tick_label(1000.0), "1000");
+        assert_eq!(tick_label(0.0), "0");
+        assert_eq!(tick_label(66.0), "66");
+    }
 }

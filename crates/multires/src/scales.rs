@@ -36,7 +36,7 @@ pub enum ScaleError {
     Syntax { spec: String, why: String },
     #[error("scale {value} at position {index} is not a finite number > 0")]
     NotPositive { index: usize, value: f64 },
-    #[error("no scales: the specification '{0}' yields an empty list")]
+    #[error("no scales: {0}")]
     Empty(String),
     #[error("{count} scales requested; at most {max} are allowed")]
     TooMany { count: u128, max: usize },
@@ -102,6 +102,20 @@ fn parse_rational(text: &str, spec: &str) -> Result<(u64, u64), ScaleError> {
     }
     if let Ok(p) = text.parse::<u64>() {
         return Ok((p, 1));
+    }
+    // Exponent notation, as the other flags take it: 1e9, 2.5e-3 (kept
+    // exact: 2.5e-3 is 25/10000).
+    if let Some((m, e)) = text.split_once(['e', 'E']) {
+        let (mut num, mut den) = parse_rational(m, spec)?;
+        let e: i32 = e.trim().parse().map_err(|_| bad())?;
+        let pow = 10u64.checked_pow(e.unsigned_abs()).ok_or_else(bad)?;
+        if e >= 0 {
+            num = num.checked_mul(pow).ok_or_else(bad)?;
+        } else {
+            den = den.checked_mul(pow).ok_or_else(bad)?;
+        }
+        let g = gcd(num, den).max(1);
+        return Ok((num / g, den / g));
     }
     // A decimal: 2.25 -> 225/100.
     let (int, frac) = text.split_once('.').ok_or_else(bad)?;
@@ -321,7 +335,12 @@ impl ScaleSpec {
             }
         };
         if scales.is_empty() {
-            return Err(ScaleError::Empty(format!("{self:?}")));
+            return Err(ScaleError::Empty(match self {
+                ScaleSpec::List(_) => {
+                    "the list of scales is empty (is the --scales-file empty?)".into()
+                }
+                _ => "the specification gives an empty list".into(),
+            }));
         }
         if scales.len() > MAX_SCALES {
             return Err(ScaleError::TooMany {
@@ -434,6 +453,25 @@ mod tests {
             .scales(&morl())
             .is_err());
         assert!(ScaleSpec::List(vec![]).scales(&morl()).is_err());
+        // Exponent notation is read exactly, as other flags read it.
+        let s = ScaleSpec::parse_linear("1e9:1e9")
+            .unwrap()
+            .scales(&morl())
+            .unwrap();
+        assert_eq!(s.iter().map(|s| s.value()).collect::<Vec<_>>(), [1e9]);
+        let s = ScaleSpec::parse_linear("2.5e-1:1:25e-2")
+            .unwrap()
+            .scales(&morl())
+            .unwrap();
+        assert_eq!(
+            s.iter().map(|s| s.value()).collect::<Vec<_>>(),
+            [0.25, 0.5, 0.75, 1.0]
+        );
+        let e = ScaleSpec::List(vec![])
+            .scales(&morl())
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("List("), "{e}");
         assert!(ScaleSpec::parse_linear("1:100000000").is_err());
     }
 }

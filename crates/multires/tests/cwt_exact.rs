@@ -423,6 +423,13 @@ fn bad_input_is_a_typed_error() {
     assert!(plan.execute(&Signal::real(vec![1.0; 4]), None).is_err());
     let mut allow = o.clone();
     allow.allow_nonfinite = true;
+    // The FFT path would smear a NaN over its segment: refused, naming the fix.
+    let e = CwtPlan::new(allow.clone(), 3, false)
+        .unwrap()
+        .execute(&Signal::real(vec![1.0, f64::NAN, 0.0]), None)
+        .unwrap_err();
+    assert!(e.to_string().contains("--algorithm direct"), "{e}");
+    allow.algorithm = multires::cwt::Algorithm::Direct;
     let out = CwtPlan::new(allow, 3, false)
         .unwrap()
         .execute(&Signal::real(vec![1.0, f64::NAN, 0.0]), None)
@@ -436,8 +443,32 @@ fn bad_input_is_a_typed_error() {
     let mut huge = CwtOptions::new(w.clone(), vec![Scale::new(1e15)]);
     huge.memory_limit = Some(1 << 30);
     let e = CwtPlan::new(huge, 10, false).err().expect("too large");
-    assert!(e.to_string().contains("bytes"), "{e}");
+    assert!(e.to_string().contains("GiB"), "{e}");
     let mut h0 = o;
     h0.hop = 0;
     assert!(CwtPlan::new(h0, 10, false).is_err());
+}
+
+/// With --allow-nonfinite the direct sum gives NaN exactly where a mask
+/// touches the NaN, and finite values everywhere else.
+#[test]
+fn a_nan_reaches_exactly_the_columns_whose_masks_touch_it() {
+    let w = Wavelet::from_name("morl").unwrap();
+    let n = 400;
+    let p = 200;
+    let mut x = multires::signal::noise(n, 3);
+    x[p] = f64::NAN;
+    let mut o = CwtOptions::new(w, vec![Scale::new(2.0), Scale::new(5.0)]);
+    o.allow_nonfinite = true;
+    o.algorithm = multires::cwt::Algorithm::Direct;
+    let plan = CwtPlan::new(o, n, false).unwrap();
+    let out = plan.execute(&Signal::real(x), None).unwrap();
+    let v = out.values.to_complex64();
+    for (r, s) in [2.0f64, 5.0].iter().enumerate() {
+        let half = (8.0 * s).ceil() as usize;
+        for c in 0..n {
+            let touched = c + half >= p && c <= p + half;
+            assert_eq!(v[[r, c]].re.is_nan(), touched, "scale {s}, column {c}");
+        }
+    }
 }

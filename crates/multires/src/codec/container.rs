@@ -409,6 +409,13 @@ impl MrzReader {
         if count.is_none_or(|c| c > (1u128 << 48)) || (ndim == 2 && dims[0] != 1) {
             return Err(corrupt(format!("implausible shape {dims:?}")));
         }
+        let brick = [0, 1, 2].map(|a| brick[a].min(dims[a]));
+        if brick.iter().product::<usize>() > super::MAX_BRICK_VALUES {
+            return Err(corrupt(format!(
+                "bricks of {brick:?} values: larger than any this codec writes (at most {} values)",
+                super::MAX_BRICK_VALUES
+            )));
+        }
         let header = MrzHeader {
             version,
             dtype,
@@ -417,7 +424,7 @@ impl MrzReader {
             transform,
             bound,
             abs_bound,
-            brick: [0, 1, 2].map(|a| brick[a].min(dims[a])),
+            brick,
             value_range,
         };
         let grid = header.grid();

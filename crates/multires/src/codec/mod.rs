@@ -518,12 +518,24 @@ impl CodecOptions {
                 "brick {brick:?}: every extent must be at least 1"
             )));
         }
-        Ok(BrickGrid {
-            dims,
-            brick: [0, 1, 2].map(|a| brick[a].min(dims[a])),
-        })
+        let brick = [0, 1, 2].map(|a| brick[a].min(dims[a]));
+        if brick
+            .iter()
+            .try_fold(1usize, |a, &b| a.checked_mul(b))
+            .is_none_or(|v| v > MAX_BRICK_VALUES)
+        {
+            return Err(CodecError::Invalid(format!(
+                "brick {brick:?}: at most {MAX_BRICK_VALUES} values a brick (each is decoded in memory on one core)"
+            )));
+        }
+        Ok(BrickGrid { dims, brick })
     }
 }
+
+/// The most values a brick may hold: each is decoded in memory on one
+/// core, so a file claiming more is forged (2^28 values: 2 GiB of float64;
+/// the default bricks hold 129^3, about 2^21).
+pub const MAX_BRICK_VALUES: usize = 1 << 28;
 
 /// log2 of a longest rANS chunk of `values`, or an error naming the
 /// lengths there are (the CLI checks its flags with it as it parses them).

@@ -129,13 +129,15 @@ pub enum CwtError {
     EmptySignal,
     #[error("the signal has a non-finite value ({value}) at sample {index}; clean it or pass --allow-nonfinite to propagate NaN/Inf")]
     NonFinite { index: usize, value: String },
+    #[error("the signal has a non-finite value ({value}) at sample {index}: the FFT path would spread it over a whole segment; pass --algorithm direct to propagate NaN/Inf exactly where the masks touch it")]
+    NonFiniteFft { index: usize, value: String },
     #[error(transparent)]
     Scales(#[from] ScaleError),
     #[error("hop must be >= 1, got {0}")]
     BadHop(usize),
     #[error("oversampling factor must be 1, 2 or 4, got {0}")]
     BadOversampling(usize),
-    #[error("{what} needs {need} bytes, more than the {limit} bytes allowed; use fewer or smaller scales, a shorter signal, --hop, or f32")]
+    #[error("{what} needs {}, more than the {} allowed; use fewer or smaller scales, a shorter signal, --hop, or f32", crate::memory::human_bytes(u64::try_from(*need).unwrap_or(u64::MAX)), crate::memory::human_bytes(*limit))]
     TooLarge {
         what: String,
         need: u128,

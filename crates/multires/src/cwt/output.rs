@@ -139,5 +139,7 @@ pub struct CwtOutput {
     pub coi: Vec<f64>,
     /// Input samples per output column.
     pub column_step: f64,
+    /// Samples per second of the input, when known (the plot's time axis).
+    pub sample_rate: Option<f64>,
     pub output: OutputKind,
 }

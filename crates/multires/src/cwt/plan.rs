@@ -5,7 +5,7 @@ use super::direct::{self, DirectMask, Extended};
 use super::masks::{half_length, PackedMasks};
 use super::output::{CwtOutput, CwtValues, OutValue};
 use super::strategy::{Recipe, ScaleAlgorithm};
-use super::{oversample, CwtError, CwtOptions, OutputKind, Precision};
+use super::{oversample, Algorithm, CwtError, CwtOptions, OutputKind, Precision};
 use crate::overlap_save::{GroupEngine, RealGroupEngine, RealScratch, Scratch};
 use crate::real::{complex_of, Real};
 use crate::scales::Scale;
@@ -308,9 +308,14 @@ impl CwtPlan {
                 got: signal.len(),
             });
         }
-        if !self.options.allow_nonfinite {
-            if let Some((index, value)) = signal.first_nonfinite() {
+        if let Some((index, value)) = signal.first_nonfinite() {
+            if !self.options.allow_nonfinite {
                 return Err(CwtError::NonFinite { index, value });
+            }
+            // An FFT spreads one NaN over its whole segment; only the
+            // direct sum gives NaN exactly where a mask touches it.
+            if self.options.algorithm != Algorithm::Direct {
+                return Err(CwtError::NonFiniteFft { index, value });
             }
         }
         Ok(())
@@ -372,6 +377,7 @@ impl CwtPlan {
             frequencies,
             coi,
             column_step: step,
+            sample_rate: self.options.sample_rate,
             output: self.options.output,
         }
     }

@@ -60,9 +60,11 @@ pub enum FirError {
     EmptyFilters(usize, usize),
     #[error("the signal has a non-finite value ({value}) at sample {index}; pass --allow-nonfinite to propagate it")]
     NonFinite { index: usize, value: String },
+    #[error("the signal has a non-finite value ({value}) at sample {index}: the FFT (overlap-save) path would spread it over a whole segment; pass --algorithm direct (on the CPU) to propagate NaN/Inf exactly where the sums touch it")]
+    NonFiniteFft { index: usize, value: String },
     #[error("filter {filter} has a non-finite tap at {tap}")]
     NonFiniteFilter { filter: usize, tap: usize },
-    #[error("the output ({need} bytes) exceeds the {limit} bytes allowed")]
+    #[error("the output needs {}, more than the {} allowed; use fewer filters, a shorter signal or --mode valid", crate::memory::human_bytes(u64::try_from(*need).unwrap_or(u64::MAX)), crate::memory::human_bytes(*limit))]
     TooLarge { need: u128, limit: u64 },
 }
 
@@ -192,9 +194,14 @@ pub fn validate(
     if nf == 0 || m == 0 {
         return Err(FirError::EmptyFilters(nf, m));
     }
-    if !options.allow_nonfinite {
-        if let Some((index, value)) = signal.first_nonfinite() {
+    if let Some((index, value)) = signal.first_nonfinite() {
+        if !options.allow_nonfinite {
             return Err(FirError::NonFinite { index, value });
+        }
+        // An FFT spreads one NaN over its whole segment; only the direct
+        // sum gives NaN exactly where a product touches it.
+        if options.algorithm != FirAlgorithm::Direct {
+            return Err(FirError::NonFiniteFft { index, value });
         }
     }
     for f in 0..nf {

@@ -8,15 +8,15 @@ mod read;
 mod write;
 
 pub use npy::{
-    check_f32_npy, read_f32_npy_at, read_f32_npy_vec, read_npy_header, write_f32_npy,
-    write_npy_mapped, MappedF32, MappedValues, NpyHeader,
+    check_f32_npy, check_npy_file, read_f32_npy_at, read_f32_npy_vec, read_npy_header,
+    write_f32_npy, write_npy_mapped, MappedF32, MappedValues, NpyHeader,
 };
 
 pub use read::{
     read_matrix, read_npz, read_raw_f32, read_real_array, read_signal, Matrix, RawType,
     ReadOptions, RealArray,
 };
-pub use write::{write_atomic, write_npy, write_npz, write_png, NpyArray};
+pub use write::{remove_pending_outputs, write_atomic, write_npy, write_npz, write_png, NpyArray};
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -104,18 +104,26 @@ fn format_err(path: &Path, why: impl Into<String>) -> IoError {
 
 /// The header of the .npy at `path` (numpy format versions 1 to 3).
 pub fn read_npy_header(path: &Path) -> Result<NpyHeader, IoError> {
-    let mut f = File::open(path).map_err(|source| IoError::Open {
+    let open_err = |source| IoError::Open {
         path: path.display().to_string(),
         why: source,
-    })?;
-    let file_len = f
-        .metadata()
-        .map_err(|source| IoError::Open {
-            path: path.display().to_string(),
-            why: source,
-        })?
-        .len();
-    let bad = |why: &str| format_err(path, format!("not a valid .npy file: {why}"));
+    };
+    let mut f = File::open(path).map_err(open_err)?;
+    let file_len = f.metadata().map_err(open_err)?.len();
+    parse_npy_header(&mut f, file_len, &path.display().to_string())
+}
+
+/// The header of an .npy stream of `file_len` bytes (a file, or an .npz
+/// member), read from its start; `label` names it in errors.
+pub(super) fn parse_npy_header(
+    f: &mut impl Read,
+    file_len: u64,
+    label: &str,
+) -> Result<NpyHeader, IoError> {
+    let bad = |why: &str| IoError::Format {
+        path: label.to_string(),
+        why: format!("not a valid .npy file: {why}"),
+    };
     let mut pre = [0u8; 8];
     f.read_exact(&mut pre)
         .map_err(|_| bad("shorter than the .npy preamble"))?;
@@ -181,6 +189,74 @@ pub fn read_npy_header(path: &Path) -> Result<NpyHeader, IoError> {
         data_offset: at + len,
         file_len,
     })
+}
+
+/// Bytes of one value of numpy type string `descr` (`<f8` -> 8, `<c16` ->
+/// 16, `|u1` -> 1); None for types multires does not read.
+fn item_size(descr: &str) -> Option<u64> {
+    let digits = descr.get(2..)?;
+    match descr.get(1..2)? {
+        "f" | "c" | "i" | "u" | "b" => digits.parse().ok().filter(|&n| n > 0 && n <= 16),
+        _ => None,
+    }
+}
+
+/// Checks what an .npy header claims before anything is allocated: its
+/// values must lie in the stream (`h.file_len` bytes), and the widened
+/// float64 (or complex128) copy the readers make must fit `memory` bytes.
+/// A header that claims 1e15 values is then a clear error, not an abort.
+pub(super) fn check_npy_claim(h: &NpyHeader, label: &str, memory: u64) -> Result<(), IoError> {
+    let err = |why: String| IoError::Format {
+        path: label.to_string(),
+        why,
+    };
+    let n = h.len().ok_or_else(|| {
+        err(format!(
+            "its header's shape {:?} is too large to address",
+            h.shape
+        ))
+    })? as u64;
+    let Some(size) = item_size(&h.descr) else {
+        // The element readers name the unsupported type.
+        return Ok(());
+    };
+    let data = h.file_len.saturating_sub(h.data_offset);
+    match n.checked_mul(size) {
+        Some(bytes) if bytes <= data => {}
+        _ => {
+            return Err(err(format!(
+                "its header says shape {:?} of {} ({} values, {}), but the file holds only {} of data: truncated or corrupt",
+                h.shape,
+                h.descr,
+                n,
+                crate::memory::human_bytes(n.saturating_mul(size)),
+                crate::memory::human_bytes(data)
+            )))
+        }
+    }
+    let widened = n
+        .saturating_mul(size.max(8))
+        .saturating_add(n.saturating_mul(size));
+    if widened > memory {
+        return Err(err(format!(
+            "reading shape {:?} needs about {} of memory, more than the {} available",
+            h.shape,
+            crate::memory::human_bytes(widened),
+            crate::memory::human_bytes(memory)
+        )));
+    }
+    Ok(())
+}
+
+/// `check_npy_claim` for the .npy file at `path`, against the memory the
+/// machine has free.
+pub fn check_npy_file(path: &Path) -> Result<(), IoError> {
+    let h = read_npy_header(path)?;
+    check_npy_claim(
+        &h,
+        &path.display().to_string(),
+        crate::memory::default_limit(),
+    )
 }
 
 /// The data of a float32 .npy (`h`, from `read_npy_header`) read into
@@ -377,6 +453,47 @@ fn map_reserved(_file: &File, _len: u64) -> Option<memmap2::MmapMut> {
     None
 }
 
+/// Free bytes on the file system that holds `dir` (None where unknown).
+#[cfg(target_os = "linux")]
+#[allow(clippy::unnecessary_cast)] // the field types differ between targets
+pub(crate) fn free_space(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs fills the zeroed struct from a NUL-terminated path.
+    unsafe {
+        let mut st: libc::statvfs = std::mem::zeroed();
+        (libc::statvfs(c.as_ptr(), &mut st) == 0)
+            .then(|| (st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn free_space(_dir: &Path) -> Option<u64> {
+    None
+}
+
+/// Refuses an output of `bytes` that the disk holding `path` has no room
+/// for, before a block is reserved (a forged .mrz header claiming 4096^3
+/// values would otherwise reserve 256 GiB).
+fn check_room(path: &Path, bytes: u64) -> Result<(), IoError> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match free_space(dir) {
+        Some(free) if bytes > free => Err(IoError::Write {
+            path: path.display().to_string(),
+            why: format!(
+                "it needs {} and the disk holding '{}' has {} free",
+                crate::memory::human_bytes(bytes),
+                dir.display(),
+                crate::memory::human_bytes(free)
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Writes a .npy of `shape` whose values `fill` puts straight into the
 /// file's pages (memory-mapped): no copy of the whole field in ordinary
 /// memory, so a field larger than RAM can be written, and no pass that
@@ -409,8 +526,20 @@ where
     T: ndarray_npy::WritableElement + bytemuck::Pod + Default,
     E: From<IoError>,
 {
-    let n: usize = shape.iter().product();
     let size = std::mem::size_of::<T>();
+    let n = shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .filter(|n| n.checked_mul(size).is_some())
+        .ok_or_else(|| {
+            E::from(IoError::Write {
+                path: path.display().to_string(),
+                why: format!("shape {shape:?} is too large to address"),
+            })
+        })?;
+    let bytes = (n * size) as u64;
+    check_room(path, bytes).map_err(E::from)?;
+    let memory = crate::memory::default_limit();
     let mut failed: Option<E> = None;
     let written = super::write::with_temp_file(path, |file| {
         ndarray_npy::write_zeroed_npy::<T, _>(file, ndarray::IxDyn(shape))
@@ -436,6 +565,12 @@ where
         {
             // The pages are the file's: written back as any write is.
             Some(out) => run(out),
+            // Never a buffer in memory larger than memory: say so instead.
+            None if bytes > memory => Err(format!(
+                "the file's {} cannot be mapped for writing here, and decoding them in memory needs more than the {} available",
+                crate::memory::human_bytes(bytes),
+                crate::memory::human_bytes(memory)
+            )),
             None => {
                 let mut owned = vec![T::default(); n];
                 run(&mut owned)?;

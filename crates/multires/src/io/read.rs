@@ -106,6 +106,7 @@ fn flatten_vector<T: Clone>(a: ndarray::ArrayD<T>, path: &Path) -> Result<Vec<T>
 }
 
 fn read_npy_signal(path: &Path) -> Result<Signal, IoError> {
+    super::npy::check_npy_file(path)?;
     let real = |v: Vec<f64>| Signal::real(v);
     let res = (|| -> Result<Signal, IoError> {
         try_npy!(path, ndarray::ArrayD<f64>, |a| flatten_vector(a, path)
@@ -123,18 +124,18 @@ fn read_npy_signal(path: &Path) -> Result<Signal, IoError> {
             flatten_vector(a.mapv(|c| Complex64::new(c.re as f64, c.im as f64)), path)
                 .map(Signal::complex)
         });
-        try_npy!(path, ndarray::ArrayD<i16>, |a: ndarray::ArrayD<i16>| {
-            flatten_vector(a.mapv(|v| v as f64), path).map(real)
-        });
-        try_npy!(path, ndarray::ArrayD<i32>, |a: ndarray::ArrayD<i32>| {
-            flatten_vector(a.mapv(|v| v as f64), path).map(real)
-        });
-        try_npy!(path, ndarray::ArrayD<i64>, |a: ndarray::ArrayD<i64>| {
-            flatten_vector(a.mapv(|v| v as f64), path).map(real)
-        });
+        // Integers as the DWT reads them (a uint8 recording, int16 audio).
+        macro_rules! ints {
+            ($($t:ty),*) => {$(
+                try_npy!(path, ndarray::ArrayD<$t>, |a: ndarray::ArrayD<$t>| {
+                    flatten_vector(a.mapv(|v| v as f64), path).map(real)
+                });
+            )*};
+        }
+        ints!(i8, i16, i32, i64, u8, u16, u32, u64);
         Err(fmt_err(
             path,
-            "unsupported dtype: expected float32, float64, complex64, complex128 or int16/32/64",
+            "unsupported dtype: expected float32, float64, complex64, complex128 or (u)int8/16/32/64",
         ))
     })();
     res
@@ -185,11 +186,15 @@ pub fn read_matrix(path: &Path) -> Result<Matrix, IoError> {
     };
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     if !ext.eq_ignore_ascii_case("npy") {
-        return Err(IoError::UnknownExtension {
-            path: path.display().to_string(),
-            ext: format!(".{ext}"),
-        });
+        return Err(fmt_err(
+            path,
+            format!(
+                "a matrix (a filter bank of shape (F, M)) is read from .npy only, not {}; save it with numpy.save",
+                if ext.is_empty() { "a file without extension".to_string() } else { format!(".{ext}") }
+            ),
+        ));
     }
+    super::npy::check_npy_file(path)?;
     let res = (|| -> Result<Matrix, IoError> {
         try_npy!(path, ndarray::ArrayD<f64>, |a| to2(a).map(Matrix::Real));
         try_npy!(path, ndarray::ArrayD<f32>, |a: ndarray::ArrayD<f32>| to2(
@@ -212,10 +217,27 @@ pub fn read_matrix(path: &Path) -> Result<Matrix, IoError> {
     res
 }
 
+/// The highest sampling rate a WAV header may state.
+const MAX_WAV_RATE: u32 = 1_000_000_000;
+
 fn read_wav(path: &Path, channel: usize) -> Result<Signal, IoError> {
     let reader = hound::WavReader::open(path)
         .map_err(|e| fmt_err(path, format!("not a readable WAV file: {e}")))?;
     let spec = reader.spec();
+    // 0 Hz (or an absurd rate) would make every time and frequency axis
+    // infinite; no recorder writes more than 1 GHz into a WAV.
+    if spec.sample_rate == 0 || spec.sample_rate > MAX_WAV_RATE {
+        return Err(fmt_err(
+            path,
+            format!(
+                "its header says {} Hz; a WAV's sampling rate must be 1 Hz to {MAX_WAV_RATE} Hz (read it as raw samples with --raw and pass --fs if the header is wrong)",
+                spec.sample_rate
+            ),
+        ));
+    }
+    if spec.channels == 0 {
+        return Err(fmt_err(path, "its header says 0 channels"));
+    }
     let channels = spec.channels as usize;
     if channel >= channels {
         return Err(fmt_err(
@@ -230,6 +252,15 @@ fn read_wav(path: &Path, channel: usize) -> Result<Signal, IoError> {
             .map(|s| s.map(|v| v as f64))
             .collect::<Result<_, _>>()
             .map_err(wav_err)?,
+        hound::SampleFormat::Int if !(1..=32).contains(&spec.bits_per_sample) => {
+            return Err(fmt_err(
+                path,
+                format!(
+                    "{} bits a sample: integer WAV samples have 1 to 32",
+                    spec.bits_per_sample
+                ),
+            ))
+        }
         hound::SampleFormat::Int => {
             let full = (1u64 << (spec.bits_per_sample - 1)) as f64;
             reader
@@ -251,11 +282,30 @@ fn read_wav(path: &Path, channel: usize) -> Result<Signal, IoError> {
     })
 }
 
+/// Whether a text line is a column header ("time,value"): every field
+/// starts with a letter or a quote and none is a number.
+fn is_header(fields: &[&str]) -> bool {
+    fields.iter().all(|f| {
+        let f = f.trim();
+        f.parse::<f64>().is_err()
+            && f.chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '"' || c == '\'')
+    })
+}
+
 fn read_text(path: &Path, column: usize) -> Result<Signal, IoError> {
     let reader = BufReader::new(open(path)?);
     let mut out = Vec::new();
+    let mut first = true;
     for (lineno, line) in reader.lines().enumerate() {
         let line = line.map_err(|e| fmt_err(path, format!("line {}: {e}", lineno + 1)))?;
+        // Spreadsheets write UTF-8 files with a byte-order mark.
+        let line = if lineno == 0 {
+            line.trim_start_matches('\u{feff}')
+        } else {
+            &line
+        };
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
@@ -264,6 +314,14 @@ fn read_text(path: &Path, column: usize) -> Result<Signal, IoError> {
             .split([',', ';', '\t', ' '])
             .filter(|f| !f.is_empty())
             .collect();
+        if std::mem::take(&mut first) && is_header(&fields) {
+            eprintln!(
+                "note: {}: line {} ('{line}') read as a column header and skipped",
+                path.display(),
+                lineno + 1
+            );
+            continue;
+        }
         let field = fields.get(column).ok_or_else(|| {
             fmt_err(
                 path,
@@ -276,8 +334,6 @@ fn read_text(path: &Path, column: usize) -> Result<Signal, IoError> {
         })?;
         match field.trim().parse::<f64>() {
             Ok(v) => out.push(v),
-            // A header line is allowed before the first number.
-            Err(_) if out.is_empty() && lineno == 0 => continue,
             Err(_) => {
                 return Err(fmt_err(
                     path,
@@ -338,6 +394,11 @@ pub struct RealArray {
     pub values: ndarray::ArrayD<f64>,
     /// The file held float32 samples.
     pub was_f32: bool,
+    /// Bytes a value took in the file (1 for uint8, 8 for float64).
+    pub stored_size: usize,
+    /// Integers of the file that float64 cannot hold exactly (beyond
+    /// 2^53), read rounded.
+    pub inexact_integers: usize,
 }
 
 /// A real n-D array: any .npy of floats or integers, or a 1-D signal from
@@ -349,18 +410,35 @@ pub fn read_real_array(path: &Path, options: &ReadOptions) -> Result<RealArray, 
             .and_then(|e| e.to_str())
             .is_some_and(|e| e.eq_ignore_ascii_case("npy"));
     if is_npy {
-        let real = |a: ndarray::ArrayD<f64>, was_f32| Ok(RealArray { values: a, was_f32 });
+        super::npy::check_npy_file(path)?;
+        let real = |a: ndarray::ArrayD<f64>, was_f32: bool, inexact_integers| {
+            Ok(RealArray {
+                values: a,
+                was_f32,
+                stored_size: if was_f32 { 4 } else { 8 },
+                inexact_integers,
+            })
+        };
         let complex = || {
             Err(fmt_err(path, "holds complex values; the DWT takes real arrays (transform the real and imaginary parts separately)"))
         };
-        try_npy!(path, ndarray::ArrayD<f64>, |a| real(a, false));
+        try_npy!(path, ndarray::ArrayD<f64>, |a| real(a, false, 0));
         try_npy!(path, ndarray::ArrayD<f32>, |a: ndarray::ArrayD<f32>| real(
             a.mapv(|v| v as f64),
-            true
+            true,
+            0
         ));
         macro_rules! ints {
             ($($t:ty),*) => {$(
-                try_npy!(path, ndarray::ArrayD<$t>, |a: ndarray::ArrayD<$t>| real(a.mapv(|v| v as f64), false));
+                try_npy!(path, ndarray::ArrayD<$t>, |a: ndarray::ArrayD<$t>| {
+                    let inexact = a.iter().filter(|&&v| (v as f64) as $t != v || v as f64 == <$t>::MAX as f64 && <$t>::BITS > 53).count();
+                    Ok(RealArray {
+                        values: a.mapv(|v| v as f64),
+                        was_f32: false,
+                        stored_size: std::mem::size_of::<$t>(),
+                        inexact_integers: inexact,
+                    })
+                });
             )*};
         }
         ints!(i8, i16, i32, i64, u8, u16, u32, u64);
@@ -375,10 +453,13 @@ pub fn read_real_array(path: &Path, options: &ReadOptions) -> Result<RealArray, 
     match s.samples {
         Samples::Real(v) => {
             let n = v.len();
+            let was_f32 = options.raw == Some(RawType::F32);
             Ok(RealArray {
                 values: ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[n]), v)
                     .map_err(|e| fmt_err(path, e.to_string()))?,
-                was_f32: options.raw == Some(RawType::F32),
+                was_f32,
+                stored_size: if was_f32 { 4 } else { 8 },
+                inexact_integers: 0,
             })
         }
         Samples::Complex(_) => Err(fmt_err(
@@ -394,6 +475,7 @@ pub fn read_real_array(path: &Path, options: &ReadOptions) -> Result<RealArray, 
 pub type NamedArrays = Vec<(String, ndarray::ArrayD<f64>)>;
 
 pub fn read_npz(path: &Path) -> Result<(NamedArrays, bool), IoError> {
+    check_npz_members(path)?;
     let mut npz = ndarray_npy::NpzReader::new(open(path)?)
         .map_err(|e| fmt_err(path, format!("is not a readable .npz: {e}")))?;
     let names = npz
@@ -421,4 +503,38 @@ pub fn read_npz(path: &Path) -> Result<(NamedArrays, bool), IoError> {
         out.push((key, a));
     }
     Ok((out, any_f32))
+}
+
+/// Deflate expands at most about 1032:1, so a member claiming more than
+/// that over its compressed bytes is a forged size.
+const DEFLATE_MAX_RATIO: u64 = 1032;
+
+/// Checks every .npz member's .npy header against the member's size and
+/// against memory before ndarray-npy allocates what the header claims.
+fn check_npz_members(path: &Path) -> Result<(), IoError> {
+    let not_npz = |e: zip::result::ZipError| fmt_err(path, format!("is not a readable .npz: {e}"));
+    let mut zip = zip::ZipArchive::new(open(path)?).map_err(not_npz)?;
+    let mut memory = crate::memory::default_limit();
+    for i in 0..zip.len() {
+        let mut member = zip.by_index(i).map_err(not_npz)?;
+        let name = member.name().to_string();
+        let label = format!("{}: member '{name}'", path.display());
+        let size = member.size();
+        let most = member.compressed_size().saturating_mul(DEFLATE_MAX_RATIO);
+        if member.compression() != zip::CompressionMethod::Stored && size > most {
+            return Err(fmt_err(
+                path,
+                format!(
+                    "member '{name}' claims {size} bytes from {} compressed: corrupt",
+                    member.compressed_size()
+                ),
+            ));
+        }
+        let h = super::npy::parse_npy_header(&mut member, size, &label)?;
+        super::npy::check_npy_claim(&h, &label, memory)?;
+        // Every member is held at once.
+        let n = h.len().unwrap_or(0) as u64;
+        memory = memory.saturating_sub(n.saturating_mul(8));
+    }
+    Ok(())
 }

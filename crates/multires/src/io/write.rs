@@ -17,6 +17,22 @@ pub fn write_atomic(
     })
 }
 
+/// Temporary outputs being written now, so that a signal handler can
+/// remove them (`remove_pending_outputs`) before the process exits.
+static PENDING: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn pending() -> std::sync::MutexGuard<'static, Vec<std::path::PathBuf>> {
+    PENDING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Removes every temporary output still being written: for a handler of
+/// SIGINT/SIGTERM, since an interrupted process runs no destructors.
+pub fn remove_pending_outputs() {
+    for p in pending().drain(..) {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
 /// The temporary-file-then-rename step shared by every writer.
 pub(super) fn with_temp_file(
     path: &Path,
@@ -35,17 +51,23 @@ pub(super) fn with_temp_file(
         .suffix(".part")
         .tempfile_in(dir)
         .map_err(|e| err(format!("cannot create a file in '{}': {e}", dir.display())))?;
-    fill(tmp.as_file()).map_err(err)?;
-    // Temporary files are private (0600); an output gets the usual 0644.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
-            .map_err(|e| err(e.to_string()))?;
-    }
-    tmp.persist(path).map_err(|e| err(e.error.to_string()))?;
-    Ok(())
+    let tmp_path = tmp.path().to_path_buf();
+    pending().push(tmp_path.clone());
+    let result = (|| {
+        fill(tmp.as_file()).map_err(err)?;
+        // Temporary files are private (0600); an output gets the usual 0644.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(0o644))
+                .map_err(|e| err(e.to_string()))?;
+        }
+        tmp.persist(path).map_err(|e| err(e.error.to_string()))?;
+        Ok(())
+    })();
+    pending().retain(|p| *p != tmp_path);
+    result
 }
 
 /// Any array ndarray-npy can write.
@@ -88,9 +110,9 @@ pub fn write_npz<A: WritableElement>(
         let file = file.try_clone().map_err(|e| e.to_string())?;
         let mut npz = ndarray_npy::NpzWriter::new(file);
         for (name, a) in arrays {
-            // numpy names members "key.npy" (np.load strips the suffix).
-            npz.add_array(format!("{name}.npy"), a)
-                .map_err(|e| e.to_string())?;
+            // ndarray-npy appends ".npy" itself, as numpy names members
+            // (np.load strips it again): pass the bare key.
+            npz.add_array(name.as_str(), a).map_err(|e| e.to_string())?;
         }
         npz.finish().map_err(|e| e.to_string())?;
         Ok(())

@@ -23,7 +23,7 @@ pub use user::UserWavelet;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum WaveletError {
-    #[error("unknown wavelet '{0}': expected one of morl, cmorB-C, mexh, gaus1..8, cgau1..8, shanB-C, fbspM-B-C, paulM, dogM, morseB-G or user:FILE.npy (see `multires wavelets --continuous`)")]
+    #[error("unknown wavelet '{0}': expected one of morl, cmorB-C, mexh, gaus1..8, cgau1..8, shanB-C, fbspM-B-C, paulM, dogM, morseB-G or user:FILE.npy (see `multires wavelets`)")]
     Unknown(String),
     #[error("wavelet '{name}': {why}")]
     BadParameter { name: String, why: String },
@@ -131,7 +131,10 @@ impl Wavelet {
         if let Some(path) = name.strip_prefix("user:") {
             return Self::from_user_file(Path::new(path), 8.0);
         }
-        let lower = name.to_ascii_lowercase();
+        let mut lower = name.to_ascii_lowercase();
+        if let Some(full) = bare_default(&lower) {
+            lower = full.to_string();
+        }
         let (family, imp, half_support) = parse_family(&lower, name)?;
         Ok(Self::finish(lower, family, imp, half_support))
     }
@@ -381,6 +384,19 @@ fn parse_order(s: &str, full: &str, lo: u32, hi: u32) -> Result<u32, WaveletErro
     Ok(order)
 }
 
+/// The parameters PyWavelets assumes for a family named without them
+/// (`cmor` is cmor1.0-0.5, `shan` shan0.5-1.0, `fbsp` fbsp2-1.0-0.5; pywt
+/// warns that the bare names are deprecated): the full name, for the
+/// caller to say what was assumed.
+pub fn bare_default(name: &str) -> Option<&'static str> {
+    match name.trim().to_ascii_lowercase().as_str() {
+        "cmor" => Some("cmor1.0-0.5"),
+        "shan" => Some("shan0.5-1.0"),
+        "fbsp" => Some("fbsp2-1.0-0.5"),
+        _ => None,
+    }
+}
+
 fn parse_family(lower: &str, full: &str) -> Result<(Family, Imp, f64), WaveletError> {
     let closed = |f: Family, b: f64| Ok((f, Imp::Closed, b));
     if lower == "morl" || lower == "morlet" {
@@ -390,7 +406,6 @@ fn parse_family(lower: &str, full: &str) -> Result<(Family, Imp, f64), WaveletEr
         return closed(Family::MexicanHat, 8.0);
     }
     if let Some(rest) = lower.strip_prefix("cmor") {
-        let rest = if rest.is_empty() { "1.0-1.0" } else { rest };
         let p = parse_params(rest, 2, full, "cmorB-C, e.g. cmor1.5-1.0")?;
         return closed(
             Family::ComplexMorlet {
@@ -401,7 +416,6 @@ fn parse_family(lower: &str, full: &str) -> Result<(Family, Imp, f64), WaveletEr
         );
     }
     if let Some(rest) = lower.strip_prefix("shan") {
-        let rest = if rest.is_empty() { "0.5-1.0" } else { rest };
         let p = parse_params(rest, 2, full, "shanB-C, e.g. shan1.5-1.0")?;
         return closed(
             Family::Shannon {
@@ -412,7 +426,6 @@ fn parse_family(lower: &str, full: &str) -> Result<(Family, Imp, f64), WaveletEr
         );
     }
     if let Some(rest) = lower.strip_prefix("fbsp") {
-        let rest = if rest.is_empty() { "1-1.5-1.0" } else { rest };
         let p = parse_params(rest, 3, full, "fbspM-B-C, e.g. fbsp2-1.0-1.5")?;
         if p[0].fract() != 0.0 || p[0] < 1.0 {
             return Err(WaveletError::BadParameter {
@@ -515,6 +528,28 @@ mod tests {
         let w = Wavelet::from_name("cmor1.5-1.0").unwrap();
         assert!((w.center_frequency() - 1.0).abs() < 1e-6);
         assert!(w.is_complex());
+    }
+
+    /// PyWavelets reads bare `cmor` as cmor1.0-0.5, `shan` as shan0.5-1.0
+    /// and `fbsp` as fbsp2-1.0-0.5.
+    #[test]
+    fn bare_family_names_take_pywavelets_parameters() {
+        for (bare, full) in [
+            ("cmor", "cmor1.0-0.5"),
+            ("shan", "shan0.5-1.0"),
+            ("fbsp", "fbsp2-1.0-0.5"),
+        ] {
+            let (a, b) = (
+                Wavelet::from_name(bare).unwrap(),
+                Wavelet::from_name(full).unwrap(),
+            );
+            assert_eq!(a.name(), full);
+            for t in [-1.3, 0.0, 0.4, 2.2] {
+                assert_eq!(a.psi(t), b.psi(t), "{bare} at {t}");
+            }
+            assert_eq!(bare_default(bare), Some(full));
+        }
+        assert_eq!(bare_default("cmor1.5-1.0"), None);
     }
 
     #[test]
