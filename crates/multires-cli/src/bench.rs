@@ -31,6 +31,7 @@ pub struct BenchArgs {
     /// Compare with a float64 run of the same configuration and print the relative L2 error.
     #[arg(long)]
     pub check: bool,
+    /// The CWT's algorithm: auto (per scale, from the cost model), direct or fft.
     #[arg(long, default_value = "auto")]
     pub algorithm: Algorithm,
     /// DWT configurations: auto, matrix, matrix-nowrap, lattice, lattice-nowrap or lifting.
@@ -730,6 +731,19 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
         let depth = a.codec_depth.unwrap_or(size);
         if depth == 0 || size == 0 {
             bail!("--codec-size {size} --codec-depth {depth}: a field needs at least one point along each axis");
+        }
+        // The field, its spectrum while it is made, and the decoded copy.
+        let need = (depth as u64)
+            .saturating_mul(size as u64)
+            .saturating_mul(size as u64)
+            .saturating_mul(4 * 4);
+        let memory = multires::memory::default_limit();
+        if need > memory {
+            bail!(
+                "--codec-size {size} --codec-depth {depth}: the fields need about {} of memory, and {} is available",
+                multires::memory::human_bytes(need),
+                multires::memory::human_bytes(memory)
+            );
         }
         let shape = [depth, size, size];
         let v = Volume::of(

@@ -58,7 +58,7 @@ pub struct CompressArgs {
     /// The seed's experiment instead: Haar, details below T (finest level),
     /// T/2, T/4 ... zeroed, survivors packed by Morton key; prints ratio and
     /// times per size. Grey images (0-255).
-    #[arg(long, value_name = "T")]
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
     pub seed_thresholds: Option<f64>,
     /// Square sizes the image is resampled to for the seed's table, e.g. 1024,2048,4096.
     #[arg(long, value_delimiter = ',', requires = "seed_thresholds")]
@@ -101,6 +101,7 @@ pub struct MakeFieldArgs {
     /// A 2-D field (size x size) instead of 3-D.
     #[arg(long = "2d")]
     pub two_d: bool,
+    /// Seed of the random phases (the same seed gives the same field).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Output .npy (float32).

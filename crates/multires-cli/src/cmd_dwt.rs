@@ -253,7 +253,9 @@ fn cast<T: Real>(a: &ArrayD<f64>) -> ArrayD<T> {
 }
 
 fn warn_level(level: Option<usize>, lens: &[usize], f: usize) {
-    if let Some(l) = level {
+    // Levels beyond what the transform accepts are refused by it; a
+    // warning that they are "computed anyway" would be wrong.
+    if let Some(l) = level.filter(|&l| l <= dwt::MAX_LEVELS) {
         let max = lens
             .iter()
             .map(|&n| dwt::max_level(n, f))

@@ -311,9 +311,9 @@ impl Source {
 impl MrzReader {
     pub fn open(path: &std::path::Path) -> Result<Self, CodecError> {
         let name = path.display().to_string();
-        let file = std::fs::File::open(path).map_err(|source| CodecError::Io {
+        let file = std::fs::File::open(path).map_err(|why| CodecError::Io {
             path: name.clone(),
-            source,
+            why,
         })?;
         #[cfg(unix)]
         let src = Source::File(file);
@@ -343,9 +343,9 @@ impl MrzReader {
     }
 
     fn from_source(mut file: Source, name: &str) -> Result<Self, CodecError> {
-        let io = |source: std::io::Error| CodecError::Io {
+        let io = |why: std::io::Error| CodecError::Io {
             path: name.to_string(),
-            source,
+            why,
         };
         let corrupt = |what: String| CodecError::Corrupt {
             path: name.to_string(),

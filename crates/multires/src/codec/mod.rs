@@ -42,12 +42,10 @@ pub enum CodecError {
     Invalid(String),
     #[error("value {index} is {value}: the codec bounds the error of finite values only; replace NaN/Inf first")]
     NonFinite { index: usize, value: f64 },
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
+    /// The reason is in the message, not a source, so that a chain of
+    /// errors names it once.
+    #[error("cannot read '{path}': {why}")]
+    Io { path: String, why: std::io::Error },
     #[error("{path}: not a .mrz file ({what})")]
     NotMrz { path: String, what: String },
     #[error("{path}: {what}")]

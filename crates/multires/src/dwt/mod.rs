@@ -18,7 +18,7 @@ mod single;
 mod wavelet;
 
 pub use extension::Mode;
-pub use multilevel::{wavedec, waverec, Wavedec1d, Waverec1d};
+pub use multilevel::{wavedec, waverec, Wavedec1d, Waverec1d, MAX_LEVELS};
 pub use nd::{
     dwt2, dwt_axis, dwtn, idwt2, idwt_axis, idwtn, wavedec2, wavedecn, waverec2, waverecn,
     Coefficients2d, DetailKey, NdCoefficients,

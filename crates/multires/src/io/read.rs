@@ -420,7 +420,7 @@ pub fn read_real_array(path: &Path, options: &ReadOptions) -> Result<RealArray, 
             })
         };
         let complex = || {
-            Err(fmt_err(path, "holds complex values; the DWT takes real arrays (transform the real and imaginary parts separately)"))
+            Err(fmt_err(path, "holds complex values, and this command takes real arrays: give the real and imaginary parts as two arrays (numpy's x.real and x.imag)"))
         };
         try_npy!(path, ndarray::ArrayD<f64>, |a| real(a, false, 0));
         try_npy!(path, ndarray::ArrayD<f32>, |a: ndarray::ArrayD<f32>| real(
@@ -464,7 +464,7 @@ pub fn read_real_array(path: &Path, options: &ReadOptions) -> Result<RealArray, 
         }
         Samples::Complex(_) => Err(fmt_err(
             path,
-            "holds complex values; the DWT takes real arrays",
+            "holds complex values, and this command takes real arrays: give the real and imaginary parts as two arrays",
         )),
     }
 }

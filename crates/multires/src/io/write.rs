@@ -112,7 +112,13 @@ pub fn write_npz<A: WritableElement>(
         for (name, a) in arrays {
             // ndarray-npy appends ".npy" itself, as numpy names members
             // (np.load strips it again): pass the bare key.
-            npz.add_array(name.as_str(), a).map_err(|e| e.to_string())?;
+            if let Err(e) = npz.add_array(name.as_str(), a) {
+                // Dropping an unfinished zip writer tries to finish it and
+                // prints "ZipWriter drop failed" beside our error (a full
+                // disk); the temporary file is removed anyway.
+                std::mem::forget(npz);
+                return Err(e.to_string());
+            }
         }
         npz.finish().map_err(|e| e.to_string())?;
         Ok(())

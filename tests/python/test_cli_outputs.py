@@ -1,0 +1,120 @@
+"""Files the `multires` command writes, read back the way users read them:
+with numpy (and PyWavelets to compare against, Pillow for PNG)."""
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def binary():
+    for profile in ("debug", "release"):
+        p = ROOT / "target" / profile / "multires"
+        if p.exists():
+            return p
+    pytest.fail("build the multires binary first (cargo build)")
+
+
+def run(tmp, *args, ok=True):
+    r = subprocess.run([str(binary()), *map(str, args)], cwd=tmp, capture_output=True, text=True)
+    if ok:
+        assert r.returncode == 0, r.stderr
+    return r
+
+
+@pytest.fixture
+def x(tmp_path):
+    rng = np.random.default_rng(3)
+    v = rng.standard_normal(1001)
+    np.save(tmp_path / "x.npy", v)
+    return v
+
+
+def test_wavedec_npz_keys_are_numpys_and_equal_pywavelets(tmp_path, x):
+    pywt = pytest.importorskip("pywt")
+    run(tmp_path, "wavedec", "x.npy", "-o", "c.npz", "--wavelet", "db4", "--level", "4",
+        "--mode", "symmetric", "--device", "cpu")
+    with np.load(tmp_path / "c.npz") as f:
+        assert sorted(f.files) == [f"arr_{i}" for i in range(5)]
+        ours = [f[f"arr_{i}"] for i in range(5)]
+    ref = pywt.wavedec(x, "db4", mode="symmetric", level=4)
+    for a, b in zip(ours, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    # numpy.savez of pywt's own coefficients goes back through waverec.
+    np.savez(tmp_path / "p.npz", *ref)
+    run(tmp_path, "waverec", "p.npz", "-o", "r.npy", "--wavelet", "db4", "--mode", "symmetric",
+        "--device", "cpu")
+    # As pywt.waverec, an odd signal comes back one sample longer.
+    expect = pywt.waverec(ref, "db4", mode="symmetric")
+    np.testing.assert_allclose(np.load(tmp_path / "r.npy"), expect, rtol=0, atol=1e-12)
+
+
+def test_wavedecn_npz_detail_keys(tmp_path):
+    pywt = pytest.importorskip("pywt")
+    img = np.random.default_rng(1).standard_normal((40, 24))
+    np.save(tmp_path / "img.npy", img)
+    run(tmp_path, "wavedecn", "img.npy", "-o", "c.npz", "--wavelet", "haar", "--level", "2",
+        "--mode", "periodization", "--device", "cpu")
+    ref = pywt.wavedecn(img, "haar", mode="periodization", level=2)
+    with np.load(tmp_path / "c.npz") as f:
+        np.testing.assert_allclose(f["arr_0"], ref[0], atol=1e-12)
+        for i, d in enumerate(ref[1:], start=1):
+            for key, v in d.items():
+                np.testing.assert_allclose(f[f"d{i}_{key}"], v, atol=1e-12)
+
+
+def test_cwt_npy_and_cone_of_influence(tmp_path, x):
+    run(tmp_path, "cwt", "x.npy", "-o", "W.npy", "--scales", "1:8", "--coi-out", "coi.npy",
+        "--device", "cpu")
+    w = np.load(tmp_path / "W.npy")
+    assert w.shape == (8, x.size) and w.dtype == np.complex128
+    # Scale 1 of the real Morlet: the definition's sum, by numpy.
+    k = np.arange(-8, 9)
+    psi = np.exp(-0.5 * k**2) * np.cos(5 * k)
+    ref = np.correlate(np.pad(x, 8), psi, mode="valid")
+    np.testing.assert_allclose(w[0].real, ref, rtol=1e-10, atol=1e-12)
+    coi = np.load(tmp_path / "coi.npy")
+    assert coi.shape == (x.size,) and coi[0] == 0 and coi[x.size // 2] > coi[1]
+
+
+def test_fir_and_codec_outputs(tmp_path, x):
+    bank = np.random.default_rng(2).standard_normal((3, 17))
+    np.save(tmp_path / "bank.npy", bank)
+    run(tmp_path, "fir", "x.npy", "--filters", "bank.npy", "-o", "y.npy", "--mode", "same",
+        "--device", "cpu")
+    y = np.load(tmp_path / "y.npy")
+    for f in range(3):
+        np.testing.assert_allclose(y[f], np.convolve(x, bank[f], mode="same"), atol=1e-12)
+    run(tmp_path, "make-field", "--kind", "turbulent", "--size", "40", "-o", "t.npy")
+    t = np.load(tmp_path / "t.npy")
+    assert t.shape == (40, 40, 40) and t.dtype == np.float32
+    run(tmp_path, "compress", "t.npy", "-o", "t.mrz", "--error-bound", "abs:1e-3", "--device", "cpu")
+    run(tmp_path, "decompress", "t.mrz", "-o", "back.npy", "--device", "cpu")
+    back = np.load(tmp_path / "back.npy")
+    assert back.dtype == np.float32 and back.shape == t.shape
+    assert np.abs(back.astype(np.float64) - t).max() <= 1e-3
+    run(tmp_path, "decompress", "t.mrz", "-o", "part.npy", "--region", "0:8,10:20,:",
+        "--device", "cpu")
+    np.testing.assert_array_equal(np.load(tmp_path / "part.npy"), back[0:8, 10:20, :])
+
+
+def test_pngs_are_images(tmp_path, x):
+    Image = pytest.importorskip("PIL.Image")
+    run(tmp_path, "cwt", "x.npy", "-o", "W.npy", "--scales", "1:16", "--fs", "100", "--plot",
+        "p.png", "--device", "cpu")
+    run(tmp_path, "wavedec", "x.npy", "-o", "c.npz", "--wavelet", "db2", "--plot", "l.png",
+        "--device", "cpu")
+    for name in ("p.png", "l.png"):
+        with Image.open(tmp_path / name) as im:
+            a = np.asarray(im)
+        assert a.ndim == 3 and a.shape[2] == 3 and a.std() > 10, name
+
+
+def test_nothing_half_written_on_error(tmp_path, x):
+    r = run(tmp_path, "cwt", "x.npy", "-o", "x.npy", ok=False)
+    assert r.returncode != 0 and "would destroy" in r.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "x.npy"), x)
+    assert sorted(os.listdir(tmp_path)) == ["x.npy"]
