@@ -409,7 +409,7 @@ fn bench_codec_slabs(
     let mut back = None;
     let (bytes, c, d) = time_codec(
         a.repeat,
-        &|b| page_locked_file(&gpus[file_gpu(gpus.len())], b),
+        &|b| page_locked_file(&gpus[0], b),
         &mut || Ok(compress_slabs(field, o, &|_| {})?.0),
         &mut |r| {
             // The previous decode is freed first, as a caller would.
@@ -432,81 +432,35 @@ fn bench_codec_slabs(
     Ok(())
 }
 
-/// Which of `gpus` GPUs' contexts page-locks the slabs rows' file
-/// (MULTIRES_BENCH_FILE_GPU=k, the first by default): a diagnostic knob,
-/// the file is registered for every context either way.
-fn file_gpu(gpus: usize) -> usize {
-    std::env::var("MULTIRES_BENCH_FILE_GPU")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .map_or(0, |k| k.min(gpus.saturating_sub(1)))
-}
-
 /// The file's bytes in page-locked memory, which the GPU decoder copies up
-/// without gathering them first; with MULTIRES_BENCH_PAGEABLE=1 in an
-/// ordinary vector, as `MrzReader::from_bytes` holds them.
+/// without gathering them first.
 fn page_locked_file(
     gpu: &multires_cuda::Gpu,
     bytes: &[u8],
 ) -> Result<multires::codec::SharedBytes> {
-    if pageable_file() {
-        return Ok(std::sync::Arc::new(bytes.to_vec()));
-    }
     Ok(multires_cuda::codec::PinnedBytes::copy_of(gpu, bytes)?.shared())
 }
 
 /// With MULTIRES_BENCH_ALIGN_MS=N, each timed run starts at the next
 /// multiple of N ms of the wall clock, so that bench processes on
 /// different GPUs run in step (their heads and tails at once, as two GPUs
-/// of one process do); a diagnostic knob. With MULTIRES_BENCH_START_AT=T
-/// too (ms since the epoch, e.g. `$(( $(date +%s%3N) + 60000 ))`), no run
-/// starts before T: processes that reach their timed runs seconds apart
-/// (their fields read and cut, the host path's runs) then still share
-/// ticks. Returns the tick (ms since the epoch), by which `time_codec`
-/// prints each run's time to pair processes.
+/// of one process do). Returns the tick (ms since the epoch), by which
+/// `time_codec` prints each run's time to pair processes.
 fn align_start() -> Option<u128> {
-    // The period and the start, read once a process.
-    static KNOBS: std::sync::OnceLock<(Option<u64>, Option<u128>)> = std::sync::OnceLock::new();
-    let (ms, at) = *KNOBS.get_or_init(|| {
-        let ms = std::env::var("MULTIRES_BENCH_ALIGN_MS")
+    static MS: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    let ms = (*MS.get_or_init(|| {
+        std::env::var("MULTIRES_BENCH_ALIGN_MS")
             .ok()
             .and_then(|v| v.parse::<u64>().ok())
-            .filter(|&v| v > 0);
-        let at = std::env::var("MULTIRES_BENCH_START_AT")
-            .ok()
-            .and_then(|v| v.parse::<u128>().ok());
-        (ms, at)
-    });
-    let ms = ms?;
+            .filter(|&v| v > 0)
+    }))?;
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .ok()?;
-    let mut from = not_before(now.as_nanos(), at);
-    if from - now.as_nanos() > START_AT_MOST_NS {
-        static ONCE: std::sync::Once = std::sync::Once::new();
-        ONCE.call_once(|| {
-            eprintln!(
-                "MULTIRES_BENCH_START_AT is more than 10 minutes away (give ms since the epoch): not waiting for it"
-            )
-        });
-        from = now.as_nanos();
-    }
-    let (wait, tick) = next_tick(from, ms);
-    let wait = from - now.as_nanos() + u128::from(wait);
-    std::thread::sleep(std::time::Duration::from_nanos(
-        u64::try_from(wait).unwrap_or(u64::MAX),
-    ));
+        .ok()?
+        .as_nanos();
+    let (wait, tick) = next_tick(now, ms);
+    std::thread::sleep(std::time::Duration::from_nanos(wait));
     Some(tick)
-}
-
-/// The longest wait for MULTIRES_BENCH_START_AT (10 minutes): one further
-/// off is taken for a mistake rather than slept through.
-const START_AT_MOST_NS: u128 = 600_000_000_000;
-
-/// `now` (ns since the epoch), or the start `at` (ms since the epoch) in
-/// ns where that is later.
-fn not_before(now: u128, at: Option<u128>) -> u128 {
-    at.map_or(now, |ms| now.max(ms.saturating_mul(1_000_000)))
 }
 
 /// From `now` (ns since the epoch), the nanoseconds to the next multiple
@@ -528,17 +482,9 @@ fn print_ticks(what: &str, ticks: &[(Option<u128>, f64)]) {
     }
 }
 
-fn pageable_file() -> bool {
-    std::env::var("MULTIRES_BENCH_PAGEABLE").is_ok_and(|v| v == "1")
-}
-
 /// Where the decompression rows' file bytes lie.
 fn file_held() -> &'static str {
-    if pageable_file() {
-        "file in pageable memory"
-    } else {
-        "file in page-locked memory"
-    }
+    "file in page-locked memory"
 }
 
 /// The last file of `compress` (its parts, joined after the timing) and
@@ -934,24 +880,14 @@ mod tests {
     }
 
     #[test]
-    fn runs_wait_for_the_common_start() {
-        use super::{next_tick, not_before};
-        // A process 8.5 s early and one 20 ms early both wait for the
-        // start, then for the same tick after it; past the start, nothing.
-        let at = 1_795_706_320_000u128;
-        let t0 = at * 1_000_000;
-        let ticks: Vec<u128> = [8_500_000_000u128, 20_000_000]
-            .iter()
-            .map(|early| {
-                let from = not_before(t0 - early, Some(at));
-                assert_eq!(from, t0);
-                next_tick(from, 60).1
-            })
-            .collect();
-        assert_eq!(ticks[0], ticks[1]);
-        assert!(ticks[0] > at && ticks[0] <= at + 60, "{ticks:?}");
-        assert_eq!(not_before(t0 + 5, Some(at)), t0 + 5);
-        assert_eq!(not_before(t0 - 5, None), t0 - 5);
+    fn runs_start_on_the_next_tick() {
+        use super::next_tick;
+        // Two processes 8 ms apart in one 60 ms period share its end.
+        let t0 = 1_795_706_320_000u128 * 1_000_000;
+        let a = next_tick(t0 + 1_000_000, 60);
+        let b = next_tick(t0 + 9_000_000, 60);
+        assert_eq!(a.1, b.1);
+        assert_eq!(u128::from(a.0) + t0 + 1_000_000, a.1 * 1_000_000);
     }
 
     use super::to_depth;

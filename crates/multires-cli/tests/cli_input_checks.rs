@@ -57,12 +57,23 @@ fn absurd_npy_headers_are_refused_by_every_reader() {
         &["wavedecn", "huge2.npy", "-o", "c.npz", "-w", "db2"],
         &["cwt", "x.npy", "-o", "W.npy", "--scales-file", "huge.npy"],
         &["cwt", "x.npy", "-o", "W.npy", "--wavelet", "user:huge.npy"],
-        &["cwt", "x.npy", "-o", "W.npy", "--amplitude-gain", "file:huge.npy"],
+        &[
+            "cwt",
+            "x.npy",
+            "-o",
+            "W.npy",
+            "--amplitude-gain",
+            "file:huge.npy",
+        ],
     ];
     for args in runs {
         let o = multires(d, args);
         fails_with(&o, "holds only 16 bytes of data");
-        assert!(!stderr(&o).contains("backtrace"), "{args:?}: {}", stderr(&o));
+        assert!(
+            !stderr(&o).contains("backtrace"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
     }
     // An .npz member with such a header, for waverec.
     let mut zip = zip::ZipWriter::new(std::fs::File::create(d.join("c.npz")).unwrap());
@@ -77,7 +88,15 @@ fn absurd_npy_headers_are_refused_by_every_reader() {
     fails_with(
         &multires(
             d,
-            &["bench", "--config", "codec-3d", "--codec-size", "100000", "--device", "cpu"],
+            &[
+                "bench",
+                "--config",
+                "codec-3d",
+                "--codec-size",
+                "100000",
+                "--device",
+                "cpu",
+            ],
         ),
         "PiB of memory",
     );
@@ -90,13 +109,41 @@ fn a_forged_mrz_header_is_checked_against_the_disk_and_memory() {
     use multiro::*;
     let d = tempfile::tempdir().unwrap();
     let d = d.path();
-    write_forged_mrz(&d.join("forged.mrz"), [1 << 14, 1 << 15, 1 << 15], [512, 512, 1024]);
+    write_forged_mrz(
+        &d.join("forged.mrz"),
+        [1 << 14, 1 << 15, 1 << 15],
+        [512, 512, 1024],
+    );
     let before = names(d);
-    let o = multires(d, &["decompress", "forged.mrz", "-o", "out.npy", "--device", "cpu"]);
+    let o = multires(
+        d,
+        &[
+            "decompress",
+            "forged.mrz",
+            "-o",
+            "out.npy",
+            "--device",
+            "cpu",
+        ],
+    );
     fails_with(&o, "it needs 64.0 TiB and the disk holding");
-    assert_eq!(names(d), before, "an output or a temporary file was left behind");
+    assert_eq!(
+        names(d),
+        before,
+        "an output or a temporary file was left behind"
+    );
     fails_with(
-        &multires(d, &["decompress", "forged.mrz", "-o", "out.png", "--device", "cpu"]),
+        &multires(
+            d,
+            &[
+                "decompress",
+                "forged.mrz",
+                "-o",
+                "out.png",
+                "--device",
+                "cpu",
+            ],
+        ),
         "TiB of memory",
     );
     // Bricks larger than any the codec writes are a corrupt file.
@@ -143,9 +190,15 @@ fn outputs_never_overwrite_inputs_and_have_the_right_extension() {
     write_npy(d.join("bank.npy"), &Array2::<f64>::ones((2, 5))).unwrap();
     let x = std::fs::read(d.join("x.npy")).unwrap();
     let bank = std::fs::read(d.join("bank.npy")).unwrap();
-    fails_with(&multires(d, &["cwt", "x.npy", "-o", "./x.npy"]), "would destroy");
     fails_with(
-        &multires(d, &["fir", "x.npy", "--filters", "bank.npy", "-o", "bank.npy"]),
+        &multires(d, &["cwt", "x.npy", "-o", "./x.npy"]),
+        "would destroy",
+    );
+    fails_with(
+        &multires(
+            d,
+            &["fir", "x.npy", "--filters", "bank.npy", "-o", "bank.npy"],
+        ),
         "is the input 'bank.npy'",
     );
     fails_with(
@@ -153,16 +206,35 @@ fn outputs_never_overwrite_inputs_and_have_the_right_extension() {
         "both 'W.npy'",
     );
     fails_with(
-        &multires(d, &["wavedec", "x.npy", "-o", "x.npz", "-w", "db2", "--plot", "x.npy"]),
+        &multires(
+            d,
+            &[
+                "wavedec", "x.npy", "-o", "x.npz", "-w", "db2", "--plot", "x.npy",
+            ],
+        ),
         "expected a .png file name, not .npy",
     );
     fails_with(
         &multires(d, &["compress", "x.npy", "-o", "x.npy"]),
         "expected a .mrz file name",
     );
-    fails_with(&multires(d, &["cwt", "x.npy", "-o", "x.txt"]), "expected a .npy file name");
     fails_with(
-        &multires(d, &["make-field", "--kind", "smooth", "--size", "8", "-o", "f.mrz"]),
+        &multires(d, &["cwt", "x.npy", "-o", "x.txt"]),
+        "expected a .npy file name",
+    );
+    fails_with(
+        &multires(
+            d,
+            &[
+                "make-field",
+                "--kind",
+                "smooth",
+                "--size",
+                "8",
+                "-o",
+                "f.mrz",
+            ],
+        ),
         "expected a .npy file name",
     );
     fails_with(
@@ -183,15 +255,41 @@ fn an_interrupted_decompress_leaves_no_temporary_file() {
     let d = d.path();
     ok(&multires(
         d,
-        &["make-field", "--kind", "turbulent", "--size", "192", "-o", "t.npy"],
+        &[
+            "make-field",
+            "--kind",
+            "turbulent",
+            "--size",
+            "192",
+            "-o",
+            "t.npy",
+        ],
     ));
     ok(&multires(
         d,
-        &["compress", "t.npy", "-o", "t.mrz", "--error-bound", "rel:1e-5", "--device", "cpu"],
+        &[
+            "compress",
+            "t.npy",
+            "-o",
+            "t.mrz",
+            "--error-bound",
+            "rel:1e-5",
+            "--device",
+            "cpu",
+        ],
     ));
     for (sig, status) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_multires"))
-            .args(["--threads", "1", "decompress", "t.mrz", "-o", "back.npy", "--device", "cpu"])
+            .args([
+                "--threads",
+                "1",
+                "decompress",
+                "t.mrz",
+                "-o",
+                "back.npy",
+                "--device",
+                "cpu",
+            ])
             .current_dir(d)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
@@ -227,7 +325,8 @@ fn a_wav_of_zero_hertz_is_refused() {
     };
     let mut w = hound::WavWriter::create(d.join("a.wav"), spec).unwrap();
     for i in 0..400 {
-        w.write_sample(((i as f64 * 0.3).sin() * 1e4) as i16).unwrap();
+        w.write_sample(((i as f64 * 0.3).sin() * 1e4) as i16)
+            .unwrap();
     }
     w.finalize().unwrap();
     let mut bytes = std::fs::read(d.join("a.wav")).unwrap();
@@ -239,7 +338,12 @@ fn a_wav_of_zero_hertz_is_refused() {
         &multires(d, &["cwt", "zero.wav", "-o", "W.npy", "--plot", "p.png"]),
         "says 0 Hz",
     );
-    ok(&multires(d, &["cwt", "a.wav", "-o", "W.npy", "--scales", "1:4", "--plot", "p.png"]));
+    ok(&multires(
+        d,
+        &[
+            "cwt", "a.wav", "-o", "W.npy", "--scales", "1:4", "--plot", "p.png",
+        ],
+    ));
 }
 
 #[test]
@@ -247,15 +351,24 @@ fn thread_counts_beyond_the_cores_are_refused_or_clamped() {
     let d = tempfile::tempdir().unwrap();
     let d = d.path();
     signal(d, "x.npy", 200);
-    fails_with(&multires(d, &["--threads", "4000", "wavelets"]), "give at most");
+    fails_with(
+        &multires(d, &["--threads", "4000", "wavelets"]),
+        "give at most",
+    );
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_multires"))
-        .args(["cwt", "x.npy", "-o", "W.npy", "--scales", "1:3", "--device", "cpu"])
+        .args([
+            "cwt", "x.npy", "-o", "W.npy", "--scales", "1:3", "--device", "cpu",
+        ])
         .env("RAYON_NUM_THREADS", "4000")
         .current_dir(d)
         .output()
         .unwrap();
     ok(&o);
-    assert!(stderr(&o).contains("RAYON_NUM_THREADS=4000 is more than"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("RAYON_NUM_THREADS=4000 is more than"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -274,7 +387,14 @@ fn the_seed_tables_sizes_and_thresholds_are_checked() {
     fails_with(
         &multires(
             d.path(),
-            &["compress", r, "--seed-thresholds", "100", "--seed-sizes", "1000000"],
+            &[
+                "compress",
+                r,
+                "--seed-thresholds",
+                "100",
+                "--seed-sizes",
+                "1000000",
+            ],
         ),
         "of memory",
     );
@@ -287,11 +407,22 @@ fn frequencies_above_nyquist_are_warned_about() {
     signal(d, "x.npy", 400);
     let o = multires(
         d,
-        &["cwt", "x.npy", "-o", "W.npy", "--freqs", "10:600:8", "--fs", "1000"],
+        &[
+            "cwt", "x.npy", "-o", "W.npy", "--freqs", "10:600:8", "--fs", "1000",
+        ],
     );
     ok(&o);
-    assert!(stderr(&o).contains("Nyquist frequency 500 Hz"), "{}", stderr(&o));
-    let o = multires(d, &["cwt", "x.npy", "-o", "W.npy", "--freqs", "10:400:8", "--fs", "1000"]);
+    assert!(
+        stderr(&o).contains("Nyquist frequency 500 Hz"),
+        "{}",
+        stderr(&o)
+    );
+    let o = multires(
+        d,
+        &[
+            "cwt", "x.npy", "-o", "W.npy", "--freqs", "10:400:8", "--fs", "1000",
+        ],
+    );
     ok(&o);
     assert!(!stderr(&o).contains("Nyquist"), "{}", stderr(&o));
 }
@@ -304,19 +435,46 @@ fn compress_reports_against_the_inputs_real_type() {
     let d = d.path();
     let img = Array2::<u8>::from_shape_fn((64, 64), |(i, j)| ((i * 7 + j * 3) % 251) as u8);
     write_npy(d.join("u8.npy"), &img).unwrap();
-    let o = multires(d, &["compress", "u8.npy", "-o", "u8.mrz", "--error-bound", "abs:0.4"]);
+    let o = multires(
+        d,
+        &[
+            "compress",
+            "u8.npy",
+            "-o",
+            "u8.mrz",
+            "--error-bound",
+            "abs:0.4",
+        ],
+    );
     ok(&o);
     let size = std::fs::metadata(d.join("u8.mrz")).unwrap().len() as f64;
     let ratio = 4096.0 / size;
     let line = String::from_utf8_lossy(&o.stdout);
-    assert!(line.contains(&format!("ratio {ratio:.2}")), "{ratio:.2}: {line}");
+    assert!(
+        line.contains(&format!("ratio {ratio:.2}")),
+        "{ratio:.2}: {line}"
+    );
     if ratio < 1.0 {
-        assert!(stderr(&o).contains("larger than the input (4096 bytes"), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("larger than the input (4096 bytes"),
+            "{}",
+            stderr(&o)
+        );
     }
     let big = Array2::<i64>::from_shape_fn((16, 16), |(i, j)| (1i64 << 62) + (i * 16 + j) as i64);
     write_npy(d.join("i64.npy"), &big).unwrap();
     fails_with(
-        &multires(d, &["compress", "i64.npy", "-o", "i64.mrz", "--error-bound", "abs:1"]),
+        &multires(
+            d,
+            &[
+                "compress",
+                "i64.npy",
+                "-o",
+                "i64.mrz",
+                "--error-bound",
+                "abs:1",
+            ],
+        ),
         "beyond 2^53",
     );
     assert!(!d.join("i64.mrz").exists());
@@ -327,9 +485,31 @@ fn compress_reports_against_the_inputs_real_type() {
 fn compress_writes_all_its_outputs_or_none() {
     let d = tempfile::tempdir().unwrap();
     let d = d.path();
-    ok(&multires(d, &["make-field", "--kind", "smooth", "--size", "32", "--2d", "-o", "f.npy"]));
+    ok(&multires(
+        d,
+        &[
+            "make-field",
+            "--kind",
+            "smooth",
+            "--size",
+            "32",
+            "--2d",
+            "-o",
+            "f.npy",
+        ],
+    ));
     fails_with(
-        &multires(d, &["compress", "f.npy", "-o", "f.mrz", "--plot", "missing/p.png"]),
+        &multires(
+            d,
+            &[
+                "compress",
+                "f.npy",
+                "-o",
+                "f.mrz",
+                "--plot",
+                "missing/p.png",
+            ],
+        ),
         "does not exist",
     );
     assert_eq!(names(d), ["f.npy"]);
@@ -342,13 +522,34 @@ fn csv_byte_order_marks_and_header_lines() {
     std::fs::write(d.join("bom.csv"), "\u{feff}1.5\n2\n3\n4\n").unwrap();
     std::fs::write(d.join("head.csv"), "time,value\n0,1.5\n1,2\n2,3\n3,4\n").unwrap();
     std::fs::write(d.join("typo.csv"), "1.5x\n2\n3\n4\n").unwrap();
-    ok(&multires(d, &["cwt", "bom.csv", "-o", "a.npy", "--scales", "1:2"]));
-    let a: ndarray::Array2<num_complex::Complex64> = ndarray_npy::read_npy(d.join("a.npy")).unwrap();
+    ok(&multires(
+        d,
+        &["cwt", "bom.csv", "-o", "a.npy", "--scales", "1:2"],
+    ));
+    let a: ndarray::Array2<num_complex::Complex64> =
+        ndarray_npy::read_npy(d.join("a.npy")).unwrap();
     assert_eq!(a.dim(), (2, 4), "the BOM's line is a sample");
-    let o = multires(d, &["cwt", "head.csv", "-o", "b.npy", "--scales", "1:2", "--channel", "1"]);
+    let o = multires(
+        d,
+        &[
+            "cwt",
+            "head.csv",
+            "-o",
+            "b.npy",
+            "--scales",
+            "1:2",
+            "--channel",
+            "1",
+        ],
+    );
     ok(&o);
-    assert!(stderr(&o).contains("read as a column header and skipped"), "{}", stderr(&o));
-    let b: ndarray::Array2<num_complex::Complex64> = ndarray_npy::read_npy(d.join("b.npy")).unwrap();
+    assert!(
+        stderr(&o).contains("read as a column header and skipped"),
+        "{}",
+        stderr(&o)
+    );
+    let b: ndarray::Array2<num_complex::Complex64> =
+        ndarray_npy::read_npy(d.join("b.npy")).unwrap();
     assert_eq!(b, a);
     fails_with(
         &multires(d, &["cwt", "typo.csv", "-o", "c.npy"]),
@@ -361,18 +562,51 @@ fn bare_cmor_means_what_pywavelets_means() {
     let d = tempfile::tempdir().unwrap();
     let d = d.path();
     signal(d, "x.npy", 256);
-    let o = multires(d, &["cwt", "x.npy", "-o", "a.npy", "--wavelet", "cmor", "--scales", "2:4"]);
+    let o = multires(
+        d,
+        &[
+            "cwt",
+            "x.npy",
+            "-o",
+            "a.npy",
+            "--wavelet",
+            "cmor",
+            "--scales",
+            "2:4",
+        ],
+    );
     ok(&o);
     assert!(stderr(&o).contains("using cmor1.0-0.5"), "{}", stderr(&o));
     ok(&multires(
         d,
-        &["cwt", "x.npy", "-o", "b.npy", "--wavelet", "cmor1.0-0.5", "--scales", "2:4"],
+        &[
+            "cwt",
+            "x.npy",
+            "-o",
+            "b.npy",
+            "--wavelet",
+            "cmor1.0-0.5",
+            "--scales",
+            "2:4",
+        ],
     ));
     assert_eq!(
         std::fs::read(d.join("a.npy")).unwrap(),
         std::fs::read(d.join("b.npy")).unwrap()
     );
-    let o = multires(d, &["cwt", "x.npy", "-o", "c.npy", "--wavelet", "fbsp", "--scales", "2:4"]);
+    let o = multires(
+        d,
+        &[
+            "cwt",
+            "x.npy",
+            "-o",
+            "c.npy",
+            "--wavelet",
+            "fbsp",
+            "--scales",
+            "2:4",
+        ],
+    );
     ok(&o);
     assert!(stderr(&o).contains("using fbsp2-1.0-0.5"), "{}", stderr(&o));
 }
@@ -390,9 +624,15 @@ fn messages_say_what_is_wrong_once_and_plainly() {
     );
     let o = multires(d, &["fir", "x.npy", "--filters", "bank.wav", "-o", "y.npy"]);
     fails_with(&o, "read from .npy only, not .wav");
-    ok(&multires(d, &["cwt", "x.npy", "-o", "W.npy", "--scales", "1e1:2e1:5e0"]));
+    ok(&multires(
+        d,
+        &["cwt", "x.npy", "-o", "W.npy", "--scales", "1e1:2e1:5e0"],
+    ));
     write_npy(d.join("empty.npy"), &Array1::<f64>::zeros(0)).unwrap();
-    let o = multires(d, &["cwt", "x.npy", "-o", "W.npy", "--scales-file", "empty.npy"]);
+    let o = multires(
+        d,
+        &["cwt", "x.npy", "-o", "W.npy", "--scales-file", "empty.npy"],
+    );
     fails_with(&o, "the list of scales is empty");
     assert!(!stderr(&o).contains("List("), "{}", stderr(&o));
     let c = Array2::<num_complex::Complex64>::zeros((8, 8));
@@ -408,7 +648,12 @@ fn messages_say_what_is_wrong_once_and_plainly() {
         let e = stderr(&multires(d, args));
         assert_eq!(e.matches("os error 2").count(), 1, "{args:?}: {e}");
     }
-    let o = multires(d, &["wavedec", "x.npy", "-o", "c.npz", "-w", "db4", "--level", "1000"]);
+    let o = multires(
+        d,
+        &[
+            "wavedec", "x.npy", "-o", "c.npz", "-w", "db4", "--level", "1000",
+        ],
+    );
     fails_with(&o, "at most 255 levels");
     assert!(!stderr(&o).contains("Computed anyway"), "{}", stderr(&o));
     fails_with(
@@ -416,7 +661,19 @@ fn messages_say_what_is_wrong_once_and_plainly() {
         "'-5' is not a positive number",
     );
     fails_with(
-        &multires(d, &["cwt", "x.npy", "-o", "W.npy", "--memory-limit", "1", "--scales", "1:4000"]),
+        &multires(
+            d,
+            &[
+                "cwt",
+                "x.npy",
+                "-o",
+                "W.npy",
+                "--memory-limit",
+                "1",
+                "--scales",
+                "1:4000",
+            ],
+        ),
         "MiB allowed",
     );
 }
@@ -430,7 +687,10 @@ fn no_gpu_line_without_a_gpu() {
     }
     let d = tempfile::tempdir().unwrap();
     signal(d.path(), "x.npy", 100);
-    let o = multires(d.path(), &["cwt", "x.npy", "-o", "W.npy", "--scales", "1:2"]);
+    let o = multires(
+        d.path(),
+        &["cwt", "x.npy", "-o", "W.npy", "--scales", "1:2"],
+    );
     ok(&o);
     assert!(!stderr(&o).contains("GPU"), "{}", stderr(&o));
 }
@@ -439,8 +699,18 @@ fn no_gpu_line_without_a_gpu() {
 fn every_flag_has_help_text() {
     let d = tempfile::tempdir().unwrap();
     for cmd in [
-        "cwt", "fir", "wavedec", "waverec", "wavedecn", "waverecn", "compress", "decompress",
-        "info", "make-field", "demo", "bench",
+        "cwt",
+        "fir",
+        "wavedec",
+        "waverec",
+        "wavedecn",
+        "waverecn",
+        "compress",
+        "decompress",
+        "info",
+        "make-field",
+        "demo",
+        "bench",
     ] {
         let o = multires(d.path(), &[cmd, "--help"]);
         ok(&o);

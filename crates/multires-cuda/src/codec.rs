@@ -101,7 +101,7 @@ const DEFAULT_BATCH: usize = 64;
 const RESIDENT_BATCH: usize = 128;
 
 /// Values a batch holds at most. Batches of 247M and 369M values (1024^3
-/// smooth on the H100, one slot, MULTIRES_CODEC_BATCH 128 and 200) wrote
+/// smooth on the H100, one slot, batches of 128 and 200 bricks) wrote
 /// streams the decoders refuse ("the chunk's words end early"); 185M
 /// values and below were right. The encoder is at fault (its output first
 /// differs inside brick 0's rANS header; the decoders handle such batches)
@@ -111,16 +111,6 @@ const RESIDENT_BATCH: usize = 128;
 /// values were right, 246.9M wrong, with either way of copying the slot's
 /// lists (stage.rs).
 const MAX_BATCH_VALUES: usize = 1 << 27;
-
-/// Bricks per batch at most: `default`, or MULTIRES_CODEC_BATCH (a
-/// tuning knob for measurements; the output never depends on it).
-fn batch_limit(default: usize) -> usize {
-    std::env::var("MULTIRES_CODEC_BATCH")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .filter(|&v| v > 0)
-        .unwrap_or(default)
-}
 
 /// How a GPU run went (for the CLI and the benchmarks).
 #[derive(Debug, Clone)]
@@ -231,10 +221,8 @@ fn tile_classes(classes: &[u8]) -> Vec<u8> {
 struct LevelClasses {
     values: CudaSlice<u8>,
     tiles: CudaSlice<u8>,
-    /// Per `rans::RESET` block, its values of each class (for `rans::plan`),
-    /// and on the device for RPLAN.
+    /// Per `rans::RESET` block, its values of each class (for `rans::plan`).
     blocks: Vec<[u32; rans::LEVELS]>,
-    blocks_d: CudaSlice<u32>,
 }
 
 /// A coding order on the device and its inverse (each grid point's place
@@ -599,22 +587,18 @@ thread_local! {
     static PROF_LAST: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
 }
 
-/// With MULTIRES_CODEC_PROFILE set, the time since the last mark (after
+/// Whether MULTIRES_CODEC_PROFILE asks for the time of each phase of the
+/// GPU codec (printed after a run; one slot a GPU then).
+fn profiling() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("MULTIRES_CODEC_PROFILE").is_some())
+}
+
+/// While profiling, the time since the last mark (after
 /// synchronizing the stream) is added to `phase`; printed by `compress`.
 fn prof(s: &CudaStream, phase: &'static str) -> Result<(), CudaError> {
     trace(phase);
-    if timeline() {
-        use cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
-        let ev = s
-            .record_event(Some(CU_EVENT_DEFAULT))
-            .during(|| "recording a timeline event".into())?;
-        let b = TRACE_BATCH.with(|c| c.get());
-        if let Ok(mut t) = TIMELINE.lock() {
-            t.push((b, phase, ev));
-        }
-    }
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if !*ON.get_or_init(|| std::env::var_os("MULTIRES_CODEC_PROFILE").is_some()) {
+    if !profiling() {
         return Ok(());
     }
     s.synchronize().during(|| "profiling".into())?;
@@ -628,18 +612,13 @@ fn prof(s: &CudaStream, phase: &'static str) -> Result<(), CudaError> {
     Ok(())
 }
 
-/// Slots a GPU at most: `default`; one while profiling, so each phase is
-/// the device's own time; MULTIRES_CODEC_SLOTS overrides both (a tuning
-/// knob for measurements; the output never depends on it).
+/// Slots a GPU at most: `default`; one while profiling, so that each
+/// phase is the device's own time.
 fn max_slots(default: usize) -> usize {
-    let want = std::env::var("MULTIRES_CODEC_SLOTS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .filter(|&v| v > 0);
-    match want {
-        Some(v) => v,
-        None if std::env::var_os("MULTIRES_CODEC_PROFILE").is_some() => 1,
-        None => default,
+    if profiling() {
+        1
+    } else {
+        default
     }
 }
 
@@ -657,26 +636,8 @@ const RESIDENT_SLOTS: usize = 16;
 /// the others.
 const RESIDENT_SHARES: usize = 8;
 
-/// `RESIDENT_SHARES`, or MULTIRES_CODEC_SHARES (a tuning knob for
-/// measurements; the output never depends on it).
-fn resident_shares() -> usize {
-    fixed_shares().unwrap_or(RESIDENT_SHARES)
-}
-
-/// MULTIRES_CODEC_SHARES: batches a slab fixed for a measurement.
-fn fixed_shares() -> Option<usize> {
-    env_count("MULTIRES_CODEC_SHARES")
-}
-
-/// Whether `slab_shares` will ask for the field's density, so that a
-/// caller brings a sample down only where it is used.
-fn slab_shares_ask_density(gpus: usize) -> bool {
-    gpus > 1 && fixed_shares().is_none()
-}
-
-/// Batches for each GPU's slab of a field split over `gpus`:
-/// MULTIRES_CODEC_SHARES if set (a tuning knob for measurements; the
-/// output never depends on it, and `dense` is then not asked); eight (one
+/// Batches for each GPU's slab of a field split over `gpus` (`dense` is
+/// asked only for several GPUs): eight (one
 /// GPU's whole field) for a dense field on several GPUs, whose many
 /// payload bytes a batch keep its host stages on the tail; otherwise
 /// batches of the size one GPU's whole field is cut into (at least two a
@@ -689,10 +650,7 @@ fn slab_shares(
     gpus: usize,
     dense: impl FnOnce() -> Result<bool, CudaError>,
 ) -> Result<usize, CudaError> {
-    if let Some(k) = fixed_shares() {
-        return Ok(k);
-    }
-    Ok(if slab_shares_ask_density(gpus) && dense()? {
+    Ok(if gpus > 1 && dense()? {
         RESIDENT_SHARES
     } else {
         (RESIDENT_SHARES / gpus.max(1)).max(2)
@@ -882,19 +840,6 @@ fn ramp_batches<T>(plan: &mut Plan<T>, slots: usize, budget: usize, per_value: u
     plan.slots = plan.batches.len();
 }
 
-/// `ramp_batches` on, unless MULTIRES_CODEC_RAMP=off (a knob for
-/// measurements; the output never depends on it).
-fn ramp_on() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("MULTIRES_CODEC_RAMP").as_deref() != Ok("off"))
-}
-
-/// `halve_last_large` on, unless MULTIRES_CODEC_HALVE_LAST=off (a knob
-/// for measurements; the output never depends on it).
-fn halve_last() -> bool {
-    std::env::var("MULTIRES_CODEC_HALVE_LAST").map_or(true, |v| v != "off")
-}
-
 /// With MULTIRES_CODEC_TRACE set, when each slot's host thread passed
 /// each mark (no synchronization added), printed per batch by `run_slots`:
 /// a timeline of how the batches overlap.
@@ -907,60 +852,6 @@ thread_local!(static TRACE_GPU: std::cell::Cell<usize> = const { std::cell::Cell
 thread_local!(static SLOTS_A_GPU: std::cell::Cell<usize> = const { std::cell::Cell::new(0) });
 /// Slots a GPU from which a decode's batches verify their own checksums.
 const MANY_SLOTS: usize = 4;
-
-/// With MULTIRES_CODEC_TIMELINE set, `prof` records an event on the
-/// slot's stream at each phase's end instead of timing it on the host:
-/// when each batch's kernels finished on the device, batches side by side
-/// (printed by `run_slots`, milliseconds from the first event). The
-/// events themselves slow a run (1024^3 smooth, resident: compress 57 to
-/// 39 GB/s), so read the order and the gaps, not the total.
-static TIMELINE: Mutex<Vec<(usize, &'static str, cudarc::driver::CudaEvent)>> =
-    Mutex::new(Vec::new());
-
-fn timeline() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("MULTIRES_CODEC_TIMELINE").is_some())
-}
-
-/// Prints the events of `TIMELINE` recorded on `gpus` (a line per batch,
-/// milliseconds from each GPU's first event: the GPUs' clocks are their
-/// own) and clears them; other GPUs' runs keep theirs.
-fn print_timeline(caps: &[usize], gpus: &[Arc<Gpu>]) {
-    let Ok(mut t) = TIMELINE.lock() else { return };
-    for g in gpus {
-        let (marks, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut *t)
-            .into_iter()
-            .partition(|m| *m.2.context() == g.ctx);
-        *t = rest;
-        let Some((_, _, first)) = marks.first() else {
-            continue;
-        };
-        let at: Vec<f32> = marks
-            .iter()
-            .map(|m| first.elapsed_ms(&m.2).unwrap_or(f32::NAN))
-            .collect();
-        let t0 = at
-            .iter()
-            .copied()
-            .filter(|x| x.is_finite())
-            .fold(f32::INFINITY, f32::min);
-        for (i, cap) in caps.iter().enumerate() {
-            let line: Vec<String> = marks
-                .iter()
-                .zip(&at)
-                .filter(|(m, _)| m.0 == i)
-                .map(|(m, a)| format!("{}@{:.1}", m.1, a - t0))
-                .collect();
-            if !line.is_empty() {
-                let gpu = g.ctx.ordinal();
-                eprintln!(
-                    "timeline gpu {gpu} batch {i} ({cap} values): {}",
-                    line.join(" ")
-                );
-            }
-        }
-    }
-}
 
 /// The instant every trace line counts from, so that lines of GPUs and
 /// stages running at once line up.
@@ -1077,9 +968,9 @@ fn take_head_marks() -> Vec<(&'static str, std::time::Instant)> {
         .unwrap_or_default()
 }
 
-/// Adds the host time since `t0` to `phase` (with MULTIRES_CODEC_PROFILE).
+/// Adds the host time since `t0` to `phase` (while profiling).
 fn prof_host(phase: &'static str, t0: std::time::Instant) {
-    if std::env::var_os("MULTIRES_CODEC_PROFILE").is_some() {
+    if profiling() {
         if let Ok(mut m) = PROFILE.lock() {
             *m.entry(phase).or_insert(0.0) += t0.elapsed().as_secs_f64();
         }
@@ -1233,37 +1124,17 @@ pub fn release_slots() {
 
 static PROFILE: Mutex<BTreeMap<&'static str, f64>> = Mutex::new(BTreeMap::new());
 
-/// Where a slot's long entropy kernels run at a lower priority than its
-/// other work: under sixteen slots' RENCs a slot's small kernels (its
-/// histogram, the staged copies its host waits for) waited 1-11 ms for
-/// room on the SMs. `MULTIRES_CODEC_PRIORITY=off|encode|decode` keeps
-/// all of a slot's work on one stream, or splits only RENC or RDEC off
-/// (the output is the same).
-fn priorities() -> (bool, bool) {
-    static ON: std::sync::OnceLock<(bool, bool)> = std::sync::OnceLock::new();
-    *ON.get_or_init(
-        || match std::env::var("MULTIRES_CODEC_PRIORITY").as_deref() {
-            Ok("off") => (false, false),
-            Ok("encode") => (true, false),
-            Ok("decode") => (false, true),
-            _ => (true, true),
-        },
-    )
-}
-
 /// A slot's stream and its bulk stream: the first at the device's
 /// greatest priority, the second at its least (one stream when
 /// priorities are off or the device has one level).
 fn slot_streams(gpu: &Gpu) -> Result<(Arc<CudaStream>, Arc<CudaStream>), CudaError> {
     let new = || "creating a stream".to_string();
-    if priorities() != (false, false) {
-        gpu.ctx.bind_to_thread().during(new)?;
-        let (least, greatest) = cudarc::driver::result::stream::get_priority_range().during(new)?;
-        if least != greatest {
-            let stream = gpu.ctx.new_stream_with_priority(greatest).during(new)?;
-            let bulk = gpu.ctx.new_stream_with_priority(least).during(new)?;
-            return Ok((stream, bulk));
-        }
+    gpu.ctx.bind_to_thread().during(new)?;
+    let (least, greatest) = cudarc::driver::result::stream::get_priority_range().during(new)?;
+    if least != greatest {
+        let stream = gpu.ctx.new_stream_with_priority(greatest).during(new)?;
+        let bulk = gpu.ctx.new_stream_with_priority(least).during(new)?;
+        return Ok((stream, bulk));
     }
     let stream = gpu.ctx.new_stream().during(new)?;
     Ok((stream.clone(), stream))
@@ -1477,13 +1348,10 @@ impl Slot {
                 .table(&format!("codec classes {dims:?} {o:?}"), || {
                     let up = || "copying level classes".to_string();
                     let cl = interp::classes(dims, o);
-                    let blocks = rans::class_blocks(&cl);
-                    let flat: Vec<u32> = blocks.iter().flatten().copied().collect();
                     let d = LevelClasses {
                         values: s.clone_htod(cl.as_slice()).during(up)?,
                         tiles: s.clone_htod(&tile_classes(&cl)).during(up)?,
-                        blocks_d: s.clone_htod(&flat).during(up)?,
-                        blocks,
+                        blocks: rans::class_blocks(&cl),
                     };
                     s.synchronize().during(up)?;
                     Ok(d)
@@ -1500,7 +1368,7 @@ impl Slot {
         dtype: DType,
         t: lifting::Lifting,
         (e, chunk_log): (f64, u32),
-        (front, turn): (Option<Permit<'_>>, Option<FrontTurn<'_>>),
+        front: Option<Permit<'_>>,
     ) -> Result<Vec<GpuCoded>, CudaError> {
         let dims = b.dims;
         let n: usize = dims.iter().product();
@@ -1617,9 +1485,6 @@ impl Slot {
             )?;
             prof(s, "interp")?;
             let (hist, cls) = self.rans_histograms(dims, nbk)?;
-            if let Some(t) = turn {
-                t.publish(s)?;
-            }
             // One wait for the lists (the histograms' only where the host
             // plans).
             let g = &self.gpu.clone();
@@ -1627,24 +1492,10 @@ impl Slot {
             let maxe_q = self.stage.queue_down(g, s, &maxe)?;
             let sse_q = self.stage.queue_down(g, s, &sse)?;
             let iq_q = self.stage.queue_down(g, s, &qd)?;
-            let planned = if device_plans() {
-                // The plans and RENC are queued behind the lists' copies,
-                // and the host waits only for those (an event): the next
-                // batch's transform starts as soon as they are down.
-                use cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
-                let listed = s
-                    .record_event(Some(CU_EVENT_DISABLE_TIMING))
-                    .during(|| "recording the lists' copies".into())?;
-                let mut p = self.queue_device_plans(hist, &cls, n, nbk, chunk_log)?;
-                let renc = self.queue_device_renc(&mut p, &cls, n, nbk)?;
-                listed
-                    .synchronize()
-                    .during(|| "waiting for a slot's list".into())?;
-                RansPlans::Device(Box::new((p, renc)))
-            } else {
+            let planned = {
                 let hist_q = self.stage.queue_down(g, s, &hist)?;
                 self.stage.wait(s)?;
-                RansPlans::Host(self.stage.read(&hist_q))
+                self.stage.read(&hist_q)
             };
             let (counts_h, maxe_h) = (self.stage.read(&counts_q), self.stage.read(&maxe_q));
             let (sse_h, iq) = (self.stage.read(&sse_q), self.stage.read(&iq_q));
@@ -1652,7 +1503,6 @@ impl Slot {
             self.stage.synchronized();
             prof(s, "r_hist")?;
             // The transform is done (the reads waited for it).
-            let gate = front.as_ref().map(|p| p.0);
             drop(front);
             return self.encode_rans(
                 b,
@@ -1661,7 +1511,6 @@ impl Slot {
                 (planned, &cls),
                 &omask,
                 (f32i, sz, chunk_log),
-                gate,
             );
         }
         s.memcpy_dtod(&self.x.slice(0..nbk * n), &mut self.c.slice_mut(0..nbk * n))
@@ -1755,9 +1604,6 @@ impl Slot {
             unsafe { l.launch(cfg((nbk as u32, 1), 256, map_smem as u32)) }
                 .during(|| "launching MAP".into())?;
             prof(s, "map_size")?;
-        }
-        if let Some(t) = turn {
-            t.publish(s)?;
         }
         let g = &self.gpu;
         let counts_q = self.stage.queue_down(g, s, &counts)?;
@@ -2024,55 +1870,6 @@ impl Slot {
         Ok((hist, cls))
     }
 
-    /// A batch's rANS plans made on the device from its histograms
-    /// (`hist`, on the device), queued on the slot's stream
-    /// (`queue_rplan`); RENC and RWORDS follow (`queue_device_renc`).
-    fn queue_device_plans(
-        &mut self,
-        hist: CudaSlice<u32>,
-        cls: &LevelClasses,
-        n: usize,
-        nbk: usize,
-        chunk_log: u32,
-    ) -> Result<DevicePlans, CudaError> {
-        let s = &self.stream.clone();
-        let p = queue_rplan(
-            &self.gpu,
-            s,
-            hist,
-            (&cls.blocks_d, cls.blocks.len()),
-            n,
-            nbk,
-            chunk_log,
-        )?;
-        prof(s, "r_dplan")?;
-        Ok(p)
-    }
-
-    /// RENC on the device's plans (`queue_device_plans`), then RWORDS
-    /// (the table words, which only the host's layout reads) beside it.
-    fn queue_device_renc(
-        &mut self,
-        p: &mut DevicePlans,
-        cls: &LevelClasses,
-        n: usize,
-        nbk: usize,
-    ) -> Result<RencOut, CudaError> {
-        use cudarc::driver::DevicePtr;
-        let s = &self.stream.clone();
-        let nmax = nbk * p.maxp;
-        let lists = [
-            p.cfirst.device_ptr(s).0,
-            p.cstart.device_ptr(s).0,
-            p.clen.device_ptr(s).0,
-            p.cum.device_ptr(s).0,
-            p.scale.device_ptr(s).0,
-        ];
-        let out = self.launch_renc(cls, n, nbk, (p.maxp, nmax), lists)?;
-        queue_rwords(&self.gpu, s, p, cls.blocks.len(), nbk)?;
-        Ok(out)
-    }
-
     /// RENC over a batch's chunk lists (device addresses of cfirst,
     /// cstart, clen, cum, scale), `most` chunks a brick at most and
     /// `nch` in all, on the slot's bulk stream.
@@ -2108,7 +1905,7 @@ impl Slot {
                 eprintln!("trace RENC blocks an SM: {per_sm:?}");
             });
         }
-        let bulk = if priorities().0 { &self.bulk } else { s };
+        let bulk = &self.bulk;
         let ls = bulk_begin(s, bulk)?;
         let mut l = ls.launch_builder(&f);
         l.arg(&ints)
@@ -2128,75 +1925,6 @@ impl Slot {
         bulk_end(s, bulk)?;
         prof(s, "r_enc_kernel")?;
         Ok(out)
-    }
-
-    /// The device's plans and RENC's chunk sizes brought down (one wait;
-    /// a second only where the table words outgrow the first copy).
-    fn device_plans_down(
-        &mut self,
-        p: &DevicePlans,
-        sizes: &CudaSlice<u32>,
-        n: usize,
-        nbk: usize,
-    ) -> Result<(Vec<BrickPlan>, Vec<u32>), CudaError> {
-        let s = &self.stream.clone();
-        let g = &self.gpu.clone();
-        let words = p
-            .words
-            .as_ref()
-            .ok_or_else(|| CudaError::Unsupported("RWORDS was not queued".into()))?;
-        let guess = (nbk * RPLAN_WORDS_GUESS).min(words.len());
-        let meta_q = self.stage.queue_down(g, s, &p.meta)?;
-        let sizes_q = self.stage.queue_down(g, s, sizes)?;
-        let words_q = self.stage.queue_down(g, s, &words.slice(0..guess))?;
-        self.stage.wait(s)?;
-        let meta = self.stage.read(&meta_q);
-        let sizes_h = self.stage.read(&sizes_q);
-        let mut words_h = self.stage.read(&words_q);
-        let total: usize = (0..nbk).map(|b| meta[b * RPLAN_META + 4] as usize).sum();
-        if total > words.len() {
-            return Err(CudaError::Unsupported(format!(
-                "RPLAN wrote {total} table words, more than the {} a batch holds",
-                words.len()
-            )));
-        }
-        if total > guess {
-            words_h.extend(self.stage.down(g, s, &words.slice(guess..total))?);
-        }
-        let mut plans = Vec::with_capacity(nbk);
-        let mut sizes_used = 0usize;
-        for b in 0..nbk {
-            let m = &meta[b * RPLAN_META..(b + 1) * RPLAN_META];
-            let (chunk_log, split) = (
-                m[0],
-                rans::Split {
-                    chunks: m[1],
-                    log: m[2],
-                },
-            );
-            let (w0, nw) = (m[6] as usize, m[4] as usize);
-            if m[5] as usize != sizes_used
-                || rans::piece_count(n, chunk_log, split) != m[3] as usize
-                || w0 + nw > total
-            {
-                return Err(CudaError::Unsupported(format!(
-                    "brick {b}: RPLAN's plan does not hold together (meta {m:?})"
-                )));
-            }
-            sizes_used += m[3] as usize;
-            plans.push(BrickPlan {
-                chunk_log,
-                split,
-                words: words_h[w0..w0 + nw].to_vec(),
-            });
-        }
-        if sizes_used > sizes_h.len() {
-            return Err(CudaError::Unsupported(format!(
-                "RPLAN planned {sizes_used} chunks, more than the {} RENC had room for",
-                sizes_h.len()
-            )));
-        }
-        Ok((plans, sizes_h[..sizes_used].to_vec()))
     }
 
     /// The batch's plans on the host (`rans::plan` a brick, the CPU's
@@ -2271,8 +1999,9 @@ impl Slot {
     }
 
     /// The interpolation's payloads (trial 0 of `ints` and `corr`): rANS
-    /// tables from the bricks' histograms (on the host by the CPU's code
-    /// by default, else on the device: `device_plans`), the chunks' sizes
+    /// tables from the bricks' histograms (on the host by the CPU's code:
+    /// planned on the device, RENC ended no sooner, the SMs being busy with
+    /// other batches' work), the chunks' sizes
     /// and words and the outlier lists on the device, the layout on the
     /// host.
     #[allow(clippy::too_many_arguments)]
@@ -2281,27 +2010,15 @@ impl Slot {
         b: &Batch,
         q: &[f64],
         (counts_h, maxe_h, sse_h): (&[u64], &[u64], &[f64]),
-        (planned, cls): (RansPlans, &LevelClasses),
+        (hist_h, cls): (Vec<u32>, &LevelClasses),
         omask: &CudaSlice<u32>,
         (f32i, sz, chunk_log): (i32, usize, u32),
-        gate: Option<&Gate>,
     ) -> Result<Vec<GpuCoded>, CudaError> {
         let dims = b.dims;
         let n: usize = dims.iter().product();
         let nbk = b.bricks.len();
         let s = &self.stream.clone();
-        let (plans, renc, sizes_h, _device) = match planned {
-            RansPlans::Host(hist_h) => {
-                let (plans, renc, sizes_h) =
-                    self.host_plans_renc(&hist_h, cls, n, nbk, chunk_log)?;
-                (plans, renc, sizes_h, None)
-            }
-            RansPlans::Device(planned) => {
-                let (p, renc) = *planned;
-                let (plans, sizes_h) = self.device_plans_down(&p, &renc.sizes, n, nbk)?;
-                (plans, renc, sizes_h, Some(p))
-            }
-        };
+        let (plans, renc, sizes_h) = self.host_plans_renc(&hist_h, cls, n, nbk, chunk_log)?;
         let RencOut { sizes, states } = renc;
         let nch = sizes_h.len();
         prof(s, "r_encode")?;
@@ -2374,22 +2091,14 @@ impl Slot {
         }
         let tot_q = self.stage.queue_down(&self.gpu, s, &tot)?;
         prof(s, "r_olists")?;
-        // On the device (by default), the checksums are taken after the
-        // host's parts of each payload are put in beside the coded words.
-        let on_device = crc_mode() == CrcMode::Device;
-        let crc_q = if on_device {
-            let crc_d =
-                self.payload_checksums((&base, &stream_words, &lens, &heads), q, counts_h)?;
-            Some(self.stage.queue_down(&self.gpu, s, &crc_d)?)
-        } else {
-            None
-        };
+        // The checksums are taken on the device after the host's parts of
+        // each payload are put in beside the coded words.
+        let crc_d = self.payload_checksums((&base, &stream_words, &lens, &heads), q, counts_h)?;
+        let crc_q = self.stage.queue_down(&self.gpu, s, &crc_d)?;
         prof(s, "r_crc_queued")?;
         // The payloads lie one after another in the buffer they are copied
-        // down into, which becomes the file's bytes; on the host's
-        // checksums, the host's parts (step, header words, tables, chunk
-        // lengths, outlier counts) are written into it here. One wait for
-        // all copies.
+        // down into, which becomes the file's bytes. One wait for all
+        // copies.
         let mut buf = take_payload_buffer(&self.gpu, total)?;
         prof(s, "r_buf")?;
         let n_out = total.max(1).min(self.out.len());
@@ -2398,47 +2107,21 @@ impl Slot {
         prof(s, "r_down_queued")?;
         self.stage.wait(s)?;
         let tot_h = self.stage.read(&tot_q);
-        let crcs_d = crc_q.map(|q| self.stage.read(&q));
+        let crcs = self.stage.read(&crc_q);
         prof(s, "r_outliers")?;
         let mut ranges = Vec::with_capacity(nbk);
         for bi in 0..nbk {
-            let (no, nr) = (counts_h[2 * bi] as usize, counts_h[2 * bi + 1] as usize);
+            let no = counts_h[2 * bi] as usize;
             if tot_h[2 * bi] as usize != no {
                 return Err(CudaError::Unsupported(format!(
                     "brick {}: the outlier check and the outlier lists disagree",
                     b.bricks[bi]
                 )));
             }
-            let (words, len) = (stream_words[bi], lens[bi]);
-            ranges.push(base[bi]..base[bi] + len);
-            if on_device {
-                continue;
-            }
-            let pl = &mut buf[base[bi]..base[bi] + len];
-            pl[0..8].copy_from_slice(&q[bi].to_le_bytes());
-            for (i, w) in heads[bi].iter().enumerate() {
-                pl[8 + 4 * i..12 + 4 * i].copy_from_slice(&w.to_le_bytes());
-            }
-            let oc = 8 + 4 * words;
-            pl[oc..oc + 4].copy_from_slice(&(no as u32).to_le_bytes());
-            pl[oc + 4..oc + 8].copy_from_slice(&(nr as u32).to_le_bytes());
+            ranges.push(base[bi]..base[bi] + lens[bi]);
         }
         prof(s, "r_heads")?;
-        let (crcs, pooled) = match crcs_d {
-            Some(c) => (c, false),
-            // The file's checksums, taken while later batches code (at
-            // the end they were a pass over every payload after the coding).
-            None => batch_checksums(&buf, &ranges, &|| gate.is_none_or(Gate::idle)),
-        };
-        // Trace marks name where the checksums ran (the pool: some of them).
-        prof(
-            s,
-            match (on_device, pooled) {
-                (true, _) => "r_crc_device",
-                (false, true) => "r_crc_pool",
-                (false, false) => "r_crc_slot",
-            },
-        )?;
+        prof(s, "r_crc_device")?;
         let buf = Arc::new(BatchBuf::Pinned(Some(buf)));
         Ok(ranges
             .into_iter()
@@ -2948,11 +2631,9 @@ fn code_bricks(
         vec![shapes],
         budget,
         usage.per_value(v.dtype),
-        (max_slots(slots), shares * gpus.len(), batch_limit(batch)),
+        (max_slots(slots), shares * gpus.len(), batch),
     )?;
-    if halve_last() {
-        halve_last_large(&mut plan);
-    }
+    halve_last_large(&mut plan);
     head_mark("batches");
     let caps = plan.caps();
     let slots_per_gpu = plan.slots;
@@ -2964,33 +2645,16 @@ fn code_bricks(
     let results: Mutex<Vec<(usize, GpuCoded)>> = Mutex::new(Vec::with_capacity(bricks.len()));
     let timing = Mutex::new((0f64, 0f64));
     let max_per = batches.iter().map(|b| b.bricks.len()).max().unwrap_or(0);
-    // On the device's front the gates only count (`Gate::idle`).
-    let on_device = device_front();
-    let permits = if on_device {
-        usize::MAX / 2
-    } else {
-        front_permits()
-    };
-    let gates: Vec<Gate> = gpus.iter().map(|_| Gate::new(permits)).collect();
-    // Turns on the device only where they are on (none otherwise).
-    let fronts: Vec<DeviceFront> = gpus
-        .iter()
-        .filter(|_| on_device)
-        .map(|_| DeviceFront::new(front_permits()))
-        .collect();
+    let gates: Vec<Gate> = gpus.iter().map(|_| Gate::new(FRONT_PERMITS)).collect();
     run_slots(gpus, slots_per_gpu, (&caps, v.dtype, usage), &|slot, i| {
         let b = &batches[i];
         let k = gpus.iter().position(|g| Arc::ptr_eq(g, &slot.gpu));
         let gate = k.and_then(|k| gates.get(k));
         let permit = gate.map(Gate::enter);
-        let turn = match k.and_then(|k| fronts.get(k)) {
-            Some(f) if on_device => Some(f.enter(&slot.stream)?),
-            _ => None,
-        };
         let t0 = std::time::Instant::now();
         fill(slot, b)?;
         let t1 = std::time::Instant::now();
-        let coded = slot.encode(b, v.dtype, opts.transform, (*e, chunk_log), (permit, turn))?;
+        let coded = slot.encode(b, v.dtype, opts.transform, (*e, chunk_log), permit)?;
         if let Ok(mut tm) = timing.lock() {
             tm.0 += (t1 - t0).as_secs_f64();
             tm.1 += t1.elapsed().as_secs_f64();
@@ -3065,7 +2729,7 @@ fn run_slots(
         }
         Ok(())
     };
-    use crate::workers::{panic_message, JobError};
+    use crate::workers::JobError;
     let failed = |e: JobError| {
         CudaError::Unsupported(match e {
             JobError::Panicked(m) => format!("a GPU slot's thread panicked: {m}"),
@@ -3073,51 +2737,13 @@ fn run_slots(
         })
     };
     let ordinals: Vec<usize> = gpus.iter().map(|g| g.ctx.ordinal()).collect();
-    let run = if kept_threads() {
-        crate::workers::run_all(&ordinals, per_gpu, &|gi, _| slot_thread(&gpus[gi]))
-            .into_iter()
-            .try_for_each(|r| r.map_err(failed)?)
-    } else {
-        std::thread::scope(|scope| -> Result<(), CudaError> {
-            let handles: Vec<_> = gpus
-                .iter()
-                .flat_map(|g| std::iter::repeat_n(g, per_gpu))
-                .map(|g| scope.spawn(|| slot_thread(g)))
-                .collect();
-            for h in handles {
-                h.join()
-                    .map_err(|p| failed(JobError::Panicked(panic_message(p))))??;
-            }
-            Ok(())
-        })
-    };
+    let run = crate::workers::run_all(&ordinals, per_gpu, &|gi, _| slot_thread(&gpus[gi]))
+        .into_iter()
+        .try_for_each(|r| r.map_err(failed)?);
     print_trace(caps, &ordinals);
-    print_timeline(caps, gpus);
     run
 }
 
-/// Whether a run's slots go to threads kept from run to run
-/// (`crate::workers`) rather than threads spawned for it
-/// (MULTIRES_CODEC_WORKERS=spawn, a measurement knob; the output never
-/// depends on it).
-fn kept_threads() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("MULTIRES_CODEC_WORKERS").as_deref() != Ok("spawn"))
-}
-
-/// Batches of a GPU in their transform at once: the interpolation (or
-/// lifting) and its check are bound by memory bandwidth, the rANS coder
-/// after it by one chunk's chain (~5 ms a launch, whatever its size). With
-/// every batch in its transform at once (1024^3 on the H100: 13 batches)
-/// all finished it together, at ~45 ms, and only then coded, side by
-/// side; a few at a time finish theirs early and code while the next ones
-/// transform. Two measured best on the turbulent field (86 GB/s at 1e-3,
-/// against 76 with four and 64-67 with eight or thirteen; session 30),
-/// and the smooth field does not mind. MULTIRES_CODEC_FRONT overrides it
-/// (a tuning knob for measurements; the output never depends on it).
-fn front_permits() -> usize {
-    env_count("MULTIRES_CODEC_FRONT").unwrap_or(FRONT_PERMITS)
-}
 /// Two also on each GPU of a slab run: three measured no better on two
 /// H200s at 1024^3 (session 38: turbulent 2-GPU compression 195-197 GB/s
 /// with three, 194-208 with two).
@@ -3127,8 +2753,6 @@ const FRONT_PERMITS: usize = 2;
 struct Gate {
     free: Mutex<usize>,
     open: std::sync::Condvar,
-    /// Batches waiting for a permit or holding one.
-    busy: AtomicUsize,
 }
 
 /// A batch's place in its GPU's `Gate`, given back when dropped.
@@ -3139,18 +2763,10 @@ impl Gate {
         Gate {
             free: Mutex::new(permits.max(1)),
             open: std::sync::Condvar::new(),
-            busy: AtomicUsize::new(0),
         }
     }
 
-    /// Whether no batch of the GPU is in its transform or waiting for it:
-    /// the batches still coding are the run's tail.
-    fn idle(&self) -> bool {
-        self.busy.load(Ordering::Acquire) == 0
-    }
-
     fn enter(&self) -> Permit<'_> {
-        self.busy.fetch_add(1, Ordering::AcqRel);
         let mut f = self.free.lock().unwrap_or_else(|p| p.into_inner());
         while *f == 0 {
             f = self.open.wait(f).unwrap_or_else(|p| p.into_inner());
@@ -3164,231 +2780,8 @@ impl Drop for Permit<'_> {
     fn drop(&mut self) {
         let mut f = self.0.free.lock().unwrap_or_else(|p| p.into_inner());
         *f += 1;
-        self.0.busy.fetch_sub(1, Ordering::AcqRel);
         self.0.open.notify_one();
     }
-}
-
-/// Whether a GPU's batches take their turns in the transform on the
-/// device (`DeviceFront`, with MULTIRES_CODEC_FRONT_WAIT=device) or on
-/// the host (`Gate`, the default): a knob for measurements; the output
-/// never depends on it. On two H100s (session 49) the device's turns
-/// coded 1024^3 8% slower on one GPU (110 against 120 GB/s) and 3% on
-/// two: with every batch's transform queued at the greatest priority,
-/// the earlier batches' rANS kernels (at the least) found no room on the
-/// SMs until the transforms were done, and the run's tail grew from 2.5
-/// to 6 ms.
-fn device_front() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("MULTIRES_CODEC_FRONT_WAIT").as_deref() == Ok("device"))
-}
-
-/// A GPU's batches in their transform `ahead` at a time, ordered on the
-/// device: batch k's first kernel waits for an event recorded after the
-/// histogram of batch k - `ahead`. With the host's `Gate`, each turn
-/// passed through two thread wake-ups (the histogram's wait, then the
-/// next batch's permit) before the next transform's first kernel was
-/// launched: 0.1-0.3 ms at every turn, a dozen turns a GPU a run (but
-/// see `device_front`).
-struct DeviceFront {
-    ahead: usize,
-    next: AtomicUsize,
-    /// Per turn: None until published; then the event to wait for (None
-    /// where the batch ended before its histogram, e.g. on an error).
-    ends: Mutex<Vec<Option<Option<Arc<cudarc::driver::CudaEvent>>>>>,
-    moved: std::sync::Condvar,
-}
-
-/// A batch's turn in its GPU's `DeviceFront`; published as the end of
-/// its transform once its histogram is launched, or as nothing when
-/// dropped before.
-struct FrontTurn<'f> {
-    front: &'f DeviceFront,
-    turn: usize,
-    published: bool,
-}
-
-impl DeviceFront {
-    fn new(ahead: usize) -> Self {
-        DeviceFront {
-            ahead: ahead.max(1),
-            next: AtomicUsize::new(0),
-            ends: Mutex::new(Vec::new()),
-            moved: std::sync::Condvar::new(),
-        }
-    }
-
-    /// The next turn, its stream `s` made to wait on the device for the
-    /// transform `ahead` turns before.
-    fn enter(&self, s: &CudaStream) -> Result<FrontTurn<'_>, CudaError> {
-        let (turn, before) = self.take();
-        if let Some(ev) = before {
-            s.wait(&ev).during(|| "ordering the transforms".into())?;
-        }
-        Ok(turn)
-    }
-
-    /// The next turn and the end of the transform `ahead` turns before
-    /// (None: the first turns, or one that ended without it). The host
-    /// waits only until that batch has launched its histogram, which it
-    /// does without waiting for any later turn.
-    fn take(&self) -> (FrontTurn<'_>, Option<Arc<cudarc::driver::CudaEvent>>) {
-        let turn = FrontTurn {
-            front: self,
-            turn: self.next.fetch_add(1, Ordering::AcqRel),
-            published: false,
-        };
-        let Some(before) = turn.turn.checked_sub(self.ahead) else {
-            return (turn, None);
-        };
-        let mut e = self.ends.lock().unwrap_or_else(|p| p.into_inner());
-        while e.get(before).is_none_or(Option::is_none) {
-            e = self.moved.wait(e).unwrap_or_else(|p| p.into_inner());
-        }
-        let ev = e.get(before).cloned().flatten().flatten();
-        drop(e);
-        (turn, ev)
-    }
-
-    fn set(&self, turn: usize, ev: Option<Arc<cudarc::driver::CudaEvent>>) {
-        let mut e = self.ends.lock().unwrap_or_else(|p| p.into_inner());
-        if e.len() <= turn {
-            e.resize(turn + 1, None);
-        }
-        e[turn] = Some(ev);
-        self.moved.notify_all();
-    }
-}
-
-impl FrontTurn<'_> {
-    /// The transform's end: an event after the work queued on `s`.
-    fn publish(mut self, s: &CudaStream) -> Result<(), CudaError> {
-        use cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
-        self.published = true;
-        match s.record_event(Some(CU_EVENT_DISABLE_TIMING)) {
-            Ok(ev) => {
-                self.front.set(self.turn, Some(Arc::new(ev)));
-                Ok(())
-            }
-            Err(e) => {
-                self.front.set(self.turn, None);
-                Err(e).during(|| "recording a transform's end".into())
-            }
-        }
-    }
-}
-
-impl Drop for FrontTurn<'_> {
-    fn drop(&mut self) {
-        if !self.published {
-            self.front.set(self.turn, None);
-        }
-    }
-}
-
-/// Whether a batch's checksums go to the rayon pool (`pool_free`: the
-/// caller's judgement that few other slots use the pool now, e.g. no
-/// other batch of its GPU is still in its transform, so the checksums are
-/// on the run's critical path) or stay on the slot's own
-/// thread (at 30 GB/s a core, a 40 MB batch's take a millisecond, hidden
-/// behind the other batches' kernels). On two GPUs, 23 slot threads handing
-/// their checksums to one pool of 32 queued the last batches' rANS tables
-/// behind them. MULTIRES_CODEC_CRC (`crc_mode`) may override.
-fn checksums_on_pool(pool_free: bool) -> bool {
-    match crc_mode() {
-        CrcMode::Pool => true,
-        CrcMode::Slot => false,
-        CrcMode::Device | CrcMode::Judged | CrcMode::Once => pool_free,
-    }
-}
-
-/// Where checksums run, as MULTIRES_CODEC_CRC sets it (a tuning knob for
-/// measurements; the output never depends on it). By default a coded
-/// batch's are taken on the device (`Slot::payload_checksums`); `judged`
-/// takes them on the host, judged brick by brick (`batch_checksums`),
-/// `once` judged once before its first brick, and `pool` or `slot` puts
-/// all of them there. A decode's checks are on the host in every mode:
-/// judged (`verify_payloads`) but for `pool` and `slot`.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum CrcMode {
-    Device,
-    Judged,
-    Pool,
-    Slot,
-    Once,
-}
-
-fn crc_mode() -> CrcMode {
-    static MODE: std::sync::OnceLock<CrcMode> = std::sync::OnceLock::new();
-    *MODE.get_or_init(|| match std::env::var("MULTIRES_CODEC_CRC").as_deref() {
-        Ok("pool") => CrcMode::Pool,
-        Ok("slot") => CrcMode::Slot,
-        Ok("once") => CrcMode::Once,
-        Ok("judged") => CrcMode::Judged,
-        _ => CrcMode::Device,
-    })
-}
-
-/// A coded batch's checksums of `buf`'s `ranges` on the host, and whether
-/// the rayon pool took some: on the slot's own thread while other batches of its
-/// GPU are in their transform (the pool serves their rANS tables), and
-/// the rest on the pool from the brick at which `tail()` says none is
-/// (its gate is idle: the batch is on the run's tail). The device's host
-/// ran crc32fast at 11 GB/s a thread (crc-fast 15-18 since session 60): a
-/// turbulent 1536^3 batch's 130 MB took its GPU's last 10-12.6 ms on one
-/// thread when the choice was made once, before another batch had left
-/// its transform (session 44).
-fn batch_checksums(
-    buf: &[u8],
-    ranges: &[std::ops::Range<usize>],
-    tail: &dyn Fn() -> bool,
-) -> (Vec<u32>, bool) {
-    use rayon::prelude::*;
-    let crc = |r: &std::ops::Range<usize>| multires::codec::container::crc32(&buf[r.clone()]);
-    let once = crc_mode() == CrcMode::Once;
-    let first = checksums_on_pool(tail());
-    let mut out = Vec::with_capacity(ranges.len());
-    for (i, r) in ranges.iter().enumerate() {
-        let pool = if once || i == 0 {
-            first
-        } else {
-            checksums_on_pool(tail())
-        };
-        if pool {
-            out.par_extend(ranges[i..].par_iter().map(crc));
-            return (out, true);
-        }
-        out.push(crc(r));
-    }
-    (out, false)
-}
-
-/// Whether a decode batch's rANS headers are read on the rayon pool
-/// rather than one after another on the slot's thread
-/// (MULTIRES_CODEC_HEADS=pool, a tuning knob for measurements; the output
-/// never depends on it). The pool won while slot threads were spawned for
-/// each run (a turbulent 1024^3 batch's headers took 2-4.5 ms on a fresh
-/// thread, two H200s, session 39); on kept threads (`crate::workers`) the
-/// slot's own thread decoded at 155.7 GB/s on one H200 and 266.2 on two,
-/// against 148.4 and 256.3 with the pool (session 59).
-fn heads_on_pool() -> bool {
-    static POOL: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *POOL.get_or_init(|| std::env::var("MULTIRES_CODEC_HEADS").as_deref() == Ok("pool"))
-}
-
-/// Whether a decode batch whose streams went up from a file in
-/// page-locked memory verifies its payloads' checksums on the host only
-/// once those copies are done, rather than as soon as its kernels are
-/// queued (MULTIRES_CODEC_VERIFY=queued, a measurement knob; the checks
-/// are the same). The checks read the file's memory while the uploads
-/// do: on two H100s, 600 MB of checks on 23 slot threads ended at 12-19
-/// ms of a 20 ms decode against 8-11 alone, and the decode ran at 1.73x
-/// one GPU, 1.85x without checks and 1.78x with them after the uploads;
-/// on two H200s 1.66x and 1.77x after, 1.64x and 1.67x at once
-/// (session 58).
-fn verify_after_upload() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("MULTIRES_CODEC_VERIFY").as_deref() != Ok("queued"))
 }
 
 /// A brick's payload checked and cut into sections (word offsets from the
@@ -3424,7 +2817,7 @@ type Payload<'a> = (usize, Cow<'a, [u8]>, Option<u32>);
 /// The checksums of `list` still to verify: the first mismatch as an
 /// error naming its brick. A decode's batches verify theirs while their
 /// kernels run, so on the slot's own thread when its GPU runs many slots
-/// (`checksums_on_pool`), on every core otherwise.
+/// (`MANY_SLOTS`), on every core otherwise.
 fn verify_payloads(r: &codec::MrzReader, list: &[Payload]) -> Result<(), CudaError> {
     use rayon::prelude::*;
     let one = |(k, p, crc): &Payload| match crc {
@@ -3432,7 +2825,7 @@ fn verify_payloads(r: &codec::MrzReader, list: &[Payload]) -> Result<(), CudaErr
         None => Ok(()),
     };
     let few_slots = SLOTS_A_GPU.with(|c| c.get()) < MANY_SLOTS;
-    if payload_bytes(list) > GATHER_PARALLEL_BYTES && checksums_on_pool(few_slots) {
+    if payload_bytes(list) > GATHER_PARALLEL_BYTES && few_slots {
         list.par_iter().try_for_each(one)
     } else {
         list.iter().try_for_each(one)
@@ -3491,11 +2884,9 @@ fn payload_batches<'r>(
         groups,
         budget,
         per_value,
-        (max_slots(slots), shares * gpus.len(), batch_limit(batch)),
+        (max_slots(slots), shares * gpus.len(), batch),
     )?;
-    if ramp_on() {
-        ramp_batches(&mut plan, max_slots(slots), budget, per_value);
-    }
+    ramp_batches(&mut plan, max_slots(slots), budget, per_value);
     Ok(plan)
 }
 
@@ -3773,11 +3164,7 @@ impl Slot {
         use rayon::prelude::*;
         trace("d_begin");
         let head = |(_, p, _): &Payload| codec::brick_rans_header(p, n).ok();
-        let heads: Vec<Option<(f64, rans::Header)>> = if heads_on_pool() {
-            list.par_iter().map(head).collect()
-        } else {
-            list.iter().map(head).collect()
-        };
+        let heads: Vec<Option<(f64, rans::Header)>> = list.iter().map(head).collect();
         trace("d_heads");
         let DecodeLists {
             mut doff,
@@ -3926,8 +3313,7 @@ impl Slot {
                 |pin| write_tables(pin, &tables),
                 &lists,
             )?;
-            // Timeline marks (events only under MULTIRES_CODEC_TIMELINE):
-            // the fault flags' memset and the lists' copy done, the pad's
+            // Profile marks: the fault flags' memset and the lists' copy done, the pad's
             // memset done, the streams up; what a batch's streams wait on.
             prof(s, "d_lists_up")?;
             // The slot's own buffer: one allocated a batch waited for the
@@ -3952,21 +3338,11 @@ impl Slot {
                     .during(|| "copying a batch's streams to the GPU".into())?;
             }
             prof(s, "d_streams_up")?;
-            if verify_after_upload() {
+            {
                 use cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING;
                 streams_up = Some(
                     s.record_event(Some(CU_EVENT_DISABLE_TIMING))
                         .during(|| "recording the batch's streams".into())?,
-                );
-            }
-            if timeline() {
-                eprintln!(
-                    "timeline spans gpu {} batch {}: {} copies, {} bytes, lists {} bytes",
-                    TRACE_GPU.with(|c| c.get()),
-                    TRACE_BATCH.with(|c| c.get()),
-                    spans.copies.len(),
-                    spans.total,
-                    lists.iter().map(|l| l.len()).sum::<usize>()
                 );
             }
             let base = {
@@ -4015,7 +3391,7 @@ impl Slot {
         } else {
             None
         };
-        let bulk = if priorities().1 { &self.bulk } else { s };
+        let bulk = &self.bulk;
         let ls = bulk_begin(s, bulk)?;
         trace("d_rdec_bulk");
         let mut l = ls.launch_builder(&f);
@@ -4565,7 +3941,6 @@ fn queue_rplan(
         cstart,
         clen,
         words: None,
-        maxp,
     })
 }
 
@@ -4674,22 +4049,6 @@ const RPLAN_META: usize = 8;
 /// (its count, scale, 168 symbols' gaps, the largest's rank, 167
 /// frequencies of up to 31 bits), 5,718 words for 32 contexts.
 const RPLAN_WORDS: usize = 8192;
-/// Table words a brick brought down with the chunk sizes (a turbulent
-/// brick's are about 1,500); more take a second copy.
-const RPLAN_WORDS_GUESS: usize = 4096;
-
-/// Where a batch's rANS plans are made: on the host by the CPU's
-/// `rans::plan` (by default), or on the device from its histograms
-/// (RPLAN, `MULTIRES_CODEC_RPLAN=device`); the bytes are the same. On the
-/// host a batch's chain waits 0.9-1.5 ms for its histogram to come down,
-/// the plans, and the lists to go up before its RENC can start; on the
-/// device RENC is queued at once, yet ends no sooner, the SMs being busy
-/// with other batches' work (session 50: one GPU and two within 1-2%,
-/// the device's a little slower), so the host keeps them.
-fn device_plans() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("MULTIRES_CODEC_RPLAN").as_deref() == Ok("device"))
-}
 
 /// A brick's plan, as its payload's layout needs it.
 struct BrickPlan {
@@ -4716,15 +4075,6 @@ struct DevicePlans {
     cstart: CudaSlice<u64>,
     clen: CudaSlice<u32>,
     words: Option<CudaSlice<u32>>,
-    /// The most chunks a brick may have (`rans::piece_bound`).
-    maxp: usize,
-}
-
-/// How a batch's plans were made: the histograms down to the host, or the
-/// plans and RENC queued on the device.
-enum RansPlans {
-    Host(Vec<u32>),
-    Device(Box<(DevicePlans, RencOut)>),
 }
 
 /// Bytes of a brick's cumulative starts and of its scales, as RENC and
@@ -5419,7 +4769,7 @@ pub fn compress_resident(
         opts,
         plan,
         std::slice::from_ref(gpu),
-        (None, RESIDENT_BATCH, RESIDENT_SLOTS, resident_shares()),
+        (None, RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
         progress,
         &|slot, b| {
             use cudarc::driver::DevicePtr;
@@ -5453,11 +4803,10 @@ fn slabs(grid: &codec::BrickGrid, parts: usize) -> Vec<(usize, usize, Vec<usize>
 }
 
 /// Whether a slab of `len` floats goes to `g`'s memory (at most half of
-/// what is free, so the batches keep room); MULTIRES_PINNED_ACROSS_PCIE
-/// keeps every slab on the host (how the path for fields larger than the
-/// GPUs is tested and measured on small ones).
+/// what is free, so the batches keep room), unless the tuning keeps
+/// every slab on the host.
 fn slab_fits(len: usize, g: &Gpu) -> Result<bool, CudaError> {
-    if std::env::var_os("MULTIRES_PINNED_ACROSS_PCIE").is_some() {
+    if pinned_tuning().slabs_on_host {
         return Ok(false);
     }
     Ok(2 * 4 * len < g.free_mem()?)
@@ -5472,8 +4821,8 @@ type GpuWork<'a, T> = dyn Fn(usize, &Arc<Gpu>) -> Result<T, CudaError> + Sync + 
 /// started 0.6-1.5 ms late in some runs (its start waiting on the first
 /// one's copies), and the run's head with it. The threads are kept from
 /// run to run (`crate::workers`, as the slots' are): two threads spawned
-/// for each run began their work 0.3 ms after the call (two H100s,
-/// session 66's traces), a run's fixed cost that one GPU's resident path
+/// for each run began their work 0.3 ms after the call (two H100s), a
+/// run's fixed cost that one GPU's resident path
 /// does not pay.
 fn on_every_gpu<T: Send>(gpus: &[Arc<Gpu>], work: &GpuWork<'_, T>) -> Result<Vec<T>, CudaError> {
     let bound_all = std::sync::Barrier::new(gpus.len());
@@ -5485,22 +4834,6 @@ fn on_every_gpu<T: Send>(gpus: &[Arc<Gpu>], work: &GpuWork<'_, T>) -> Result<Vec
         bound?;
         work(i, g)
     };
-    if !kept_gpu_threads() {
-        return std::thread::scope(|scope| {
-            let handles: Vec<_> = gpus
-                .iter()
-                .enumerate()
-                .map(|(i, g)| scope.spawn(move || on(i, g)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .map_err(|_| CudaError::Unsupported("a GPU thread panicked".into()))?
-                })
-                .collect()
-        });
-    }
     use crate::workers::JobError;
     let ordinals: Vec<usize> = gpus.iter().map(|g| g.ctx.ordinal()).collect();
     // One job a GPU, each on its own thread, all at once (the barrier).
@@ -5517,67 +4850,63 @@ fn on_every_gpu<T: Send>(gpus: &[Arc<Gpu>], work: &GpuWork<'_, T>) -> Result<Vec
         .collect()
 }
 
-/// Whether `on_every_gpu` runs on kept threads, unless
-/// MULTIRES_CODEC_GPU_THREADS=spawn (a measurement knob; the output never
-/// depends on it).
-fn kept_gpu_threads() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("MULTIRES_CODEC_GPU_THREADS").as_deref() != Ok("spawn"))
+/// How the page-locked paths cut their work. The defaults are the
+/// measured best; the GPU tests set others (`set_pinned_tuning`) so that
+/// every path is exercised. The output never depends on them.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PinnedTuning {
+    /// Groups of brick layers a slab crosses PCIe in, at most (1: the
+    /// whole slab, then the coding): the coder's batches start as their
+    /// layers arrive.
+    pub upload_groups: usize,
+    /// Groups of brick layers the decoder copies down as each is placed
+    /// (at most a layer each). One plan covers them all and its batches
+    /// start together (`PINNED_DECODE_SLOTS`), so the rANS chains, whose
+    /// length does not depend on a batch's size, cost one round (a plan a
+    /// group cost a round a group: 4 groups took 166 ms where one took
+    /// 130 ms); the inverse transforms then run in batch order
+    /// (`InOrder`), and each group goes down while the next is placed.
+    pub decode_groups: usize,
+    /// Unfinished batches before one that may start its entropy decoding,
+    /// and its inverse transform, in the pinned decoder (8 and 4: about
+    /// two brick layers of rANS chains at once).
+    pub decode_ahead: (usize, usize),
+    /// Whether slabs go up (and come down) in rows of bricks rather than
+    /// in whole layers.
+    pub rows_up: bool,
+    pub rows_down: bool,
+    /// Every slab stays in host memory, as for fields larger than the
+    /// GPUs (how that path is tested on small fields).
+    pub slabs_on_host: bool,
 }
 
-/// Groups of brick layers a slab crosses PCIe in, at most (1 with
-/// MULTIRES_PINNED_GROUPS=1: the whole slab, then the coding): the
-/// coder's batches start as their layers arrive.
-fn upload_groups_max() -> usize {
-    env_count("MULTIRES_PINNED_GROUPS").unwrap_or(16)
+impl PinnedTuning {
+    pub const DEFAULT: PinnedTuning = PinnedTuning {
+        upload_groups: 16,
+        decode_groups: 16,
+        decode_ahead: (8, 4),
+        rows_up: true,
+        rows_down: false,
+        slabs_on_host: false,
+    };
 }
 
-/// Groups of brick layers the decoder copies down as each is placed
-/// (MULTIRES_PINNED_DECODE_GROUPS; default 16, at most a layer each).
-/// One plan covers them all and its batches start together
-/// (`PINNED_DECODE_SLOTS`), so the rANS chains, whose length does not
-/// depend on a batch's size, cost one round (a plan a group cost a round
-/// a group: 4 groups took 166 ms where one took 130 ms); the inverse
-/// transforms then run in batch order (`InOrder`), and each group goes
-/// down while the next is placed.
-fn decode_groups() -> usize {
-    env_count("MULTIRES_PINNED_DECODE_GROUPS").unwrap_or(16)
+static PINNED_TUNING: Mutex<PinnedTuning> = Mutex::new(PinnedTuning::DEFAULT);
+
+/// Sets how the page-locked paths cut their work (tests only).
+#[doc(hidden)]
+pub fn set_pinned_tuning(t: PinnedTuning) {
+    *PINNED_TUNING.lock().unwrap_or_else(|e| e.into_inner()) = t;
 }
 
-/// Unfinished batches before one that may start its entropy decoding,
-/// and its inverse transform, in the pinned decoder
-/// (MULTIRES_PINNED_DECODE_AHEAD=E,I; default 8,4: about two brick layers
-/// of rANS chains at once).
-fn decode_ahead() -> (usize, usize) {
-    let v = std::env::var("MULTIRES_PINNED_DECODE_AHEAD").unwrap_or_default();
-    let mut it = v.split(',').map(|x| x.trim().parse::<usize>().ok());
-    let e = it.next().flatten().filter(|&x| x > 0).unwrap_or(8);
-    let i = it.next().flatten().filter(|&x| x > 0).unwrap_or(4);
-    (e, i)
+fn pinned_tuning() -> PinnedTuning {
+    *PINNED_TUNING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Slots a GPU for the pinned decoder: every batch of a 1024^3 field in
 /// brick layers (4 shapes a layer) at once, memory permitting.
 const PINNED_DECODE_SLOTS: usize = 32;
-
-/// A switch from the environment, 0 or 1 (a tuning knob for
-/// measurements; the output never depends on it), else `default`.
-fn env_flag(name: &str, default: bool) -> bool {
-    match std::env::var(name).ok().as_deref() {
-        Some("0") => false,
-        Some("1") => true,
-        _ => default,
-    }
-}
-
-/// A positive count from the environment (a tuning knob for
-/// measurements; the output never depends on it).
-fn env_count(name: &str) -> Option<usize> {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .filter(|&v| v > 0)
-}
 
 /// A slab's planes [z0, z1) as at most `most` groups of whole brick
 /// layers, in order: each group's planes [a, b).
@@ -5982,20 +5311,13 @@ pub fn compress_pinned(
     };
     // Groups only where a batch can start before the slab is whole.
     let most = if early.is_some() {
-        upload_groups_max()
+        pinned_tuning().upload_groups
     } else {
         1
     };
     let groups: Vec<Vec<Piece>> = parts
         .iter()
-        .map(|p| {
-            slab_pieces(
-                &grid,
-                (p.0, p.1),
-                most,
-                env_flag("MULTIRES_PINNED_ROWS", true),
-            )
-        })
+        .map(|p| slab_pieces(&grid, (p.0, p.1), most, pinned_tuning().rows_up))
         .collect();
     let done = AtomicUsize::new(0);
     type Wait<'w> = &'w (dyn Fn(usize) -> Result<(), CudaError> + Sync);
@@ -6026,7 +5348,7 @@ pub fn compress_pinned(
             opts,
             (plan, &parts[i].2),
             std::slice::from_ref(g),
-            (None, RESIDENT_BATCH, RESIDENT_SLOTS, resident_shares()),
+            (None, RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
             (&done, progress),
             &fill,
         )
@@ -6366,9 +5688,8 @@ pub fn compress_slabs(
     // field's first.
     // With several GPUs, each also brings down rows of its slab to judge
     // the field's density by (`slab_shares`), all at once: a field dense
-    // in only some slabs is judged on all of them. Not where
-    // MULTIRES_CODEC_SHARES fixes the batches.
-    let sample_density = slab_shares_ask_density(gpus.len());
+    // in only some slabs is judged on all of them.
+    let sample_density = gpus.len() > 1;
     // Trace marks of the plan's steps on each GPU.
     let plan_marks = StageMarks::default();
     if tracing() {
@@ -6675,8 +5996,8 @@ pub fn decompress_pinned(
             Some(_) => slab_pieces(
                 &grid,
                 (p.0, p.1),
-                decode_groups(),
-                env_flag("MULTIRES_PINNED_DECODE_ROWS", false),
+                pinned_tuning().decode_groups,
+                pinned_tuning().rows_down,
             ),
             None => vec![Piece {
                 z: (p.0, p.1),
@@ -6695,7 +6016,7 @@ pub fn decompress_pinned(
                 r,
                 &regions,
                 std::slice::from_ref(g),
-                (RESIDENT_BATCH, PINNED_DECODE_SLOTS, resident_shares()),
+                (RESIDENT_BATCH, PINNED_DECODE_SLOTS, RESIDENT_SHARES),
                 0,
             )?)
         });
@@ -6750,7 +6071,7 @@ pub fn decompress_pinned(
                         let _ = tx.send(k);
                     }
                 };
-                let order = InOrder::new(plan.batches.len(), decode_ahead());
+                let order = InOrder::new(plan.batches.len(), pinned_tuning().decode_ahead);
                 let at: Placement = (&|| Ok(at), &placed, Some(&order), true);
                 decode_plan(r, plan, gpu, at, (&done, progress))
             });
@@ -6820,7 +6141,7 @@ fn decode_into(
         r,
         &[codec::full_region(r.header().dims)],
         gpus,
-        (RESIDENT_BATCH, RESIDENT_SLOTS, resident_shares()),
+        (RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
         reserve,
     )?;
     let done = AtomicUsize::new(0);
@@ -7220,12 +6541,9 @@ mod tests {
 
     /// A sparse slab on each of several GPUs is cut into the batches of
     /// one GPU's whole field, never fewer than two; a dense one into as
-    /// many as one GPU's whole field (unless the knob says).
+    /// many as one GPU's whole field.
     #[test]
     fn slabs_are_cut_into_batches_of_one_gpus_size() {
-        if std::env::var_os("MULTIRES_CODEC_SHARES").is_some() {
-            return;
-        }
         let shares = |gpus, dense| slab_shares(gpus, || Ok(dense)).ok();
         assert_eq!(shares(1, false), Some(RESIDENT_SHARES));
         assert_eq!(shares(1, true), Some(RESIDENT_SHARES));
@@ -7237,61 +6555,6 @@ mod tests {
         let asked = slab_shares(1, || Err(CudaError::Unsupported("asked".into())));
         assert_eq!(asked.ok(), Some(RESIDENT_SHARES));
         // `compress_slabs` samples exactly where `slab_shares` asks.
-        assert!(!slab_shares_ask_density(1));
-        assert!(slab_shares_ask_density(2));
-    }
-
-    /// A coded batch's checksums: every one equal to crc32fast's of its
-    /// range, on the slot's thread until the tail begins and on the pool
-    /// from the first brick after it.
-    #[test]
-    fn a_batch_hands_its_checksums_to_the_pool_once_its_gpu_is_on_its_tail() {
-        let buf: Vec<u8> = (0..10_000u32).map(|i| (i * 7919 % 251) as u8).collect();
-        let ranges: Vec<_> = (0..10).map(|k| 1000 * k..1000 * k + 999 - 17 * k).collect();
-        let want: Vec<u32> = ranges
-            .iter()
-            .map(|r| crc32fast::hash(&buf[r.clone()]))
-            .collect();
-        // The knob, where a run sets it, overrides what is asserted here.
-        let knob = std::env::var_os("MULTIRES_CODEC_CRC").is_some();
-        for (tail_from, pooled) in [(usize::MAX, false), (0, true), (4, true), (9, true)] {
-            let asked = std::sync::atomic::AtomicUsize::new(0);
-            let tail = || asked.fetch_add(1, Ordering::Relaxed) >= tail_from;
-            let (got, on_pool) = batch_checksums(&buf, &ranges, &tail);
-            assert_eq!(got, want, "tail from brick {tail_from}");
-            if !knob {
-                assert_eq!(on_pool, pooled, "tail from brick {tail_from}");
-                // Asked before each brick until the pool took the rest.
-                let asks = asked.load(Ordering::Relaxed);
-                assert_eq!(asks, tail_from.saturating_add(1).min(ranges.len()));
-            }
-        }
-        assert_eq!(batch_checksums(&buf, &[], &|| true), (vec![], false));
-    }
-
-    /// A gate is idle only when no batch holds a permit or waits for one:
-    /// the test by which a batch's checksums go to the pool.
-    #[test]
-    fn a_gate_is_idle_only_with_no_batch_in_or_waiting_for_its_transform() {
-        let gate = Gate::new(1);
-        assert!(gate.idle());
-        let first = gate.enter();
-        assert!(!gate.idle());
-        std::thread::scope(|sc| {
-            let waiter = sc.spawn(|| {
-                let p = gate.enter();
-                drop(p);
-            });
-            // The waiter counts as busy while it waits.
-            let t0 = std::time::Instant::now();
-            while gate.busy.load(Ordering::Acquire) < 2 {
-                assert!(t0.elapsed().as_secs() < 10, "the waiter never counted");
-                std::thread::yield_now();
-            }
-            drop(first);
-            waiter.join().ok();
-        });
-        assert!(gate.idle());
     }
 
     #[test]
@@ -7462,37 +6725,6 @@ mod tests {
         let before = plan.caps();
         halve_last_large(&mut plan);
         assert_eq!(plan.caps(), before);
-    }
-
-    #[test]
-    fn device_front_turns_wait_for_the_turn_ahead_and_never_for_a_dropped_one() {
-        let front = DeviceFront::new(2);
-        let (t0, e0) = front.take();
-        let (t1, e1) = front.take();
-        assert!(
-            e0.is_none() && e1.is_none(),
-            "the first turns wait for none"
-        );
-        let taken = AtomicUsize::new(0);
-        std::thread::scope(|sc| {
-            sc.spawn(|| {
-                // Turn 2 waits for turn 0's end; turn 0 ends without a
-                // histogram (an error): nothing to wait for on the device.
-                let (t2, e2) = front.take();
-                taken.store(1, Ordering::SeqCst);
-                assert_eq!(t2.turn, 2);
-                assert!(e2.is_none());
-            });
-            std::thread::sleep(std::time::Duration::from_millis(30));
-            assert_eq!(taken.load(Ordering::SeqCst), 0, "turn 2 waits for turn 0");
-            drop(t0);
-        });
-        assert_eq!(taken.load(Ordering::SeqCst), 1);
-        drop(t1);
-        // Turn 3's turn ahead (1) has ended: it does not wait.
-        let (t3, e3) = front.take();
-        assert_eq!(t3.turn, 3);
-        assert!(e3.is_none());
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub struct Gpu {
     /// from pageable memory), a 1024^3 decode waited 20 ms for them.
     tables: Mutex<HashMap<String, Arc<dyn Any + Send + Sync>>>,
     /// The device's default memory pool (stream-ordered allocations), as
-    /// configured by `pool_setup`; None with MULTIRES_CUDA_POOL=default.
+    /// configured by `pool_setup`.
     pool: Option<Pool>,
     /// Whether the pool keeps all it reserves (`hold_pool`) until
     /// `trim_pool`.
@@ -76,9 +76,6 @@ unsafe impl Sync for Pool {}
 ///   (cuFFT's plans) reads the driver's free memory, which excludes it;
 ///   the codec, whose buffers all come from the pool, adds it back
 ///   (`Gpu::pool_idle`), and `Gpu::trim_pool` returns it.
-///
-/// MULTIRES_CUDA_POOL=default keeps the driver's defaults (a knob for
-/// measurements; results never depend on it).
 fn pool_setup(ctx: &CudaContext) -> Result<Pool, cudarc::driver::DriverError> {
     use cudarc::driver::sys;
     let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
@@ -194,31 +191,18 @@ impl Gpu {
         // stream while the rayon pool parses, gathers and checks for the
         // others, and spinning waiters held the cores (a batch's 64 brick
         // headers, half a millisecond of work, took 12 to 20 ms to parse).
-        // Yielding wakes sooner than sleeping (blocking sync, the default
-        // until session 51): on two H200s the resident coder ran 2-3%
-        // faster on one GPU and 5% on two, the pinned path the same.
-        // MULTIRES_CUDA_WAIT=block sleeps, =spin keeps the driver's default
-        // (knobs for measurements; results never depend on them).
-        let wait = match std::env::var("MULTIRES_CUDA_WAIT").as_deref() {
-            Ok("spin") => None,
-            Ok("block") => Some(cudarc::driver::sys::CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC),
-            _ => Some(cudarc::driver::sys::CUctx_flags::CU_CTX_SCHED_YIELD),
-        };
-        if let Some(flag) = wait {
-            // SAFETY: `new` made the context current on this thread.
-            unsafe { cudarc::driver::sys::cuCtxSetFlags(flag as u32) }
-                .result()
-                .during(|| format!("setting how device {ordinal}'s waiting threads wait"))?;
-        }
+        // Yielding wakes sooner than sleeping (blocking sync): on two
+        // H200s the resident coder ran 2-3% faster on one GPU and 5% on
+        // two, the pinned path the same.
+        let flag = cudarc::driver::sys::CUctx_flags::CU_CTX_SCHED_YIELD;
+        // SAFETY: `new` made the context current on this thread.
+        unsafe { cudarc::driver::sys::cuCtxSetFlags(flag as u32) }
+            .result()
+            .during(|| format!("setting how device {ordinal}'s waiting threads wait"))?;
         // The stream-ordered pool's set-up (see `pool_setup`).
-        let pool = if std::env::var("MULTIRES_CUDA_POOL").as_deref() == Ok("default") {
-            None
-        } else {
-            Some(
-                pool_setup(&ctx)
-                    .during(|| format!("configuring device {ordinal}'s memory pool"))?,
-            )
-        };
+        let pool = Some(
+            pool_setup(&ctx).during(|| format!("configuring device {ordinal}'s memory pool"))?,
+        );
         // One stream orders all work; cudarc's per-buffer events are not needed.
         // SAFETY: called before any buffer exists.
         unsafe { ctx.disable_event_tracking() };

@@ -40,25 +40,6 @@ impl Kernel {
             Kernel::Codec => "codec.cu",
         }
     }
-    /// The embedded source, or, for kernel work, the file of the same
-    /// name in $MULTIRES_KERNEL_DIR: an edited kernel can be timed on a
-    /// GPU machine without a Rust build there (the PTX cache keys on the
-    /// source, so variants do not mix).
-    fn source(self) -> Result<std::borrow::Cow<'static, str>, CudaError> {
-        if let Some(dir) = std::env::var_os("MULTIRES_KERNEL_DIR") {
-            let path = PathBuf::from(dir).join(self.file());
-            if path.exists() {
-                return std::fs::read_to_string(&path)
-                    .map(std::borrow::Cow::Owned)
-                    .map_err(|e| CudaError::Compile {
-                        kernel: self.file().to_string(),
-                        options: String::new(),
-                        log: format!("reading {} (MULTIRES_KERNEL_DIR): {e}", path.display()),
-                    });
-            }
-        }
-        Ok(std::borrow::Cow::Borrowed(self.embedded()))
-    }
     fn embedded(self) -> &'static str {
         match self {
             Kernel::CwtDirect => include_str!("../kernels/cwt_direct.cu"),
@@ -135,7 +116,7 @@ pub fn compile(
 ) -> Result<CudaFunction, CudaError> {
     let entry = entry_name(instance);
     let named = instance.replacen(&format!("({ENTRY}"), &format!("({entry}"), 1);
-    let src = format!("{COMMON}\n{}\n{named}\n", kernel.source()?);
+    let src = format!("{COMMON}\n{}\n{named}\n", kernel.embedded());
     let mut options = vec![
         format!("--gpu-architecture=compute_{major}{minor}"),
         "-std=c++17".to_string(),

@@ -14,13 +14,6 @@ use std::sync::Arc;
 /// The least a stage holds: a batch's lists fit, so it rarely grows.
 const STAGE_MIN_BYTES: usize = 4 << 20;
 
-/// How each slot copies its small lists: `MULTIRES_CODEC_STAGE=engine`
-/// goes back to the copy engines (for comparison); the output is the same.
-pub fn staged() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("MULTIRES_CODEC_STAGE").as_deref() != Ok("engine"))
-}
-
 /// Mapped page-locked bytes handed out in order; the place of each copy
 /// up stays untouched until the stream is next synchronized (a kernel
 /// queued behind others reads it later), then all of it is free again.
@@ -115,14 +108,9 @@ impl Stage {
     ) -> Result<CudaSlice<T>, CudaError> {
         let len = count * std::mem::size_of::<T>();
         let mut dst = unsafe { s.alloc::<T>(count.max(1)) }.during(|| "alloc".into())?;
-        if len == 0 {
-        } else if staged() {
+        if len > 0 {
             let d = dst.device_ptr_mut(s).0;
             copy_kernel(gpu, s, self.at + at as u64, d, len)?;
-        } else {
-            let src: &[T] = bytemuck::cast_slice(&self.bytes()[at..at + len]);
-            s.memcpy_htod(src, &mut dst.slice_mut(0..count))
-                .during(|| "copying a slot's list to the GPU".into())?;
         }
         Ok(dst)
     }
@@ -158,14 +146,9 @@ impl Stage {
     {
         let len = src.len() * std::mem::size_of::<T>();
         let at = self.reserve(gpu, s, len)?;
-        if len == 0 {
-        } else if staged() {
+        if len > 0 {
             let d = src.device_ptr(s).0;
             copy_kernel(gpu, s, d, self.at + at as u64, len)?;
-        } else {
-            let dst: &mut [T] = bytemuck::cast_slice_mut(&mut self.bytes()[at..at + len]);
-            s.memcpy_dtoh(src, dst)
-                .during(|| "copying a slot's list to the host".into())?;
         }
         Ok(Queued {
             at,

@@ -1538,6 +1538,7 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
     use multires_cuda::codec::{compress_pinned, decompress_pinned, PinnedField};
     use multires_cuda::codec::{compress_resident, decompress_resident, DeviceField};
     use multires_cuda::codec::{compress_slabs, decompress_slabs, SlabField};
+    use multires_cuda::codec::{set_pinned_tuning, PinnedTuning};
     let Some(gpu) = gpu_or_skip("codec_on_a_device_resident_or_pinned_field_equals_the_host_path")
     else {
         return;
@@ -1645,9 +1646,11 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
                 );
                 // Slabs on the devices, then slabs left on the host.
                 for across in [false, true] {
-                    if across {
-                        std::env::set_var("MULTIRES_PINNED_ACROSS_PCIE", "1");
-                    }
+                    let tune = PinnedTuning {
+                        slabs_on_host: across,
+                        ..PinnedTuning::DEFAULT
+                    };
+                    set_pinned_tuning(tune);
                     let (pin, _, run) = compress_pinned(&pinned, &o, &gpus, &|_| {}).unwrap();
                     let pin = pin.to_vec();
                     assert_eq!(run.gpus, gpus.len());
@@ -1668,27 +1671,27 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
                     // kept a few (or one) behind the earliest.
                     // Pieces of brick rows (rows "1") as well as layers.
                     for (groups, ahead, rows) in [
-                        ("1", "8,4", "0"),
-                        ("4", "8,4", "0"),
-                        ("16", "8,4", "0"),
-                        ("16", "1,1", "0"),
-                        ("16", "8,4", "1"),
+                        (1, (8, 4), false),
+                        (4, (8, 4), false),
+                        (16, (8, 4), false),
+                        (16, (1, 1), false),
+                        (16, (8, 4), true),
                     ] {
-                        std::env::set_var("MULTIRES_PINNED_DECODE_GROUPS", groups);
-                        std::env::set_var("MULTIRES_PINNED_DECODE_AHEAD", ahead);
-                        std::env::set_var("MULTIRES_PINNED_DECODE_ROWS", rows);
+                        set_pinned_tuning(PinnedTuning {
+                            decode_groups: groups,
+                            decode_ahead: ahead,
+                            rows_down: rows,
+                            ..tune
+                        });
                         pinned_out.as_mut_slice().fill(f32::NAN);
                         decompress_pinned(&mut in_memory(&cpu), &mut pinned_out, &gpus, &|_| {})
                             .unwrap();
                         assert!(
                             same_as_cpu(pinned_out.as_slice()),
-                            "{t} {bound} {shape:?} across PCIe {across}, {groups} group(s), {ahead} ahead, rows {rows}: pinned decode differs from the CPU's"
+                            "{t} {bound} {shape:?} across PCIe {across}, {groups} group(s), {ahead:?} ahead, rows {rows}: pinned decode differs from the CPU's"
                         );
                     }
-                    std::env::remove_var("MULTIRES_PINNED_DECODE_ROWS");
-                    std::env::remove_var("MULTIRES_PINNED_DECODE_GROUPS");
-                    std::env::remove_var("MULTIRES_PINNED_DECODE_AHEAD");
-                    std::env::remove_var("MULTIRES_PINNED_ACROSS_PCIE");
+                    set_pinned_tuning(PinnedTuning::DEFAULT);
                 }
                 checked += 1;
             }
@@ -1711,9 +1714,10 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
     bad[1234] = 0.5;
     bad[13800] = f32::NAN;
     for across in [false, true] {
-        if across {
-            std::env::set_var("MULTIRES_PINNED_ACROSS_PCIE", "1");
-        }
+        set_pinned_tuning(PinnedTuning {
+            slabs_on_host: across,
+            ..PinnedTuning::DEFAULT
+        });
         for bound in [ErrorBound::Rel(1e-3), ErrorBound::Abs(1e-3)] {
             let mut o = CodecOptions::new(Lifting::Interp, bound);
             o.brick = Some([4, 8, 8]);
@@ -1728,7 +1732,7 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
             };
             assert!(e.to_string().contains("value 7 is inf"), "{bound}: {e}");
         }
-        std::env::remove_var("MULTIRES_PINNED_ACROSS_PCIE");
+        set_pinned_tuning(PinnedTuning::DEFAULT);
     }
     // Slabs: the NaN named by its index in the whole field (it lies in a
     // later slab), and slabs not cut at the bricks' layers refused.

@@ -60,18 +60,6 @@ pub fn touched_vec<T: bytemuck::Zeroable + Clone + Send>(n: usize) -> Vec<T> {
     v
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn touched_vec_is_zeroed_at_any_length() {
-        for n in [0, 1, 1023, 1024, 1025, 3 << 20] {
-            let v = super::touched_vec::<f32>(n);
-            assert_eq!(v.len(), n);
-            assert!(v.iter().all(|&x| x == 0.0), "n = {n}");
-        }
-    }
-}
-
 /// A byte count as people read it: "256.0 GiB", "3.1 MiB", "512 bytes".
 pub fn human_bytes(b: u64) -> String {
     const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
@@ -85,4 +73,16 @@ pub fn human_bytes(b: u64) -> String {
         u += 1;
     }
     format!("{v:.1} {}", UNITS[u])
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn touched_vec_is_zeroed_at_any_length() {
+        for n in [0, 1, 1023, 1024, 1025, 3 << 20] {
+            let v = super::touched_vec::<f32>(n);
+            assert_eq!(v.len(), n);
+            assert!(v.iter().all(|&x| x == 0.0), "n = {n}");
+        }
+    }
 }

@@ -80,24 +80,8 @@ const DENSE_STEPS: f64 = 8192.0;
 /// length (about 6 bytes), 1-2% of a smooth brick's stream.
 const SPLIT_PIECES: usize = 7;
 
-/// A measurement knob (MULTIRES_RANS_DENSE, MULTIRES_RANS_PIECES): the
-/// bytes depend on it, so the CPU and GPU coders of one process agree.
-fn knob(name: &str, default: f64) -> f64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|v| *v >= 0.0)
-        .unwrap_or(default)
-}
-
 fn split_knobs() -> (f64, usize) {
-    static V: std::sync::OnceLock<(f64, usize)> = std::sync::OnceLock::new();
-    *V.get_or_init(|| {
-        (
-            knob("MULTIRES_RANS_DENSE", DENSE_STEPS).max(1.0),
-            knob("MULTIRES_RANS_PIECES", SPLIT_PIECES as f64) as usize,
-        )
-    })
+    (DENSE_STEPS, SPLIT_PIECES)
 }
 
 /// Coded steps a piece's chain may hold before `plan` spends up to
@@ -113,20 +97,13 @@ const LONG_CHAIN: f64 = 2.0 * DENSE_STEPS;
 /// enough for four chunks of dense coarse levels in eight pieces each.
 const WIDE_SPLIT_PIECES: usize = 31;
 
-/// `LONG_CHAIN`, or MULTIRES_RANS_LONG (a measurement knob, as above).
 fn long_chain() -> f64 {
-    static V: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
-    *V.get_or_init(|| knob("MULTIRES_RANS_LONG", LONG_CHAIN).max(1.0))
+    LONG_CHAIN
 }
 
-/// The shortest chunk's log2 that `plan` chooses (MULTIRES_RANS_MIN_LOG,
-/// `CHUNK_MIN_LOG` to `CHUNK_MAX_LOG`: a measurement knob, as above).
+/// The shortest chunk's log2 that `plan` chooses.
 fn chunk_floor() -> u32 {
-    static V: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *V.get_or_init(|| {
-        (knob("MULTIRES_RANS_MIN_LOG", CHUNK_MIN_LOG as f64) as u32)
-            .clamp(CHUNK_MIN_LOG, CHUNK_MAX_LOG)
-    })
+    CHUNK_MIN_LOG
 }
 
 /// What `plan` reads besides a brick's histogram and shape, for a coder
@@ -2350,9 +2327,6 @@ mod tests {
     /// a wide split brings them to 2^13.
     #[test]
     fn a_long_dense_head_takes_a_wide_split_and_round_trips() {
-        if std::env::var_os("MULTIRES_RANS_LONG").is_some() {
-            return;
-        }
         let n = 1 << 20;
         let (v, lv) = dense_start(n, 1 << 18);
         let (hist, blocks) = (histogram(&v, &lv), class_blocks(&lv));
@@ -2424,10 +2398,8 @@ mod tests {
             let (d, used) = decode(&w, n, &lv).unwrap();
             assert_eq!((d, used), (v, w.len()), "{what}");
         }
-        // Both ways were taken (unless a knob moved the threshold).
-        if std::env::var_os("MULTIRES_RANS_LONG").is_none() {
-            assert!(wide > 0 && shorter > 0, "wide {wide}, shorter {shorter}");
-        }
+        // Both ways were taken.
+        assert!(wide > 0 && shorter > 0, "wide {wide}, shorter {shorter}");
     }
 
     #[test]

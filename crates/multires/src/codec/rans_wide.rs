@@ -85,10 +85,7 @@ pub(super) fn available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        *ON.get_or_init(|| {
-            std::is_x86_feature_detected!("avx512f")
-                && std::env::var("MULTIRES_RANS_WIDE").as_deref() != Ok("0")
-        })
+        *ON.get_or_init(|| std::is_x86_feature_detected!("avx512f"))
     }
     #[cfg(not(target_arch = "x86_64"))]
     {

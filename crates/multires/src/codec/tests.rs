@@ -760,7 +760,7 @@ fn a_files_parts_are_the_file() {
 /// Files of container versions 3 and 4 still decode within their bounds:
 /// `data/v3_wave40.mrz` (written by ed21b31, before rANS chunks could be
 /// split) and `data/v4_wave40.mrz` (written by e7cf4d3 with its first
-/// chunk split: MULTIRES_RANS_DENSE=300), both of the interpolation's
+/// chunk split), both of the interpolation's
 /// details in Morton order, from a 40^3 float32 field sin(0.3 x) +
 /// cos(0.2 y) z / 10 at rel:1e-3 and rel:1e-4.
 #[test]
