@@ -1,5 +1,5 @@
 #!/bin/bash
-# RPLAN, RPIECES and RWORDS (crates/multires-cuda/kernels/codec.cu) run on
+# RPLAN, RPIECES and RWORDS (crates/multires-cuda/kernels/codec_rans.cu) run on
 # the CPU against multires::codec::rans::plan over its synthetic cases:
 # a check of the kernels' logic on a machine without a GPU.
 set -euo pipefail
@@ -10,7 +10,9 @@ MULTIRES_RPLAN_CASES=$T/cases.bin cargo test -q -p multires --lib write_rplan_ca
 K=crates/multires-cuda/kernels
 # Dynamic shared memory (extern) is no block's copy here: the emulated
 # kernels declare theirs, and the others only need to compile.
-sed 's/extern __shared__/extern/' $K/codec.cu > "$T/codec.cu"
+# The codec's four files are one program, joined in the order kernels.rs joins them.
+cat $K/codec_transform.cu $K/codec_rice.cu $K/codec_rans.cu $K/codec_checks.cu |
+  sed 's/extern __shared__/extern/' > "$T/codec.cu"
 g++ -std=c++20 -O1 -w -pthread -include tools/kernel_emu/emu.h \
   -DKERNEL_COMMON="\"$PWD/$K/common.cuh\"" -DKERNEL_CODEC="\"$T/codec.cu\"" \
   tools/kernel_emu/rplan_emu.cpp -o "$T/rplan_emu"

@@ -1,4 +1,4 @@
-// Runs RPLAN, RPIECES and RWORDS (codec.cu) on the CPU over the cases
+// Runs RPLAN, RPIECES and RWORDS (codec_rans.cu) on the CPU over the cases
 // rans.rs's write_rplan_cases wrote, and compares every output with the
 // host's plan. Built and run by rplan_check.sh.
 #include "emu.h"

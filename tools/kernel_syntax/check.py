@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A syntax check of the codec's CUDA kernels with g++ and stub
-declarations (cuda_stubs.h), for machines without CUDA: codec.cu with
+declarations (cuda_stubs.h), for machines without CUDA: the codec's
+kernels (codec_*.cu, joined in the order kernels.rs joins them) with
 every instance the host code names (found in crates/multires-cuda/src),
 parsed as C++. It catches what NVRTC would refuse at the first launch on
 a GPU (typos, wrong argument counts in a macro, undeclared names) before
@@ -8,7 +9,7 @@ device time is spent; it says nothing about what the kernels compute.
 The other kernel files build their instance names at run time (types,
 output kinds), which this does not expand: for them it finds none.
 
-Usage: python3 tools/kernel_syntax/check.py [codec.cu]
+Usage: python3 tools/kernel_syntax/check.py [codec.cu]  (codec.cu: the joined codec_*.cu)
 """
 import os, re, subprocess, sys, tempfile
 
@@ -18,6 +19,22 @@ SDIR = os.path.join(ROOT, "crates", "multires-cuda", "src")
 STUBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuda_stubs.h")
 
 
+# The codec's kernels are one program in four files (kernels.rs, CODEC_SOURCE).
+CODEC_PARTS = ["codec_transform.cu", "codec_rice.cu", "codec_rans.cu", "codec_checks.cu"]
+
+
+def source(cu):
+    names = CODEC_PARTS if cu == "codec.cu" else [cu]
+    return "".join(open(os.path.join(KDIR, n)).read() for n in names)
+
+
+def host_sources():
+    for d, _, files in os.walk(SDIR):
+        for f in files:
+            if f.endswith(".rs"):
+                yield os.path.join(d, f)
+
+
 def instances(cu):
     """Macro instances of `cu` named in the host sources (placeholders
     such as {inverse}, {} or {ty} expanded to each value they take)."""
@@ -25,11 +42,11 @@ def instances(cu):
     # same name with other parameters: instances must match both).
     macros = {
         m: len(p.split(","))
-        for m, p in re.findall(r"^#define (\w+)\((name[^)]*)\)", open(os.path.join(KDIR, cu)).read(), re.M)
+        for m, p in re.findall(r"^#define (\w+)\((name[^)]*)\)", source(cu), re.M)
     }
     found = set()
-    for f in os.listdir(SDIR):
-        text = open(os.path.join(SDIR, f)).read()
+    for f in host_sources():
+        text = open(f).read()
         for inst in re.findall(r'"([A-Z][A-Z_0-9]*\(kernel[^"]*\))"', text):
             name, args = inst.split("(", 1)
             if macros.get(name) == len(args.split(",")):
@@ -48,7 +65,7 @@ def instances(cu):
 
 def check(cu):
     insts, macros = instances(cu)
-    src = open(os.path.join(KDIR, "common.cuh")).read() + "\n" + open(os.path.join(KDIR, cu)).read()
+    src = open(os.path.join(KDIR, "common.cuh")).read() + "\n" + source(cu)
     lines = [f"{i.replace('(kernel', f'(check_{n}', 1)};" for n, i in enumerate(insts)]
     with tempfile.NamedTemporaryFile("w", suffix=".cpp", delete=False) as f:
         f.write(src + "\n" + "\n".join(lines) + "\n")

@@ -24,7 +24,7 @@ pub enum Kernel {
     CwtMasks,
     /// Seed dwt-matrix-lattice 4.2: the GPU DWT variants (dwt.cu).
     Dwt,
-    /// The error-bounded codec (codec.cu), compiled without FMA contraction
+    /// The error-bounded codec (codec_*.cu), compiled without FMA contraction
     /// so that its doubles equal the CPU's.
     Codec,
 }
@@ -37,7 +37,7 @@ impl Kernel {
             Kernel::OlsCufft => "ols_cufft.cu",
             Kernel::CwtMasks => "cwt_masks.cu",
             Kernel::Dwt => "dwt.cu",
-            Kernel::Codec => "codec.cu",
+            Kernel::Codec => "codec_*.cu",
         }
     }
     fn embedded(self) -> &'static str {
@@ -47,10 +47,19 @@ impl Kernel {
             Kernel::OlsCufft => include_str!("../kernels/ols_cufft.cu"),
             Kernel::CwtMasks => include_str!("../kernels/cwt_masks.cu"),
             Kernel::Dwt => include_str!("../kernels/dwt.cu"),
-            Kernel::Codec => include_str!("../kernels/codec.cu"),
+            Kernel::Codec => CODEC_SOURCE,
         }
     }
 }
+
+/// The codec's kernels, one program in four files by what they hold
+/// (tools/kernel_syntax and tools/kernel_emu join them in this order).
+pub(crate) const CODEC_SOURCE: &str = concat!(
+    include_str!("../kernels/codec_transform.cu"),
+    include_str!("../kernels/codec_rice.cu"),
+    include_str!("../kernels/codec_rans.cu"),
+    include_str!("../kernels/codec_checks.cu"),
+);
 
 /// The name every instantiation gives its kernel in the source.
 pub const ENTRY: &str = "kernel";

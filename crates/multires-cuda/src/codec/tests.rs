@@ -314,7 +314,7 @@ fn table_addresses_point_where_write_tables_puts_each_part() {
 fn renc_tables_match_the_kernel() {
     // RENC_SMEM's size is checked where it is defined; its layout
     // must be the kernel's.
-    let src = include_str!("../../kernels/codec.cu");
+    let src = crate::kernels::CODEC_SOURCE;
     assert!(src.contains("#define R_CU16_WORDS ((R_NCTX * (R_NSYM + 1) + 1) / 2)\n"));
 }
 
@@ -419,15 +419,15 @@ fn crc_x8n_joins_checksums_as_crc32fast() {
 fn rdec_window_matches_the_kernel() {
     // rdec_smem sizes RDEC's shared memory from the window's length;
     // the kernel must index with the same one.
-    let src = include_str!("../../kernels/codec.cu");
+    let src = crate::kernels::CODEC_SOURCE;
     assert!(
         src.contains(&format!("#define R_WIN {RDEC_WINDOW_WORDS}\n")),
-        "codec.cu's R_WIN is not RDEC_WINDOW_WORDS ({RDEC_WINDOW_WORDS})"
+        "the codec kernels' R_WIN is not RDEC_WINDOW_WORDS ({RDEC_WINDOW_WORDS})"
     );
     // The host counts each payload's checksum pieces with CRC_PIECE.
     assert!(
         src.contains(&format!("#define CRC_PIECE {CRC_PIECE}\n")),
-        "codec.cu's CRC_PIECE is not {CRC_PIECE}"
+        "the codec kernels' CRC_PIECE is not {CRC_PIECE}"
     );
 }
 

@@ -12,7 +12,7 @@
 //! on that axis is an odd multiple of s, whose coordinates on the axes
 //! already done at this level are multiples of s, and on the others
 //! multiples of 2s. The GPU runs one kernel per pass with the same
-//! arithmetic (`kernels/codec.cu`, INTERP).
+//! arithmetic (`kernels/codec_transform.cu`, INTERP).
 
 use super::rice::{unzigzag, zigzag};
 use super::{morton, quantize, Sample};
