@@ -12,13 +12,13 @@
 set -uo pipefail
 export LD_LIBRARY_PATH=/usr/local/cuda/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
 M=${MULTIRES:-.gpu/multires}
-T=${GPU_TESTS:-.gpu/gpu_tests}
+T=${GPU_TESTS:-.gpu/tests}
 SIZE=${1:-1024}
 REL=${2:-1e-3}
 O=${OUT:-/tmp}
-if [ -x "$T" ]; then
-  MULTIRES_REQUIRE_GPU=1 "$T" --test-threads 1 > "$O/gpu_tests.log" 2>&1
-  echo "gpu tests: rc $? | $(grep 'test result' "$O/gpu_tests.log")"
+if [ -d "$T" ]; then
+  bash tools/device/gpu_tests.sh "$T" > "$O/gpu_tests.log" 2>&1
+  echo "gpu tests: rc $?"; cat "$O/gpu_tests.log"
 fi
 MULTIRES="$M" bash tools/device/cli_check.sh > "$O/cli_check.log" 2>&1
 echo "cli_check: rc $? | $(tail -1 "$O/cli_check.log")"

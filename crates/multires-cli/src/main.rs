@@ -82,7 +82,7 @@ fn gpu_codec(command: &Command) -> bool {
 /// (about 13) do their batches' host steps themselves, and a pool of every
 /// core beside them slowed two GPUs: two H200s (32 cores) decoded at 272
 /// GB/s with 16 pool threads against 263 with 32, coded at 239 against
-/// 232, one GPU alike (session 60, medians of five processes each).
+/// 232, one GPU alike (medians of five processes each).
 fn codec_pool_threads(cores: usize) -> usize {
     (cores / 2).max(1)
 }

@@ -8,7 +8,7 @@
 // planes and some of their rows; one row for a span). Blocks take rows by
 // blockIdx.y. Each row from its first 16-byte boundary in float4s: with a
 // float a load, a turbulent 1024^3 slab's range ran at 1.8-2.2 of the
-// H100's 3.35 TB/s (session 45).
+// H100's 3.35 TB/s.
 __device__ __forceinline__ void r_range_take(float v, float& a, float& b, unsigned& c) {
     if (r_finite(v)) { a = fminf(a, v); b = fmaxf(b, v); } else c = 1;
 }
@@ -110,7 +110,7 @@ __device__ __forceinline__ unsigned crc_multmodp(unsigned a, unsigned b) {
 // (coalesced) into its rows of shared memory; each lane then runs its
 // own row, a word a step through four tables (slicing by 4). Pieces of
 // 4 KiB kept one lane 1024 dependent steps: 0.3-0.8 ms of every batch's
-// tail, whatever its size (session 48's timeline).
+// tail, whatever its size (the timeline).
 #define CRC_PIECES(name)                                                                           \
     extern "C" __global__ void name(const unsigned char* out, const unsigned long long* at,       \
                                     const unsigned long long* len, const unsigned* pfirst,         \

@@ -7,7 +7,7 @@
 // loads). When all of them share a bin (nearly every step on a smooth
 // field) lane 0 adds them to a running count; otherwise each value is a
 // shared-memory atomic (a match of equal bins first cost more than the
-// atomics it saved on the turbulent field: session 31).
+// atomics it saved on the turbulent field).
 #define R_NONE 0xffffffffu
 #define R_HIST_UNROLL 4
 #define RHIST(name)                                                                                \
@@ -196,8 +196,8 @@ __device__ __forceinline__ void r_encode_tile(unsigned& x, const uint4* row, uns
 // (contexts of one symbol of total 1, no raw bits: most of a smooth
 // brick's) is passed over, one without raw bits skips the pieces, and
 // only one with a high piece has the branch for it. (The step was 89
-// instructions with branches, about 460 cycles on the turbulent field;
-// session 31.) Two state warps a block of 64 chunks, with tiles of 16
+// instructions with branches, about 460 cycles on the turbulent
+// field.) Two state warps a block of 64 chunks, with tiles of 16
 // values to keep the stage's size, coded 57% slower: the six staging
 // warps then had half the time for as many values. The state warp is
 // the block's warp on the SM's sub-partition numbered after the block's
@@ -334,8 +334,7 @@ __device__ __forceinline__ void r_encode_tile(unsigned& x, const uint4* row, uns
 // ---- RPLAN, RPIECES, RWORDS: multires::codec::rans::plan on the device ----
 // A batch's rANS plan (tables, chunk length, split, table words) made
 // where its histogram is, so RENC starts without a round trip through the
-// host (which took 0.9-1.5 ms of every batch's chain: GPU_NOTES.md,
-// sessions 47-49). The bytes must equal the host's: the integer steps
+// host (which took 0.9-1.5 ms of every batch's chain). The bytes must equal the host's: the integer steps
 // are exact anywhere, and the floating-point ones run in `plan`'s order
 // (this file is compiled without FMA contraction), the bit estimate
 // summed by one thread in context and symbol order, log2 from the host's

@@ -2,7 +2,7 @@
 //! fault flags) made by a kernel through mapped page-locked memory, not by
 //! a copy engine. The engines serve the copies of all streams in order of
 //! arrival, so a slot's 2 KB list waited behind a 541 MB copy of the field
-//! (up to 11 ms, several times a batch: GPU_NOTES.md, session 23).
+//! (up to 11 ms, several times a batch).
 
 use crate::device::{Gpu, Registered};
 use crate::error::{Context, CudaError};

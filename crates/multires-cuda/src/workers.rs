@@ -1,7 +1,7 @@
 //! Threads kept from run to run for a GPU's codec slots. A run spawned
 //! its slot threads afresh: on two H100s a two-GPU decode's batches took
 //! their first step over 1.7-3.0 ms (23 threads spawned by two at once),
-//! against 0.2 ms for one GPU's slab alone (session 58's host traces).
+//! against 0.2 ms for one GPU's slab alone (the host traces).
 //! Kept threads also keep their allocator heaps warm.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -33,7 +33,7 @@ pub(super) const RESIDENT_SHARES: usize = 8;
 /// batches of the size one GPU's whole field is cut into (at least two a
 /// slab), since a sparse batch's host work and its kernels' chains cost
 /// the same however few values it holds. On two H100s at 1024^3
-/// (sessions 35-37) the smooth field coded at 191-211 GB/s and decoded at
+/// the smooth field coded at 191-211 GB/s and decoded at
 /// 234-242 with four a slab, against 172-198 and 202-226 with eight; the
 /// turbulent one coded at 169 GB/s with four and 202 with eight.
 pub(super) fn slab_shares(
@@ -52,7 +52,7 @@ pub(super) fn slab_shares(
 /// cost about one rANS chain side by side, and those left for a second
 /// round cost another. A 1626^3 field's last GPU has 22 batches (its thin
 /// brick layer adds shapes); with 16 slots it ended 15-30 ms after the
-/// other (sessions 36-37). At 1024^3 no GPU has more than 13.
+/// other. At 1024^3 no GPU has more than 13.
 pub(super) const SLAB_DECODE_SLOTS: usize = 32;
 
 /// Bytes a value above which a file decodes in `RESIDENT_SHARES`
@@ -146,10 +146,10 @@ pub(super) fn plan_batches<T>(
 /// its values: its chain after the transform (histogram, plans, RENC,
 /// copy down: 3.2 ms for 56 M values on an H100) is then its GPU's drain.
 /// One cut only: small batches' chains cost about as much as large ones
-/// (a 1.9 M batch 1.7 ms), so halving every late batch (a taper, sessions
-/// 46-54) lost on two GPUs. GPU 0's slab of 1024^3 ends in a 56 M batch
+/// (a 1.9 M batch 1.7 ms), so halving every late batch (a taper) lost
+/// on two GPUs. GPU 0's slab of 1024^3 ends in a 56 M batch
 /// and a 7.6 M one, GPU 1's thin layer in small ones: with the cut, two
-/// H100s coded at 219-222 GB/s against 215-218 (session 54).
+/// H100s coded at 219-222 GB/s against 215-218.
 pub(super) fn halve_last_large<T>(plan: &mut Plan<T>) {
     let caps = plan.caps();
     let (Some(&largest), Some(&last)) = (caps.iter().max(), plan.group.last()) else {
@@ -184,13 +184,13 @@ pub(super) const RAMP: [usize; 4] = [8, 4, 2, 1];
 /// shapes, 16-22 bricks in batches of at most eight) that are done by 2.5-4
 /// ms, while their large batches' headers are still being read; GPU 0's
 /// slab has four bricks in them, and ended about 1 ms after GPU 1's
-/// (session 65: 28 of 30 runs, either card). This cuts batches of 8, 4, 2
+/// (28 of 30 runs, either card). This cuts batches of 8, 4, 2
 /// and 1 bricks off the end of the first (largest) batch, the batches kept
 /// largest first, where a one-group plan runs every batch at once, its
 /// batches of at most eight bricks hold fewer than the ramp's 15 bricks,
 /// and the first batch holds more; a slot is added for each, within
 /// `slots` and `budget`. Two H100s then decoded 0.5-0.9 ms faster in every
-/// pair (session 66), where session 64's single lead brick (two million
+/// pair, where the single lead brick (two million
 /// values against GPU 1's 35 million in small batches) did not show.
 pub(super) fn ramp_batches<T>(plan: &mut Plan<T>, slots: usize, budget: usize, per_value: usize) {
     let ramp: usize = RAMP.iter().sum();

@@ -357,7 +357,7 @@ impl Slot {
             prof(s, "d_lists_up")?;
             // The slot's own buffer: one allocated a batch waited for the
             // pool to map memory (0.1-6.6 ms on the tail of a 2-GPU
-            // decode, session 36).
+            // decode).
             let len = spans.total + RDEC_PAD;
             if self.up_streams.as_ref().is_none_or(|b| b.len() < len) {
                 self.up_streams = None;

@@ -36,8 +36,7 @@ pub(super) const RENC_SMEM: u32 = (rans::NCTX * (rans::NSYM + 1)).div_ceil(2) as
 // An H100 SM has 228 KiB of shared memory and reserves 1 KiB a block:
 // three blocks an SM run a 1024^3 field's 1,024 RENC blocks in three
 // waves; two an SM took four. (Two words a value, the table entries
-// looked up by the state warp, fit four blocks an SM but coded 12% slower:
-// session 30.)
+// looked up by the state warp, fit four blocks an SM but coded 12% slower.)
 const _: () = assert!(3 * (RENC_SMEM + 1024) <= 228 * 1024);
 /// Warps of an RDEC block: enough for every chunk of the launch's
 /// largest brick, up to `RDEC_MAX_WARPS`, so a brick's chunks share one
@@ -505,11 +504,10 @@ pub(super) fn tables_bytes(tables: &[&rans::Tables]) -> Result<usize, CudaError>
 
 /// The bricks' cumulative starts, then their scales, into `dst` (sized by
 /// `tables_bytes`) on the calling thread, once (not into the lists, then
-/// into the stage): 22 KB a brick, 0.6-1.3 MB a batch of 28-58 bricks
-/// (session 52). Session 52 split the copy over the rayon pool; since the
-/// slot threads are kept (session 59) the hand-off costs more than the
-/// copy: two H200s decoded at 269 GB/s copying here against 264 on the
-/// pool, one GPU unchanged (session 60, three pairs of processes).
+/// into the stage): 22 KB a brick, 0.6-1.3 MB a batch of 28-58 bricks.
+/// On the rayon pool, now that the slot threads are kept, the hand-off
+/// costs more than the copy: two H200s decoded at 269 GB/s copying here against 264 on the
+/// pool, one GPU unchanged (three pairs of processes).
 pub(super) fn write_tables(dst: &mut [u8], tables: &[&rans::Tables]) {
     use bytemuck::cast_slice;
     let (cum, rest) = dst.split_at_mut(tables.len() * CUM_BYTES);

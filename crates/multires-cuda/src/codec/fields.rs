@@ -455,7 +455,7 @@ pub(super) fn device_range(
 /// `device_range`, and the values of `data` at each of `rows` (start,
 /// length) copied on the device beside the range's results: one read-back
 /// for both (a slab's density sample took eight copies down, 0.3-0.4 ms
-/// after its range on two H100s; session 45).
+/// after its range on two H100s).
 pub(super) fn range_and_rows(
     gpu: &Gpu,
     data: &CudaSlice<f32>,

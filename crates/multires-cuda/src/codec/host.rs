@@ -263,7 +263,7 @@ pub(super) fn run_slots(
 }
 
 /// Two also on each GPU of a slab run: three measured no better on two
-/// H200s at 1024^3 (session 38: turbulent 2-GPU compression 195-197 GB/s
+/// H200s at 1024^3 (turbulent 2-GPU compression 195-197 GB/s
 /// with three, 194-208 with two).
 pub(super) const FRONT_PERMITS: usize = 2;
 

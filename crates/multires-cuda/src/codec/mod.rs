@@ -135,8 +135,8 @@ const RESIDENT_BATCH: usize = 128;
 /// values and below were right. The encoder is at fault (its output first
 /// differs inside brick 0's rANS header; the decoders handle such batches)
 /// and the cause is not found yet, so batches stay well below that (runs
-/// on the H100 and H200 never made batches above 125M values). Session
-/// 24 narrowed it (one slot, 129^3 bricks, cap lifted): batches of 240.4M
+/// on the H100 and H200 never made batches above 125M values). With one
+/// slot, 129^3 bricks and the cap lifted, batches of 240.4M
 /// values were right, 246.9M wrong, with either way of copying the slot's
 /// lists (stage.rs).
 const MAX_BATCH_VALUES: usize = 1 << 27;
@@ -204,12 +204,12 @@ struct Slot {
     classes: BTreeMap<([usize; 3], interp::Order), Arc<LevelClasses>>,
     /// The decoder's chunk lists, kept from batch to batch: built afresh,
     /// a turbulent batch's (1-2 MB) took 1-3 ms of growing and faulting
-    /// in pages while every other slot did the same (session 39).
+    /// in pages while every other slot did the same.
     dec_lists: DecodeLists,
     /// The coder's piece lists and layout offsets, kept likewise (built
     /// afresh into cold pages they took 0.37 ms a batch on the
     /// development machine against 23-26 us into warm ones; on the
-    /// device's hosts session 52 saw no change either way).
+    /// device's hosts no change either way).
     enc_lists: EncodeLists,
 }
 

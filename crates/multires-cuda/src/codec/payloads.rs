@@ -8,7 +8,7 @@ impl Slot {
     /// a batch's last stage (crc32fast at 11 GB/s a thread on the device's
     /// Xeon; a turbulent 1024^3 batch's 40 MB), and on two GPUs the last
     /// batches' took 2-4 ms of the run's tail on a busy rayon pool
-    /// (session 45). The host's parts of each payload (step, stream
+    ///. The host's parts of each payload (step, stream
     /// header, outlier counts) go into `out` first (HPUT), so the bytes
     /// that come down are the file's. Payload b lies at `base[b]`, its
     /// `lens[b]` bytes (layout of `encode_rans`).

@@ -78,7 +78,7 @@ pub struct MrzParts<P> {
 /// crc-fast, which folds with 256/512-bit carry-less multiplies where the
 /// CPU has them: 15-18 GB/s a thread on the H200 host's Xeon against
 /// crc32fast's 12-13, which a decode's checks on two GPUs wait for
-/// (session 60).
+///.
 pub fn crc32(bytes: &[u8]) -> u32 {
     crc_fast::checksum(crc_fast::CrcAlgorithm::Crc32IsoHdlc, bytes) as u32
 }

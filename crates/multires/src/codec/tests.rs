@@ -871,8 +871,8 @@ fn golden_cases() -> Vec<(&'static str, Volume, CodecOptions)> {
 /// the same, and any change to them must be a new container version.
 /// Files in data/golden/, of version 7 (`MULTIRES_WRITE_GOLDEN=1`
 /// rewrites them; do that only with a version change, or for a change of
-/// the coder alone that every decoder reads the same, as session 57's
-/// zero-bound step: data/README.md lists such rewrites).
+/// the coder alone that every decoder reads the same, as the zero
+/// bound's power-of-two step was: data/README.md lists such rewrites).
 #[test]
 fn compressed_bytes_equal_the_golden_files() {
     let dir = data_path("golden");
@@ -896,8 +896,7 @@ fn compressed_bytes_equal_the_golden_files() {
     }
 }
 
-/// The golden files of version 6 (`data/v6/`, written by 6d84cfd and
-/// session 57, whose rANS contexts restart every 4,096 values) still
+/// The golden files of version 6 (`data/v6/`, whose rANS contexts restart every 4,096 values) still
 /// decode within their bounds; version 7's restart every 2,048, as each
 /// stream's first word says.
 #[test]
@@ -925,8 +924,8 @@ fn version_6_files_still_decode() {
 }
 
 /// A zero-bound file written before the step became a power of two
-/// below the peak (`data/v6_interp_f64_exact_6d84cfd.mrz`, golden until
-/// session 57) decodes to every value: each brick carries its own step.
+/// below the peak (`data/v6_interp_f64_exact_6d84cfd.mrz`, golden before
+/// that step) decodes to every value: each brick carries its own step.
 #[test]
 fn zero_bound_files_of_the_old_step_still_decode_exactly() {
     let bytes = std::fs::read(data_path("v6_interp_f64_exact_6d84cfd.mrz")).unwrap();
@@ -978,7 +977,7 @@ fn zero_bounds_keep_every_value_and_code_constant_fields_small() {
     );
 }
 
-/// The container's checksums (crc-fast since session 60) sum every length
+/// The container's checksums (crc-fast) sum every length
 /// and alignment as crc32fast, which wrote the files before.
 #[test]
 fn container_crc32_sums_as_crc32fast() {

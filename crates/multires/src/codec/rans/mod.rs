@@ -72,7 +72,7 @@ const H0_RESET: u32 = 0x80;
 /// value or more get 2^11 (version 7; 2^12 in version 6, 2^14 before): a
 /// GPU's decode of a batch lasts one chunk's chain, which a run pays at
 /// its start and its end whatever its size, so shorter chains gain two
-/// GPUs more than one (session 63, turbulent 1024^3: two GPUs decode
+/// GPUs more than one (turbulent 1024^3: two GPUs decode
 /// 5-11% faster, one GPU codes 3-4% slower).
 pub const CHUNK_MIN_LOG: u32 = RESET_LOG;
 pub const CHUNK_MAX_LOG: u32 = 16;
@@ -450,7 +450,7 @@ pub fn histogram(v: &[u32], lv: &[u8]) -> Vec<u32> {
 /// value waits for another (a vector's worth at once), then the counts.
 /// Done in one pass, value by value, the histograms of the turbulent
 /// 256^3 field at 1e-4 took 64-70 ms on one core of an EPYC with AVX-512,
-/// and of the smooth one 25-27 ms; now 10 and 6 (session 44).
+/// and of the smooth one 25-27 ms; now 10 and 6.
 fn histogram_and_entries(v: &[u32], lv: &[u8], entries: &mut Vec<u16>) -> Vec<u32> {
     const T: usize = NCTX * NSYM;
     entries.clear();
