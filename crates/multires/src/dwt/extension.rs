@@ -59,10 +59,16 @@ impl Mode {
         if (0..n).contains(&t) {
             return x[t as usize];
         }
+        // In float64, rounded once: smooth's x0 + m (x0 - x1) as two float32
+        // products cancelled, and put boundary coefficients of long filters
+        // up to 1e-4 off (pywt's float32 is 2-11x closer). Single-sample
+        // modes are exact either way.
         let (k, terms) = self.weights(x.len(), t);
-        terms[..k]
-            .iter()
-            .fold(T::zero(), |acc, &(i, w)| acc + T::of(w) * x[i])
+        T::of(
+            terms[..k]
+                .iter()
+                .fold(0.0f64, |acc, &(i, w)| acc + w * x[i].f64()),
+        )
     }
 
     /// x[t] for any t as a combination of at most three samples: every mode

@@ -138,16 +138,31 @@ fn rows_forward<T: Real>(
             let block = &src[o_blk * n * inner..(o_blk + 1) * n * inner];
             ra.fill(T::zero());
             rd.fill(T::zero());
+            // An extended row made of several samples (smooth, antireflect),
+            // in float64 and rounded once, as `Mode::at` does in 1-D.
+            let mut ext: Vec<T> = Vec::new();
             for j in 0..f {
                 let tpos = s0 + 2 * o as isize - j as isize;
                 let (k, terms) = t.mode.weights(n, tpos);
-                for &(i, wgt) in &terms[..k] {
-                    let xr = &block[i * inner..(i + 1) * inner];
-                    let (cl, ch) = (lo[j] * T::of(wgt), hi[j] * T::of(wgt));
-                    for ((a, d), v) in ra.iter_mut().zip(rd.iter_mut()).zip(xr) {
-                        *a = cl * *v + *a;
-                        *d = ch * *v + *d;
+                let row = |i: usize| &block[i * inner..(i + 1) * inner];
+                let xr: &[T] = match &terms[..k] {
+                    [] => continue,
+                    &[(i, w)] if w == 1.0 => row(i),
+                    many => {
+                        ext.clear();
+                        ext.extend((0..inner).map(|e| {
+                            T::of(
+                                many.iter()
+                                    .fold(0.0f64, |acc, &(i, w)| acc + w * row(i)[e].f64()),
+                            )
+                        }));
+                        &ext
                     }
+                };
+                let (cl, ch) = (lo[j], hi[j]);
+                for ((a, d), v) in ra.iter_mut().zip(rd.iter_mut()).zip(xr) {
+                    *a = cl * *v + *a;
+                    *d = ch * *v + *d;
                 }
             }
         });
