@@ -147,7 +147,7 @@ fn rows_forward<T: Real>(
                 let row = |i: usize| &block[i * inner..(i + 1) * inner];
                 let xr: &[T] = match &terms[..k] {
                     [] => continue,
-                    &[(i, w)] if w == 1.0 => row(i),
+                    &[(i, 1.0)] => row(i),
                     many => {
                         ext.clear();
                         ext.extend((0..inner).map(|e| {
