@@ -216,12 +216,8 @@ fn mapped_input(a: &CompressArgs) -> Result<Option<(Mapped, Vec<usize>)>> {
 fn read_volume(a: &CompressArgs) -> Result<(Volume, usize)> {
     let p = &a.input;
     if is_image(p) && a.raw.is_none() {
-        let img = image::open(p)
-            .with_context(|| format!("cannot read the image {}", p.display()))?
-            .into_luma8();
-        let (w, h) = img.dimensions();
-        let data = img.pixels().map(|px| px.0[0] as f64).collect();
-        return Ok((Volume::new(&[h as usize, w as usize], data, DType::F32)?, 1));
+        let (h, w, data) = io::read_grey_image(p)?;
+        return Ok((Volume::new(&[h, w], data, DType::F32)?, 1));
     }
     if a.shape.is_some() && a.raw.is_none() {
         bail!("--shape is for raw inputs (with --raw f32|f64); an .npy carries its shape");

@@ -538,3 +538,34 @@ fn check_npz_members(path: &Path) -> Result<(), IoError> {
     }
     Ok(())
 }
+
+/// The widest and tallest image read (a 32768^2 grey image is 1 GiB), and
+/// the most the decoder may allocate for one: the header is checked
+/// against them before any pixel is decoded.
+const MAX_IMAGE_SIDE: u32 = 32768;
+const MAX_IMAGE_BYTES: u64 = 4 << 30;
+
+/// A grey image (.pgm/.pnm/.png; colour is converted to grey) as rows of
+/// values 0-255: (height, width, values).
+pub fn read_grey_image(path: &Path) -> Result<(usize, usize, Vec<f64>), IoError> {
+    let bad = |e: image::ImageError| fmt_err(path, format!("not a readable image: {e}"));
+    let mut reader = image::io::Reader::open(path)
+        .map_err(|why| IoError::Open {
+            path: path.display().to_string(),
+            why,
+        })?
+        .with_guessed_format()
+        .map_err(|e| fmt_err(path, format!("not a readable image: {e}")))?;
+    let mut limits = image::io::Limits::default();
+    limits.max_image_width = Some(MAX_IMAGE_SIDE);
+    limits.max_image_height = Some(MAX_IMAGE_SIDE);
+    limits.max_alloc = Some(MAX_IMAGE_BYTES);
+    reader.limits(limits);
+    let img = reader.decode().map_err(bad)?.into_luma8();
+    let (w, h) = img.dimensions();
+    Ok((
+        h as usize,
+        w as usize,
+        img.pixels().map(|p| p.0[0] as f64).collect(),
+    ))
+}
