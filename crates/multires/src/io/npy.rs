@@ -151,6 +151,15 @@ pub(super) fn parse_npy_header(
         .map_err(|_| bad("truncated header"))?;
     // Versions 1 and 2 are latin-1, 3 UTF-8; a valid header is ASCII.
     let text = String::from_utf8(text).map_err(|_| bad("its header is not text"))?;
+    // numpy writes a flat dict whose deepest value is the shape's tuple;
+    // the literal parser backtracks exponentially on deep nesting (a
+    // fuzzed header of 60 '{' took minutes), so deeper headers are refused
+    // before it runs, here and before ndarray-npy parses them again.
+    if nesting(&text) > MAX_HEADER_NESTING {
+        return Err(bad(
+            "its header nests deeper than numpy's {'descr', 'fortran_order', 'shape': (...)}",
+        ));
+    }
     let dict: py_literal::Value = text
         .trim_end()
         .parse()
@@ -189,6 +198,29 @@ pub(super) fn parse_npy_header(
         data_offset: at + len,
         file_len,
     })
+}
+
+/// How deep a header's dict may nest brackets: the dict, the shape's
+/// tuple, and one more for a structured type's list of fields.
+const MAX_HEADER_NESTING: usize = 3;
+
+/// The deepest nesting of (), [] and {} in `text`, outside quotes.
+fn nesting(text: &str) -> usize {
+    let (mut depth, mut most, mut quote) = (0usize, 0usize, None);
+    for c in text.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(' | '[' | '{') => {
+                depth += 1;
+                most = most.max(depth);
+            }
+            (None, ')' | ']' | '}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    most
 }
 
 /// Bytes of one value of numpy type string `descr` (`<f8` -> 8, `<c16` ->
@@ -758,6 +790,30 @@ mod tests {
         assert_eq!(h.descr, "<f8");
         let e = check_f32_npy(&p, &h).unwrap_err();
         assert!(e.to_string().contains("<f8"), "{e}");
+    }
+
+    /// A header of deeply nested brackets (found by fuzzing: the literal
+    /// parser took minutes on 60 of them) is refused at once.
+    #[test]
+    fn deeply_nested_headers_are_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("deep.npy");
+        let text = format!(
+            "{}'descr': '<f8', 'fortran_order': False, 'shape': (3,), }}",
+            "{".repeat(60)
+        );
+        let mut b = b"\x93NUMPY\x01\x00".to_vec();
+        b.extend_from_slice(&(text.len() as u16).to_le_bytes());
+        b.extend_from_slice(text.as_bytes());
+        b.extend_from_slice(&[0u8; 24]);
+        std::fs::write(&p, b).unwrap();
+        let t = std::time::Instant::now();
+        let e = read_npy_header(&p).unwrap_err().to_string();
+        assert!(e.contains("nests deeper"), "{e}");
+        assert!(crate::io::read_signal(&p, &Default::default()).is_err());
+        assert!(t.elapsed().as_secs() < 2);
+        assert_eq!(nesting("{'descr': '<f8', 'shape': (3, 4), }"), 2);
+        assert_eq!(nesting("{'descr': '(((', 'shape': (3,), }"), 2);
     }
 
     #[test]
