@@ -329,6 +329,7 @@ pub fn cwt(a: CwtArgs) -> Result<()> {
         channel: a.channel,
     };
     let signal = io::read_signal(&a.input, &read)?;
+    paths::say(&signal.notes);
     if signal.is_empty() {
         bail!(
             "'{}' holds no samples: a CWT needs at least one",

@@ -281,6 +281,7 @@ pub fn wavedec(a: WavedecArgs) -> Result<()> {
         channel: 0,
     };
     let x = io::read_real_array(&a.input, &opts)?;
+    crate::paths::say(&x.notes);
     check_finite(&x.values, a.allow_nonfinite, &a.input)?;
     let t0 = Instant::now();
     let f32_ = f32_wanted(a.t.precision, x.was_f32);

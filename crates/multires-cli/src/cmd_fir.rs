@@ -55,6 +55,7 @@ pub fn fir(a: FirArgs) -> Result<()> {
             channel: a.channel,
         },
     )?;
+    crate::paths::say(&signal.notes);
     let bank = match io::read_matrix(&a.filters).context("reading --filters")? {
         Matrix::Real(m) => FilterBank::Real(m),
         Matrix::Complex(m) => FilterBank::Complex(m),

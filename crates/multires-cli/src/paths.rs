@@ -105,6 +105,13 @@ pub fn check(inputs: &[&Path], outputs: &[Output]) -> Result<()> {
     Ok(())
 }
 
+/// Tells the user what a reader assumed (`Signal::notes`).
+pub fn say(notes: &[String]) {
+    for n in notes {
+        eprintln!("note: {n}");
+    }
+}
+
 /// The file a `--wavelet user:F.npy` or `--amplitude-gain file:G.npy`
 /// argument reads, if it names one.
 pub fn file_of<'a>(spec: Option<&'a str>, prefix: &str) -> Option<&'a Path> {

@@ -12,6 +12,9 @@ pub struct Signal {
     pub samples: Samples,
     /// Known from the file (wav) or given by the user; None when unknown.
     pub sample_rate: Option<f64>,
+    /// What the reader assumed (a skipped header line), for the caller
+    /// to tell the user: the library prints nothing.
+    pub notes: Vec<String>,
 }
 
 impl Signal {
@@ -19,12 +22,14 @@ impl Signal {
         Signal {
             samples: Samples::Real(v),
             sample_rate: None,
+            notes: Vec::new(),
         }
     }
     pub fn complex(v: Vec<Complex64>) -> Self {
         Signal {
             samples: Samples::Complex(v),
             sample_rate: None,
+            notes: Vec::new(),
         }
     }
     pub fn len(&self) -> usize {

@@ -279,6 +279,7 @@ fn read_wav(path: &Path, channel: usize) -> Result<Signal, IoError> {
     Ok(Signal {
         samples: Samples::Real(samples),
         sample_rate: Some(spec.sample_rate as f64),
+        notes: Vec::new(),
     })
 }
 
@@ -297,6 +298,7 @@ fn is_header(fields: &[&str]) -> bool {
 fn read_text(path: &Path, column: usize) -> Result<Signal, IoError> {
     let reader = BufReader::new(open(path)?);
     let mut out = Vec::new();
+    let mut notes = Vec::new();
     let mut first = true;
     for (lineno, line) in reader.lines().enumerate() {
         let line = line.map_err(|e| fmt_err(path, format!("line {}: {e}", lineno + 1)))?;
@@ -315,11 +317,11 @@ fn read_text(path: &Path, column: usize) -> Result<Signal, IoError> {
             .filter(|f| !f.is_empty())
             .collect();
         if std::mem::take(&mut first) && is_header(&fields) {
-            eprintln!(
-                "note: {}: line {} ('{line}') read as a column header and skipped",
+            notes.push(format!(
+                "{}: line {} ('{line}') read as a column header and skipped",
                 path.display(),
                 lineno + 1
-            );
+            ));
             continue;
         }
         let field = fields.get(column).ok_or_else(|| {
@@ -342,7 +344,9 @@ fn read_text(path: &Path, column: usize) -> Result<Signal, IoError> {
             }
         }
     }
-    Ok(Signal::real(out))
+    let mut s = Signal::real(out);
+    s.notes = notes;
+    Ok(s)
 }
 
 fn read_raw(path: &Path, raw: RawType) -> Result<Signal, IoError> {
@@ -399,6 +403,8 @@ pub struct RealArray {
     /// Integers of the file that float64 cannot hold exactly (beyond
     /// 2^53), read rounded.
     pub inexact_integers: usize,
+    /// What the reader assumed (`Signal::notes`).
+    pub notes: Vec<String>,
 }
 
 /// A real n-D array: any .npy of floats or integers, or a 1-D signal from
@@ -417,6 +423,7 @@ pub fn read_real_array(path: &Path, options: &ReadOptions) -> Result<RealArray, 
                 was_f32,
                 stored_size: if was_f32 { 4 } else { 8 },
                 inexact_integers,
+                notes: Vec::new(),
             })
         };
         let complex = || {
@@ -437,6 +444,7 @@ pub fn read_real_array(path: &Path, options: &ReadOptions) -> Result<RealArray, 
                         was_f32: false,
                         stored_size: std::mem::size_of::<$t>(),
                         inexact_integers: inexact,
+                        notes: Vec::new(),
                     })
                 });
             )*};
@@ -452,6 +460,7 @@ pub fn read_real_array(path: &Path, options: &ReadOptions) -> Result<RealArray, 
     let s = read_signal(path, options)?;
     match s.samples {
         Samples::Real(v) => {
+            let notes = s.notes;
             let n = v.len();
             let was_f32 = options.raw == Some(RawType::F32);
             Ok(RealArray {
@@ -460,6 +469,7 @@ pub fn read_real_array(path: &Path, options: &ReadOptions) -> Result<RealArray, 
                 was_f32,
                 stored_size: if was_f32 { 4 } else { 8 },
                 inexact_integers: 0,
+                notes,
             })
         }
         Samples::Complex(_) => Err(fmt_err(
