@@ -561,7 +561,7 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
     use multires_cuda::codec::{compress_pinned, decompress_pinned, PinnedField};
     use multires_cuda::codec::{compress_resident, decompress_resident, DeviceField};
     use multires_cuda::codec::{compress_slabs, decompress_slabs, SlabField};
-    use multires_cuda::codec::{set_pinned_tuning, PinnedTuning};
+    use multires_cuda::codec::{set_tuning, Tuning};
     let Some(gpu) = gpu_or_skip("codec_on_a_device_resident_or_pinned_field_equals_the_host_path")
     else {
         return;
@@ -669,11 +669,11 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
                 );
                 // Slabs on the devices, then slabs left on the host.
                 for across in [false, true] {
-                    let tune = PinnedTuning {
+                    let tune = Tuning {
                         slabs_on_host: across,
-                        ..PinnedTuning::DEFAULT
+                        ..Tuning::DEFAULT
                     };
-                    set_pinned_tuning(tune);
+                    set_tuning(tune);
                     let (pin, _, run) = compress_pinned(&pinned, &o, &gpus, &|_| {}).unwrap();
                     let pin = pin.to_vec();
                     assert_eq!(run.gpus, gpus.len());
@@ -700,7 +700,7 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
                         (16, (1, 1), false),
                         (16, (8, 4), true),
                     ] {
-                        set_pinned_tuning(PinnedTuning {
+                        set_tuning(Tuning {
                             decode_groups: groups,
                             decode_ahead: ahead,
                             rows_down: rows,
@@ -714,7 +714,7 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
                             "{t} {bound} {shape:?} across PCIe {across}, {groups} group(s), {ahead:?} ahead, rows {rows}: pinned decode differs from the CPU's"
                         );
                     }
-                    set_pinned_tuning(PinnedTuning::DEFAULT);
+                    set_tuning(Tuning::DEFAULT);
                 }
                 checked += 1;
             }
@@ -737,9 +737,9 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
     bad[1234] = 0.5;
     bad[13800] = f32::NAN;
     for across in [false, true] {
-        set_pinned_tuning(PinnedTuning {
+        set_tuning(Tuning {
             slabs_on_host: across,
-            ..PinnedTuning::DEFAULT
+            ..Tuning::DEFAULT
         });
         for bound in [ErrorBound::Rel(1e-3), ErrorBound::Abs(1e-3)] {
             let mut o = CodecOptions::new(Lifting::Interp, bound);
@@ -755,7 +755,7 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
             };
             assert!(e.to_string().contains("value 7 is inf"), "{bound}: {e}");
         }
-        set_pinned_tuning(PinnedTuning::DEFAULT);
+        set_tuning(Tuning::DEFAULT);
     }
     // Slabs: the NaN named by its index in the whole field (it lies in a
     // later slab), and slabs not cut at the bricks' layers refused.
@@ -801,4 +801,42 @@ fn codec_on_a_device_resident_or_pinned_field_equals_the_host_path() {
         panic!("a float64 file must be refused");
     };
     assert!(e.to_string().contains("float64"), "{e}");
+}
+
+/// Batches above 240M values (an earlier encoder's streams failed there):
+/// a 1024^3 field on one device cut into one share, so its 129^3 bricks go
+/// in batches of up to 128 (275M values); the bytes equal the CPU's, for
+/// the smooth and the turbulent field.
+#[test]
+fn a_batch_above_240m_values_writes_the_cpus_bytes() {
+    use multires::codec::{self, fields, CodecOptions, ErrorBound, Lifting, Values, Volume};
+    use multires_cuda::codec::{compress_resident, set_tuning, DeviceField, Tuning};
+    let Some(gpu) = gpu_or_skip("a_batch_above_240m_values_writes_the_cpus_bytes") else {
+        return;
+    };
+    let n = 1024;
+    let shape = [n, n, n];
+    let o = CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3));
+    set_tuning(Tuning {
+        resident_shares: 1,
+        ..Tuning::DEFAULT
+    });
+    for kind in [fields::FieldKind::Smooth, fields::FieldKind::Turbulent] {
+        let f = fields::make(kind, n, true, 1);
+        let field = DeviceField::upload(&gpu, &shape, &f).unwrap();
+        let (dev, _, run) = compress_resident(&field, &o, &gpu, &|_| {}).unwrap();
+        drop(field);
+        let most = run.max_bricks_per_batch * 129 * 129 * 129;
+        assert!(
+            most > 240_000_000,
+            "{kind:?}: batches of at most {most} values"
+        );
+        let v = Volume::of(&shape, Values::F32(f)).unwrap();
+        let (cpu, _) = codec::compress(&v, &o, &|_| {}).unwrap();
+        assert!(
+            dev.equals(&cpu),
+            "{kind:?}: batches of {most} values: bytes differ from the CPU's"
+        );
+    }
+    set_tuning(Tuning::DEFAULT);
 }

@@ -25,7 +25,7 @@ pub(super) fn slabs(grid: &codec::BrickGrid, parts: usize) -> Vec<(usize, usize,
 /// what is free, so the batches keep room), unless the tuning keeps
 /// every slab on the host.
 pub(super) fn slab_fits(len: usize, g: &Gpu) -> Result<bool, CudaError> {
-    if pinned_tuning().slabs_on_host {
+    if tuning().slabs_on_host {
         return Ok(false);
     }
     Ok(2 * 4 * len < g.free_mem()?)
@@ -72,12 +72,12 @@ pub(super) fn on_every_gpu<T: Send>(
         .collect()
 }
 
-/// How the page-locked paths cut their work. The defaults are the
-/// measured best; the GPU tests set others (`set_pinned_tuning`) so that
-/// every path is exercised. The output never depends on them.
+/// How the GPU paths cut their work. The defaults are the measured best;
+/// the GPU tests set others (`set_tuning`) so that every path is
+/// exercised. The output never depends on them.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PinnedTuning {
+pub struct Tuning {
     /// Groups of brick layers a slab crosses PCIe in, at most (1: the
     /// whole slab, then the coding): the coder's batches start as their
     /// layers arrive.
@@ -101,29 +101,33 @@ pub struct PinnedTuning {
     /// Every slab stays in host memory, as for fields larger than the
     /// GPUs (how that path is tested on small fields).
     pub slabs_on_host: bool,
+    /// Batches a field on one device is cut into (`RESIDENT_SHARES`);
+    /// one makes batches as large as `RESIDENT_BATCH` and memory allow.
+    pub resident_shares: usize,
 }
 
-impl PinnedTuning {
-    pub const DEFAULT: PinnedTuning = PinnedTuning {
+impl Tuning {
+    pub const DEFAULT: Tuning = Tuning {
         upload_groups: 16,
         decode_groups: 16,
         decode_ahead: (8, 4),
         rows_up: true,
         rows_down: false,
         slabs_on_host: false,
+        resident_shares: RESIDENT_SHARES,
     };
 }
 
-pub(super) static PINNED_TUNING: Mutex<PinnedTuning> = Mutex::new(PinnedTuning::DEFAULT);
+pub(super) static TUNING: Mutex<Tuning> = Mutex::new(Tuning::DEFAULT);
 
-/// Sets how the page-locked paths cut their work (tests only).
+/// Sets how the GPU paths cut their work (tests only).
 #[doc(hidden)]
-pub fn set_pinned_tuning(t: PinnedTuning) {
-    *PINNED_TUNING.lock().unwrap_or_else(|e| e.into_inner()) = t;
+pub fn set_tuning(t: Tuning) {
+    *TUNING.lock().unwrap_or_else(|e| e.into_inner()) = t;
 }
 
-pub(super) fn pinned_tuning() -> PinnedTuning {
-    *PINNED_TUNING.lock().unwrap_or_else(|e| e.into_inner())
+pub(super) fn tuning() -> Tuning {
+    *TUNING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Slots a GPU for the pinned decoder: every batch of a 1024^3 field in

@@ -49,13 +49,13 @@ pub fn compress_pinned(
     };
     // Groups only where a batch can start before the slab is whole.
     let most = if early.is_some() {
-        pinned_tuning().upload_groups
+        tuning().upload_groups
     } else {
         1
     };
     let groups: Vec<Vec<Piece>> = parts
         .iter()
-        .map(|p| slab_pieces(&grid, (p.0, p.1), most, pinned_tuning().rows_up))
+        .map(|p| slab_pieces(&grid, (p.0, p.1), most, tuning().rows_up))
         .collect();
     let done = AtomicUsize::new(0);
     type Wait<'w> = &'w (dyn Fn(usize) -> Result<(), CudaError> + Sync);
@@ -251,8 +251,8 @@ pub fn decompress_pinned(
             Some(_) => slab_pieces(
                 &grid,
                 (p.0, p.1),
-                pinned_tuning().decode_groups,
-                pinned_tuning().rows_down,
+                tuning().decode_groups,
+                tuning().rows_down,
             ),
             None => vec![Piece {
                 z: (p.0, p.1),
@@ -326,7 +326,7 @@ pub fn decompress_pinned(
                         let _ = tx.send(k);
                     }
                 };
-                let order = InOrder::new(plan.batches.len(), pinned_tuning().decode_ahead);
+                let order = InOrder::new(plan.batches.len(), tuning().decode_ahead);
                 let at: Placement = (&|| Ok(at), &placed, Some(&order), true);
                 decode_plan(r, plan, gpu, at, (&done, progress))
             });

@@ -30,7 +30,12 @@ pub fn compress_resident(
         opts,
         plan,
         std::slice::from_ref(gpu),
-        (None, RESIDENT_BATCH, RESIDENT_SLOTS, RESIDENT_SHARES),
+        (
+            None,
+            RESIDENT_BATCH,
+            RESIDENT_SLOTS,
+            tuning().resident_shares,
+        ),
         progress,
         &|slot, b| {
             use cudarc::driver::DevicePtr;
