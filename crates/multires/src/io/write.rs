@@ -46,13 +46,19 @@ pub(super) fn with_temp_file(
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let tmp = tempfile::Builder::new()
-        .prefix(".multires-")
-        .suffix(".part")
-        .tempfile_in(dir)
-        .map_err(|e| err(format!("cannot create a file in '{}': {e}", dir.display())))?;
-    let tmp_path = tmp.path().to_path_buf();
-    pending().push(tmp_path.clone());
+    // Created and registered under the registry's lock, so that a signal
+    // between the two (whose handler takes the lock) cannot miss the file.
+    let (tmp, tmp_path) = {
+        let mut registry = pending();
+        let tmp = tempfile::Builder::new()
+            .prefix(".multires-")
+            .suffix(".part")
+            .tempfile_in(dir)
+            .map_err(|e| err(format!("cannot create a file in '{}': {e}", dir.display())))?;
+        let tmp_path = tmp.path().to_path_buf();
+        registry.push(tmp_path.clone());
+        (tmp, tmp_path)
+    };
     let result = (|| {
         fill(tmp.as_file()).map_err(err)?;
         // Temporary files are private (0600); an output gets the usual 0644.
