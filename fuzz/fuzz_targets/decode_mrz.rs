@@ -8,8 +8,7 @@ use libfuzzer_sys::fuzz_target;
 use multires::codec::{decompress, parse_region, MrzReader};
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(mut r) = MrzReader::from_bytes(data.to_vec(), "fuzz")
-    else {
+    let Ok(mut r) = MrzReader::from_bytes(data.to_vec(), "fuzz") else {
         return;
     };
     let h = r.header().clone();
@@ -19,7 +18,10 @@ fuzz_target!(|data: &[u8]| {
     }
     let _ = decompress(&mut r, None, &|_| {});
     let shape = h.shape();
-    let spec: Vec<String> = shape.iter().map(|&n| format!("0:{}", n.div_ceil(2))).collect();
+    let spec: Vec<String> = shape
+        .iter()
+        .map(|&n| format!("0:{}", n.div_ceil(2)))
+        .collect();
     if let Ok(reg) = parse_region(&spec.join(","), &shape) {
         let _ = decompress(&mut r, Some(reg), &|_| {});
     }

@@ -12,7 +12,13 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let h = r.header();
-    let _ = (h.shape(), h.raw_bytes(), r.grid().len(), r.version(), r.file_len());
+    let _ = (
+        h.shape(),
+        h.raw_bytes(),
+        r.grid().len(),
+        r.version(),
+        r.file_len(),
+    );
     let _ = r.brick_sizes();
     let _ = r.read_brick(0);
 });

@@ -13,12 +13,19 @@ fuzz_target!(|data: &[u8]| {
     if data.len() < 3 {
         return;
     }
-    let shape: Vec<usize> = data[..3].iter().map(|&b| b as usize).filter(|&d| d > 0).collect();
+    let shape: Vec<usize> = data[..3]
+        .iter()
+        .map(|&b| b as usize)
+        .filter(|&d| d > 0)
+        .collect();
     let p = common::file_with("raw", &data[3..]);
     if let Ok(v) = read_raw_f32(&p) {
         let _ = Volume::of(&shape, Values::F32(v));
     }
-    let opts = ReadOptions { raw: Some(RawType::F64), channel: 0 };
+    let opts = ReadOptions {
+        raw: Some(RawType::F64),
+        channel: 0,
+    };
     if let Ok(s) = read_signal(&p, &opts) {
         let v = s.to_complex().iter().map(|c| c.re).collect();
         let _ = Volume::of(&shape, Values::F64(v));
