@@ -743,18 +743,15 @@ pub fn decompress(a: DecompressArgs) -> Result<()> {
         .extension()
         .and_then(|e| e.to_str())
         .map(|e| e.to_ascii_lowercase());
-    if !matches!(ext.as_deref(), Some("npy") | Some("png")) {
-        bail!("{}: write .npy or .png", a.output.display());
-    }
     let n = r.grid().len();
     let gpus = select_gpus(a.device, a.gpus.as_deref(), a.gpus.is_some())?;
     // Every path but the CPU's .npy (decoded into the file's pages, whose
     // room the writer checks) holds the output in memory.
-    let out_values: u64 = region
+    // The decoded box's extent per axis (z, y, x).
+    let region_dims = region
         .unwrap_or(codec::full_region(h.dims))
-        .iter()
-        .map(|(a, b)| b.saturating_sub(*a) as u64)
-        .product();
+        .map(|(a, b)| b.saturating_sub(a));
+    let out_values: u64 = region_dims.iter().map(|&d| d as u64).product();
     let out_bytes = out_values.saturating_mul(h.dtype.size() as u64);
     let memory = multires::memory::default_limit();
     if (gpus.is_some() || ext.as_deref() != Some("npy")) && out_bytes > memory {
@@ -799,9 +796,6 @@ pub fn decompress(a: DecompressArgs) -> Result<()> {
     // no copy of the field in ordinary memory (a field larger than RAM can
     // be written) and no pass copying it into the file.
     if let (None, Some("npy")) = (&gpus, ext.as_deref()) {
-        let region_dims = region
-            .unwrap_or(codec::full_region(h.dims))
-            .map(|(a, b)| b.saturating_sub(a));
         let shape = region_dims[3 - h.ndim..].to_vec();
         let progress = |d| bar.update(d, n);
         match h.dtype {
