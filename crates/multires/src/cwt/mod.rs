@@ -16,7 +16,7 @@ mod strategy;
 
 pub use compensation::ScaleFunction;
 pub use masks::PackedMasks;
-pub use output::{CwtOutput, CwtValues};
+pub use output::{CwtOutput, CwtSlice, CwtValues};
 pub use oversampling::{oversample, Interpolator};
 pub use plan::CwtPlan;
 pub use strategy::{CostModel, Recipe, ScaleAlgorithm};

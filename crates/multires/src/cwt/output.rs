@@ -128,6 +128,37 @@ impl CwtValues {
     }
 }
 
+/// Coefficients in memory the caller owns (row-major, scales x columns).
+#[derive(Debug)]
+pub enum CwtSlice<'a> {
+    Complex32(&'a mut [Complex32]),
+    Complex64(&'a mut [Complex64]),
+    Real32(&'a mut [f32]),
+    Real64(&'a mut [f64]),
+}
+
+impl CwtSlice<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            CwtSlice::Complex32(a) => a.len(),
+            CwtSlice::Complex64(a) => a.len(),
+            CwtSlice::Real32(a) => a.len(),
+            CwtSlice::Real64(a) => a.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    pub fn dtype(&self) -> &'static str {
+        match self {
+            CwtSlice::Complex32(_) => "complex64",
+            CwtSlice::Complex64(_) => "complex128",
+            CwtSlice::Real32(_) => "float32",
+            CwtSlice::Real64(_) => "float64",
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct CwtOutput {
     pub values: CwtValues,

@@ -3,7 +3,7 @@
 
 use super::direct::{self, DirectMask, Extended};
 use super::masks::{half_length, PackedMasks};
-use super::output::{CwtOutput, CwtValues, OutValue};
+use super::output::{CwtOutput, CwtSlice, CwtValues, OutValue};
 use super::strategy::{Recipe, ScaleAlgorithm};
 use super::{oversample, Algorithm, CwtError, CwtOptions, OutputKind, Precision};
 use crate::overlap_save::{GroupEngine, RealGroupEngine, RealScratch, Scratch};
@@ -244,17 +244,10 @@ impl CwtPlan {
         values: &mut CwtValues,
         progress: Option<Progress>,
     ) -> Result<(), CwtError> {
-        self.check_signal(signal)?;
         let want = (self.options.scales.len(), self.columns());
-        let want_dtype = match (self.options.precision, self.options.output) {
-            (Precision::F32, OutputKind::Complex) => "complex64",
-            (Precision::F32, _) => "float32",
-            (Precision::F64, OutputKind::Complex) => "complex128",
-            (Precision::F64, _) => "float64",
-        };
-        if values.shape() != want || values.dtype() != want_dtype {
+        if values.shape() != want {
             return Err(CwtError::OutputMismatch {
-                want: format!("{} x {} {want_dtype}", want.0, want.1),
+                want: format!("{} x {} {}", want.0, want.1, self.output_dtype()),
                 got: format!(
                     "{} x {} {}",
                     values.shape().0,
@@ -263,33 +256,56 @@ impl CwtPlan {
                 ),
             });
         }
+        let contiguous = || CwtError::OutputMismatch {
+            want: "a contiguous row-major array".into(),
+            got: "a strided view".into(),
+        };
+        let out = match values {
+            CwtValues::Complex32(a) => CwtSlice::Complex32(a.as_slice_mut().ok_or_else(contiguous)?),
+            CwtValues::Complex64(a) => CwtSlice::Complex64(a.as_slice_mut().ok_or_else(contiguous)?),
+            CwtValues::Real32(a) => CwtSlice::Real32(a.as_slice_mut().ok_or_else(contiguous)?),
+            CwtValues::Real64(a) => CwtSlice::Real64(a.as_slice_mut().ok_or_else(contiguous)?),
+        };
+        self.execute_into_slice(signal, out, progress)
+    }
+
+    /// The numpy dtype of this plan's coefficients.
+    pub fn output_dtype(&self) -> &'static str {
+        match (self.options.precision, self.options.output) {
+            (Precision::F32, OutputKind::Complex) => "complex64",
+            (Precision::F32, _) => "float32",
+            (Precision::F64, OutputKind::Complex) => "complex128",
+            (Precision::F64, _) => "float64",
+        }
+    }
+
+    /// Like `execute_into`, into row-major memory the caller owns (a numpy
+    /// array's buffer), scales x columns values of `output_dtype`.
+    pub fn execute_into_slice(
+        &self,
+        signal: &Signal,
+        out: CwtSlice<'_>,
+        progress: Option<Progress>,
+    ) -> Result<(), CwtError> {
+        self.check_signal(signal)?;
+        let want = self.options.scales.len() * self.columns();
+        if out.dtype() != self.output_dtype() || out.len() != want {
+            return Err(CwtError::OutputMismatch {
+                want: format!("{want} values of {}", self.output_dtype()),
+                got: format!("{} values of {}", out.len(), out.dtype()),
+            });
+        }
         let x = oversample(
             &signal.to_complex(),
             self.options.oversampling,
             self.options.interpolator,
         );
         let complex_signal = signal.is_complex();
-        let contiguous = || CwtError::OutputMismatch {
-            want: "a contiguous row-major array".into(),
-            got: "a strided view".into(),
-        };
-        match (self.engines(), values) {
-            (Engines::F32(e), CwtValues::Complex32(a)) => {
-                let out = a.as_slice_mut().ok_or_else(contiguous)?;
-                self.run(e, &x, complex_signal, progress, out)
-            }
-            (Engines::F32(e), CwtValues::Real32(a)) => {
-                let out = a.as_slice_mut().ok_or_else(contiguous)?;
-                self.run(e, &x, complex_signal, progress, out)
-            }
-            (Engines::F64(e), CwtValues::Complex64(a)) => {
-                let out = a.as_slice_mut().ok_or_else(contiguous)?;
-                self.run(e, &x, complex_signal, progress, out)
-            }
-            (Engines::F64(e), CwtValues::Real64(a)) => {
-                let out = a.as_slice_mut().ok_or_else(contiguous)?;
-                self.run(e, &x, complex_signal, progress, out)
-            }
+        match (self.engines(), out) {
+            (Engines::F32(e), CwtSlice::Complex32(o)) => self.run(e, &x, complex_signal, progress, o),
+            (Engines::F32(e), CwtSlice::Real32(o)) => self.run(e, &x, complex_signal, progress, o),
+            (Engines::F64(e), CwtSlice::Complex64(o)) => self.run(e, &x, complex_signal, progress, o),
+            (Engines::F64(e), CwtSlice::Real64(o)) => self.run(e, &x, complex_signal, progress, o),
             // The dtype check above pairs engines and value types.
             _ => unreachable!("dtype checked above"),
         }

@@ -1,0 +1,518 @@
+"""multires: wavelet analysis on CPUs and NVIDIA GPUs.
+
+Exact continuous wavelet transforms (:func:`cwt`, :class:`CwtPlan`), FIR
+filter banks (:func:`fir`), PyWavelets' discrete transforms under their own
+names (:mod:`multires.pywt`) and an error-bounded codec (:func:`compress`,
+:func:`decompress`, :class:`MrzFile`), computed by a Rust engine with the
+GIL released. ``device='auto'`` runs on a CUDA GPU when one can be used and
+on the CPU otherwise; the same package works on machines with and without
+a GPU.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from . import _multires
+from ._arrays import as_float, split
+
+__version__ = _multires.__version__
+
+__all__ = [
+    "cwt",
+    "CwtPlan",
+    "fir",
+    "compress",
+    "decompress",
+    "MrzFile",
+    "save",
+    "load",
+    "cuda_available",
+    "scale_to_frequency",
+    "frequency_to_scale",
+]
+
+
+def cuda_available() -> bool:
+    """Whether the CUDA backend can be used (a GPU, its driver and NVRTC)."""
+    return _multires.cuda_available()
+
+
+def _wavelet_info(wavelet: str) -> dict:
+    if not isinstance(wavelet, str):
+        name = getattr(wavelet, "name", None)
+        if not isinstance(name, str):
+            raise TypeError(f"wavelet must be a name such as 'morl' or 'cmor1.5-1.0', got {wavelet!r}")
+        wavelet = name
+    return _multires.continuous_info(wavelet)
+
+
+def scale_to_frequency(wavelet: str, scales, fs: float = 1.0) -> np.ndarray:
+    """Centre frequency (in units of ``fs``) of each scale (in samples)."""
+    cf = _wavelet_info(wavelet)["center_frequency"]
+    return cf * fs / np.asarray(scales, dtype=np.float64)
+
+
+def frequency_to_scale(wavelet: str, freqs, fs: float = 1.0) -> np.ndarray:
+    """The scale (in samples) whose centre frequency is each of ``freqs``."""
+    f = np.asarray(freqs, dtype=np.float64)
+    if np.any(~np.isfinite(f)) or np.any(f <= 0):
+        raise ValueError("freqs must be finite and positive")
+    if not (fs > 0 and math.isfinite(fs)):
+        raise ValueError(f"fs must be finite and positive, got {fs}")
+    cf = _wavelet_info(wavelet)["center_frequency"]
+    return cf * fs / f
+
+
+def _default_scales(n: int, wavelet: str, spacing: str) -> np.ndarray:
+    """Scales from 1 sample to the largest whose support fits the signal
+    (the wavelet's half support times the scale, twice, within n): 16 per
+    octave for 'log', every integer up to 64 for 'linear'."""
+    half = _wavelet_info(wavelet)["half_support"]
+    smax = max(2.0, n / (2.0 * max(half, 1e-9)))
+    if spacing == "log":
+        count = max(2, int(round(16 * math.log2(smax))) + 1)
+        return np.geomspace(1.0, smax, count)
+    if spacing == "linear":
+        return np.arange(1.0, min(64.0, math.floor(smax)) + 1.0)
+    raise ValueError(f"spacing must be 'log' or 'linear', got {spacing!r}")
+
+
+def _precision(precision, dtype) -> str:
+    if precision is None:
+        return "f32" if dtype in (np.float32, np.complex64) else "f64"
+    p = str(precision).lower().replace("float", "f")
+    if p not in ("f32", "f64"):
+        raise ValueError(f"precision must be 'f32' or 'f64' (or None: that of x), got {precision!r}")
+    return p
+
+
+class CwtPlan:
+    """A continuous wavelet transform planned once for signals of ``n`` samples.
+
+    Planning samples the masks, chooses direct sums or overlap-save FFTs per
+    scale and, on the GPU, allocates device buffers; every call then reuses
+    them. ``plan(x)`` transforms ``x`` of shape ``(..., n)`` into
+    coefficients of shape ``(..., len(scales), columns)``; ``plan(x, out=W)``
+    writes into ``W`` (C-contiguous, of :attr:`dtype`) and returns it.
+
+    Parameters
+    ----------
+    n : int
+        Samples per signal.
+    scales : array_like
+        Scales in samples, rows of the output in this order.
+    wavelet : str
+        A continuous wavelet: ``morl``, ``mexh``, ``gausP``, ``cgauP``,
+        ``cmorB-C``, ``shanB-C``, ``fbspM-B-C``, ``paulM``, ``dogM``, ``morseB-G``.
+    output : {'complex', 'magnitude', 'power', 'phase'}
+    precision : {'f64', 'f32'}
+        Working and output precision.
+    boundary : {'zero', 'reflect', 'symmetric', 'periodic', ...}
+        How the signal is extended beyond its ends.
+    normalization : {'l2', 'l1'}
+        Mask gain s^(-1/2) (equal energy) or s^(-1) (equal amplitude).
+    hop : int
+        Keep every hop-th column.
+    algorithm : {'auto', 'direct', 'fft'}
+    device : {'auto', 'cpu', 'cuda'}
+    fs : float, optional
+        Sampling rate, for :attr:`frequencies`.
+    complex_input : bool
+        Whether the signals will be complex (informs the cost model only).
+    allow_nonfinite : bool
+        Propagate NaN/Inf (with ``algorithm='direct'``) instead of refusing them.
+    """
+
+    def __init__(
+        self,
+        n,
+        scales,
+        wavelet="morl",
+        *,
+        output="complex",
+        precision="f64",
+        boundary="zero",
+        normalization="l2",
+        hop=1,
+        algorithm="auto",
+        device="auto",
+        fs=None,
+        complex_input=False,
+        allow_nonfinite=False,
+    ):
+        if isinstance(n, (bool, np.bool_)) or int(n) != n or n < 1:
+            raise ValueError(f"n must be a positive number of samples, got {n!r}")
+        s = np.asarray(scales, dtype=np.float64).ravel()
+        if s.size == 0:
+            raise ValueError("scales is empty: give at least one scale (in samples)")
+        if int(hop) != hop or hop < 1:
+            raise ValueError(f"hop must be an integer >= 1, got {hop!r}")
+        name = wavelet if isinstance(wavelet, str) else getattr(wavelet, "name", wavelet)
+        if not isinstance(name, str):
+            raise TypeError(f"wavelet must be a name such as 'morl', got {wavelet!r}")
+        self._core = _multires.CwtPlanCore(
+            int(n),
+            bool(complex_input),
+            s.tolist(),
+            name,
+            str(output),
+            _precision(precision, None),
+            str(boundary),
+            str(normalization),
+            int(hop),
+            str(algorithm),
+            str(device),
+            None if fs is None else float(fs),
+            bool(allow_nonfinite),
+        )
+        self.wavelet = name
+        self.fs = fs
+        self.scales = np.asarray(self._core.scales)
+
+    @property
+    def n(self) -> int:
+        """Samples per signal."""
+        return self._core.n
+
+    @property
+    def columns(self) -> int:
+        """Output columns per signal (n / hop, rounded up)."""
+        return self._core.columns
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The coefficients' dtype."""
+        return np.dtype(self._core.dtype)
+
+    @property
+    def device(self) -> str:
+        """Where the plan runs: 'cpu' or 'cuda'."""
+        return self._core.device
+
+    @property
+    def frequencies(self):
+        """Centre frequency of each row, in the units of ``fs`` (None without fs)."""
+        if self.fs is None:
+            return None
+        return scale_to_frequency(self.wavelet, self.scales, self.fs)
+
+    def explain(self) -> str:
+        """How each scale is computed."""
+        return self._core.explain()
+
+    def __repr__(self):
+        return (
+            f"CwtPlan(n={self.n}, scales={len(self.scales)}, wavelet={self.wavelet!r}, "
+            f"dtype={self.dtype}, device={self.device!r})"
+        )
+
+    def __call__(self, x, out=None):
+        x, foreign = split(x)
+        a = as_float(x, "x", allow_complex=True)
+        if a.ndim == 0 or a.shape[-1] != self.n:
+            raise ValueError(
+                f"x has shape {a.shape}; this plan transforms signals of {self.n} samples along the last axis"
+            )
+        if a.size == 0:
+            raise ValueError(f"x has shape {a.shape}: there are no signals to transform")
+        batch = a.shape[:-1]
+        rows = a.reshape(-1, self.n)
+        want = batch + (len(self.scales), self.columns)
+        if out is None:
+            out = np.empty(want, dtype=self.dtype)
+        else:
+            if not isinstance(out, np.ndarray):
+                raise TypeError("out must be a numpy array")
+            if out.shape != want or out.dtype != self.dtype:
+                raise ValueError(f"out has shape {out.shape} and dtype {out.dtype}; this call needs {want} {self.dtype}")
+            if not out.flags.c_contiguous or not out.flags.writeable:
+                raise ValueError("out must be C-contiguous and writeable (the engine writes rows in place)")
+        self._core.execute(rows, out.reshape((rows.shape[0], len(self.scales), self.columns)))
+        return foreign.like(out) if foreign is not None else out
+
+
+def cwt(
+    x,
+    scales=None,
+    wavelet="morl",
+    *,
+    freqs=None,
+    fs=None,
+    spacing="log",
+    output="complex",
+    precision=None,
+    boundary="zero",
+    normalization="l2",
+    hop=1,
+    algorithm="auto",
+    device="auto",
+):
+    """Continuous wavelet transform, the exact sum.
+
+    ``W[..., s, n] = sum_k x[..., n + k] conj(m_s[k])`` with
+    ``m_s[k] = s^(-1/2) psi(k / s)`` (``normalization='l2'``) over the
+    wavelet's support: no integration or interpolation of psi, so small
+    scales are as exact as large ones.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., N)
+        Real or complex signals along the last axis (numpy, or a CuPy,
+        PyTorch or JAX array).
+    scales : array_like, optional
+        Scales in samples. Without ``scales`` or ``freqs``: from 1 to the
+        largest whose support fits in N, 16 per octave (``spacing='log'``)
+        or 1, 2, ..., 64 (``'linear'``).
+    wavelet : str
+        ``morl`` (default), ``mexh``, ``gausP``, ``cgauP``, ``cmorB-C``,
+        ``shanB-C``, ``fbspM-B-C``, ``paulM``, ``dogM``, ``morseB-G``.
+    freqs : array_like, optional
+        Centre frequencies (in the units of ``fs``, default 1: cycles per
+        sample) instead of scales.
+    fs : float, optional
+        Sampling rate.
+    output : {'complex', 'magnitude', 'power', 'phase'}
+    precision : {'f32', 'f64'}, optional
+        Default: float32 for float32/complex64 input, else float64.
+    boundary, normalization, hop, algorithm, device :
+        As :class:`CwtPlan`.
+
+    Returns
+    -------
+    coefs : ndarray, shape (..., len(scales), ceil(N / hop))
+    freqs_or_scales : ndarray
+        The centre frequency of each row when ``freqs`` or ``fs`` is
+        given, else the scales.
+
+    Examples
+    --------
+    >>> import numpy as np, multires
+    >>> x = np.sin(2 * np.pi * 50 * np.arange(1000) / 1000)
+    >>> W, f = multires.cwt(x, wavelet="cmor1.5-1.0", freqs=[25, 50, 100], fs=1000)
+    >>> W.shape
+    (3, 1000)
+    """
+    xn, foreign = split(x)
+    a = as_float(xn, "x", allow_complex=True)
+    if a.ndim == 0 or a.size == 0:
+        raise ValueError(f"x has shape {a.shape}: expected signals of shape (..., N) with N >= 1")
+    n = a.shape[-1]
+    if scales is not None and freqs is not None:
+        raise ValueError("give scales or freqs, not both")
+    if freqs is not None:
+        s = frequency_to_scale(wavelet, freqs, 1.0 if fs is None else fs)
+    elif scales is not None:
+        s = np.asarray(scales, dtype=np.float64).ravel()
+    else:
+        s = _default_scales(n, wavelet, spacing)
+    plan = CwtPlan(
+        n,
+        s,
+        wavelet,
+        output=output,
+        precision=_precision(precision, a.dtype),
+        boundary=boundary,
+        normalization=normalization,
+        hop=hop,
+        algorithm=algorithm,
+        device=device,
+        fs=fs,
+        complex_input=a.dtype.kind == "c",
+    )
+    W = plan(a)
+    second = plan.scales
+    if freqs is not None or fs is not None:
+        second = scale_to_frequency(wavelet, plan.scales, 1.0 if fs is None else fs)
+    if foreign is not None:
+        return foreign.like(W), second
+    return W, second
+
+
+def fir(x, filters, mode="same", post=None, *, algorithm="auto", device="auto"):
+    """Filter bank: every row of ``filters`` convolved with ``x``.
+
+    ``y[..., f, n] = sum_k h_f[k] x[..., n - k]`` aligned as
+    ``numpy.convolve(x, h_f, mode)``.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., N)
+        Real or complex signals.
+    filters : array_like, shape (F, M) or (M,)
+        Real or complex taps.
+    mode : {'full', 'same', 'valid'}
+    post : {None, 'power', 'magnitude', 'derivative'}
+        Applied as each row is stored: |y|^2, |y|, or numpy.gradient(y).
+    algorithm : {'auto', 'direct', 'overlap-save'}
+    device : {'auto', 'cpu', 'cuda'}
+
+    Returns
+    -------
+    y : ndarray, shape (..., F, L), float64 or complex128
+        L is N + M - 1 ('full'), max(N, M) ('same'), max(N, M) - min(N, M) + 1 ('valid').
+    """
+    xn, foreign = split(x)
+    a = as_float(xn, "x", allow_complex=True)
+    if a.ndim == 0 or a.size == 0:
+        raise ValueError(f"x has shape {a.shape}: expected signals of shape (..., N) with N >= 1")
+    h = as_float(filters, "filters", allow_complex=True)
+    if h.ndim == 1:
+        h = h[np.newaxis, :]
+    if h.ndim != 2 or h.size == 0:
+        raise ValueError(f"filters has shape {h.shape}: expected (F, M) or (M,) with F, M >= 1")
+    batch = a.shape[:-1]
+    rows = a.reshape(-1, a.shape[-1])
+    y = _multires.fir(rows, h, str(mode), "none" if post is None else str(post), str(algorithm), str(device))
+    y = y.reshape(batch + y.shape[1:])
+    return foreign.like(y) if foreign is not None else y
+
+
+def _bound(abs, rel, psnr):
+    given = [(k, v) for k, v in (("abs", abs), ("rel", rel), ("psnr", psnr)) if v is not None]
+    if len(given) != 1:
+        raise ValueError("give exactly one error bound: abs=E (largest error), rel=E (of the value range) or psnr=DB")
+    k, v = given[0]
+    v = float(v)
+    if not math.isfinite(v) or v < 0 or (k == "psnr" and v <= 0):
+        raise ValueError(f"{k}={v}: the bound must be finite and not negative (psnr above 0)")
+    return k, v
+
+
+def _field(a):
+    an, _ = split(a)
+    f = as_float(an, "a")
+    if f.ndim not in (2, 3):
+        raise ValueError(f"the codec takes 2-D or 3-D arrays, got shape {f.shape} (reshape a 1-D signal to (1, N))")
+    if f.size == 0:
+        raise ValueError(f"the array of shape {f.shape} is empty")
+    return f
+
+
+def compress(a, *, abs=None, rel=None, psnr=None, transform="interp", device="auto", info=False):
+    """Compresses a 2-D or 3-D float array with a guaranteed error bound.
+
+    Every decoded value is within the bound of the input: ``abs`` is the
+    largest absolute error, ``rel`` that error relative to the value range,
+    ``psnr`` a PSNR floor in dB. NaN and Inf are refused (ValueError).
+
+    Parameters
+    ----------
+    a : array_like, 2-D or 3-D
+        float32 or float64 (other dtypes are converted to float64).
+    abs, rel, psnr : float
+        Exactly one error bound.
+    transform : {'interp', 'cdf97', 'cdf53', 'haar'}
+    device : {'auto', 'cpu', 'cuda'}
+    info : bool
+        Also return a dict with the bound, the largest error made, the PSNR and the ratio.
+
+    Returns
+    -------
+    bytes
+        The .mrz file's bytes (or ``(bytes, info)``).
+    """
+    kind, v = _bound(abs, rel, psnr)
+    b, stats = _multires.compress(_field(a), kind, v, str(transform), str(device))
+    return (b, stats) if info else b
+
+
+def decompress(b) -> np.ndarray:
+    """The array held by .mrz bytes (float32 or float64 as compressed)."""
+    if not isinstance(b, (bytes, bytearray, memoryview)):
+        raise TypeError(f"decompress takes the bytes of a .mrz file, got {type(b).__name__}")
+    return _multires.decompress(bytes(b))
+
+
+def save(path, a, *, abs=None, rel=None, psnr=None, transform="interp", device="auto"):
+    """Compresses ``a`` (as :func:`compress`) into the file ``path``.
+
+    The file is written under a temporary name and renamed into place, so
+    an error or an interrupt never leaves a partial file. Returns the
+    compression statistics.
+    """
+    kind, v = _bound(abs, rel, psnr)
+    b, stats = _multires.compress(_field(a), kind, v, str(transform), str(device))
+    _multires.write_atomic(os.fspath(path), b)
+    return stats
+
+
+def load(path) -> np.ndarray:
+    """All values of the .mrz file ``path``."""
+    with MrzFile(path) as f:
+        return f[...]
+
+
+class MrzFile:
+    """An open .mrz file whose regions decode on demand.
+
+    ``f[0:64, :, 10:20]`` decodes only the bricks that region meets.
+    Integer indices, steps and negative bounds work as on numpy arrays.
+
+    Attributes
+    ----------
+    shape : tuple of int
+    dtype : numpy.dtype
+    info : dict
+        Transform, bound, brick size, value range, file size and ratio.
+    """
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        self._core = _multires.MrzFileCore(self.path)
+        self.info = dict(self._core.info())
+        self.shape = tuple(self.info["shape"])
+        self.dtype = np.dtype(self.info["dtype"])
+        self.ndim = len(self.shape)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"MrzFile({self.path!r}, shape={self.shape}, dtype={self.dtype})"
+
+    def __array__(self, dtype=None, copy=None):
+        a = self[...]
+        return a if dtype is None else a.astype(dtype)
+
+    def __getitem__(self, key):
+        if not isinstance(key, tuple):
+            key = (key,)
+        if any(k is Ellipsis for k in key):
+            i = next(i for i, k in enumerate(key) if k is Ellipsis)
+            fill = self.ndim - (len(key) - 1)
+            key = key[:i] + (slice(None),) * fill + key[i + 1 :]
+        if len(key) > self.ndim:
+            raise IndexError(f"too many indices: the array has {self.ndim} dimensions")
+        key = key + (slice(None),) * (self.ndim - len(key))
+        starts, stops, post = [], [], []
+        for k, n in zip(key, self.shape):
+            if isinstance(k, slice):
+                a, b, step = k.indices(n)
+                if step > 0:
+                    lo, hi = a, max(a, b)
+                else:
+                    lo, hi = (b + 1, a + 1) if a > b else (0, 0)
+                starts.append(lo)
+                stops.append(hi)
+                post.append(slice(None, None, step) if step > 0 else slice(None, None, step))
+            elif isinstance(k, (int, np.integer)):
+                i = int(k) + (n if k < 0 else 0)
+                if not 0 <= i < n:
+                    raise IndexError(f"index {k} is out of bounds for an axis of {n}")
+                starts.append(i)
+                stops.append(i + 1)
+                post.append(0)
+            else:
+                raise TypeError(f"MrzFile takes integers and slices, got {type(k).__name__}")
+        box = self._core.read(starts, stops)
+        return box[tuple(post)]

@@ -1,0 +1,84 @@
+"""PyWavelets' API on the multires engine.
+
+``import multires.pywt as pywt`` runs code written for PyWavelets
+unchanged: the same names, signatures, defaults, return structures and
+dtypes, with results equal to PyWavelets' to 1e-12 in float64. Extra
+keyword: ``device='cuda'`` on :func:`wavedec`/:func:`waverec` (and
+:func:`cwt`) runs batches on the GPU.
+
+The stationary transforms (swt*), wavelet packets, the MRA functions and
+the fully separable transforms raise NotImplementedError naming the
+function.
+"""
+
+from ._coeffs import (
+    array_to_coeffs,
+    coeffs_to_array,
+    ravel_coeffs,
+    unravel_coeffs,
+    wavedecn_shapes,
+    wavedecn_size,
+)
+from ._cwt import (
+    central_frequency,
+    cwt,
+    frequency2scale,
+    integrate_wavelet,
+    orthogonal_filter_bank,
+    qmf,
+    scale2frequency,
+)
+from ._dwt import (
+    downcoef,
+    dwt,
+    dwt2,
+    dwt_coeff_len,
+    dwt_max_level,
+    dwtn,
+    dwtn_max_level,
+    idwt,
+    idwt2,
+    idwtn,
+    pad,
+    upcoef,
+    wavedec,
+    wavedec2,
+    wavedecn,
+    waverec,
+    waverec2,
+    waverecn,
+)
+from ._thresholding import threshold, threshold_firm
+from ._wavelets import ContinuousWavelet, DiscreteContinuousWavelet, Modes, Wavelet, families, wavelist
+
+
+def _not_yet(name):
+    def f(*args, **kwargs):
+        raise NotImplementedError(
+            f"multires.pywt.{name} is not implemented yet; use PyWavelets' pywt.{name} meanwhile"
+        )
+
+    f.__name__ = name
+    f.__qualname__ = name
+    f.__doc__ = f"Not implemented yet in multires: raises NotImplementedError (PyWavelets has pywt.{name})."
+    return f
+
+
+NOT_IMPLEMENTED = (
+    "swt", "iswt", "swt2", "iswt2", "swtn", "iswtn", "swt_max_level",
+    "mra", "imra", "mra2", "imra2", "mran", "imran",
+    "fswavedecn", "fswaverecn", "FswavedecnResult",
+    "WaveletPacket", "WaveletPacket2D", "WaveletPacketND", "Node", "Node2D", "NodeND", "BaseNode",
+)
+for _n in NOT_IMPLEMENTED:
+    globals()[_n] = _not_yet(_n)
+del _n
+
+__all__ = [
+    "Wavelet", "ContinuousWavelet", "DiscreteContinuousWavelet", "Modes", "wavelist", "families",
+    "dwt", "idwt", "downcoef", "upcoef", "pad", "wavedec", "waverec", "dwt2", "idwt2", "wavedec2", "waverec2",
+    "dwtn", "idwtn", "wavedecn", "waverecn", "dwt_max_level", "dwt_coeff_len", "dwtn_max_level",
+    "wavedecn_shapes", "wavedecn_size", "coeffs_to_array", "array_to_coeffs", "ravel_coeffs", "unravel_coeffs",
+    "cwt", "scale2frequency", "frequency2scale", "central_frequency", "integrate_wavelet", "qmf",
+    "orthogonal_filter_bank", "threshold", "threshold_firm",
+] + list(NOT_IMPLEMENTED)

@@ -1,0 +1,405 @@
+//! The CWT plan and the FIR bank over numpy arrays: a batch (rows of one
+//! length) runs in one call with the GIL released, each row's coefficients
+//! written by the engine straight into the output array's memory.
+
+use crate::{backend, backend_err, cuda_err, cwt_err, fir_err, parse, value_err};
+use multires::backend::Backend;
+use multires::cwt::{CwtSlice, OutputKind, Precision};
+use multires::fir::{FilterBank, FirOptions, FirValues};
+use multires::{CwtOptions, Scale, Signal, Wavelet};
+use multires_cuda::CudaCwt;
+use ndarray::{ArrayView2, Axis};
+use num_complex::{Complex32, Complex64};
+use numpy::{
+    IntoPyArray, PyArray3, PyArrayMethods, PyReadonlyArray2, PyReadwriteArray3,
+    PyUntypedArrayMethods,
+};
+
+use pyo3::prelude::*;
+use std::sync::{Arc, Mutex};
+
+/// Rows of a batch, whatever their numpy dtype; each becomes the engine's
+/// signal (real or complex float64) as it is read.
+pub(crate) enum Rows<'py> {
+    F32(PyReadonlyArray2<'py, f32>),
+    F64(PyReadonlyArray2<'py, f64>),
+    C64(PyReadonlyArray2<'py, Complex32>),
+    C128(PyReadonlyArray2<'py, Complex64>),
+}
+
+/// The rows' memory, which the engine reads with the GIL released.
+pub(crate) enum RowsView<'a> {
+    F32(ArrayView2<'a, f32>),
+    F64(ArrayView2<'a, f64>),
+    C64(ArrayView2<'a, Complex32>),
+    C128(ArrayView2<'a, Complex64>),
+}
+
+impl<'py> Rows<'py> {
+    pub(crate) fn extract(x: &Bound<'py, PyAny>) -> PyResult<Self> {
+        if let Ok(a) = x.extract() {
+            return Ok(Rows::F64(a));
+        }
+        if let Ok(a) = x.extract() {
+            return Ok(Rows::F32(a));
+        }
+        if let Ok(a) = x.extract() {
+            return Ok(Rows::C128(a));
+        }
+        if let Ok(a) = x.extract() {
+            return Ok(Rows::C64(a));
+        }
+        Err(crate::type_err(
+            "expected a 2-D float32, float64, complex64 or complex128 array of rows",
+        ))
+    }
+
+    pub(crate) fn view(&self) -> RowsView<'_> {
+        match self {
+            Rows::F32(a) => RowsView::F32(a.as_array()),
+            Rows::F64(a) => RowsView::F64(a.as_array()),
+            Rows::C64(a) => RowsView::C64(a.as_array()),
+            Rows::C128(a) => RowsView::C128(a.as_array()),
+        }
+    }
+}
+
+impl RowsView<'_> {
+    pub(crate) fn shape(&self) -> (usize, usize) {
+        match self {
+            RowsView::F32(a) => a.dim(),
+            RowsView::F64(a) => a.dim(),
+            RowsView::C64(a) => a.dim(),
+            RowsView::C128(a) => a.dim(),
+        }
+    }
+
+    /// Row `r` as the engine's signal.
+    pub(crate) fn signal(&self, r: usize) -> Signal {
+        match self {
+            RowsView::F64(a) => Signal::real(a.row(r).to_vec()),
+            RowsView::F32(a) => Signal::real(a.row(r).iter().map(|&v| v as f64).collect()),
+            RowsView::C128(a) => Signal::complex(a.row(r).to_vec()),
+            RowsView::C64(a) => Signal::complex(
+                a.row(r)
+                    .iter()
+                    .map(|c| Complex64::new(c.re as f64, c.im as f64))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// Raises KeyboardInterrupt between rows when the user pressed Ctrl-C.
+fn check_signals() -> PyResult<()> {
+    Python::attach(|py| py.check_signals())
+}
+
+enum GpuPlan {
+    F32(CudaCwt<f32>),
+    F64(CudaCwt<f64>),
+}
+
+/// A CWT planned once for signals of one length: masks, FFT plans and, on
+/// the GPU, device buffers are reused by every call.
+#[pyclass(module = "multires._multires", name = "CwtPlanCore", frozen)]
+pub(crate) struct CwtPlanCore {
+    plan: multires::CwtPlan,
+    gpu: Option<Mutex<GpuPlan>>,
+    device: String,
+}
+
+#[pymethods]
+impl CwtPlanCore {
+    #[new]
+    #[pyo3(signature = (n, complex_signal, scales, wavelet, output, precision, boundary, normalization, hop, algorithm, device, fs=None, allow_nonfinite=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        n: usize,
+        complex_signal: bool,
+        scales: Vec<f64>,
+        wavelet: &str,
+        output: &str,
+        precision: &str,
+        boundary: &str,
+        normalization: &str,
+        hop: usize,
+        algorithm: &str,
+        device: &str,
+        fs: Option<f64>,
+        allow_nonfinite: bool,
+    ) -> PyResult<Self> {
+        let w = Wavelet::from_name(wavelet).map_err(value_err)?;
+        if let Some((i, s)) = scales
+            .iter()
+            .enumerate()
+            .find(|(_, s)| !(s.is_finite() && **s > 0.0))
+        {
+            return Err(value_err(format!(
+                "scale {i} is {s}: scales must be finite and positive (in samples)"
+            )));
+        }
+        let mut o = CwtOptions::new(w, scales.iter().map(|&s| Scale::new(s)).collect());
+        o.output = parse(output)?;
+        o.precision = parse(precision)?;
+        o.boundary = parse(boundary)?;
+        o.normalization = parse(normalization)?;
+        o.algorithm = parse(algorithm)?;
+        o.hop = hop;
+        o.sample_rate = fs;
+        o.allow_nonfinite = allow_nonfinite;
+        let (_, on_gpu) = backend(device)?;
+        let plan = py
+            .detach(|| multires::CwtPlan::new(o, n, complex_signal))
+            .map_err(cwt_err)?;
+        let gpu = if on_gpu {
+            Some(Mutex::new(py.detach(|| gpu_plan(&plan))?))
+        } else {
+            None
+        };
+        Ok(CwtPlanCore {
+            plan,
+            gpu,
+            device: if on_gpu { "cuda" } else { "cpu" }.into(),
+        })
+    }
+
+    /// Where the plan runs: 'cpu' or 'cuda'.
+    #[getter]
+    fn device(&self) -> &str {
+        &self.device
+    }
+
+    #[getter]
+    fn n(&self) -> usize {
+        self.plan.signal_len()
+    }
+
+    #[getter]
+    fn columns(&self) -> usize {
+        self.plan.columns()
+    }
+
+    #[getter]
+    fn dtype(&self) -> &'static str {
+        self.plan.output_dtype()
+    }
+
+    #[getter]
+    fn scales(&self) -> Vec<f64> {
+        self.plan
+            .options()
+            .scales
+            .iter()
+            .map(|s| s.value())
+            .collect()
+    }
+
+    /// How the plan computes each scale (direct sums or overlap-save FFTs).
+    fn explain(&self) -> String {
+        match &self.gpu {
+            Some(g) => match &*g.lock().unwrap_or_else(|p| p.into_inner()) {
+                GpuPlan::F32(c) => c.recipe().to_string(),
+                GpuPlan::F64(c) => c.recipe().to_string(),
+            },
+            None => self.plan.recipe().to_string(),
+        }
+    }
+
+    /// Rows `x` (batch x n) into `out` (batch x scales x columns), which
+    /// the caller allocated with this plan's dtype.
+    fn execute<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        out: &Bound<'py, PyAny>,
+    ) -> PyResult<()> {
+        let rows = Rows::extract(x)?;
+        let rows = rows.view();
+        let (b, n) = rows.shape();
+        if n != self.plan.signal_len() {
+            return Err(value_err(format!(
+                "the plan was made for signals of {} samples, got {n}",
+                self.plan.signal_len()
+            )));
+        }
+        let per_row = self.plan.options().scales.len() * self.plan.columns();
+        macro_rules! run {
+            ($t:ty, $slice:ident) => {{
+                let mut o: PyReadwriteArray3<$t> = out.extract().map_err(|_| {
+                    crate::type_err(format!(
+                        "out must be a writeable C-contiguous {} array of shape ({b}, {}, {})",
+                        self.plan.output_dtype(),
+                        self.plan.options().scales.len(),
+                        self.plan.columns()
+                    ))
+                })?;
+                let shape = o.shape().to_vec();
+                let buf = o.as_slice_mut().map_err(|_| {
+                    crate::type_err("out must be C-contiguous (the engine writes rows in place)")
+                })?;
+                if buf.len() != b * per_row {
+                    return Err(value_err(format!(
+                        "out has shape {shape:?}; this call needs ({b}, {}, {})",
+                        self.plan.options().scales.len(),
+                        self.plan.columns()
+                    )));
+                }
+                py.detach(|| {
+                    for (r, chunk) in buf.chunks_mut(per_row.max(1)).enumerate() {
+                        self.run_row(&rows.signal(r), CwtSlice::$slice(chunk))?;
+                        if b > 1 {
+                            check_signals()?;
+                        }
+                    }
+                    Ok::<(), PyErr>(())
+                })
+            }};
+        }
+        match self.plan.output_dtype() {
+            "complex64" => run!(Complex32, Complex32),
+            "complex128" => run!(Complex64, Complex64),
+            "float32" => run!(f32, Real32),
+            _ => run!(f64, Real64),
+        }
+    }
+}
+
+impl CwtPlanCore {
+    fn run_row(&self, signal: &Signal, out: CwtSlice<'_>) -> PyResult<()> {
+        let Some(g) = &self.gpu else {
+            return self
+                .plan
+                .execute_into_slice(signal, out, None)
+                .map_err(cwt_err);
+        };
+        let mut g = g.lock().unwrap_or_else(|p| p.into_inner());
+        macro_rules! on_gpu {
+            ($c:expr, $raw:expr) => {{
+                $c.upload(&self.plan, signal).map_err(cuda_err)?;
+                $c.launch().map_err(cuda_err)?;
+                $c.download_raw($raw).map_err(cuda_err)
+            }};
+        }
+        match (&mut *g, out) {
+            (GpuPlan::F32(c), CwtSlice::Complex32(o)) => {
+                on_gpu!(c, bytemuck::cast_slice_mut::<Complex32, f32>(o))
+            }
+            (GpuPlan::F32(c), CwtSlice::Real32(o)) => on_gpu!(c, o),
+            (GpuPlan::F64(c), CwtSlice::Complex64(o)) => {
+                on_gpu!(c, bytemuck::cast_slice_mut::<Complex64, f64>(o))
+            }
+            (GpuPlan::F64(c), CwtSlice::Real64(o)) => on_gpu!(c, o),
+            _ => Err(value_err("output dtype does not match the plan")),
+        }
+    }
+}
+
+/// The device-side plan, when the output fits on the GPU with room for
+/// masks and spectra; larger outputs go through the backend's column windows.
+fn gpu_plan(plan: &multires::CwtPlan) -> PyResult<GpuPlan> {
+    let g = multires_cuda::gpu().map_err(cuda_err)?;
+    Ok(match plan.options().precision {
+        Precision::F32 => GpuPlan::F32(CudaCwt::new(Arc::clone(&g), plan).map_err(cuda_err)?),
+        Precision::F64 => GpuPlan::F64(CudaCwt::new(g, plan).map_err(cuda_err)?),
+    })
+}
+
+/// Whether a plan's output is complex (else real: magnitude, power, phase,
+/// or the real part of a real wavelet's transform).
+#[pyfunction]
+fn output_is_complex(output: &str) -> PyResult<bool> {
+    Ok(parse::<OutputKind>(output)? == OutputKind::Complex)
+}
+
+/// The FIR bank y_f = h_f * x of every row: (batch, filters, outputs).
+#[pyfunction]
+#[pyo3(signature = (x, filters, mode, post, algorithm, device, allow_nonfinite=false))]
+#[allow(clippy::too_many_arguments)]
+fn fir<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    filters: &Bound<'py, PyAny>,
+    mode: &str,
+    post: &str,
+    algorithm: &str,
+    device: &str,
+    allow_nonfinite: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let rows = Rows::extract(x)?;
+    let rows = rows.view();
+    let bank = match Rows::extract(filters)? {
+        Rows::F64(h) => FilterBank::Real(h.as_array().to_owned()),
+        Rows::F32(h) => FilterBank::Real(h.as_array().mapv(|v| v as f64)),
+        Rows::C128(h) => FilterBank::Complex(h.as_array().to_owned()),
+        Rows::C64(h) => {
+            FilterBank::Complex(h.as_array().mapv(|c| Complex64::new(c.re as f64, c.im as f64)))
+        }
+    };
+    let options = FirOptions {
+        mode: parse(mode)?,
+        post: parse(post)?,
+        algorithm: parse(algorithm)?,
+        allow_nonfinite,
+        memory_limit: None,
+    };
+    let (be, _) = backend(device)?;
+    let (b, _) = rows.shape();
+    let results: Vec<FirValues> = py.detach(|| {
+        (0..b)
+            .map(|r| {
+                let v = be
+                    .fir(&rows.signal(r), &bank, &options)
+                    .map_err(|e| match e {
+                        multires::backend::BackendError::Fir(e) => fir_err(e),
+                        e => backend_err(e),
+                    })?
+                    .0;
+                if b > 1 {
+                    check_signals()?;
+                }
+                Ok(v)
+            })
+            .collect::<PyResult<_>>()
+    })?;
+    // One row keeps the engine's array (no copy); a batch is stacked.
+    macro_rules! stack {
+        ($vals:expr, $t:ty, $variant:ident) => {{
+            let arrays: Vec<ndarray::Array2<$t>> = $vals
+                .into_iter()
+                .map(|v| match v {
+                    FirValues::$variant(a) => a,
+                    _ => unreachable!("one bank gives one value type"),
+                })
+                .collect();
+            if arrays.len() == 1 {
+                let a = arrays.into_iter().next().expect("one row");
+                Ok(a.insert_axis(Axis(0)).into_pyarray(py).into_any())
+            } else {
+                let (f, l) = arrays[0].dim();
+                let out = PyArray3::<$t>::zeros(py, [b, f, l], false);
+                {
+                    let mut w = out.readwrite();
+                    let mut v = w.as_array_mut();
+                    for (r, a) in arrays.iter().enumerate() {
+                        v.index_axis_mut(Axis(0), r).assign(a);
+                    }
+                }
+                Ok(out.into_any())
+            }
+        }};
+    }
+    match results.first() {
+        Some(FirValues::Complex(_)) => stack!(results, Complex64, Complex),
+        Some(FirValues::Real(_)) => stack!(results, f64, Real),
+        None => Err(value_err("x holds no rows: expected shape (..., N) with N >= 1")),
+    }
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<CwtPlanCore>()?;
+    m.add_function(wrap_pyfunction!(output_is_complex, m)?)?;
+    m.add_function(wrap_pyfunction!(fir, m)?)?;
+    Ok(())
+}

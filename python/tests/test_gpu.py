@@ -1,0 +1,89 @@
+"""The CUDA backend from Python: numpy and device arrays (CuPy, PyTorch)
+give what the CPU gives. Skipped with a notice without a GPU; run with
+MULTIRES_REQUIRE_GPU=1 on the device so that a skip fails."""
+
+import numpy as np
+import pytest
+
+import multires
+import multires.pywt as mp
+
+pytestmark = pytest.mark.gpu
+
+
+def test_cwt_on_the_gpu_equals_the_cpu(rng):
+    x = rng.standard_normal((3, 4096))
+    scales = np.geomspace(1, 300, 40)
+    for precision, tol in (("f64", 1e-10), ("f32", 2e-4)):
+        plan_g = multires.CwtPlan(4096, scales, "cmor1.5-1.0", precision=precision, device="cuda")
+        plan_c = multires.CwtPlan(4096, scales, "cmor1.5-1.0", precision=precision, device="cpu")
+        assert plan_g.device == "cuda"
+        g, c = plan_g(x), plan_c(x)
+        assert g.dtype == c.dtype
+        np.testing.assert_allclose(g, c, rtol=0, atol=tol * np.abs(c).max())
+        out = np.empty_like(g)
+        assert plan_g(x, out=out) is out
+        np.testing.assert_array_equal(out, g)
+
+
+def test_fir_on_the_gpu(rng):
+    x = rng.standard_normal(100_000)
+    h = rng.standard_normal((8, 129))
+    np.testing.assert_allclose(multires.fir(x, h, device="cuda"), multires.fir(x, h, device="cpu"), atol=1e-9)
+
+
+def test_wavedec_on_the_gpu_equals_pywt(rng):
+    import pywt as ref
+
+    for dtype, tol in ((np.float64, 1e-12), (np.float32, 1e-4)):
+        x = rng.standard_normal((16, 4099)).astype(dtype)
+        for mode in ("periodization", "symmetric"):
+            c = mp.wavedec(x, "db4", mode, level=5, device="cuda")
+            r = ref.wavedec(x, "db4", mode, level=5)
+            for a, b in zip(c, r):
+                assert a.dtype == b.dtype and a.shape == b.shape
+                np.testing.assert_allclose(a, b, atol=tol * np.abs(b).max())
+            y = mp.waverec(c, "db4", mode, device="cuda")
+            np.testing.assert_allclose(y, ref.waverec(r, "db4", mode), atol=tol * 10)
+        c = mp.wavedec(x, "sym3", level=3, axis=0, device="cuda")
+        for a, b in zip(c, ref.wavedec(x, "sym3", level=3, axis=0)):
+            np.testing.assert_allclose(a, b, atol=tol * np.abs(b).max())
+
+
+def test_codec_on_the_gpu(rng):
+    a = np.cumsum(rng.standard_normal((64, 96, 80)), axis=2).astype(np.float32)
+    b = multires.compress(a, abs=1e-2, device="cuda")
+    assert np.max(np.abs(multires.decompress(b) - a)) <= 1e-2
+
+
+def _device_libs():
+    libs = []
+    try:
+        import cupy
+
+        libs.append(("cupy", lambda a: cupy.asarray(a), lambda a: cupy.asnumpy(a), cupy.ndarray))
+    except Exception:
+        pass
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            libs.append(("torch", lambda a: torch.from_numpy(a).cuda(), lambda a: a.cpu().numpy(), torch.Tensor))
+    except Exception:
+        pass
+    return libs
+
+
+def test_device_arrays_come_back_as_device_arrays(rng):
+    libs = _device_libs()
+    if not libs:
+        pytest.fail("neither CuPy nor PyTorch with CUDA is importable on this GPU machine")
+    x = rng.standard_normal((2, 2048)).astype(np.float32)
+    scales = np.geomspace(2, 100, 16)
+    want, _ = multires.cwt(x, scales, "cmor1.5-1.0", device="cpu")
+    for name, to_dev, to_host, kind in libs:
+        W, _ = multires.cwt(to_dev(x), scales, "cmor1.5-1.0", device="cuda")
+        assert isinstance(W, kind), name
+        np.testing.assert_allclose(to_host(W), want, atol=2e-4 * np.abs(want).max())
+        c = mp.wavedec(to_dev(x), "db2", level=3, device="cuda")
+        assert all(isinstance(v, kind) for v in c)
