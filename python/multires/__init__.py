@@ -31,9 +31,21 @@ __all__ = [
     "save",
     "load",
     "cuda_available",
+    "set_num_threads",
+    "get_num_threads",
     "scale_to_frequency",
     "frequency_to_scale",
 ]
+
+
+def set_num_threads(n: int) -> None:
+    """Sets the CPU threads the engine uses (0: every core, or RAYON_NUM_THREADS)."""
+    _multires.set_num_threads(int(n))
+
+
+def get_num_threads() -> int:
+    """The CPU threads the engine uses."""
+    return _multires.get_num_threads()
 
 
 def cuda_available() -> bool:
@@ -171,6 +183,7 @@ class CwtPlan:
         )
         self.wavelet = name
         self.fs = fs
+        self.boundary = str(boundary)
         self.scales = np.asarray(self._core.scales)
 
     @property
@@ -210,7 +223,37 @@ class CwtPlan:
             f"dtype={self.dtype}, device={self.device!r})"
         )
 
+    def _on_device(self, x):
+        """The device path for a CUDA array (CuPy, PyTorch, JAX) of the
+        plan's precision: read, transformed and returned on the GPU."""
+        from ._arrays import Foreign
+
+        f = Foreign(x)
+        want = "float32" if self.dtype in (np.complex64, np.float32) else "float64"
+        if not (f.on_cuda and self.device == "cuda" and self.boundary == "zero" and f.dtype_name == want):
+            return None
+        if f.module not in ("cupy", "torch", "jax", "jaxlib"):
+            return None
+        shape = tuple(x.shape)
+        if len(shape) == 0 or shape[-1] != self.n:
+            raise ValueError(f"x has shape {shape}; this plan transforms signals of {self.n} samples along the last axis")
+        rows, outer = f.last_axis_rows(-1)
+        f.sync()
+        dev = self._core.execute_device(rows)
+        return f.wrap(dev).reshape(outer + (len(self.scales), self.columns))
+
     def __call__(self, x, out=None):
+        """Transforms ``x`` of shape (..., n); see the class docstring.
+
+        A CUDA array (CuPy, PyTorch, JAX) of the plan's precision on a
+        'cuda' plan with boundary 'zero' is read and transformed on the
+        device and the result returned there as the same kind of array;
+        other device arrays go through the host.
+        """
+        if out is None and not isinstance(x, np.ndarray) and hasattr(x, "__dlpack__"):
+            r = self._on_device(x)
+            if r is not None:
+                return r
         x, foreign = split(x)
         a = as_float(x, "x", allow_complex=True)
         if a.ndim == 0 or a.shape[-1] != self.n:
@@ -296,11 +339,22 @@ def cwt(
     >>> W.shape
     (3, 1000)
     """
-    xn, foreign = split(x)
-    a = as_float(xn, "x", allow_complex=True)
-    if a.ndim == 0 or a.size == 0:
-        raise ValueError(f"x has shape {a.shape}: expected signals of shape (..., N) with N >= 1")
-    n = a.shape[-1]
+    from ._arrays import Foreign
+
+    foreign = Foreign(x) if (not isinstance(x, np.ndarray) and hasattr(x, "__dlpack__")) else None
+    if foreign is not None and foreign.on_cuda and device != "cpu" and foreign.dtype_name in ("float32", "float64"):
+        # Planned from the device array's shape and dtype, without a host copy.
+        a = np.empty((0,), dtype=foreign.dtype_name)
+        shape = tuple(x.shape)
+        if len(shape) == 0 or shape[-1] == 0:
+            raise ValueError(f"x has shape {shape}: expected signals of shape (..., N) with N >= 1")
+        n = shape[-1]
+    else:
+        xn, foreign = split(x)
+        a = as_float(xn, "x", allow_complex=True)
+        if a.ndim == 0 or a.size == 0:
+            raise ValueError(f"x has shape {a.shape}: expected signals of shape (..., N) with N >= 1")
+        n = a.shape[-1]
     if scales is not None and freqs is not None:
         raise ValueError("give scales or freqs, not both")
     if freqs is not None:
@@ -323,12 +377,11 @@ def cwt(
         fs=fs,
         complex_input=a.dtype.kind == "c",
     )
-    W = plan(a)
+    # The plan hands a non-numpy input's result back as its kind of array.
+    W = plan(x) if foreign is not None else plan(a)
     second = plan.scales
     if freqs is not None or fs is not None:
         second = scale_to_frequency(wavelet, plan.scales, 1.0 if fs is None else fs)
-    if foreign is not None:
-        return foreign.like(W), second
     return W, second
 
 

@@ -31,6 +31,69 @@ class Foreign:
     def on_cuda(self) -> bool:
         return self.device_type == _DL_CUDA
 
+    @property
+    def dtype_name(self) -> str:
+        """The element type as numpy names it ('float32', ...)."""
+        return str(getattr(self.obj, "dtype", "")).replace("torch.", "")
+
+    def sync(self):
+        """Waits until the producer's queued work on the device is done, so
+        that the engine's own stream reads finished values."""
+        if self.module == "cupy":
+            import cupy
+
+            with cupy.cuda.Device(self.device_id):
+                cupy.cuda.get_current_stream().synchronize()
+        elif self.module == "torch":
+            import torch
+
+            torch.cuda.synchronize(self.device_id)
+        elif self.module in ("jax", "jaxlib"):
+            self.obj.block_until_ready()
+
+    def last_axis_rows(self, axis=-1):
+        """The array with `axis` moved last, C-contiguous, as (rows, n) on
+        its device; and the shape of the leading axes."""
+        x = self.obj
+        if self.module == "cupy":
+            import cupy
+
+            x = cupy.ascontiguousarray(cupy.moveaxis(x, axis, -1))
+        elif self.module == "torch":
+            x = x.movedim(axis, -1).contiguous()
+        else:
+            import jax.numpy as jnp
+
+            x = jnp.moveaxis(x, axis, -1)
+        outer = tuple(x.shape[:-1])
+        return x.reshape(-1, x.shape[-1]), outer
+
+    def last_axis_to(self, arr, axis):
+        """`arr` (this input's kind) with its last axis moved to `axis`."""
+        if self.module == "cupy":
+            import cupy
+
+            return cupy.moveaxis(arr, -1, axis)
+        if self.module == "torch":
+            return arr.movedim(-1, axis)
+        import jax.numpy as jnp
+
+        return jnp.moveaxis(arr, -1, axis)
+
+    def wrap(self, dev):
+        """A DeviceArray of the engine as this input's kind of array (no copy)."""
+        if self.module == "cupy":
+            import cupy
+
+            return cupy.from_dlpack(dev)
+        if self.module == "torch":
+            import torch
+
+            return torch.from_dlpack(dev)
+        import jax.dlpack
+
+        return jax.dlpack.from_dlpack(dev)
+
     def to_numpy(self) -> np.ndarray:
         """The input's values on the host."""
         if self.on_cuda:

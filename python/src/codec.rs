@@ -46,7 +46,7 @@ fn compress<'py>(
             let view = FieldView::of(&shape, ValuesRef::$variant(data)).map_err(codec_err)?;
             let (d, _) = crate::backend(device)?;
             let on_gpu = d.name() == "cuda";
-            let (bytes, stats) = py.detach(|| -> PyResult<_> {
+            let (bytes, stats) = crate::run(py, || -> PyResult<_> {
                 if on_gpu {
                     let v = Volume::of(&shape, Values::$variant(data.to_vec())).map_err(codec_err)?;
                     let g = multires_cuda::gpu().map_err(cuda_err)?;
@@ -107,7 +107,7 @@ fn decode<'py>(py: Python<'py>, r: &mut MrzReader, region: Option<Region>) -> Py
             {
                 let mut w = out.readwrite();
                 let o = w.as_slice_mut().map_err(value_err)?;
-                py.detach(|| codec::decompress_into(r, Some(region), o, &|_| {}))
+                crate::run(py, || codec::decompress_into(r, Some(region), o, &|_| {}))
                     .map_err(codec_err)?;
             }
             Ok(out.into_any())
@@ -178,7 +178,7 @@ fn bytes_info<'py>(py: Python<'py>, b: &[u8]) -> PyResult<Bound<'py, PyDict>> {
 /// that an error or an interrupt never leaves a half-written file.
 #[pyfunction]
 fn write_atomic(py: Python<'_>, path: std::path::PathBuf, b: &[u8]) -> PyResult<()> {
-    py.detach(|| {
+    crate::run(py, || {
         multires::io::write_atomic(&path, |w| w.write_all(b).map_err(|e| e.to_string()))
     })
     .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))

@@ -2,8 +2,8 @@
 //! length) runs in one call with the GIL released, each row's coefficients
 //! written by the engine straight into the output array's memory.
 
+use crate::dlpack::{DType, DeviceArray, DeviceInput};
 use crate::{backend, backend_err, cuda_err, cwt_err, fir_err, parse, value_err};
-use multires::backend::Backend;
 use multires::cwt::{CwtSlice, OutputKind, Precision};
 use multires::fir::{FilterBank, FirOptions, FirValues};
 use multires::{CwtOptions, Scale, Signal, Wavelet};
@@ -150,11 +150,10 @@ impl CwtPlanCore {
         o.sample_rate = fs;
         o.allow_nonfinite = allow_nonfinite;
         let (_, on_gpu) = backend(device)?;
-        let plan = py
-            .detach(|| multires::CwtPlan::new(o, n, complex_signal))
+        let plan = crate::run(py, || multires::CwtPlan::new(o, n, complex_signal))
             .map_err(cwt_err)?;
         let gpu = if on_gpu {
-            Some(Mutex::new(py.detach(|| gpu_plan(&plan))?))
+            Some(Mutex::new(crate::run(py, || gpu_plan(&plan))?))
         } else {
             None
         };
@@ -246,7 +245,7 @@ impl CwtPlanCore {
                         self.plan.columns()
                     )));
                 }
-                py.detach(|| {
+                crate::run(py, || {
                     for (r, chunk) in buf.chunks_mut(per_row.max(1)).enumerate() {
                         self.run_row(&rows.signal(r), CwtSlice::$slice(chunk))?;
                         if b > 1 {
@@ -263,6 +262,44 @@ impl CwtPlanCore {
             "float32" => run!(f32, Real32),
             _ => run!(f64, Real64),
         }
+    }
+
+    /// Rows of a device array (DLPack, C-contiguous (..., n), the plan's
+    /// precision) transformed on the GPU into a new device array of shape
+    /// (..., scales, columns): the signal is copied on the device, never to the host.
+    fn execute_device<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<DeviceArray> {
+        let input = DeviceInput::read(x)?;
+        let Some(g) = &self.gpu else {
+            return Err(value_err("this plan runs on the CPU; a device array needs device='cuda'"));
+        };
+        let n = self.plan.signal_len();
+        if input.shape.last() != Some(&n) {
+            return Err(value_err(format!(
+                "the device array has shape {:?}; this plan transforms signals of {n} samples along the last axis",
+                input.shape
+            )));
+        }
+        let rows: usize = input.shape[..input.shape.len() - 1].iter().product();
+        let mut shape = input.shape[..input.shape.len() - 1].to_vec();
+        shape.extend([self.plan.options().scales.len(), self.plan.columns()]);
+        let complex = self.plan.options().output == OutputKind::Complex;
+        let (ptr, in_dtype) = (input.ptr, input.dtype);
+        let plan = &self.plan;
+        crate::run(py, || {
+            let mut g = g.lock().unwrap_or_else(|p| p.into_inner());
+            match (&mut *g, in_dtype) {
+                (GpuPlan::F32(c), DType::F32) => {
+                    rows_on_device(c, plan, ptr, rows, shape, if complex { DType::C64 } else { DType::F32 })
+                }
+                (GpuPlan::F64(c), DType::F64) => {
+                    rows_on_device(c, plan, ptr, rows, shape, if complex { DType::C128 } else { DType::F64 })
+                }
+                (_, d) => Err(crate::type_err(format!(
+                    "the plan computes in {} but the device array is {d:?}: make the plan with the array's precision",
+                    plan.output_dtype()
+                ))),
+            }
+        })
     }
 }
 
@@ -294,6 +331,45 @@ impl CwtPlanCore {
             _ => Err(value_err("output dtype does not match the plan")),
         }
     }
+}
+
+/// Every row through one device plan: signal copied on the device, the
+/// kernels, the row's coefficients copied into one output buffer.
+fn rows_on_device<T: multires_cuda::GpuReal>(
+    c: &mut CudaCwt<T>,
+    plan: &multires::CwtPlan,
+    ptr: u64,
+    rows: usize,
+    shape: Vec<usize>,
+    dtype: DType,
+) -> PyResult<DeviceArray> {
+    use cudarc::driver::DevicePtr;
+    let per = c.output_bytes();
+    let gpu = multires_cuda::gpu().map_err(cuda_err)?;
+    let buf = gpu
+        .stream
+        .alloc_zeros::<u8>((rows * per).max(1))
+        .map_err(|e| {
+            cuda_err(multires_cuda::CudaError::Driver {
+                what: "allocating the device output".into(),
+                source: e,
+            })
+        })?;
+    gpu.synchronize().map_err(cuda_err)?;
+    let base = buf.device_ptr(&gpu.stream).0;
+    let size = std::mem::size_of::<T>() as u64;
+    let n = plan.signal_len() as u64;
+    for r in 0..rows as u64 {
+        // SAFETY: the input holds rows x n values of T (checked by the
+        // caller) and the output buffer rows x `per` bytes.
+        unsafe {
+            c.upload_from_device(plan, ptr + r * n * size).map_err(cuda_err)?;
+            c.launch().map_err(cuda_err)?;
+            c.copy_output_to(base + r * per as u64).map_err(cuda_err)?;
+        }
+    }
+    c.synchronize().map_err(cuda_err)?;
+    DeviceArray::new(buf, 0, shape, dtype)
 }
 
 /// The device-side plan, when the output fits on the GPU with room for
@@ -346,7 +422,7 @@ fn fir<'py>(
     };
     let (be, _) = backend(device)?;
     let (b, _) = rows.shape();
-    let results: Vec<FirValues> = py.detach(|| {
+    let results: Vec<FirValues> = crate::run(py, || {
         (0..b)
             .map(|r| {
                 let v = be

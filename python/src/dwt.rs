@@ -3,6 +3,7 @@
 //! forms, as PyWavelets does) and the multilevel 1-D transforms, which take
 //! the engine's fused periodization path. float32 stays float32.
 
+use crate::dlpack::{DType, DeviceArray, DeviceInput};
 use crate::{cuda_err, parse, value_err};
 use multires::dwt::{self, Algorithm, DiscreteWavelet, Granularity, Mode, Symmetry, Transform};
 use multires::real::Real;
@@ -168,7 +169,7 @@ fn dwt_axis<'py>(
         let t = transform::<T>(&wavelet.wavelet, mode)?;
         let v = a.as_array();
         let ax = dwt::nd::axis_index(axis, v.ndim()).map_err(value_err)?;
-        let (ca, cd) = py.detach(|| dwt::dwt_axis(v, &t, ax)).map_err(value_err)?;
+        let (ca, cd) = crate::run(py, || dwt::dwt_axis(v, &t, ax)).map_err(value_err)?;
         Ok((ca.into_pyarray(py).into_any(), cd.into_pyarray(py).into_any()))
     })
 }
@@ -190,7 +191,7 @@ fn idwt_axis<'py>(
         let t = transform::<T>(&wavelet.wavelet, mode)?;
         let (va, vd) = (ca.as_array(), cd.as_array());
         let ax = dwt::nd::axis_index(axis, va.ndim()).map_err(value_err)?;
-        let y = py.detach(|| dwt::idwt_axis(va, vd, &t, ax)).map_err(value_err)?;
+        let y = crate::run(py, || dwt::idwt_axis(va, vd, &t, ax)).map_err(value_err)?;
         Ok(y.into_pyarray(py).into_any())
     })
 }
@@ -209,7 +210,7 @@ fn wavedec<'py>(
     float_dispatch!(x, T, a => {
         let t = transform::<T>(&wavelet.wavelet, mode)?;
         let v = a.as_array();
-        let c = py.detach(|| dwt::wavedec(v, &t, level, axis)).map_err(value_err)?;
+        let c = crate::run(py, || dwt::wavedec(v, &t, level, axis)).map_err(value_err)?;
         PyList::new(py, c.into_iter().map(|c| c.into_pyarray(py)))
     })
 }
@@ -233,7 +234,7 @@ fn waverec<'py>(
             .collect::<PyResult<_>>()?;
         let owned: Vec<ndarray::ArrayD<T>> = arrays.iter().map(|a| a.as_array().to_owned()).collect();
         let t = transform::<T>(&wavelet.wavelet, mode)?;
-        let y = py.detach(|| dwt::waverec(&owned, &t, axis)).map_err(value_err)?;
+        let y = crate::run(py, || dwt::waverec(&owned, &t, axis)).map_err(value_err)?;
         Ok(y.into_pyarray(py).into_any())
     })
 }
@@ -280,7 +281,7 @@ fn wavedec_cuda<'py>(
         dwt::multilevel::check_level(level).map_err(value_err)?;
         let plan = gpu_plan::<T>(&wavelet.wavelet, mode)?;
         let xs = a.as_slice().map_err(|_| crate::type_err("rows must be C-contiguous"))?;
-        let blocks = py.detach(|| multires_cuda::dwt::wavedec(&plan, xs, rows, level)).map_err(cuda_err)?;
+        let blocks = crate::run(py, || multires_cuda::dwt::wavedec(&plan, xs, rows, level)).map_err(cuda_err)?;
         PyList::new(py, blocks.into_iter().map(|b| {
             let len = b.len() / rows.max(1);
             ndarray::Array2::from_shape_vec((rows, len), b).map(|a| a.into_pyarray(py))
@@ -315,10 +316,56 @@ fn waverec_cuda<'py>(
             })
             .collect::<PyResult<_>>()?;
         let plan = gpu_plan::<T>(&wavelet.wavelet, mode)?;
-        let (y, len) = py.detach(|| multires_cuda::dwt::waverec(&plan, &blocks, rows)).map_err(cuda_err)?;
+        let (y, len) = crate::run(py, || multires_cuda::dwt::waverec(&plan, &blocks, rows)).map_err(cuda_err)?;
         let a = ndarray::Array2::from_shape_vec((rows, len), y).map_err(value_err)?;
         Ok(PyArrayDyn::from_owned_array(py, a.into_dyn()).into_any())
     })
+}
+
+/// wavedec of every row of a device array (DLPack, C-contiguous
+/// (rows, n), float32/float64) on the GPU: [cA_n, ..., cD_1] as device
+/// arrays of shape (rows, length), views of one buffer on the device.
+#[pyfunction]
+fn wavedec_device<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    wavelet: &DiscreteFilters,
+    mode: &str,
+    level: Option<usize>,
+) -> PyResult<Vec<DeviceArray>> {
+    let input = DeviceInput::read(x)?;
+    if input.shape.len() != 2 {
+        return Err(value_err(format!(
+            "expected a device array of shape (rows, n), got {:?}",
+            input.shape
+        )));
+    }
+    let (rows, n) = (input.shape[0], input.shape[1]);
+    let (ptr, dtype) = (input.ptr, input.dtype);
+    macro_rules! go {
+        ($t:ty) => {{
+            let t = transform::<$t>(&wavelet.wavelet, mode)?;
+            t.check_len(n).map_err(value_err)?;
+            let level = level.unwrap_or_else(|| dwt::max_level(n, t.filter_len()));
+            dwt::multilevel::check_level(level).map_err(value_err)?;
+            let plan = gpu_plan::<$t>(&wavelet.wavelet, mode)?;
+            // SAFETY: DeviceInput checked a C-contiguous (rows, n) array of $t.
+            let (buf, layout) = crate::run(py, || unsafe { multires_cuda::dwt::wavedec_from_device(&plan, ptr, rows, n, level) })
+                .map_err(cuda_err)?;
+            let size = std::mem::size_of::<$t>();
+            let whole = DeviceArray::new(buf, 0, vec![layout.total()], dtype)?;
+            Ok(layout
+                .blocks()
+                .into_iter()
+                .map(|(o, l)| whole.view(o * size, vec![rows, l]))
+                .collect())
+        }};
+    }
+    match dtype {
+        DType::F32 => go!(f32),
+        DType::F64 => go!(f64),
+        d => Err(crate::type_err(format!("a device array of {d:?}: the DWT takes float32 or float64"))),
+    }
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -333,5 +380,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(waverec, m)?)?;
     m.add_function(wrap_pyfunction!(wavedec_cuda, m)?)?;
     m.add_function(wrap_pyfunction!(waverec_cuda, m)?)?;
+    m.add_function(wrap_pyfunction!(wavedec_device, m)?)?;
     Ok(())
 }

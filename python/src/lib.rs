@@ -74,6 +74,55 @@ pub(crate) fn backend(device: &str) -> PyResult<(Box<dyn Backend>, bool)> {
     Ok((b, gpu))
 }
 
+/// The thread pool the engine's CPU work runs in, when the user chose a
+/// size (`set_num_threads`); else rayon's global pool (RAYON_NUM_THREADS
+/// or every core).
+static POOL: std::sync::RwLock<Option<std::sync::Arc<rayon::ThreadPool>>> =
+    std::sync::RwLock::new(None);
+
+/// Runs engine work with the GIL released, in the chosen pool.
+pub(crate) fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> T {
+    let pool = POOL.read().unwrap_or_else(|p| p.into_inner()).clone();
+    py.detach(|| match pool {
+        Some(p) => p.install(f),
+        None => f(),
+    })
+}
+
+/// Sets the number of CPU threads the engine uses (0: back to the
+/// default, every core or RAYON_NUM_THREADS). At most 4 a core.
+#[pyfunction]
+fn set_num_threads(n: usize) -> PyResult<()> {
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    if n > 4 * cores {
+        return Err(value_err(format!(
+            "{n} threads on {cores} cores: at most {} (4 a core) are accepted",
+            4 * cores
+        )));
+    }
+    let pool = if n == 0 {
+        None
+    } else {
+        Some(std::sync::Arc::new(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .map_err(|e| PyRuntimeError::new_err(format!("cannot start {n} threads: {e}")))?,
+        ))
+    };
+    *POOL.write().unwrap_or_else(|p| p.into_inner()) = pool;
+    Ok(())
+}
+
+/// The number of CPU threads the engine uses.
+#[pyfunction]
+fn get_num_threads() -> usize {
+    POOL.read()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+        .map_or_else(rayon::current_num_threads, |p| p.current_num_threads())
+}
+
 /// Whether a CUDA device can be used (driver, NVRTC and a GPU found).
 #[pyfunction]
 fn cuda_available() -> bool {
@@ -96,6 +145,8 @@ fn cuda_device_name() -> Option<String> {
 fn _multires(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(cuda_available, m)?)?;
+    m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(cuda_unavailable_reason, m)?)?;
     m.add_function(wrap_pyfunction!(cuda_device_name, m)?)?;
     cwt::register(m)?;

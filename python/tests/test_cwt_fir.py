@@ -105,13 +105,17 @@ def test_pywt_cwt_shape_dtype_and_agreement_at_large_scales(rng):
         b, fb = ref.cwt(x, scales, wavelet)
         assert a.shape == b.shape and a.dtype == b.dtype
         np.testing.assert_allclose(fa, fb)
-        # PyWavelets' integrated-wavelet approximation converges to the
-        # exact sum as 1/scale: the gap must shrink as the scale grows.
+        # PyWavelets' integrated-wavelet approximation is not the exact sum
+        # (see multires.pywt.cwt); the conventions (sign, orientation, the
+        # s^-1/2 gain, conjugation) must still agree: the same waveform
+        # with the same energy at every scale.
         core = slice(600, 1400)
-        errs = [np.abs(a[i, core] - b[i, core]).max() / np.abs(b[i, core]).max() for i in range(3)]
-        assert errs[2] < 0.07 and errs[2] < errs[0], (wavelet, errs)
-        corr = abs(np.vdot(a[2, core], b[2, core])) / np.linalg.norm(a[2, core]) / np.linalg.norm(b[2, core])
-        assert corr > 0.998, (wavelet, corr)
+        for i in range(3):
+            p, q = a[i, core], b[i, core]
+            corr = abs(np.vdot(p, q)) / np.linalg.norm(p) / np.linalg.norm(q)
+            assert corr > 0.985, (wavelet, scales[i], corr)
+            assert abs(np.linalg.norm(p) / np.linalg.norm(q) - 1) < 0.05, (wavelet, scales[i])
+            assert np.vdot(p, q).real > 0
     a, _ = mp.cwt(x.astype(np.float32), scales, "morl")
     assert a.dtype == ref.cwt(x.astype(np.float32), scales, "morl")[0].dtype
     x2 = rng.standard_normal((3, 400))
@@ -147,3 +151,23 @@ def test_fir_batch(rng):
     for i in range(3):
         for j in range(2):
             np.testing.assert_allclose(y[i, j, 0], np.convolve(x[i, j], h, "same"), atol=1e-12)
+
+
+def test_thread_count_is_settable_and_results_do_not_depend_on_it(rng):
+    x = rng.standard_normal(5000)
+    try:
+        multires.set_num_threads(1)
+        assert multires.get_num_threads() == 1
+        one, _ = multires.cwt(x, [2.0, 30.0, 200.0], "cmor1.5-1.0")
+        c1 = mp.wavedec(x, "db4", level=4)
+        multires.set_num_threads(2)
+        assert multires.get_num_threads() == 2
+        two, _ = multires.cwt(x, [2.0, 30.0, 200.0], "cmor1.5-1.0")
+        c2 = mp.wavedec(x, "db4", level=4)
+        np.testing.assert_array_equal(one, two)
+        for a, b in zip(c1, c2):
+            np.testing.assert_array_equal(a, b)
+        with pytest.raises(ValueError, match="4 a core"):
+            multires.set_num_threads(100000)
+    finally:
+        multires.set_num_threads(0)

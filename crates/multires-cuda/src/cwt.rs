@@ -575,6 +575,63 @@ impl<T: GpuReal> CudaCwt<T> {
         Ok(())
     }
 
+    /// The signal from device memory (an array another library holds on
+    /// this GPU, through DLPack), extended by zeros on the device: no host
+    /// round trip. Real signals with the 'zero' boundary and no
+    /// oversampling only; other cases go through `upload`.
+    ///
+    /// # Safety
+    /// `src` must be the device address of `plan.signal_len()` values of T,
+    /// readable in this GPU's primary context, and stay valid until the
+    /// stream has run the copy (`launch` and a download wait for it).
+    pub unsafe fn upload_from_device(&mut self, plan: &CwtPlan, src: u64) -> Result<(), CudaError> {
+        let o = plan.options();
+        if o.boundary != multires::Boundary::Zero || o.oversampling != 1 {
+            return Err(CudaError::Unsupported(
+                "a device-resident signal is read on the device with boundary 'zero' and no oversampling".into(),
+            ));
+        }
+        let n = plan.signal_len();
+        let size = std::mem::size_of::<T>();
+        let mut re = self
+            .stream
+            .alloc_zeros::<T>(n + 2 * self.pad)
+            .during(|| "allocating the extended signal".into())?;
+        {
+            use cudarc::driver::DevicePtrMut;
+            let (dst, _sync) = re.device_ptr_mut(&self.stream);
+            cudarc::driver::result::memcpy_dtod_async(
+                dst + (self.pad * size) as u64,
+                src,
+                n * size,
+                self.stream.cu_stream(),
+            )
+            .during(|| "copying the device signal".into())?;
+        }
+        self.signal = Some(SignalOnGpu { re, im: None });
+        Ok(())
+    }
+
+    /// Queues a copy of the output (rows of `columns()`, complex
+    /// interleaved; `output_bytes()` in all) to device address `dst`.
+    ///
+    /// # Safety
+    /// `dst` must be writable device memory of `output_bytes()` in this
+    /// GPU's context, valid until `synchronize` returns.
+    pub unsafe fn copy_output_to(&self, dst: u64) -> Result<(), CudaError> {
+        use cudarc::driver::DevicePtr;
+        let (src, _sync) = self.out.device_ptr(&self.stream);
+        cudarc::driver::result::memcpy_dtod_async(dst, src, self.output_bytes(), self.stream.cu_stream())
+            .during(|| "copying the coefficients on the device".into())
+    }
+
+    /// Waits for everything queued on the plan's stream.
+    pub fn synchronize(&self) -> Result<(), CudaError> {
+        self.stream
+            .synchronize()
+            .during(|| "waiting for the GPU".into())
+    }
+
     /// The output as plain elements (complex interleaved), rows of `columns()`.
     pub fn download_raw(&self, host: &mut [T]) -> Result<(), CudaError> {
         self.stream

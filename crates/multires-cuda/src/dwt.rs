@@ -1159,6 +1159,48 @@ pub fn wavedec<T: GpuReal>(
         .collect())
 }
 
+/// pywt.wavedec of `rows` signals of `n` samples at device address `src`
+/// (another library's array, through DLPack) into coefficients that stay
+/// on the device: the buffer and its layout ([cA_L, cD_L, ..., cD_1] at
+/// `layout.blocks()`).
+///
+/// # Safety
+/// `src` must be the device address of rows x n values of T, C-contiguous,
+/// readable in this GPU's primary context until this returns.
+pub unsafe fn wavedec_from_device<T: GpuReal>(
+    plan: &GpuDwt<T>,
+    src: u64,
+    rows: usize,
+    n: usize,
+    level: usize,
+) -> Result<(CudaSlice<T>, DwtLayout), CudaError> {
+    if rows == 0 || n == 0 {
+        return Err(multires::dwt::DwtError::EmptySignal.into());
+    }
+    let layout = DwtLayout::wavedec(rows, n, plan.f, plan.mode, level);
+    let gpu = &plan.gpu;
+    let size = std::mem::size_of::<T>();
+    check_free(gpu, ((rows * n + layout.total()) * size) as u128)?;
+    let mut xd = gpu
+        .stream
+        .alloc_zeros::<T>(rows * n)
+        .during(|| "allocating the device signal".into())?;
+    {
+        use cudarc::driver::DevicePtrMut;
+        let (dst, _sync) = xd.device_ptr_mut(&gpu.stream);
+        cudarc::driver::result::memcpy_dtod_async(dst, src, rows * n * size, gpu.stream.cu_stream())
+            .during(|| "copying the device signal".into())?;
+    }
+    let mut coeffs = gpu
+        .stream
+        .alloc_zeros::<T>(layout.total().max(1))
+        .during(|| "allocating the coefficients".into())?;
+    let mut work = DwtWork::default();
+    plan.wavedec_on_device(&xd, &layout, &mut coeffs, &mut work)?;
+    gpu.synchronize()?;
+    Ok((coeffs, layout))
+}
+
 /// One of the two batches in flight of a streamed run: its stream (in its
 /// plan), device buffers and pinned host buffers.
 struct Slot<T: GpuReal> {

@@ -229,6 +229,11 @@ def wavedec(data, wavelet, mode="symmetric", level=None, axis=-1, *, device="cpu
         multires only: 'cuda' computes every 1-D signal along ``axis`` in
         one batched GPU launch sequence.
     """
+    dev = _device(device)
+    if dev != "cpu" and not isinstance(data, np.ndarray) and hasattr(data, "__dlpack__"):
+        f = Foreign(data)
+        if f.on_cuda and f.dtype_name in ("float32", "float64") and f.module in ("cupy", "torch", "jax", "jaxlib"):
+            return _wavedec_on_device(f, wavelet, mode, level, axis)
     a, foreign = _prep(data)
     if a.ndim == 0:
         raise ValueError("wavedec needs at least one dimension")
@@ -244,7 +249,6 @@ def wavedec(data, wavelet, mode="symmetric", level=None, axis=-1, *, device="cpu
             f"Level value of {level} is too high: all coefficients will experience boundary effects.",
             stacklevel=2,
         )
-    dev = _device(device)
     if dev != "cpu" and a.dtype.kind != "c" and (dev == "cuda" or _multires.cuda_available()):
         moved = np.ascontiguousarray(np.moveaxis(a, ax, -1))
         outer = moved.shape[:-1]
@@ -257,6 +261,26 @@ def wavedec(data, wavelet, mode="symmetric", level=None, axis=-1, *, device="cpu
         return _done([r + 1j * i for r, i in zip(re, im)], foreign)
     out = _multires.wavedec(a, w._filters, _mode_name(mode), int(level), ax)
     return _done(list(out), foreign)
+
+
+def _wavedec_on_device(f, wavelet, mode, level, axis):
+    """wavedec of a CUDA array on the GPU; the coefficients stay there."""
+    ndim = len(f.obj.shape)
+    if ndim == 0:
+        raise ValueError("wavedec needs at least one dimension")
+    ax = _axis(axis, ndim)
+    w = as_wavelet(wavelet)
+    n = int(f.obj.shape[ax])
+    if level is None:
+        level = dwt_max_level(n, w.dec_len)
+    elif level < 0:
+        raise ValueError(f"Level value of {level} is too low . Minimum level is 0.")
+    elif level > dwt_max_level(n, w.dec_len):
+        warnings.warn(f"Level value of {level} is too high: all coefficients will experience boundary effects.", stacklevel=3)
+    rows, outer = f.last_axis_rows(ax)
+    f.sync()
+    blocks = _multires.wavedec_device(rows, w._filters, _mode_name(mode), int(level))
+    return [f.last_axis_to(f.wrap(b).reshape(outer + (b.shape[-1],)), ax) for b in blocks]
 
 
 def waverec(coeffs, wavelet, mode="symmetric", axis=-1, *, device="cpu"):

@@ -1,0 +1,146 @@
+"""multires: wavelet analysis on CPUs and NVIDIA GPUs (type stubs)."""
+
+from os import PathLike
+from typing import Any, Literal, Optional, Sequence, Union
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import pywt as pywt
+
+__version__: str
+Device = Literal["auto", "cpu", "cuda"]
+Output = Literal["complex", "magnitude", "power", "phase"]
+
+def set_num_threads(n: int) -> None:
+    """Sets the CPU threads the engine uses (0: every core, or RAYON_NUM_THREADS)."""
+
+def get_num_threads() -> int:
+    """The CPU threads the engine uses."""
+
+def cuda_available() -> bool:
+    """Whether the CUDA backend can be used (a GPU, its driver and NVRTC)."""
+
+def scale_to_frequency(wavelet: str, scales: ArrayLike, fs: float = 1.0) -> NDArray[np.float64]:
+    """Centre frequency (in units of ``fs``) of each scale (in samples)."""
+
+def frequency_to_scale(wavelet: str, freqs: ArrayLike, fs: float = 1.0) -> NDArray[np.float64]:
+    """The scale (in samples) whose centre frequency is each of ``freqs``."""
+
+class CwtPlan:
+    """A CWT planned once for signals of ``n`` samples; ``plan(x)`` gives
+    ``(..., len(scales), columns)`` coefficients, ``plan(x, out=W)`` writes into W."""
+
+    wavelet: str
+    fs: Optional[float]
+    scales: NDArray[np.float64]
+    def __init__(
+        self,
+        n: int,
+        scales: ArrayLike,
+        wavelet: str = "morl",
+        *,
+        output: Output = "complex",
+        precision: Literal["f32", "f64"] = "f64",
+        boundary: str = "zero",
+        normalization: Literal["l2", "l1"] = "l2",
+        hop: int = 1,
+        algorithm: Literal["auto", "direct", "fft"] = "auto",
+        device: Device = "auto",
+        fs: Optional[float] = None,
+        complex_input: bool = False,
+        allow_nonfinite: bool = False,
+    ) -> None: ...
+    @property
+    def n(self) -> int:
+        """Samples per signal."""
+    @property
+    def columns(self) -> int:
+        """Output columns per signal (n / hop, rounded up)."""
+    @property
+    def dtype(self) -> np.dtype:
+        """The coefficients' dtype."""
+    @property
+    def device(self) -> str:
+        """Where the plan runs: 'cpu' or 'cuda'."""
+    @property
+    def frequencies(self) -> Optional[NDArray[np.float64]]:
+        """Centre frequency of each row, in the units of ``fs``."""
+    def explain(self) -> str:
+        """How each scale is computed."""
+    def __call__(self, x: Any, out: Optional[np.ndarray] = None) -> Any:
+        """Transforms ``x`` of shape (..., n); a CUDA array stays on the device."""
+
+def cwt(
+    x: Any,
+    scales: Optional[ArrayLike] = None,
+    wavelet: str = "morl",
+    *,
+    freqs: Optional[ArrayLike] = None,
+    fs: Optional[float] = None,
+    spacing: Literal["log", "linear"] = "log",
+    output: Output = "complex",
+    precision: Optional[Literal["f32", "f64"]] = None,
+    boundary: str = "zero",
+    normalization: Literal["l2", "l1"] = "l2",
+    hop: int = 1,
+    algorithm: Literal["auto", "direct", "fft"] = "auto",
+    device: Device = "auto",
+) -> tuple[Any, NDArray[np.float64]]:
+    """Continuous wavelet transform, the exact sum: ``(coefs, freqs_or_scales)``."""
+
+def fir(
+    x: Any,
+    filters: ArrayLike,
+    mode: Literal["full", "same", "valid"] = "same",
+    post: Optional[Literal["power", "magnitude", "derivative"]] = None,
+    *,
+    algorithm: Literal["auto", "direct", "overlap-save"] = "auto",
+    device: Device = "auto",
+) -> Any:
+    """Filter bank: every row of ``filters`` convolved with ``x`` as numpy.convolve."""
+
+def compress(
+    a: ArrayLike,
+    *,
+    abs: Optional[float] = None,
+    rel: Optional[float] = None,
+    psnr: Optional[float] = None,
+    transform: Literal["interp", "cdf97", "cdf53", "haar"] = "interp",
+    device: Device = "auto",
+    info: bool = False,
+) -> Union[bytes, tuple[bytes, dict]]:
+    """Compresses a 2-D or 3-D float array within an error bound into .mrz bytes."""
+
+def decompress(b: Union[bytes, bytearray, memoryview]) -> np.ndarray:
+    """The array held by .mrz bytes."""
+
+def save(
+    path: Union[str, PathLike],
+    a: ArrayLike,
+    *,
+    abs: Optional[float] = None,
+    rel: Optional[float] = None,
+    psnr: Optional[float] = None,
+    transform: str = "interp",
+    device: Device = "auto",
+) -> dict:
+    """Compresses ``a`` into the file ``path`` (written whole or not at all)."""
+
+def load(path: Union[str, PathLike]) -> np.ndarray:
+    """All values of a .mrz file."""
+
+class MrzFile:
+    """An open .mrz file; ``f[region]`` decodes only the bricks the region meets."""
+
+    path: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    ndim: int
+    info: dict
+    def __init__(self, path: Union[str, PathLike]) -> None: ...
+    def __enter__(self) -> "MrzFile": ...
+    def __exit__(self, *exc: Any) -> bool: ...
+    def __len__(self) -> int: ...
+    def __getitem__(self, key: Any) -> np.ndarray: ...
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray: ...

@@ -1,0 +1,168 @@
+"""PyWavelets' API on the multires engine (type stubs)."""
+
+from typing import Any, Iterable, Optional, Sequence, Union
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+WaveletLike = Union[str, "Wavelet"]
+ModeLike = Union[str, int]
+Axes = Optional[Sequence[int]]
+
+class Modes:
+    """Signal extension modes with PyWavelets' names and numbers."""
+
+    zero: int
+    symmetric: int
+    constant: int
+    smooth: int
+    periodic: int
+    periodization: int
+    reflect: int
+    antisymmetric: int
+    antireflect: int
+    modes: list[str]
+    @classmethod
+    def from_object(cls, mode: ModeLike) -> int:
+        """The number of a mode given by name or number."""
+
+class Wavelet:
+    """A discrete wavelet by name or from a filter bank."""
+
+    name: str
+    family_name: str
+    short_family_name: str
+    orthogonal: bool
+    biorthogonal: bool
+    symmetry: str
+    vanishing_moments_psi: Optional[int]
+    vanishing_moments_phi: Optional[int]
+    number: Optional[int]
+    dec_lo: list[float]
+    dec_hi: list[float]
+    rec_lo: list[float]
+    rec_hi: list[float]
+    dec_len: int
+    rec_len: int
+    filter_bank: tuple[list[float], list[float], list[float], list[float]]
+    inverse_filter_bank: tuple[list[float], list[float], list[float], list[float]]
+    def __init__(self, name: str = "", filter_bank: Any = None) -> None: ...
+    def wavefun(self, level: int = 8) -> list[NDArray[np.float64]]:
+        """[phi, psi, x] (orthogonal) or [phi_d, psi_d, phi_r, psi_r, x] by the cascade algorithm."""
+
+class ContinuousWavelet:
+    """A continuous wavelet of PyWavelets' families."""
+
+    name: str
+    family_name: str
+    short_family_name: str
+    complex_cwt: bool
+    lower_bound: float
+    upper_bound: float
+    symmetry: str
+    center_frequency: Optional[float]
+    bandwidth_frequency: Optional[float]
+    fbsp_order: Optional[int]
+    def __init__(self, name: str = "", dtype: Any = ...) -> None: ...
+    def wavefun(self, level: int = 8, length: Optional[int] = None) -> tuple[np.ndarray, NDArray[np.float64]]:
+        """(psi, x) on ``length`` points from lower_bound to upper_bound."""
+
+def DiscreteContinuousWavelet(name: str = "", filter_bank: Any = None) -> Union[Wavelet, ContinuousWavelet]:
+    """A Wavelet or a ContinuousWavelet, whichever ``name`` names."""
+def wavelist(family: Optional[str] = None, kind: str = "all") -> list[str]:
+    """Names of the wavelets of a family (all without one)."""
+def families(short: bool = True) -> list[str]:
+    """Wavelet family names."""
+def dwt(data: ArrayLike, wavelet: WaveletLike, mode: ModeLike = "symmetric", axis: int = -1) -> tuple[np.ndarray, np.ndarray]:
+    """One level of the DWT: (cA, cD)."""
+def idwt(cA: Optional[ArrayLike], cD: Optional[ArrayLike], wavelet: WaveletLike, mode: ModeLike = "symmetric", axis: int = -1) -> np.ndarray:
+    """One level of the inverse DWT; either input may be None."""
+def downcoef(part: str, data: ArrayLike, wavelet: WaveletLike, mode: ModeLike = "symmetric", level: int = 1) -> np.ndarray:
+    """Approximation or detail coefficients of one level."""
+def upcoef(part: str, coeffs: ArrayLike, wavelet: WaveletLike, level: int = 1, take: int = 0) -> np.ndarray:
+    """Direct reconstruction from one kind of coefficients."""
+def pad(x: ArrayLike, pad_widths: Any, mode: ModeLike) -> np.ndarray:
+    """Extends x with a DWT extension mode."""
+def wavedec(data: Any, wavelet: WaveletLike, mode: ModeLike = "symmetric", level: Optional[int] = None, axis: int = -1, *, device: str = "cpu") -> list[Any]:
+    """Multilevel 1-D DWT: [cA_n, cD_n, ..., cD_1]; device='cuda' batches on the GPU."""
+def waverec(coeffs: Sequence[Any], wavelet: WaveletLike, mode: ModeLike = "symmetric", axis: int = -1, *, device: str = "cpu") -> np.ndarray:
+    """Inverse of wavedec."""
+def dwt2(data: ArrayLike, wavelet: Any, mode: Any = "symmetric", axes: Sequence[int] = (-2, -1)) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """One level of the 2-D DWT: (cA, (cH, cV, cD))."""
+def idwt2(coeffs: Any, wavelet: Any, mode: Any = "symmetric", axes: Sequence[int] = (-2, -1)) -> np.ndarray:
+    """Inverse of dwt2."""
+def wavedec2(data: ArrayLike, wavelet: Any, mode: Any = "symmetric", level: Optional[int] = None, axes: Sequence[int] = (-2, -1)) -> list[Any]:
+    """Multilevel 2-D DWT: [cAn, (cHn, cVn, cDn), ..., (cH1, cV1, cD1)]."""
+def waverec2(coeffs: Sequence[Any], wavelet: Any, mode: Any = "symmetric", axes: Sequence[int] = (-2, -1)) -> np.ndarray:
+    """Inverse of wavedec2."""
+def dwtn(data: ArrayLike, wavelet: Any, mode: Any = "symmetric", axes: Axes = None) -> dict[str, np.ndarray]:
+    """One level of the n-D DWT: a dict of 'a'/'d' keys."""
+def idwtn(coeffs: dict[str, Any], wavelet: Any, mode: Any = "symmetric", axes: Axes = None) -> np.ndarray:
+    """Inverse of dwtn (missing or None entries are zeros)."""
+def wavedecn(data: ArrayLike, wavelet: Any, mode: Any = "symmetric", level: Optional[int] = None, axes: Axes = None) -> list[Any]:
+    """Multilevel n-D DWT: [cAn, {details_n}, ..., {details_1}]."""
+def waverecn(coeffs: Sequence[Any], wavelet: Any, mode: Any = "symmetric", axes: Axes = None) -> np.ndarray:
+    """Inverse of wavedecn."""
+def dwt_max_level(data_len: int, filter_len: Union[int, str, Wavelet]) -> int:
+    """floor(log2(data_len / (filter_len - 1)))."""
+def dwt_coeff_len(data_len: int, filter_len: Union[int, str, Wavelet], mode: ModeLike) -> int:
+    """Coefficients per level."""
+def dwtn_max_level(shape: Sequence[int], wavelet: Any, axes: Axes = None) -> int:
+    """The deepest level every transformed axis allows."""
+def wavedecn_shapes(shape: Sequence[int], wavelet: Any, mode: Any = "symmetric", level: Optional[int] = None, axes: Axes = None) -> list[Any]:
+    """The shapes wavedecn would return."""
+def wavedecn_size(shapes: Sequence[Any]) -> int:
+    """Coefficients in a wavedecn_shapes result."""
+def coeffs_to_array(coeffs: list[Any], padding: Optional[float] = 0, axes: Axes = None) -> tuple[np.ndarray, list[Any]]:
+    """Packs multilevel coefficients into one array."""
+def array_to_coeffs(arr: ArrayLike, coeff_slices: list[Any], output_format: str = "wavedecn") -> list[Any]:
+    """Inverse of coeffs_to_array."""
+def ravel_coeffs(coeffs: list[Any], axes: Axes = None) -> tuple[np.ndarray, list[Any], list[Any]]:
+    """Flattens multilevel coefficients into one 1-D array."""
+def unravel_coeffs(arr: ArrayLike, coeff_slices: list[Any], coeff_shapes: list[Any], output_format: str = "wavedecn") -> list[Any]:
+    """Inverse of ravel_coeffs."""
+def cwt(data: Any, scales: ArrayLike, wavelet: Any, sampling_period: float = 1.0, method: str = "conv", axis: int = -1, *, precision: int = 12, device: str = "auto") -> tuple[Any, NDArray[np.float64]]:
+    """PyWavelets' cwt signature computing the exact sum: (coefs, frequencies)."""
+def scale2frequency(wavelet: Any, scale: Any, precision: int = 8) -> Any:
+    """Normalized frequency of a CWT scale."""
+def frequency2scale(wavelet: Any, freq: Any, precision: int = 8) -> Any:
+    """CWT scale of a normalized frequency."""
+def central_frequency(wavelet: Any, precision: int = 8) -> float:
+    """PyWavelets' centre frequency (the FFT peak of psi)."""
+def integrate_wavelet(wavelet: Any, precision: int = 8) -> tuple[np.ndarray, ...]:
+    """Running integral of psi on PyWavelets' grid."""
+def qmf(filt: ArrayLike) -> np.ndarray:
+    """Quadrature mirror filter."""
+def orthogonal_filter_bank(scaling_filter: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The filter bank of an orthogonal wavelet from its scaling filter."""
+def threshold(data: ArrayLike, value: float, mode: str = "soft", substitute: float = 0) -> np.ndarray:
+    """soft, hard, garrote, greater or less thresholding."""
+def threshold_firm(data: ArrayLike, value_low: float, value_high: float) -> np.ndarray:
+    """Firm thresholding."""
+
+NOT_IMPLEMENTED: tuple[str, ...]
+def swt(*args: Any, **kwargs: Any) -> Any:
+    """Not implemented yet: raises NotImplementedError."""
+def iswt(*args: Any, **kwargs: Any) -> Any:
+    """Not implemented yet: raises NotImplementedError."""
+def swt2(*args: Any, **kwargs: Any) -> Any:
+    """Not implemented yet: raises NotImplementedError."""
+def iswt2(*args: Any, **kwargs: Any) -> Any:
+    """Not implemented yet: raises NotImplementedError."""
+def swtn(*args: Any, **kwargs: Any) -> Any:
+    """Not implemented yet: raises NotImplementedError."""
+def iswtn(*args: Any, **kwargs: Any) -> Any:
+    """Not implemented yet: raises NotImplementedError."""
+def swt_max_level(*args: Any, **kwargs: Any) -> Any:
+    """Not implemented yet: raises NotImplementedError."""
+def mra(*args: Any, **kwargs: Any) -> Any:
+    """Not implemented yet: raises NotImplementedError."""
+def imra(*args: Any, **kwargs: Any) -> Any:
+    """Not implemented yet: raises NotImplementedError."""
+def fswavedecn(*args: Any, **kwargs: Any) -> Any:
+    """Not implemented yet: raises NotImplementedError."""
+def fswaverecn(*args: Any, **kwargs: Any) -> Any:
+    """Not implemented yet: raises NotImplementedError."""
+WaveletPacket: Any
+WaveletPacket2D: Any
+WaveletPacketND: Any
