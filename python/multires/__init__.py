@@ -266,7 +266,7 @@ class CwtPlan:
         rows = a.reshape(-1, self.n)
         want = batch + (len(self.scales), self.columns)
         if out is None:
-            out = np.empty(want, dtype=self.dtype)
+            out = _multires.empty(list(want), self.dtype.name)
         else:
             if not isinstance(out, np.ndarray):
                 raise TypeError("out must be a numpy array")
@@ -276,6 +276,21 @@ class CwtPlan:
                 raise ValueError("out must be C-contiguous and writeable (the engine writes rows in place)")
         self._core.execute(rows, out.reshape((rows.shape[0], len(self.scales), self.columns)))
         return foreign.like(out) if foreign is not None else out
+
+
+_LAST_PLAN = [None, None]  # (key, plan): the last configuration cwt() planned
+
+
+def _cached_plan(n, scales, wavelet, **kw):
+    """The plan of the last cwt() call when this call asks for the same
+    transform (a loop over signals then plans once), else a new one."""
+    key = (n, np.asarray(scales, np.float64).tobytes(), str(wavelet), tuple(sorted((k, str(v)) for k, v in kw.items())))
+    k, p = _LAST_PLAN
+    if k == key:
+        return p
+    p = CwtPlan(n, scales, wavelet, **kw)
+    _LAST_PLAN[:] = [key, p]
+    return p
 
 
 def cwt(
@@ -324,6 +339,9 @@ def cwt(
     boundary, normalization, hop, algorithm, device :
         As :class:`CwtPlan`.
 
+    A call with the same length and options as the previous one reuses its
+    plan; for full control (and ``out=``) hold a :class:`CwtPlan`.
+
     Returns
     -------
     coefs : ndarray, shape (..., len(scales), ceil(N / hop))
@@ -363,7 +381,7 @@ def cwt(
         s = np.asarray(scales, dtype=np.float64).ravel()
     else:
         s = _default_scales(n, wavelet, spacing)
-    plan = CwtPlan(
+    plan = _cached_plan(
         n,
         s,
         wavelet,

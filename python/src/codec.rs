@@ -48,7 +48,8 @@ fn compress<'py>(
             let on_gpu = d.name() == "cuda";
             let (bytes, stats) = crate::run(py, || -> PyResult<_> {
                 if on_gpu {
-                    let v = Volume::of(&shape, Values::$variant(data.to_vec())).map_err(codec_err)?;
+                    let v =
+                        Volume::of(&shape, Values::$variant(data.to_vec())).map_err(codec_err)?;
                     let g = multires_cuda::gpu().map_err(cuda_err)?;
                     let (parts, s, _) =
                         multires_cuda::codec::compress(&v, &opts, &[g], None, &|_| {})
@@ -97,7 +98,11 @@ fn header_dict<'py>(py: Python<'py>, r: &MrzReader) -> PyResult<Bound<'py, PyDic
 }
 
 /// Decodes `region` (all of it when None) straight into a new numpy array.
-fn decode<'py>(py: Python<'py>, r: &mut MrzReader, region: Option<Region>) -> PyResult<Bound<'py, PyAny>> {
+fn decode<'py>(
+    py: Python<'py>,
+    r: &mut MrzReader,
+    region: Option<Region>,
+) -> PyResult<Bound<'py, PyAny>> {
     let h = r.header().clone();
     let region = region.unwrap_or(codec::full_region(h.dims));
     let shape: Vec<usize> = region.map(|(a, b)| b.saturating_sub(a))[3 - h.ndim..].to_vec();
@@ -146,11 +151,19 @@ impl MrzFileCore {
     }
 
     /// Decodes the box [start, stop) per axis (of the stored shape).
-    fn read<'py>(&self, py: Python<'py>, starts: Vec<usize>, stops: Vec<usize>) -> PyResult<Bound<'py, PyAny>> {
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        starts: Vec<usize>,
+        stops: Vec<usize>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let mut r = self.reader.lock().unwrap_or_else(|p| p.into_inner());
         let h = r.header().clone();
         if starts.len() != h.ndim || stops.len() != h.ndim {
-            return Err(value_err(format!("a region of this file has {} axes", h.ndim)));
+            return Err(value_err(format!(
+                "a region of this file has {} axes",
+                h.ndim
+            )));
         }
         let mut region = codec::full_region(h.dims);
         for k in 0..h.ndim {

@@ -150,8 +150,8 @@ impl CwtPlanCore {
         o.sample_rate = fs;
         o.allow_nonfinite = allow_nonfinite;
         let (_, on_gpu) = backend(device)?;
-        let plan = crate::run(py, || multires::CwtPlan::new(o, n, complex_signal))
-            .map_err(cwt_err)?;
+        let plan =
+            crate::run(py, || multires::CwtPlan::new(o, n, complex_signal)).map_err(cwt_err)?;
         let gpu = if on_gpu {
             Some(Mutex::new(crate::run(py, || gpu_plan(&plan))?))
         } else {
@@ -270,7 +270,9 @@ impl CwtPlanCore {
     fn execute_device<'py>(&self, py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<DeviceArray> {
         let input = DeviceInput::read(x)?;
         let Some(g) = &self.gpu else {
-            return Err(value_err("this plan runs on the CPU; a device array needs device='cuda'"));
+            return Err(value_err(
+                "this plan runs on the CPU; a device array needs device='cuda'",
+            ));
         };
         let n = self.plan.signal_len();
         if input.shape.last() != Some(&n) {
@@ -344,26 +346,33 @@ fn rows_on_device<T: multires_cuda::GpuReal>(
     dtype: DType,
 ) -> PyResult<DeviceArray> {
     use cudarc::driver::DevicePtr;
-    let per = c.output_bytes();
-    let gpu = multires_cuda::gpu().map_err(cuda_err)?;
-    let buf = gpu
-        .stream
-        .alloc_zeros::<u8>((rows * per).max(1))
-        .map_err(|e| {
-            cuda_err(multires_cuda::CudaError::Driver {
-                what: "allocating the device output".into(),
-                source: e,
-            })
-        })?;
-    gpu.synchronize().map_err(cuda_err)?;
-    let base = buf.device_ptr(&gpu.stream).0;
     let size = std::mem::size_of::<T>() as u64;
     let n = plan.signal_len() as u64;
+    if rows == 1 {
+        // One signal: its output buffer is handed out as it is.
+        // SAFETY: the input holds n values of T (checked by the caller).
+        unsafe { c.upload_from_device(plan, ptr).map_err(cuda_err)? };
+        c.launch().map_err(cuda_err)?;
+        let out = c.take_output().map_err(cuda_err)?;
+        return DeviceArray::new(out, 0, shape, dtype);
+    }
+    let per = c.output_bytes();
+    let gpu = multires_cuda::gpu().map_err(cuda_err)?;
+    // Every row's copy writes its part, so the buffer need not be zeroed.
+    let buf = unsafe { gpu.stream.alloc::<u8>((rows * per).max(1)) }.map_err(|e| {
+        cuda_err(multires_cuda::CudaError::Driver {
+            what: "allocating the device output".into(),
+            source: e,
+        })
+    })?;
+    gpu.synchronize().map_err(cuda_err)?;
+    let base = buf.device_ptr(&gpu.stream).0;
     for r in 0..rows as u64 {
         // SAFETY: the input holds rows x n values of T (checked by the
         // caller) and the output buffer rows x `per` bytes.
         unsafe {
-            c.upload_from_device(plan, ptr + r * n * size).map_err(cuda_err)?;
+            c.upload_from_device(plan, ptr + r * n * size)
+                .map_err(cuda_err)?;
             c.launch().map_err(cuda_err)?;
             c.copy_output_to(base + r * per as u64).map_err(cuda_err)?;
         }
@@ -409,9 +418,10 @@ fn fir<'py>(
         Rows::F64(h) => FilterBank::Real(h.as_array().to_owned()),
         Rows::F32(h) => FilterBank::Real(h.as_array().mapv(|v| v as f64)),
         Rows::C128(h) => FilterBank::Complex(h.as_array().to_owned()),
-        Rows::C64(h) => {
-            FilterBank::Complex(h.as_array().mapv(|c| Complex64::new(c.re as f64, c.im as f64)))
-        }
+        Rows::C64(h) => FilterBank::Complex(
+            h.as_array()
+                .mapv(|c| Complex64::new(c.re as f64, c.im as f64)),
+        ),
     };
     let options = FirOptions {
         mode: parse(mode)?,
@@ -469,7 +479,9 @@ fn fir<'py>(
     match results.first() {
         Some(FirValues::Complex(_)) => stack!(results, Complex64, Complex),
         Some(FirValues::Real(_)) => stack!(results, f64, Real),
-        None => Err(value_err("x holds no rows: expected shape (..., N) with N >= 1")),
+        None => Err(value_err(
+            "x holds no rows: expected shape (..., N) with N >= 1",
+        )),
     }
 }
 

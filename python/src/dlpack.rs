@@ -99,7 +99,8 @@ impl<'py> DeviceInput<'py> {
         // SAFETY: a capsule named "dltensor" holds a DLManagedTensor that
         // stays valid while the capsule lives (the DLPack protocol).
         let t = unsafe {
-            let p = ffi::PyCapsule_GetPointer(cap.as_ptr(), NAME.as_ptr()) as *const DLManagedTensor;
+            let p =
+                ffi::PyCapsule_GetPointer(cap.as_ptr(), NAME.as_ptr()) as *const DLManagedTensor;
             if p.is_null() {
                 return Err(PyErr::fetch(obj.py()));
             }
@@ -261,7 +262,9 @@ impl DeviceArray {
     ) -> PyResult<Bound<'py, PyAny>> {
         let _ = (stream, max_version, dl_device);
         if copy == Some(true) {
-            return Err(crate::type_err("copy=True is not supported: the buffer is handed out as it is"));
+            return Err(crate::type_err(
+                "copy=True is not supported: the buffer is handed out as it is",
+            ));
         }
         let holder = Box::new(Holder {
             _keep: Arc::clone(&self.keep),

@@ -56,7 +56,9 @@ impl DiscreteFilters {
                     .flat_map(|f| f.iter())
                     .find(|v| !v.is_finite())
                 {
-                    return Err(value_err(format!("a filter tap is {bad}: taps must be finite")));
+                    return Err(value_err(format!(
+                        "a filter tap is {bad}: taps must be finite"
+                    )));
                 }
                 Ok(DiscreteFilters {
                     wavelet: DiscreteWavelet {
@@ -258,7 +260,9 @@ macro_rules! float2_dispatch {
             type $t = f32;
             $body
         } else {
-            Err(crate::type_err("expected a 2-D float32 or float64 array of rows"))
+            Err(crate::type_err(
+                "expected a 2-D float32 or float64 array of rows",
+            ))
         }
     }};
 }
@@ -350,8 +354,10 @@ fn wavedec_device<'py>(
             dwt::multilevel::check_level(level).map_err(value_err)?;
             let plan = gpu_plan::<$t>(&wavelet.wavelet, mode)?;
             // SAFETY: DeviceInput checked a C-contiguous (rows, n) array of $t.
-            let (buf, layout) = crate::run(py, || unsafe { multires_cuda::dwt::wavedec_from_device(&plan, ptr, rows, n, level) })
-                .map_err(cuda_err)?;
+            let (buf, layout) = crate::run(py, || unsafe {
+                multires_cuda::dwt::wavedec_from_device(&plan, ptr, rows, n, level)
+            })
+            .map_err(cuda_err)?;
             let size = std::mem::size_of::<$t>();
             let whole = DeviceArray::new(buf, 0, vec![layout.total()], dtype)?;
             Ok(layout
@@ -364,7 +370,9 @@ fn wavedec_device<'py>(
     match dtype {
         DType::F32 => go!(f32),
         DType::F64 => go!(f64),
-        d => Err(crate::type_err(format!("a device array of {d:?}: the DWT takes float32 or float64"))),
+        d => Err(crate::type_err(format!(
+            "a device array of {d:?}: the DWT takes float32 or float64"
+        ))),
     }
 }
 

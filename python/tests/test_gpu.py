@@ -26,6 +26,15 @@ def test_cwt_on_the_gpu_equals_the_cpu(rng):
         np.testing.assert_array_equal(out, g)
 
 
+@pytest.mark.parametrize("wavelet", ["morl", "mexh", "gaus2", "cgau3", "cmor1.5-1.0", "shan1.5-1.0", "fbsp2-1.0-0.5", "paul4", "dog2"])
+def test_every_wavelet_on_the_gpu_equals_the_cpu(rng, wavelet):
+    x = rng.standard_normal(3000)
+    scales = [1.0, 2.5, 16.0, 64.0]
+    g, _ = multires.cwt(x, scales, wavelet, device="cuda")
+    c, _ = multires.cwt(x, scales, wavelet, device="cpu")
+    np.testing.assert_allclose(g, c, rtol=0, atol=1e-10 * np.abs(c).max())
+
+
 def test_fir_on_the_gpu(rng):
     x = rng.standard_normal(100_000)
     h = rng.standard_normal((8, 129))

@@ -49,7 +49,7 @@ def main():
     a = ap.parse_args()
     if shutil.which("apt-get") and not os.path.exists("/usr/lib/x86_64-linux-gnu/libfftw3f.so.3"):
         subprocess.call(["apt-get", "install", "-y", "-q", "libfftw3-single3"], stdout=subprocess.DEVNULL)
-    ensure([("numpy", "numpy"), ("pywt", "pywavelets"), ("fcwt", "fcwt")])
+    ensure([("numpy", "numpy"), ("pywt", "pywavelets"), ("matplotlib", "matplotlib"), ("fcwt", "fcwt")])
     import fcwt
     import numpy as np
     import pywt

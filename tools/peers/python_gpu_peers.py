@@ -63,7 +63,7 @@ def main():
         t_first = (time.perf_counter() - t0) * 1e3
         t_call = wall(lambda: multires.cwt(x, scales, wavelet, precision="f32", device="cuda"), max(3, a.repeat // 3))
         rows.append((name, "multires CwtPlan(x) (plan reused)", t_plan))
-        rows.append((name, "multires.cwt(x) (plans every call)", t_call))
+        rows.append((name, "multires.cwt(x), repeated (last plan reused)", t_call))
         rows.append((name, "multires.cwt(x), first call in the process", t_first))
         try:
             from ssqueezepy import cwt as ssq_cwt

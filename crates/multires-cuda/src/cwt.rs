@@ -621,8 +621,24 @@ impl<T: GpuReal> CudaCwt<T> {
     pub unsafe fn copy_output_to(&self, dst: u64) -> Result<(), CudaError> {
         use cudarc::driver::DevicePtr;
         let (src, _sync) = self.out.device_ptr(&self.stream);
-        cudarc::driver::result::memcpy_dtod_async(dst, src, self.output_bytes(), self.stream.cu_stream())
-            .during(|| "copying the coefficients on the device".into())
+        cudarc::driver::result::memcpy_dtod_async(
+            dst,
+            src,
+            self.output_bytes(),
+            self.stream.cu_stream(),
+        )
+        .during(|| "copying the coefficients on the device".into())
+    }
+
+    /// The output buffer itself, handed to the caller (a DLPack consumer)
+    /// after the stream's work, and a fresh one put in its place: no copy.
+    pub fn take_output(&mut self) -> Result<CudaSlice<T>, CudaError> {
+        // Every kernel writes every element (the poison test), so the new
+        // buffer need not be zeroed.
+        let fresh = unsafe { self.stream.alloc::<T>(self.out.len()) }
+            .during(|| "allocating the next output".into())?;
+        self.synchronize()?;
+        Ok(std::mem::replace(&mut self.out, fresh))
     }
 
     /// Waits for everything queued on the plan's stream.

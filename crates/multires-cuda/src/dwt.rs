@@ -1188,8 +1188,13 @@ pub unsafe fn wavedec_from_device<T: GpuReal>(
     {
         use cudarc::driver::DevicePtrMut;
         let (dst, _sync) = xd.device_ptr_mut(&gpu.stream);
-        cudarc::driver::result::memcpy_dtod_async(dst, src, rows * n * size, gpu.stream.cu_stream())
-            .during(|| "copying the device signal".into())?;
+        cudarc::driver::result::memcpy_dtod_async(
+            dst,
+            src,
+            rows * n * size,
+            gpu.stream.cu_stream(),
+        )
+        .during(|| "copying the device signal".into())?;
     }
     let mut coeffs = gpu
         .stream

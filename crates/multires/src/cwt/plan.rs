@@ -261,8 +261,12 @@ impl CwtPlan {
             got: "a strided view".into(),
         };
         let out = match values {
-            CwtValues::Complex32(a) => CwtSlice::Complex32(a.as_slice_mut().ok_or_else(contiguous)?),
-            CwtValues::Complex64(a) => CwtSlice::Complex64(a.as_slice_mut().ok_or_else(contiguous)?),
+            CwtValues::Complex32(a) => {
+                CwtSlice::Complex32(a.as_slice_mut().ok_or_else(contiguous)?)
+            }
+            CwtValues::Complex64(a) => {
+                CwtSlice::Complex64(a.as_slice_mut().ok_or_else(contiguous)?)
+            }
             CwtValues::Real32(a) => CwtSlice::Real32(a.as_slice_mut().ok_or_else(contiguous)?),
             CwtValues::Real64(a) => CwtSlice::Real64(a.as_slice_mut().ok_or_else(contiguous)?),
         };
@@ -302,9 +306,13 @@ impl CwtPlan {
         );
         let complex_signal = signal.is_complex();
         match (self.engines(), out) {
-            (Engines::F32(e), CwtSlice::Complex32(o)) => self.run(e, &x, complex_signal, progress, o),
+            (Engines::F32(e), CwtSlice::Complex32(o)) => {
+                self.run(e, &x, complex_signal, progress, o)
+            }
             (Engines::F32(e), CwtSlice::Real32(o)) => self.run(e, &x, complex_signal, progress, o),
-            (Engines::F64(e), CwtSlice::Complex64(o)) => self.run(e, &x, complex_signal, progress, o),
+            (Engines::F64(e), CwtSlice::Complex64(o)) => {
+                self.run(e, &x, complex_signal, progress, o)
+            }
             (Engines::F64(e), CwtSlice::Real64(o)) => self.run(e, &x, complex_signal, progress, o),
             // The dtype check above pairs engines and value types.
             _ => unreachable!("dtype checked above"),
