@@ -234,9 +234,9 @@ fn waverec<'py>(
             .iter()
             .map(|c| c.extract().map_err(|_| crate::type_err("every coefficient array must have one dtype")))
             .collect::<PyResult<_>>()?;
-        let owned: Vec<ndarray::ArrayD<T>> = arrays.iter().map(|a| a.as_array().to_owned()).collect();
+        let views: Vec<ndarray::ArrayViewD<T>> = arrays.iter().map(|a| a.as_array()).collect();
         let t = transform::<T>(&wavelet.wavelet, mode)?;
-        let y = crate::run(py, || dwt::waverec(&owned, &t, axis)).map_err(value_err)?;
+        let y = crate::run(py, || dwt::waverec(&views, &t, axis)).map_err(value_err)?;
         Ok(y.into_pyarray(py).into_any())
     })
 }

@@ -75,8 +75,8 @@ pub fn check_level(level: usize) -> Result<(), DwtError> {
 
 /// Inverse of wavedec; an approximation one longer than the next detail is
 /// cut, as PyWavelets does for odd lengths.
-pub fn waverec<T: Real>(
-    coeffs: &[ArrayD<T>],
+pub fn waverec<T: Real, S: ndarray::Data<Elem = T>>(
+    coeffs: &[ndarray::ArrayBase<S, ndarray::IxDyn>],
     t: &Transform<T>,
     axis: isize,
 ) -> Result<ArrayD<T>, DwtError> {
@@ -98,7 +98,9 @@ pub fn waverec<T: Real>(
             }
         }
     }
-    let mut a = first.clone();
+    // Views are read where they lie (a numpy array's buffer); only the
+    // running approximation is owned.
+    let mut a = first.to_owned();
     for (lvl, d) in coeffs[1..].iter().enumerate() {
         if d.ndim() != a.ndim() {
             return Err(DwtError::CoefficientMismatch(format!(
