@@ -152,11 +152,15 @@ impl CwtPlanCore {
         let (_, on_gpu) = backend(device)?;
         let plan =
             crate::run(py, || multires::CwtPlan::new(o, n, complex_signal)).map_err(cwt_err)?;
-        let gpu = if on_gpu {
-            Some(Mutex::new(crate::run(py, || gpu_plan(&plan))?))
-        } else {
-            None
+        let gpu = match on_gpu.then(|| crate::run(py, || gpu_plan(&plan))) {
+            Some(Ok(g)) => Some(Mutex::new(g)),
+            // 'auto' falls back to the CPU when one signal's transform does
+            // not fit on the GPU; 'cuda' says why it cannot run there.
+            Some(Err(_)) if device.eq_ignore_ascii_case("auto") => None,
+            Some(Err(e)) => return Err(e),
+            None => None,
         };
+        let on_gpu = gpu.is_some();
         Ok(CwtPlanCore {
             plan,
             gpu,
@@ -381,8 +385,8 @@ fn rows_on_device<T: multires_cuda::GpuReal>(
     DeviceArray::new(buf, 0, shape, dtype)
 }
 
-/// The device-side plan, when the output fits on the GPU with room for
-/// masks and spectra; larger outputs go through the backend's column windows.
+/// The device-side plan: masks, spectra and one signal's output on the GPU
+/// (a batch's rows run through it one after another).
 fn gpu_plan(plan: &multires::CwtPlan) -> PyResult<GpuPlan> {
     let g = multires_cuda::gpu().map_err(cuda_err)?;
     Ok(match plan.options().precision {
