@@ -171,3 +171,24 @@ def test_thread_count_is_settable_and_results_do_not_depend_on_it(rng):
             multires.set_num_threads(100000)
     finally:
         multires.set_num_threads(0)
+
+
+def test_cwt_reuses_the_last_plan_for_the_same_transform(rng):
+    x = rng.standard_normal(512)
+    W1, _ = multires.cwt(x, [2.0, 8.0], "morl")
+    plan = multires._LAST_PLAN[1]
+    W2, _ = multires.cwt(x * 2, [2.0, 8.0], "morl")
+    assert multires._LAST_PLAN[1] is plan
+    np.testing.assert_allclose(W2, 2 * W1, atol=1e-12)
+    multires.cwt(x, [2.0, 9.0], "morl")
+    assert multires._LAST_PLAN[1] is not plan
+
+
+def test_every_public_function_has_a_docstring():
+    import inspect
+
+    for mod in (multires, mp):
+        for name in mod.__all__:
+            obj = getattr(mod, name)
+            if inspect.isfunction(obj) or inspect.isclass(obj):
+                assert obj.__doc__ and len(obj.__doc__.strip()) > 20, f"{mod.__name__}.{name}"
