@@ -180,13 +180,6 @@ impl MrzFileCore {
     }
 }
 
-/// The header of .mrz bytes, as MrzFile.info gives it.
-#[pyfunction]
-fn bytes_info<'py>(py: Python<'py>, b: &[u8]) -> PyResult<Bound<'py, PyDict>> {
-    let r = MrzReader::from_bytes(b.to_vec(), "<bytes>").map_err(codec_err)?;
-    header_dict(py, &r)
-}
-
 /// Writes bytes to `path` through a temporary file renamed into place, so
 /// that an error or an interrupt never leaves a half-written file.
 #[pyfunction]
@@ -201,7 +194,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<MrzFileCore>()?;
     m.add_function(wrap_pyfunction!(compress, m)?)?;
     m.add_function(wrap_pyfunction!(decompress, m)?)?;
-    m.add_function(wrap_pyfunction!(bytes_info, m)?)?;
     m.add_function(wrap_pyfunction!(write_atomic, m)?)?;
     Ok(())
 }

@@ -395,13 +395,6 @@ fn gpu_plan(plan: &multires::CwtPlan) -> PyResult<GpuPlan> {
     })
 }
 
-/// Whether a plan's output is complex (else real: magnitude, power, phase,
-/// or the real part of a real wavelet's transform).
-#[pyfunction]
-fn output_is_complex(output: &str) -> PyResult<bool> {
-    Ok(parse::<OutputKind>(output)? == OutputKind::Complex)
-}
-
 /// The FIR bank y_f = h_f * x of every row: (batch, filters, outputs).
 #[pyfunction]
 #[pyo3(signature = (x, filters, mode, post, algorithm, device, allow_nonfinite=false))]
@@ -491,7 +484,6 @@ fn fir<'py>(
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CwtPlanCore>()?;
-    m.add_function(wrap_pyfunction!(output_is_complex, m)?)?;
     m.add_function(wrap_pyfunction!(fir, m)?)?;
     Ok(())
 }

@@ -197,12 +197,6 @@ fn cuda_unavailable_reason() -> Option<String> {
     multires_cuda::gpu().err().map(|e| e.to_string())
 }
 
-/// The GPU's name, or None without one.
-#[pyfunction]
-fn cuda_device_name() -> Option<String> {
-    multires_cuda::gpu().ok().map(|g| g.info.name.clone())
-}
-
 #[pymodule]
 fn _multires(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -211,7 +205,6 @@ fn _multires(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(empty, m)?)?;
     m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(cuda_unavailable_reason, m)?)?;
-    m.add_function(wrap_pyfunction!(cuda_device_name, m)?)?;
     cwt::register(m)?;
     dwt::register(m)?;
     codec::register(m)?;

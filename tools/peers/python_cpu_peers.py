@@ -18,28 +18,8 @@ import subprocess
 import sys
 import time
 
-
-def ensure(pkgs):
-    missing = []
-    for mod, pip in pkgs:
-        try:
-            __import__(mod)
-        except ImportError:
-            missing.append(pip)
-    if missing:
-        subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", *missing])
-
-
-def best(fn, repeat):
-    """Median of `repeat` timed calls after one warm-up, in ms."""
-    fn()
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    ts.sort()
-    return ts[len(ts) // 2] * 1e3
+sys.path.insert(0, os.path.dirname(__file__))
+from cwt_cpu_peers import ensure, median_time as best  # noqa: E402
 
 
 def main():

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _multires
 from .._arrays import Foreign, split
-from ._wavelets import Modes, Wavelet, _mode_name, as_wavelet
+from ._wavelets import Modes, Wavelet, _mode_name, _upcoef_full, as_wavelet
 
 try:
     from numpy.exceptions import AxisError
@@ -202,12 +202,7 @@ def upcoef(part, coeffs, wavelet, level=1, take=0):
     w = as_wavelet(wavelet)
     if c.dtype.kind == "c":
         return upcoef(part, c.real, w, level, take) + 1j * upcoef(part, c.imag, w, level, take)
-    rl, rh = np.asarray(w.rec_lo, c.dtype), np.asarray(w.rec_hi, c.dtype)
-    y = c
-    for i in range(level):
-        up = np.zeros(2 * len(y) - 1, dtype=c.dtype)
-        up[::2] = y
-        y = np.convolve(up, rl if (part == "a" or i > 0) else rh).astype(c.dtype)
+    y = _upcoef_full(part == "a", c, w.rec_lo, w.rec_hi, level, c.dtype)
     if 0 < take < len(y):
         lo = (len(y) - take) // 2
         y = y[lo : lo + take]
@@ -541,6 +536,25 @@ def waverec2(coeffs, wavelet, mode="symmetric", axes=(-2, -1)):
     return waverecn([coeffs[0]] + ds, wavelet, mode, axes)
 
 
+def _extend_smooth(v, lo, hi):
+    """``v`` extended along its last axis by its edge slopes (numpy.pad has no such mode)."""
+    if v.shape[-1] < 2:
+        return np.pad(v, [(0, 0)] * (v.ndim - 1) + [(lo, hi)], mode="edge")
+    left = v[..., :1] + (v[..., :1] - v[..., 1:2]) * np.arange(lo, 0, -1)
+    right = v[..., -1:] + (v[..., -1:] - v[..., -2:-1]) * np.arange(1, hi + 1)
+    return np.concatenate([left, v, right], axis=-1)
+
+
+def _extend_antisymmetric(v, lo, hi):
+    """``v`` extended along its last axis as PyWavelets' antisymmetric mode:
+    mirrored about the half sample, negated (the edge sample repeats negated)."""
+    n = v.shape[-1]
+    m = np.mod(np.arange(-lo, n + hi), 2 * n)
+    sign = np.where(m < n, 1, -1)
+    src = np.where(m < n, m, 2 * n - 1 - m)
+    return v[..., src] * sign
+
+
 def pad(x, pad_widths, mode):
     """Extends ``x`` by ``pad_widths`` (numpy.pad's form) with a DWT mode."""
     x = np.asarray(x)
@@ -553,36 +567,14 @@ def pad(x, pad_widths, mode):
         "reflect": ("reflect", {}),
         "periodic": ("wrap", {}),
         "periodization": ("wrap", {}),
-        "antisymmetric": ("symmetric", {"reflect_type": "odd"}),
         "antireflect": ("reflect", {"reflect_type": "odd"}),
     }
-    if name == "smooth":
+    if name in ("smooth", "antisymmetric"):
+        extend = _extend_smooth if name == "smooth" else _extend_antisymmetric
         out = x
         for ax in range(x.ndim):
             lo, hi = pw[ax]
-            out = np.moveaxis(out, ax, -1)
-            n = out.shape[-1]
-            if n < 2:
-                out = np.pad(out, [(0, 0)] * (out.ndim - 1) + [(lo, hi)], mode="edge")
-            else:
-                left = out[..., :1] + (out[..., :1] - out[..., 1:2]) * np.arange(lo, 0, -1)
-                right = out[..., -1:] + (out[..., -1:] - out[..., -2:-1]) * np.arange(1, hi + 1)
-                out = np.concatenate([left, out, right], axis=-1)
-            out = np.moveaxis(out, -1, ax)
-        return out
-    if name == "antisymmetric":
-        # PyWavelets' antisymmetric repeats the edge sample negated
-        out = x
-        for ax in range(x.ndim):
-            lo, hi = pw[ax]
-            out = np.moveaxis(out, ax, -1)
-            n = out.shape[-1]
-            idx = np.arange(-lo, n + hi)
-            period = 2 * n
-            m = np.mod(idx, period)
-            sign = np.where(m < n, 1, -1)
-            src = np.where(m < n, m, period - 1 - m)
-            out = np.moveaxis(out[..., src] * sign, -1, ax)
+            out = np.moveaxis(extend(np.moveaxis(out, ax, -1), lo, hi), -1, ax)
         return out
     npm, kw = np_mode[name]
     return np.pad(x, pw, mode=npm, **kw)

@@ -116,15 +116,15 @@ def _natural_key(name):
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
 
 
-def _upcoef_full(part_a: bool, c, rec_lo, rec_hi, level: int):
-    """upcoef with take=0: `level` full upsampling convolutions, the first
-    with rec_hi for details."""
-    y = np.asarray(c, dtype=np.float64)
+def _upcoef_full(part_a: bool, c, rec_lo, rec_hi, level: int, dtype=np.float64):
+    """upcoef with take=0: `level` full upsampling convolutions in `dtype`,
+    the first with rec_hi for details."""
+    y = np.asarray(c, dtype=dtype)
+    rl, rh = np.asarray(rec_lo, dtype), np.asarray(rec_hi, dtype)
     for i in range(level):
-        f = rec_lo if (part_a or i > 0) else rec_hi
-        up = np.zeros(2 * len(y) - 1)
+        up = np.zeros(2 * len(y) - 1, dtype=dtype)
         up[::2] = y
-        y = np.convolve(up, f)
+        y = np.convolve(up, rl if (part_a or i > 0) else rh).astype(dtype, copy=False)
     return y
 
 
