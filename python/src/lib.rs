@@ -200,6 +200,8 @@ fn cuda_unavailable_reason() -> Option<String> {
 #[pymodule]
 fn _multires(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // A first GPU run ever says why it takes a second (on stderr, as the CLI).
+    multires_cuda::kernels::set_compile_notice(|m| eprintln!("multires: {m}"));
     m.add_function(wrap_pyfunction!(cuda_available, m)?)?;
     m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(empty, m)?)?;

@@ -17,6 +17,43 @@ fn floor_ms(gpu: &Gpu, bytes: usize) -> f64 {
     bytes as f64 / gpu.info.peak_bandwidth() * 1e3
 }
 
+/// The link's page-locked rates (host to device, device to host), measured
+/// once a process.
+fn link(gpu: &Gpu) -> Result<(f64, f64)> {
+    static RATES: std::sync::OnceLock<(f64, f64)> = std::sync::OnceLock::new();
+    if let Some(r) = RATES.get() {
+        return Ok(*r);
+    }
+    let r = multires_cuda::transfer::link_rates(gpu)?;
+    Ok(*RATES.get_or_init(|| r))
+}
+
+/// A host-to-host time against the link: the PCIe time of the input going
+/// up plus the output coming down at the measured page-locked rates.
+fn host_to_host(gpu: &Gpu, in_bytes: usize, out_bytes: usize, ms: f64) -> Result<String> {
+    let (up, down) = link(gpu)?;
+    let pcie = (in_bytes as f64 / up + out_bytes as f64 / down) * 1e3;
+    Ok(format!(
+        "host to host {ms:.1} ms | PCIe {pcie:.1} ms ({:.0} MB up at {:.1} GB/s, {:.0} MB down at {:.1} GB/s) | {:.2}x the PCIe time",
+        in_bytes as f64 / 1e6,
+        up / 1e9,
+        out_bytes as f64 / 1e6,
+        down / 1e9,
+        ms / pcie
+    ))
+}
+
+/// The median of `runs` timings of `f` in milliseconds (wall clock).
+fn wall_median(runs: usize, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
+    let mut t = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let s = Instant::now();
+        f()?;
+        t.push(s.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok(median(t))
+}
+
 pub fn cwt(a: &BenchArgs, signal: &Signal, options: CwtOptions) -> Result<()> {
     let gpu = multires_cuda::gpu()?;
     match options.precision {
@@ -39,28 +76,48 @@ fn cwt_typed<T: GpuReal>(
         print!("{}", c.recipe());
     }
     c.upload(&plan, signal)?;
-    // Warm-up: compiles the kernels and touches every buffer.
+    // Warm-up: loads the kernels (from the disk cache, or NVRTC on a
+    // first run ever) and touches every buffer.
     c.launch()?;
     gpu.synchronize()?;
+    let first_ms = t0.elapsed().as_secs_f64() * 1e3;
     let mut times = Vec::new();
     for _ in 0..a.repeat {
         times.push(gpu.time_ms(|| c.launch())? as f64);
     }
     let med = median(times.clone());
     let min = times.iter().cloned().fold(f64::INFINITY, f64::min);
-    // With transfers: the signal up, the transform, the coefficients down.
+    // Host to host: the signal (the plan's precision, as a user's array)
+    // up, the transform, the coefficients down into the caller's array,
+    // whose pages a first run has touched; median of five.
     let mut values = CwtValues::zeroed_for(&plan);
-    let t = Instant::now();
-    c.upload(&plan, signal)?;
-    c.launch()?;
-    c.download(&mut values)?;
-    let total_ms = t.elapsed().as_secs_f64() * 1e3;
+    let real: Option<Vec<T>> = match &signal.samples {
+        multires::signal::Samples::Real(x) if options.oversampling == 1 => {
+            Some(x.iter().map(|&v| T::of(v)).collect())
+        }
+        _ => None,
+    };
+    let complex_out = options.output == multires::cwt::OutputKind::Complex;
+    let mut once = || -> Result<()> {
+        match &real {
+            Some(x) => c.upload_real(&plan, x)?,
+            None => c.upload(&plan, signal)?,
+        }
+        c.launch()?;
+        c.download_raw(T::values_slice(&mut values, complex_out)?)?;
+        Ok(())
+    };
+    once()?;
+    let total_ms = wall_median(5, once)?;
+    let in_bytes =
+        signal.len() * std::mem::size_of::<T>() * if signal.is_complex() { 2 } else { 1 };
+    let h2h = host_to_host(gpu, in_bytes, c.output_bytes(), total_ms)?;
     let precision = match options.precision {
         Precision::F32 => "f32",
         Precision::F64 => "f64",
     };
     println!(
-        "{} | cuda | {} | {} | {} | N={} | {} scales | algorithm {} | plan {:.0} ms | kernels median {:.3} ms (min {:.3}) | floor {:.3} ms (output {:.0} MB at {:.0} GB/s) | with transfers {:.1} ms",
+        "{} | cuda | {} | {} | {} | N={} | {} scales | algorithm {} | plan {:.0} ms, first transform done at {:.0} ms | kernels median {:.3} ms (min {:.3}) | floor {:.3} ms (output {:.0} MB at {:.0} GB/s) | {:.2}x the floor | {}",
         a.config,
         gpu.info.name,
         options.wavelet.name(),
@@ -69,12 +126,14 @@ fn cwt_typed<T: GpuReal>(
         options.scales.len(),
         a.algorithm,
         plan_ms,
+        first_ms,
         med,
         min,
         floor_ms(gpu, c.output_bytes()),
         c.output_bytes() as f64 / 1e6,
         gpu.info.peak_bandwidth() / 1e9,
-        total_ms
+        med / floor_ms(gpu, c.output_bytes()),
+        h2h
     );
     if let Some(w) = a.gpu_window {
         if w == 0 {
@@ -143,13 +202,33 @@ fn fir_typed<T: GpuReal>(
         }
         let med = median(times.clone());
         let min = times.iter().cloned().fold(f64::INFINITY, f64::min);
-        let t = Instant::now();
+        // Host to host: the signal in the bank's precision up, the rows
+        // down into the caller's array (touched by a first run); median of five.
+        let x: Vec<T> = multires::signal::noise(n, 1)
+            .into_iter()
+            .map(T::of)
+            .collect();
+        let mut rows = vec![T::of(0.0); f.output_bytes() / std::mem::size_of::<T>()];
+        let mut once = || -> Result<()> {
+            f.upload_real(&x)?;
+            f.launch()?;
+            f.download_raw(&mut rows)?;
+            Ok(())
+        };
+        once()?;
+        let total_ms = wall_median(5, once)?;
+        let h2h = host_to_host(
+            gpu,
+            n * std::mem::size_of::<T>(),
+            f.output_bytes(),
+            total_ms,
+        )?;
         f.upload(&signal)?;
         f.launch()?;
         let got = f.download()?;
-        let total_ms = t.elapsed().as_secs_f64() * 1e3;
+        let floor = floor_ms(gpu, f.output_bytes() + n * std::mem::size_of::<T>());
         println!(
-            "{} | cuda | {} | {}x{} taps | N={} | {} | kernels median {:.3} ms (min {:.3}) | floor {:.3} ms | with transfers {:.1} ms | {}",
+            "{} | cuda | {} | {}x{} taps | N={} | {} | kernels median {:.3} ms (min {:.3}) | floor {:.3} ms | {:.2}x the floor | {} | {}",
             a.config,
             gpu.info.name,
             filters,
@@ -158,8 +237,9 @@ fn fir_typed<T: GpuReal>(
             T::NAME,
             med,
             min,
-            floor_ms(gpu, f.output_bytes() + n * std::mem::size_of::<T>()),
-            total_ms,
+            floor,
+            med / floor,
+            h2h,
             f.recipe()
         );
         if let Some(w) = a.gpu_window {
@@ -219,7 +299,7 @@ pub fn dwt(a: &BenchArgs, n: usize, levels: usize, names: &[String]) -> Result<(
             .last()
             .context("no levels")?;
         let bytes = (n + layout.total()) * 4;
-        let xd = gpu.stream.clone_htod(&x)?;
+        let mut xd = gpu.stream.clone_htod(&x)?;
         let mut coeffs = gpu.stream.alloc_zeros::<f32>(layout.total())?;
         let mut out = gpu.stream.alloc_zeros::<f32>(rec_len)?;
         let mut host_c = vec![0f32; layout.total()];
@@ -251,19 +331,29 @@ pub fn dwt(a: &BenchArgs, n: usize, levels: usize, names: &[String]) -> Result<(
                         as f64,
                 );
             }
-            // With transfers (pageable host memory): signal up, coefficients down; and back.
-            let t = Instant::now();
-            let xd2 = gpu.stream.clone_htod(&x)?;
-            plan.wavedec_on_device(&xd2, &layout, &mut coeffs, &mut work)?;
-            gpu.stream.memcpy_dtoh(&coeffs, &mut host_c)?;
-            gpu.synchronize()?;
-            let total_dec = t.elapsed().as_secs_f64() * 1e3;
-            let t = Instant::now();
-            let cd2 = gpu.stream.clone_htod(&host_c)?;
-            plan.waverec_on_device(&cd2, &layout, &mut out, &mut work)?;
-            gpu.stream.memcpy_dtoh(&out, &mut host_y)?;
-            gpu.synchronize()?;
-            let total_rec = t.elapsed().as_secs_f64() * 1e3;
+            // Host to host through the page-locked ring: the signal up and
+            // the coefficients down into the caller's arrays; and back.
+            // Medians of five after a run that touched the host arrays.
+            use multires_cuda::transfer::{download_into, upload_into};
+            let s = &gpu.stream;
+            let mut dec = || -> Result<()> {
+                upload_into(&gpu, s, &x, &mut xd, 0)?;
+                plan.wavedec_on_device(&xd, &layout, &mut coeffs, &mut work)?;
+                download_into(&gpu, s, &coeffs, 0, &mut host_c)?;
+                Ok(())
+            };
+            dec()?;
+            let total_dec = wall_median(5, dec)?;
+            let mut rec = || -> Result<()> {
+                upload_into(&gpu, s, &host_c, &mut coeffs, 0)?;
+                plan.waverec_on_device(&coeffs, &layout, &mut out, &mut work)?;
+                download_into(&gpu, s, &out, 0, &mut host_y)?;
+                Ok(())
+            };
+            rec()?;
+            let total_rec = wall_median(5, rec)?;
+            let h2h_dec = host_to_host(&gpu, n * 4, layout.total() * 4, total_dec)?;
+            let h2h_rec = host_to_host(&gpu, layout.total() * 4, rec_len * 4, total_rec)?;
             let num: f64 = host_y
                 .iter()
                 .zip(&x)
@@ -272,19 +362,19 @@ pub fn dwt(a: &BenchArgs, n: usize, levels: usize, names: &[String]) -> Result<(
             let den: f64 = x.iter().map(|b| (*b as f64).powi(2)).sum();
             let (md, mr) = (median(td), median(tr));
             println!(
-                "{} | cuda | {} | {name} | f32 | N={n} | {levels} levels | {mode} | {variant} | wavedec kernels {:.3} ms ({:.0} GB/s) | waverec kernels {:.3} ms | with transfers {:.1} / {:.1} ms | floor {:.3} ms | reconstruction error {:.1e}",
+                "{} | cuda | {} | {name} | f32 | N={n} | {levels} levels | {mode} | {variant} | wavedec kernels {:.3} ms ({:.0} GB/s, {:.2}x the floor) | waverec kernels {:.3} ms ({:.2}x) | floor {:.3} ms | reconstruction error {:.1e}\n  wavedec {}\n  waverec {}",
                 a.config,
                 gpu.info.name,
                 md,
                 bytes as f64 / (md / 1e3) / 1e9,
+                md / floor_ms(&gpu, bytes),
                 mr,
-                total_dec,
-                total_rec,
+                mr / floor_ms(&gpu, bytes),
                 floor_ms(&gpu, bytes),
-                (num / den).sqrt()
+                (num / den).sqrt(),
+                h2h_dec,
+                h2h_rec
             );
-            drop(cd2);
-            drop(xd2);
         }
         if let Some(limit) = a.gpu_mem_limit {
             dwt_streamed(a, &gpu, &w, mode, levels, &x, limit)?;
@@ -478,15 +568,32 @@ pub fn dwt2(a: &BenchArgs, side: usize, levels: usize, names: &[String]) -> Resu
                 .sum::<usize>();
         let bytes = (n + coeff_bytes) * 4;
         let (md, mr) = (median(td), median(tr));
+        // Host to host: pywt.wavedec2's and waverec2's calls from host
+        // arrays to new host arrays; medians of five after a first run.
+        let ax = [0isize, 1];
+        let mut host = multires_cuda::dwtn::wavedecn(&plan, &xa, Some(levels), &ax)?;
+        let dec_ms = wall_median(5, || {
+            host = multires_cuda::dwtn::wavedecn(&plan, &xa, Some(levels), &ax)?;
+            Ok(())
+        })?;
+        multires_cuda::dwtn::waverecn(&plan, &host, &ax)?;
+        let rec_ms = wall_median(5, || {
+            multires_cuda::dwtn::waverecn(&plan, &host, &ax)?;
+            Ok(())
+        })?;
         println!(
-            "{} | cuda | {} | {name} | f32 | {side}x{side} | {levels} levels | {mode} | wavedec2 (fused 2-D levels) {:.3} ms ({:.0} GB/s) | waverec2 (axis passes) {:.3} ms | floor {:.3} ms | round-trip error {:.1e}",
+            "{} | cuda | {} | {name} | f32 | {side}x{side} | {levels} levels | {mode} | wavedec2 (fused 2-D levels) {:.3} ms ({:.0} GB/s, {:.2}x the floor) | waverec2 {:.3} ms ({:.2}x) | floor {:.3} ms | round-trip error {:.1e}\n  wavedec2 {}\n  waverec2 {}",
             a.config,
             gpu.info.name,
             md,
             bytes as f64 / (md / 1e3) / 1e9,
+            md / floor_ms(&gpu, bytes),
             mr,
+            mr / floor_ms(&gpu, bytes),
             floor_ms(&gpu, bytes),
-            (num / den).sqrt()
+            (num / den).sqrt(),
+            host_to_host(&gpu, n * 4, coeff_bytes * 4, dec_ms)?,
+            host_to_host(&gpu, coeff_bytes * 4, n * 4, rec_ms)?
         );
     }
     Ok(())

@@ -166,6 +166,7 @@ fn run(cli: Cli) -> Result<()> {
 fn main() -> ExitCode {
     quiet_on_closed_pipe();
     clean_up_on_signals();
+    multires_cuda::kernels::set_compile_notice(|m| eprintln!("{m}"));
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

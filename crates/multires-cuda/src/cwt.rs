@@ -194,19 +194,11 @@ fn ols_cost(taps: usize, l: usize) -> f64 {
     l as f64 / v * ((l as f64).log2() * 1.0 + 6.0)
 }
 
-pub(crate) fn upload<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Unpin>(
+pub(crate) fn upload<T: cudarc::driver::DeviceRepr + bytemuck::Pod>(
     gpu: &Gpu,
     v: &[T],
 ) -> Result<CudaSlice<T>, CudaError> {
-    if v.is_empty() {
-        return gpu
-            .stream
-            .alloc_zeros::<T>(1)
-            .during(|| "allocating a placeholder".into());
-    }
-    gpu.stream
-        .clone_htod(v)
-        .during(|| format!("copying {} values to the GPU", v.len()))
+    crate::transfer::upload(gpu, &gpu.stream, v)
 }
 
 pub(crate) fn check_free(gpu: &Gpu, need: u128) -> Result<(), CudaError> {
@@ -521,18 +513,87 @@ impl<T: GpuReal> CudaCwt<T> {
 
     /// Checks, oversamples and extends the signal on the host and copies it to the device.
     pub fn upload(&mut self, plan: &CwtPlan, signal: &Signal) -> Result<(), CudaError> {
+        let o = plan.options();
+        if let (multires::signal::Samples::Real(x), 1) = (&signal.samples, o.oversampling) {
+            plan.check_signal(signal)?;
+            let x: Vec<T> = x.par_iter().map(|&v| T::of(v)).collect();
+            return self.upload_real(plan, &x);
+        }
         let xe = plan.extended_signal(signal, self.pad)?;
         let re: Vec<T> = xe.par_iter().map(|c| T::of(c.re)).collect();
         let im = if signal.is_complex() {
             let v: Vec<T> = xe.par_iter().map(|c| T::of(c.im)).collect();
-            Some(upload(&self.gpu, &v)?)
+            Some(crate::transfer::upload(&self.gpu, &self.stream, &v)?)
         } else {
             None
         };
         self.signal = Some(SignalOnGpu {
-            re: upload(&self.gpu, &re)?,
+            re: crate::transfer::upload(&self.gpu, &self.stream, &re)?,
             im,
         });
+        Ok(())
+    }
+
+    /// A real signal in the plan's precision (a float32 array stays
+    /// float32): extended by the boundary rule on the host and copied up
+    /// through the page-locked ring. No oversampling.
+    pub fn upload_real(&mut self, plan: &CwtPlan, x: &[T]) -> Result<(), CudaError> {
+        let o = plan.options();
+        if o.oversampling != 1 || x.len() != plan.signal_len() {
+            return Err(CudaError::Unsupported(format!(
+                "upload_real takes the plan's {} samples without oversampling (got {}, oversampling {})",
+                plan.signal_len(),
+                x.len(),
+                o.oversampling
+            )));
+        }
+        if let Some(index) = x.par_iter().position_first(|v| !v.is_finite()) {
+            let value = format!("{}", x[index].f64());
+            if !o.allow_nonfinite {
+                return Err(multires::cwt::CwtError::NonFinite { index, value }.into());
+            }
+            if o.algorithm != multires::cwt::Algorithm::Direct {
+                return Err(multires::cwt::CwtError::NonFiniteFft { index, value }.into());
+            }
+        }
+        let (n, pad, boundary) = (x.len(), self.pad, o.boundary);
+        let mut xe = multires::memory::touched_vec::<T>(n + 2 * pad);
+        xe.par_iter_mut().enumerate().for_each(|(i, v)| {
+            if let Some(k) = boundary.fold(i as i64 - pad as i64, n) {
+                *v = x[k];
+            }
+        });
+        self.signal = Some(SignalOnGpu {
+            re: crate::transfer::upload(&self.gpu, &self.stream, &xe)?,
+            im: None,
+        });
+        Ok(())
+    }
+
+    /// C real signals of the plan's length (rows of `x`, the plan's
+    /// precision) into C transforms (rows of `out`, `output_bytes()` each):
+    /// each row up, its kernels, its coefficients down through the ring,
+    /// reusing the plan's buffers.
+    pub fn transform_rows(
+        &mut self,
+        plan: &CwtPlan,
+        x: &[T],
+        out: &mut [T],
+    ) -> Result<(), CudaError> {
+        let n = plan.signal_len();
+        let per = self.out.len();
+        if n == 0 || !x.len().is_multiple_of(n) || out.len() != x.len() / n * per {
+            return Err(CudaError::Unsupported(format!(
+                "{} samples and {} output values do not make rows of {n} samples and {per} values",
+                x.len(),
+                out.len()
+            )));
+        }
+        for (row, dst) in x.chunks(n).zip(out.chunks_mut(per)) {
+            self.upload_real(plan, row)?;
+            self.launch()?;
+            self.download_raw(dst)?;
+        }
         Ok(())
     }
 
@@ -649,13 +710,16 @@ impl<T: GpuReal> CudaCwt<T> {
     }
 
     /// The output as plain elements (complex interleaved), rows of `columns()`.
+    /// Through the page-locked ring (`transfer`), straight into `host`.
     pub fn download_raw(&self, host: &mut [T]) -> Result<(), CudaError> {
-        self.stream
-            .memcpy_dtoh(&self.out, host)
-            .during(|| "copying the coefficients to the host".into())?;
-        self.stream
-            .synchronize()
-            .during(|| "waiting for the GPU".into())
+        if host.len() != self.out.len() {
+            return Err(CudaError::Unsupported(format!(
+                "{} values given for an output of {}",
+                host.len(),
+                self.out.len()
+            )));
+        }
+        crate::transfer::download_into(&self.gpu, &self.stream, &self.out, 0, host)
     }
 
     /// Fills the output with a value no kernel produces (tests: every element must be written).
@@ -786,12 +850,7 @@ impl<T: GpuReal> CudaCwt<T> {
             )));
         }
         let dst: &mut [T] = T::values_slice(values, self.kind == OutputKind::Complex)?;
-        self.stream
-            .memcpy_dtoh(&self.out, dst)
-            .during(|| "copying the coefficients to the host".into())?;
-        self.stream
-            .synchronize()
-            .during(|| "waiting for the GPU".into())
+        self.download_raw(dst)
     }
 
     pub fn output_bytes(&self) -> usize {

@@ -276,7 +276,7 @@ impl Gpu {
         let (f, raised) = match cache.get_mut(&key) {
             Some(e) => e,
             None => {
-                let f = crate::kernels::compile(
+                let (f, _) = crate::kernels::compile(
                     &self.ctx,
                     kernel,
                     instance,

@@ -1147,16 +1147,16 @@ pub fn wavedec<T: GpuReal>(
         .during(|| "allocating the coefficients".into())?;
     let mut work = DwtWork::default();
     plan.wavedec_on_device(&xd, &layout, &mut coeffs, &mut work)?;
-    let mut host = vec![T::of(0.0); layout.total()];
-    gpu.stream
-        .memcpy_dtoh(&coeffs.slice(0..layout.total()), &mut host)
-        .during(|| "copying the coefficients to the host".into())?;
-    gpu.synchronize()?;
-    Ok(layout
+    // Each block straight into its own vector through the page-locked ring.
+    layout
         .blocks()
         .into_iter()
-        .map(|(o, l)| host[o..o + rows * l].to_vec())
-        .collect())
+        .map(|(o, l)| {
+            let mut v = vec![T::of(0.0); rows * l];
+            crate::transfer::download_into(gpu, &gpu.stream, &coeffs, o, &mut v)?;
+            Ok(v)
+        })
+        .collect()
 }
 
 /// pywt.wavedec of `rows` signals of `n` samples at device address `src`
@@ -1424,15 +1424,16 @@ pub fn waverec<T: GpuReal>(
         return Ok((y, final_len));
     }
     let gpu = &plan.gpu;
-    let mut flat = vec![T::of(0.0); layout.total()];
-    for (c, (o, _)) in coeffs.iter().zip(layout.blocks()) {
-        flat[o..o + c.len()].copy_from_slice(c);
-    }
     check_free(
         gpu,
-        ((flat.len() + rows * final_len) * std::mem::size_of::<T>()) as u128,
+        ((layout.total() + rows * final_len) * std::mem::size_of::<T>()) as u128,
     )?;
-    let cd = upload(gpu, &flat)?;
+    // Each block straight from the caller's vector through the ring.
+    let mut cd = unsafe { gpu.stream.alloc::<T>(layout.total().max(1)) }
+        .during(|| "allocating the coefficients".into())?;
+    for (c, (o, _)) in coeffs.iter().zip(layout.blocks()) {
+        crate::transfer::upload_into(gpu, &gpu.stream, c, &mut cd, o)?;
+    }
     let mut out = gpu
         .stream
         .alloc_zeros::<T>((rows * final_len).max(1))
@@ -1440,10 +1441,7 @@ pub fn waverec<T: GpuReal>(
     let mut work = DwtWork::default();
     plan.waverec_on_device(&cd, &layout, &mut out, &mut work)?;
     let mut host = vec![T::of(0.0); rows * final_len];
-    gpu.stream
-        .memcpy_dtoh(&out.slice(0..rows * final_len), &mut host)
-        .during(|| "copying the reconstruction to the host".into())?;
-    gpu.synchronize()?;
+    crate::transfer::download_into(gpu, &gpu.stream, &out, 0, &mut host)?;
     Ok((host, final_len))
 }
 

@@ -33,10 +33,13 @@ impl<T: GpuReal> DevArray<T> {
         self.len() == 0
     }
     pub fn upload(gpu: &Gpu, a: &ArrayD<T>) -> Result<Self, CudaError> {
-        let v: Vec<T> = a.as_standard_layout().iter().copied().collect();
-        check_free(gpu, (v.len() * std::mem::size_of::<T>()) as u128)?;
+        let v = a.as_standard_layout();
+        let v = v.as_slice().ok_or_else(|| {
+            CudaError::Unsupported("the array is not contiguous after as_standard_layout".into())
+        })?;
+        check_free(gpu, std::mem::size_of_val(v) as u128)?;
         Ok(DevArray {
-            data: crate::cwt::upload(gpu, &v)?,
+            data: crate::cwt::upload(gpu, v)?,
             shape: a.shape().to_vec(),
         })
     }
@@ -56,11 +59,7 @@ impl<T: GpuReal> DevArray<T> {
     }
     pub fn download(&self, gpu: &Gpu) -> Result<ArrayD<T>, CudaError> {
         let mut host = vec![T::of(0.0); self.len()];
-        if !host.is_empty() {
-            gpu.stream
-                .memcpy_dtoh(&self.data.slice(0..self.len()), &mut host)
-                .during(|| "copying coefficients to the host".into())?;
-        }
+        crate::transfer::download_into(gpu, &gpu.stream, &self.data, 0, &mut host)?;
         gpu.synchronize()?;
         ArrayD::from_shape_vec(ndarray::IxDyn(&self.shape), host)
             .map_err(|e| CudaError::Unsupported(format!("shape: {e}")))

@@ -225,6 +225,10 @@ impl<T: GpuReal> CudaFir<T> {
                 signal.len()
             )));
         }
+        if let multires::signal::Samples::Real(x) = &signal.samples {
+            let x: Vec<T> = x.par_iter().map(|&v| T::of(v)).collect();
+            return self.upload_real(&x);
+        }
         let x = signal.to_complex();
         let re: Vec<T> = x.par_iter().map(|c| T::of(c.re)).collect();
         let im = if signal.is_complex() {
@@ -234,6 +238,53 @@ impl<T: GpuReal> CudaFir<T> {
             None
         };
         self.x = Some((upload(&self.gpu, &re)?, im));
+        Ok(())
+    }
+
+    /// A real signal in the bank's precision, copied up through the
+    /// page-locked ring as it is (a float32 array stays float32).
+    pub fn upload_real(&mut self, x: &[T]) -> Result<(), CudaError> {
+        if x.len() != self.n {
+            return Err(CudaError::Unsupported(format!(
+                "the bank was planned for {} samples, the signal has {}",
+                self.n,
+                x.len()
+            )));
+        }
+        self.x = Some((upload(&self.gpu, x)?, None));
+        Ok(())
+    }
+
+    /// The filtered rows as plain elements in the bank's precision (complex
+    /// interleaved), straight into `host` through the page-locked ring.
+    pub fn download_raw(&self, host: &mut [T]) -> Result<(), CudaError> {
+        if host.len() != self.out.len() {
+            return Err(CudaError::Unsupported(format!(
+                "{} values given for an output of {}",
+                host.len(),
+                self.out.len()
+            )));
+        }
+        crate::transfer::download_into(&self.gpu, &self.gpu.stream, &self.out, 0, host)
+    }
+
+    /// C real signals (rows of `x`, the planned length) filtered by the
+    /// bank into C outputs (rows of `out`, the bank's rows each), through
+    /// the ring, reusing the bank's buffers.
+    pub fn filter_rows(&mut self, x: &[T], out: &mut [T]) -> Result<(), CudaError> {
+        let (n, per) = (self.n, self.out.len());
+        if n == 0 || !x.len().is_multiple_of(n) || out.len() != x.len() / n * per {
+            return Err(CudaError::Unsupported(format!(
+                "{} samples and {} output values do not make rows of {n} samples and {per} values",
+                x.len(),
+                out.len()
+            )));
+        }
+        for (row, dst) in x.chunks(n).zip(out.chunks_mut(per)) {
+            self.upload_real(row)?;
+            self.launch()?;
+            self.download_raw(dst)?;
+        }
         Ok(())
     }
 
@@ -281,11 +332,7 @@ impl<T: GpuReal> CudaFir<T> {
     /// The output as float64 rows (complex where the bank is complex).
     pub fn download(&self) -> Result<multires::fir::FirValues, CudaError> {
         let mut host = vec![T::of(0.0); self.out.len()];
-        self.gpu
-            .stream
-            .memcpy_dtoh(&self.out, &mut host)
-            .during(|| "copying the filtered rows to the host".into())?;
-        self.gpu.synchronize()?;
+        self.download_raw(&mut host)?;
         let shape = (self.nf, self.len);
         let bad = |e: ndarray::ShapeError| CudaError::Unsupported(format!("output shape: {e}"));
         Ok(if self.complex_out {

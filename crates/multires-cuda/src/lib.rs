@@ -12,10 +12,11 @@ pub mod dwt;
 pub mod dwtn;
 mod error;
 pub mod fir;
-mod kernels;
+pub mod kernels;
 mod masks;
 pub mod spectra;
 pub mod stage;
+pub mod transfer;
 mod workers;
 
 pub use cwt::{cwt_chunked, CudaCwt, GpuRecipe, GpuScale};
