@@ -102,6 +102,43 @@ def _precision(precision, dtype) -> str:
     return p
 
 
+def _half(dtype):
+    """'f16'/'bf16' for a 16-bit output dtype, None for float32/float64 (or
+    None), and the precision that a float32/float64 dtype asks for."""
+    if dtype is None:
+        return None, None
+    if isinstance(dtype, str):
+        name = dtype.lower()  # 'f16' is not numpy's 'f16' (a 16-byte float)
+    elif getattr(dtype, "__name__", None) == "bfloat16" or str(dtype) == "bfloat16":
+        name = "bfloat16"
+    else:
+        try:
+            name = np.dtype(dtype).name
+        except TypeError:
+            name = str(dtype)
+    if name in ("float16", "f16", "half"):
+        return "f16", None
+    if name in ("bfloat16", "bf16"):
+        return "bf16", None
+    if name in ("float32", "f32"):
+        return None, "f32"
+    if name in ("float64", "f64"):
+        return None, "f64"
+    raise ValueError(
+        f"dtype must be float16, bfloat16 (magnitude or power), float32 or float64, got {dtype!r}"
+    )
+
+
+def _bfloat16():
+    """ml_dtypes' bfloat16 where it is installed (numpy has none), else None."""
+    try:
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    except ImportError:
+        return None
+
+
 class CwtPlan:
     """A continuous wavelet transform planned once for signals of ``n`` samples.
 
@@ -137,6 +174,12 @@ class CwtPlan:
         Whether the signals will be complex (informs the cost model only).
     allow_nonfinite : bool
         Propagate NaN/Inf (with ``algorithm='direct'``) instead of refusing them.
+    dtype : {None, 'float16', 'bfloat16', 'float32', 'float64'}
+        The stored values' type. ``float16``/``bfloat16`` hold magnitude or
+        power in half the bytes of float32 (computed in ``precision``,
+        rounded once); bfloat16 comes back as ``ml_dtypes.bfloat16`` where
+        that package is installed, else as its bits in uint16. float32 and
+        float64 set ``precision``.
     """
 
     def __init__(
@@ -155,7 +198,11 @@ class CwtPlan:
         fs=None,
         complex_input=False,
         allow_nonfinite=False,
+        dtype=None,
     ):
+        half, p = _half(dtype)
+        if p is not None:
+            precision = p
         if isinstance(n, (bool, np.bool_)) or int(n) != n or n < 1:
             raise ValueError(f"n must be a positive number of samples, got {n!r}")
         s = np.asarray(scales, dtype=np.float64).ravel()
@@ -180,7 +227,9 @@ class CwtPlan:
             str(device),
             None if fs is None else float(fs),
             bool(allow_nonfinite),
+            half,
         )
+        self._half = half
         self.wavelet = name
         self.fs = fs
         self.boundary = str(boundary)
@@ -198,7 +247,9 @@ class CwtPlan:
 
     @property
     def dtype(self) -> np.dtype:
-        """The coefficients' dtype."""
+        """The coefficients' dtype (uint16 for bfloat16 without ml_dtypes)."""
+        if self._half == "bf16":
+            return _bfloat16() or np.dtype(np.uint16)
         return np.dtype(self._core.dtype)
 
     @property
@@ -228,6 +279,8 @@ class CwtPlan:
         plan's precision: read, transformed and returned on the GPU."""
         from ._arrays import Foreign
 
+        if self._half is not None:
+            return None  # 16-bit outputs come back through the host
         f = Foreign(x)
         want = "float32" if self.dtype in (np.complex64, np.float32) else "float64"
         if not (f.on_cuda and self.device == "cuda" and self.boundary == "zero" and f.dtype_name == want):
@@ -266,7 +319,9 @@ class CwtPlan:
         rows = a.reshape(-1, self.n)
         want = batch + (len(self.scales), self.columns)
         if out is None:
-            out = _multires.empty(list(want), self.dtype.name)
+            out = _multires.empty(list(want), "uint16" if self._half else self.dtype.name)
+            if self._half:
+                out = out.view(self.dtype)
         else:
             if not isinstance(out, np.ndarray):
                 raise TypeError("out must be a numpy array")
@@ -274,7 +329,8 @@ class CwtPlan:
                 raise ValueError(f"out has shape {out.shape} and dtype {out.dtype}; this call needs {want} {self.dtype}")
             if not out.flags.c_contiguous or not out.flags.writeable:
                 raise ValueError("out must be C-contiguous and writeable (the engine writes rows in place)")
-        self._core.execute(rows, out.reshape((rows.shape[0], len(self.scales), self.columns)))
+        target = out.reshape((rows.shape[0], len(self.scales), self.columns))
+        self._core.execute(rows, target.view(np.uint16) if self._half else target)
         return foreign.like(out) if foreign is not None else out
 
 
@@ -308,6 +364,7 @@ def cwt(
     hop=1,
     algorithm="auto",
     device="auto",
+    dtype=None,
 ):
     """Continuous wavelet transform, the exact sum.
 
@@ -336,8 +393,9 @@ def cwt(
     output : {'complex', 'magnitude', 'power', 'phase'}
     precision : {'f32', 'f64'}, optional
         Default: float32 for float32/complex64 input, else float64.
-    boundary, normalization, hop, algorithm, device :
-        As :class:`CwtPlan`.
+    boundary, normalization, hop, algorithm, device, dtype :
+        As :class:`CwtPlan` (``dtype='float16'`` with ``output='magnitude'``
+        halves a float32 scalogram's bytes).
 
     A call with the same length and options as the previous one reuses its
     plan; for full control (and ``out=``) hold a :class:`CwtPlan`.
@@ -394,6 +452,7 @@ def cwt(
         device=device,
         fs=fs,
         complex_input=a.dtype.kind == "c",
+        dtype=dtype,
     )
     # The plan hands a non-numpy input's result back as its kind of array.
     W = plan(x) if foreign is not None else plan(a)

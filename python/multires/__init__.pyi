@@ -50,6 +50,7 @@ class CwtPlan:
         fs: Optional[float] = None,
         complex_input: bool = False,
         allow_nonfinite: bool = False,
+        dtype: Any = None,
     ) -> None: ...
     @property
     def n(self) -> int:
@@ -86,6 +87,7 @@ def cwt(
     hop: int = 1,
     algorithm: Literal["auto", "direct", "fft"] = "auto",
     device: Device = "auto",
+    dtype: Any = None,
 ) -> tuple[Any, NDArray[np.float64]]:
     """Continuous wavelet transform, the exact sum: ``(coefs, freqs_or_scales)``."""
 

@@ -112,7 +112,7 @@ pub(crate) struct CwtPlanCore {
 #[pymethods]
 impl CwtPlanCore {
     #[new]
-    #[pyo3(signature = (n, complex_signal, scales, wavelet, output, precision, boundary, normalization, hop, algorithm, device, fs=None, allow_nonfinite=false))]
+    #[pyo3(signature = (n, complex_signal, scales, wavelet, output, precision, boundary, normalization, hop, algorithm, device, fs=None, allow_nonfinite=false, half=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -129,6 +129,7 @@ impl CwtPlanCore {
         device: &str,
         fs: Option<f64>,
         allow_nonfinite: bool,
+        half: Option<&str>,
     ) -> PyResult<Self> {
         let w = Wavelet::from_name(wavelet).map_err(value_err)?;
         if let Some((i, s)) = scales
@@ -149,6 +150,7 @@ impl CwtPlanCore {
         o.hop = hop;
         o.sample_rate = fs;
         o.allow_nonfinite = allow_nonfinite;
+        o.half = half.map(parse).transpose()?;
         let (_, on_gpu) = backend(device)?;
         let plan =
             crate::run(py, || multires::CwtPlan::new(o, n, complex_signal)).map_err(cwt_err)?;
@@ -251,7 +253,7 @@ impl CwtPlanCore {
                 }
                 crate::run(py, || {
                     for (r, chunk) in buf.chunks_mut(per_row.max(1)).enumerate() {
-                        self.run_row(&rows.signal(r), CwtSlice::$slice(chunk))?;
+                        self.run_row(&rows, r, CwtSlice::$slice(chunk))?;
                         if b > 1 {
                             check_signals()?;
                         }
@@ -260,10 +262,37 @@ impl CwtPlanCore {
                 })
             }};
         }
-        match self.plan.output_dtype() {
-            "complex64" => run!(Complex32, Complex32),
-            "complex128" => run!(Complex64, Complex64),
-            "float32" => run!(f32, Real32),
+        match (self.plan.output_dtype(), self.plan.options().half) {
+            (_, Some(h)) => {
+                // 16-bit floats: the caller passes their bits' (uint16) view.
+                let mut o: PyReadwriteArray3<u16> = out.extract().map_err(|_| {
+                    crate::type_err(
+                        "out must be a writeable C-contiguous uint16 view of the 16-bit output",
+                    )
+                })?;
+                let buf = o.as_slice_mut().map_err(|_| {
+                    crate::type_err("out must be C-contiguous (the engine writes rows in place)")
+                })?;
+                if buf.len() != b * per_row {
+                    return Err(value_err(format!(
+                        "out holds {} values; this call needs {}",
+                        buf.len(),
+                        b * per_row
+                    )));
+                }
+                crate::run(py, || {
+                    for (r, chunk) in buf.chunks_mut(per_row.max(1)).enumerate() {
+                        self.run_row(&rows, r, CwtSlice::Half(chunk, h))?;
+                        if b > 1 {
+                            check_signals()?;
+                        }
+                    }
+                    Ok::<(), PyErr>(())
+                })
+            }
+            ("complex64", _) => run!(Complex32, Complex32),
+            ("complex128", _) => run!(Complex64, Complex64),
+            ("float32", _) => run!(f32, Real32),
             _ => run!(f64, Real64),
         }
     }
@@ -310,32 +339,64 @@ impl CwtPlanCore {
 }
 
 impl CwtPlanCore {
-    fn run_row(&self, signal: &Signal, out: CwtSlice<'_>) -> PyResult<()> {
+    /// Row `r` of `rows` into `out`. On the GPU a float32 row of a float32
+    /// plan goes up as it is (no float64 copy); outputs come down through
+    /// the page-locked ring straight into `out`.
+    fn run_row(&self, rows: &RowsView<'_>, r: usize, out: CwtSlice<'_>) -> PyResult<()> {
         let Some(g) = &self.gpu else {
             return self
                 .plan
-                .execute_into_slice(signal, out, None)
+                .execute_into_slice(&rows.signal(r), out, None)
                 .map_err(cwt_err);
         };
         let mut g = g.lock().unwrap_or_else(|p| p.into_inner());
-        macro_rules! on_gpu {
-            ($c:expr, $raw:expr) => {{
-                $c.upload(&self.plan, signal).map_err(cuda_err)?;
-                $c.launch().map_err(cuda_err)?;
-                $c.download_raw($raw).map_err(cuda_err)
-            }};
-        }
+        let plan = &self.plan;
+        let up32 = |c: &mut CudaCwt<f32>| -> PyResult<()> {
+            match rows {
+                RowsView::F32(a) if plan.options().oversampling == 1 => {
+                    let row = a.row(r);
+                    match row.as_slice() {
+                        Some(x) => c.upload_real(plan, x),
+                        None => c.upload_real(plan, &row.to_vec()),
+                    }
+                }
+                _ => c.upload(plan, &rows.signal(r)),
+            }
+            .map_err(cuda_err)?;
+            c.launch().map_err(cuda_err)
+        };
+        let up64 = |c: &mut CudaCwt<f64>| -> PyResult<()> {
+            c.upload(plan, &rows.signal(r)).map_err(cuda_err)?;
+            c.launch().map_err(cuda_err)
+        };
         match (&mut *g, out) {
             (GpuPlan::F32(c), CwtSlice::Complex32(o)) => {
-                on_gpu!(c, bytemuck::cast_slice_mut::<Complex32, f32>(o))
+                up32(c)?;
+                c.download_raw(bytemuck::cast_slice_mut::<Complex32, f32>(o))
             }
-            (GpuPlan::F32(c), CwtSlice::Real32(o)) => on_gpu!(c, o),
+            (GpuPlan::F32(c), CwtSlice::Real32(o)) => {
+                up32(c)?;
+                c.download_raw(o)
+            }
+            (GpuPlan::F32(c), CwtSlice::Half(o, _)) => {
+                up32(c)?;
+                c.download_half(o)
+            }
             (GpuPlan::F64(c), CwtSlice::Complex64(o)) => {
-                on_gpu!(c, bytemuck::cast_slice_mut::<Complex64, f64>(o))
+                up64(c)?;
+                c.download_raw(bytemuck::cast_slice_mut::<Complex64, f64>(o))
             }
-            (GpuPlan::F64(c), CwtSlice::Real64(o)) => on_gpu!(c, o),
-            _ => Err(value_err("output dtype does not match the plan")),
+            (GpuPlan::F64(c), CwtSlice::Real64(o)) => {
+                up64(c)?;
+                c.download_raw(o)
+            }
+            (GpuPlan::F64(c), CwtSlice::Half(o, _)) => {
+                up64(c)?;
+                c.download_half(o)
+            }
+            _ => return Err(value_err("output dtype does not match the plan")),
         }
+        .map_err(cuda_err)
     }
 }
 

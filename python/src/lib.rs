@@ -181,6 +181,8 @@ fn empty<'py>(py: Python<'py>, shape: Vec<usize>, dtype: &str) -> PyResult<Bound
         "float64" => make!(f64),
         "complex64" => make!(num_complex::Complex32),
         "complex128" => make!(num_complex::Complex64),
+        // 16-bit floats' bits (float16 and bfloat16 outputs, viewed in Python).
+        "uint16" => make!(u16),
         d => Err(type_err(format!("no engine arrays of dtype {d}"))),
     }
 }

@@ -192,3 +192,41 @@ def test_every_public_function_has_a_docstring():
             obj = getattr(mod, name)
             if inspect.isfunction(obj) or inspect.isclass(obj):
                 assert obj.__doc__ and len(obj.__doc__.strip()) > 20, f"{mod.__name__}.{name}"
+
+
+def _bf16_bits(v):
+    """float32 to bfloat16 bits, rounded to nearest even (NaN kept a NaN)."""
+    b = np.asarray(v, np.float32).view(np.uint32).astype(np.uint64)
+    r = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(np.asarray(v, np.float32))
+    r[nan] = ((b[nan] >> 16) | 0x40).astype(np.uint16)
+    return r
+
+
+@pytest.mark.parametrize("output", ["magnitude", "power"])
+def test_16_bit_outputs_are_the_float32_values_rounded_once(rng, output):
+    x = rng.standard_normal(3000)
+    scales = np.geomspace(1, 200, 24)
+    w32, _ = multires.cwt(x, scales, "cmor1.5-1.0", output=output, precision="f32", device="cpu")
+    w16, _ = multires.cwt(x, scales, "cmor1.5-1.0", output=output, precision="f32", dtype="float16", device="cpu")
+    assert w16.dtype == np.float16 and w16.shape == w32.shape
+    np.testing.assert_array_equal(w16, w32.astype(np.float16))
+    plan = multires.CwtPlan(x.size, scales, "cmor1.5-1.0", output=output, precision="f32", dtype="bf16", device="cpu")
+    wb = plan(x)
+    assert wb.dtype.itemsize == 2
+    np.testing.assert_array_equal(wb.view(np.uint16), _bf16_bits(w32))
+    # Against float64: float16 keeps 11 significant bits.
+    w64, _ = multires.cwt(x, scales, "cmor1.5-1.0", output=output, device="cpu")
+    big = w64 > 1e-3 * w64.max()
+    rel = np.abs(w16[big].astype(np.float64) - w64[big]) / w64[big]
+    assert rel.max() < 2.0**-10
+
+
+def test_16_bit_outputs_need_magnitude_or_power(rng):
+    with pytest.raises(ValueError, match="magnitude or power"):
+        multires.cwt(rng.standard_normal(100), [1, 2], dtype="float16")
+    with pytest.raises(ValueError, match="dtype must be"):
+        multires.cwt(rng.standard_normal(100), [1, 2], output="magnitude", dtype="int8")
+    # float32/float64 dtypes set the precision.
+    w, _ = multires.cwt(rng.standard_normal(100), [1, 2], output="magnitude", dtype=np.float32)
+    assert w.dtype == np.float32

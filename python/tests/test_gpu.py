@@ -96,3 +96,27 @@ def test_device_arrays_come_back_as_device_arrays(rng):
         np.testing.assert_allclose(to_host(W), want, atol=2e-4 * np.abs(want).max())
         c = mp.wavedec(to_dev(x), "db2", level=3, device="cuda")
         assert all(isinstance(v, kind) for v in c)
+
+
+def test_16_bit_outputs_on_the_gpu_round_the_gpus_float32(rng):
+    x = rng.standard_normal(20000).astype(np.float32)
+    scales = np.geomspace(1, 500, 40)
+    for output in ("magnitude", "power"):
+        w32, _ = multires.cwt(x, scales, "cmor1.5-1.0", output=output, device="cuda")
+        w16, _ = multires.cwt(x, scales, "cmor1.5-1.0", output=output, dtype="float16", device="cuda")
+        assert w16.dtype == np.float16
+        np.testing.assert_array_equal(w16, w32.astype(np.float16))
+        wb = multires.CwtPlan(x.size, scales, "cmor1.5-1.0", output=output, precision="f32", dtype="bfloat16", device="cuda")(x)
+        b = w32.view(np.uint32).astype(np.uint64)
+        np.testing.assert_array_equal(wb.view(np.uint16), ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16))
+
+
+def test_float32_rows_on_the_gpu_equal_the_cpu_batched_and_looped(rng):
+    x = rng.standard_normal((5, 30000)).astype(np.float32)
+    scales = np.geomspace(1, 300, 30)
+    plan = multires.CwtPlan(x.shape[1], scales, "cmor1.5-1.0", precision="f32", device="cuda", boundary="symmetric")
+    batched = plan(x)
+    looped = np.stack([plan(r) for r in x])
+    np.testing.assert_array_equal(batched, looped)
+    cpu = multires.CwtPlan(x.shape[1], scales, "cmor1.5-1.0", precision="f32", device="cpu", boundary="symmetric")(x)
+    assert np.linalg.norm(batched - cpu) / np.linalg.norm(cpu) < 1e-5

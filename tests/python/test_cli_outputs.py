@@ -80,6 +80,26 @@ def test_cwt_npy_and_cone_of_influence(tmp_path, x):
     assert coi.shape == (x.size,) and coi[0] == 0 and coi[x.size // 2] > coi[1]
 
 
+def test_cwt_float16_and_bfloat16_files(tmp_path, x):
+    run(tmp_path, "cwt", "x.npy", "-o", "W32.npy", "--scales", "1:8", "--output-kind", "magnitude",
+        "--precision", "f32", "--device", "cpu")
+    run(tmp_path, "cwt", "x.npy", "-o", "W16.npy", "--scales", "1:8", "--output-kind", "magnitude",
+        "--output-dtype", "f16", "--precision", "f32", "--device", "cpu")
+    run(tmp_path, "cwt", "x.npy", "-o", "Wb.npy", "--scales", "1:8", "--output-kind", "magnitude",
+        "--output-dtype", "bf16", "--precision", "f32", "--device", "cpu")
+    w32, w16, wb = (np.load(tmp_path / f) for f in ("W32.npy", "W16.npy", "Wb.npy"))
+    assert w16.dtype == np.float16 and w16.shape == w32.shape == (8, x.size)
+    np.testing.assert_array_equal(w16, w32.astype(np.float16))
+    # bfloat16 as its bits (numpy has no bfloat16): the upper half of float32, rounded to even.
+    assert wb.dtype == np.uint16
+    b = w32.view(np.uint32).astype(np.uint64)
+    np.testing.assert_array_equal(wb, ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16))
+    r = run(tmp_path, "cwt", "x.npy", "-o", "Wc.npy", "--scales", "1:8", "--output-dtype", "f16",
+            "--device", "cpu", ok=False)
+    assert r.returncode != 0 and "magnitude or power" in r.stderr
+    assert not (tmp_path / "Wc.npy").exists()
+
+
 def test_fir_and_codec_outputs(tmp_path, x):
     bank = np.random.default_rng(2).standard_normal((3, 17))
     np.save(tmp_path / "bank.npy", bank)

@@ -7,6 +7,11 @@ Peers (PyTorch on the same GPU, CUDA events, warm-up, median of repeats):
   * an FFT CWT in torch.fft: one FFT of the signal, precomputed mask spectra,
     one batched inverse FFT, the crop (the usual GPU CWT of Python users).
 
+Each torch peer is also timed host to host, as a Python user runs it: a
+numpy array moved to the GPU (``torch.from_numpy(x).cuda()``), the peer,
+the result brought back with ``.cpu()`` (median of 5, wall clock); the
+table sets that beside multires' host-to-host time and its PCIe time.
+
     python3 tools/peers/gpu_peers.py --multires .gpu/multires [--only cwt-seed,fir-8m]
 """
 import argparse
@@ -30,6 +35,24 @@ def timed(fn, repeat=20):
         b.record()
         b.synchronize()
         ts.append(a.elapsed_time(b))
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+def timed_h2h(fn, x_host, repeat=5):
+    """Wall-clock ms of numpy in -> GPU -> fn -> numpy out (median)."""
+    import time
+
+    def once():
+        y = fn(torch.from_numpy(x_host).cuda())
+        return y.cpu().numpy()
+
+    once()
+    ts = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        once()
+        ts.append((time.perf_counter() - t) * 1e3)
     ts.sort()
     return ts[len(ts) // 2]
 
@@ -69,12 +92,13 @@ def torch_fft_cwt(n, scales, wavelet, dtype, repeat):
     kf = torch.fft.fft(k.to("cuda"), dim=1).to(cdt)
     del k
 
-    def run():
-        xf = torch.fft.fft(x, p)
+    def on(xg):
+        xf = torch.fft.fft(xg, p)
         w = torch.fft.ifft(xf[None, :] * kf, dim=1)
         return w[:, :n]
 
-    return timed(run, repeat)
+    kernel = timed(lambda: on(x), repeat)
+    return kernel, timed_h2h(on, x.cpu().numpy())
 
 
 def conv1d_fir(n, f, m, tf32, repeat):
@@ -82,9 +106,11 @@ def conv1d_fir(n, f, m, tf32, repeat):
     torch.backends.cuda.matmul.allow_tf32 = tf32
     x = torch.randn(1, 1, n, device="cuda")
     w = torch.randn(f, 1, m, device="cuda")
-    r = timed(lambda: torch.nn.functional.conv1d(x, w, padding=m // 2), repeat)
+    on = lambda xg: torch.nn.functional.conv1d(xg, w, padding=m // 2)  # noqa: E731
+    r = timed(lambda: on(x), repeat)
+    h = timed_h2h(on, x.cpu().numpy())
     torch.backends.cudnn.allow_tf32 = False
-    return r
+    return r, h
 
 
 def cufft_ols(n, f, m, repeat):
@@ -96,13 +122,13 @@ def cufft_ols(n, f, m, repeat):
     xe = torch.zeros(segs * v + p, device="cuda")
     hf = torch.fft.rfft(h, p)
 
-    def run():
-        xe[m - 1 : m - 1 + n] = x
+    def on(xg):
+        xe[m - 1 : m - 1 + n] = xg
         s = xe.unfold(0, p, v)[:segs]
         y = torch.fft.irfft(torch.fft.rfft(s)[None, :, :] * hf[:, None, :], p)
         return y[:, :, m - 1 :].reshape(f, -1)[:, :n]
 
-    return timed(run, repeat)
+    return timed(lambda: on(x), repeat), timed_h2h(on, x.cpu().numpy())
 
 
 def multires(exe, config, precision, extra=(), repeat=20):
@@ -112,7 +138,15 @@ def multires(exe, config, precision, extra=(), repeat=20):
     if out.returncode != 0:
         sys.stdout.write(out.stderr)
         return []
-    return [float(v) for v in re.findall(r"kernels median ([0-9.]+) ms", out.stdout)]
+    kernels = [float(v) for v in re.findall(r"kernels median ([0-9.]+) ms", out.stdout)]
+    floors = [float(v) for v in re.findall(r"\| floor ([0-9.]+) ms", out.stdout)]
+    h2h = [float(v) for v in re.findall(r"host to host ([0-9.]+) ms \| PCIe", out.stdout)]
+    pcie = [float(v) for v in re.findall(r"\| PCIe ([0-9.]+) ms", out.stdout)]
+    nan = float("nan")
+    return [
+        (k, floors[i] if i < len(floors) else nan, h2h[i] if i < len(h2h) else nan, pcie[i] if i < len(pcie) else nan)
+        for i, k in enumerate(kernels)
+    ]
 
 
 def main():
@@ -124,6 +158,8 @@ def main():
     a = ap.parse_args()
     only = a.only.split(",")
     extra = ["--check"] if a.check else []
+    nan4 = (float("nan"),) * 4
+    nan2 = (float("nan"),) * 2
     rows = []
     print(f"# {torch.cuda.get_device_name()} | torch {torch.__version__} | cuDNN {torch.backends.cudnn.version()}")
     if "cwt-seed" in only:
@@ -131,14 +167,14 @@ def main():
         for prec, dt in [("f32", torch.float32), ("f64", torch.float64)]:
             ours = multires(a.multires, "cwt-seed", prec, extra)
             peer = torch_fft_cwt(102400, seed, "morl", dt, a.repeat)
-            rows.append(("cwt-seed", prec, "torch.fft CWT", peer, ours[0] if ours else float("nan")))
+            rows.append(("cwt-seed", prec, "torch.fft CWT", peer, ours[0] if ours else nan4))
         ours = multires(a.multires, "cwt-seed", "f64", ["--algorithm", "direct"], repeat=5)
-        rows.append(("cwt-seed direct", "f64", "(target 6 ms)", 6.0, ours[0] if ours else float("nan")))
+        rows.append(("cwt-seed direct", "f64", "-", nan2, ours[0] if ours else nan4))
     if "cwt-1m" in only:
         sc = [1024 ** (i / 255) for i in range(256)]
         ours = multires(a.multires, "cwt-1m", "f32", extra)
         peer = torch_fft_cwt(1 << 20, sc, "cmor", torch.float32, a.repeat)
-        rows.append(("cwt-1m", "f32", "torch.fft CWT", peer, ours[0] if ours else float("nan")))
+        rows.append(("cwt-1m", "f32", "torch.fft CWT", peer, ours[0] if ours else nan4))
     if "cwt-fcwt" in only:
         freqs = [1 + (500 - 1) * i / 2999 for i in range(3000)]
         sc = [1000.0 / f for f in freqs]
@@ -147,22 +183,28 @@ def main():
             peer = torch_fft_cwt(100000, sc, "cmor", torch.float32, 5)
         except RuntimeError as e:  # out of memory
             print("torch.fft CWT for cwt-fcwt failed:", e)
-            peer = float("nan")
-        rows.append(("cwt-fcwt", "f32", "torch.fft CWT", peer, ours[0] if ours else float("nan")))
+            peer = nan2
+        rows.append(("cwt-fcwt", "f32", "torch.fft CWT", peer, ours[0] if ours else nan4))
     for cfg, n, f, taps in [("fir-2m", 1 << 21, 8, [64, 513]), ("fir-8m", 1 << 23, 32, [513, 2049])]:
         if cfg not in only:
             continue
         ours = multires(a.multires, cfg, "f32", extra)
         for i, m in enumerate(taps):
-            o = ours[i] if i < len(ours) else float("nan")
+            o = ours[i] if i < len(ours) else nan4
             rows.append((f"{cfg} {f}x{m}", "f32", "cuDNN conv1d FP32", conv1d_fir(n, f, m, False, a.repeat), o))
             rows.append((f"{cfg} {f}x{m}", "f32", "cuDNN conv1d TF32", conv1d_fir(n, f, m, True, a.repeat), o))
             rows.append((f"{cfg} {f}x{m}", "f32", "cuFFT overlap-save (torch.fft)", cufft_ols(n, f, m, a.repeat), o))
     print()
-    print("| config | precision | peer | peer (ms) | multires (ms) | peer / multires |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for cfg, prec, peer, tp, tm in rows:
-        print(f"| {cfg} | {prec} | {peer} | {tp:.3f} | {tm:.3f} | {tp / tm:.2f}x |")
+    print(
+        "| config | precision | peer | peer kernels (ms) | multires kernels (ms) | peer / multires | floor (ms) | multires / floor "
+        "| peer host to host (ms) | multires host to host (ms) | peer / multires | PCIe (ms) | multires / PCIe |"
+    )
+    print("| --- " * 13 + "|")
+    for cfg, prec, peer, (pk, ph), (mk, fl, mh, pc) in rows:
+        print(
+            f"| {cfg} | {prec} | {peer} | {pk:.3f} | {mk:.3f} | {pk / mk:.2f}x | {fl:.3f} | {mk / fl:.1f}x "
+            f"| {ph:.1f} | {mh:.1f} | {ph / mh:.1f}x | {pc:.1f} | {mh / pc:.2f}x |"
+        )
 
 
 if __name__ == "__main__":

@@ -73,7 +73,7 @@ def main():
         except Exception as e:  # noqa: BLE001
             print(f"ssqueezepy on {name} failed: {type(e).__name__}: {e}")
         try:
-            rows.append((name, "torch.fft CWT", torch_fft_cwt(n, list(scales), "morl" if wavelet == "morl" else "cmor", torch.float32, a.repeat)))
+            rows.append((name, "torch.fft CWT", torch_fft_cwt(n, list(scales), "morl" if wavelet == "morl" else "cmor", torch.float32, a.repeat)[0]))
         except RuntimeError as e:
             print(f"torch.fft CWT on {name} failed: {e}")
         del W, ref

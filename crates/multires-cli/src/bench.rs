@@ -31,6 +31,13 @@ pub struct BenchArgs {
     /// Compare with a float64 run of the same configuration and print the relative L2 error.
     #[arg(long)]
     pub check: bool,
+    /// CWT configurations: complex, magnitude, power or phase.
+    #[arg(long, default_value = "complex")]
+    pub output_kind: OutputKind,
+    /// CWT configurations: f16 or bf16 to store magnitude or power as
+    /// 16-bit floats (with --check: their error against float64).
+    #[arg(long, value_name = "f16|bf16")]
+    pub output_dtype: Option<multires::cwt::HalfFloat>,
     /// The CWT's algorithm: auto (per scale, from the cost model), direct or fft.
     #[arg(long, default_value = "auto")]
     pub algorithm: Algorithm,
@@ -46,6 +53,10 @@ pub struct BenchArgs {
     /// DWT configurations on the GPU: the extension mode (default periodization, as DESIGN.md).
     #[arg(long)]
     pub dwt_mode: Option<multires::dwt::Mode>,
+    /// GPU CWT and FIR: also time this many channels (rows of one length)
+    /// in one call, against the single signal's rate per output byte.
+    #[arg(long, default_value_t = 1)]
+    pub channels: usize,
     /// Print the plan (the GPU's per-scale choice) before timing.
     #[arg(long)]
     pub explain: bool,
@@ -127,7 +138,8 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         let scales = spec.scales(&w)?;
         let mut o = CwtOptions::new(w, scales);
         o.precision = a.precision;
-        o.output = OutputKind::Complex;
+        o.output = a.output_kind;
+        o.half = a.output_dtype;
         o.algorithm = a.algorithm;
         Ok((Signal::real(multires::signal::doppler(n)), o))
     };

@@ -104,7 +104,10 @@ fn cwt_typed<T: GpuReal>(
             None => c.upload(&plan, signal)?,
         }
         c.launch()?;
-        c.download_raw(T::values_slice(&mut values, complex_out)?)?;
+        match &mut values {
+            CwtValues::Half(h, _) => c.download_half(h.as_slice_mut().context("contiguous")?)?,
+            v => c.download_raw(T::values_slice(v, complex_out)?)?,
+        }
         Ok(())
     };
     once()?;
@@ -135,6 +138,22 @@ fn cwt_typed<T: GpuReal>(
         med / floor_ms(gpu, c.output_bytes()),
         h2h
     );
+    if let (true, Some(x)) = (a.channels > 1 && options.half.is_none(), &real) {
+        // Channels: C signals in one call, host to host, against one.
+        let xs: Vec<T> = (0..a.channels).flat_map(|_| x.iter().copied()).collect();
+        let per = c.output_bytes() / std::mem::size_of::<T>();
+        let mut out = vec![T::of(0.0); per * a.channels];
+        c.transform_rows(&plan, &xs, &mut out)?;
+        let ms = wall_median(3, || Ok(c.transform_rows(&plan, &xs, &mut out)?))?;
+        let rate = |bytes: usize, ms: f64| bytes as f64 / (ms / 1e3) / 1e9;
+        let one = rate(c.output_bytes(), total_ms);
+        let many = rate(c.output_bytes() * a.channels, ms);
+        println!(
+            "  {} channels in one call: {ms:.1} ms host to host, {many:.1} GB/s of coefficients against {one:.1} for one signal ({:.0}%)",
+            a.channels,
+            100.0 * many / one
+        );
+    }
     if let Some(w) = a.gpu_window {
         if w == 0 {
             anyhow::bail!("--gpu-window must be at least 1 column");
@@ -155,9 +174,11 @@ fn cwt_typed<T: GpuReal>(
         );
     }
     if a.check {
+        let half = options.half;
         let mut o64 = options;
         o64.precision = Precision::F64;
         o64.algorithm = Algorithm::Fft;
+        o64.half = None;
         let reference = CwtPlan::new(o64, signal.len(), signal.is_complex())?
             .execute(signal, None)
             .context("the float64 CPU reference")?;
@@ -165,6 +186,27 @@ fn cwt_typed<T: GpuReal>(
             "  relative L2 error vs float64 CPU overlap-save: {:.2e}",
             rel_l2(&values, &reference.values)
         );
+        if let (Some(h), CwtValues::Half(bits, _), CwtValues::Real64(want)) =
+            (half, &values, &reference.values)
+        {
+            // Per value: the rounding a 16-bit float allows (2^-11 for
+            // float16, 2^-8 for bfloat16) on top of float32's error;
+            // float16 also overflows past 65504 and flushes below 6e-8.
+            let peak = want.iter().fold(0f64, |m, v| m.max(v.abs()));
+            let (mut worst, mut overflow) = (0f64, 0usize);
+            for (&b, &w) in bits.iter().zip(want.iter()) {
+                let g = h.value_of(b) as f64;
+                if g.is_infinite() && w.is_finite() {
+                    overflow += 1;
+                } else if w.abs() > 1e-3 * peak {
+                    worst = worst.max(((g - w) / w).abs());
+                }
+            }
+            println!(
+                "  {}: largest relative error {worst:.2e} (values above 1e-3 of the peak {peak:.3e}); {overflow} values overflowed",
+                h.numpy_name()
+            );
+        }
     }
     Ok(())
 }
@@ -223,6 +265,23 @@ fn fir_typed<T: GpuReal>(
             f.output_bytes(),
             total_ms,
         )?;
+        let channels = if a.channels > 1 {
+            let xs: Vec<T> = (0..a.channels).flat_map(|_| x.iter().copied()).collect();
+            let mut out = vec![T::of(0.0); rows.len() * a.channels];
+            f.filter_rows(&xs, &mut out)?;
+            let ms = wall_median(3, || Ok(f.filter_rows(&xs, &mut out)?))?;
+            let one = f.output_bytes() as f64 / total_ms;
+            let many = (f.output_bytes() * a.channels) as f64 / ms;
+            format!(
+                "  {} channels in one call: {ms:.1} ms host to host, {:.1} GB/s of output against {:.1} for one signal ({:.0}%)",
+                a.channels,
+                many / 1e6,
+                one / 1e6,
+                100.0 * many / one
+            )
+        } else {
+            String::new()
+        };
         f.upload(&signal)?;
         f.launch()?;
         let got = f.download()?;
@@ -242,6 +301,9 @@ fn fir_typed<T: GpuReal>(
             h2h,
             f.recipe()
         );
+        if !channels.is_empty() {
+            println!("{channels}");
+        }
         if let Some(w) = a.gpu_window {
             if w == 0 {
                 anyhow::bail!("--gpu-window must be at least 1 column");
@@ -576,6 +638,23 @@ pub fn dwt2(a: &BenchArgs, side: usize, levels: usize, names: &[String]) -> Resu
             host = multires_cuda::dwtn::wavedecn(&plan, &xa, Some(levels), &ax)?;
             Ok(())
         })?;
+        // Where a host-to-host wavedec2 spends its time: the image up, the
+        // kernels, the coefficients down into new arrays.
+        let t = Instant::now();
+        let up = DevArray::upload(&gpu, &xa)?;
+        gpu.synchronize()?;
+        let t_up = t.elapsed().as_secs_f64() * 1e3;
+        let (ap2, det2) = plan.wavedecn_on_device(&up, &axes, levels)?;
+        gpu.synchronize()?;
+        let t_dev = t.elapsed().as_secs_f64() * 1e3 - t_up;
+        let mut down_bytes = ap2.download(&gpu)?.len() * 4;
+        for d in &det2 {
+            for v in d.values() {
+                down_bytes += v.download(&gpu)?.len() * 4;
+            }
+        }
+        let t_down = t.elapsed().as_secs_f64() * 1e3 - t_up - t_dev;
+        drop((up, ap2, det2));
         multires_cuda::dwtn::waverecn(&plan, &host, &ax)?;
         let rec_ms = wall_median(5, || {
             multires_cuda::dwtn::waverecn(&plan, &host, &ax)?;
@@ -594,6 +673,10 @@ pub fn dwt2(a: &BenchArgs, side: usize, levels: usize, names: &[String]) -> Resu
             (num / den).sqrt(),
             host_to_host(&gpu, n * 4, coeff_bytes * 4, dec_ms)?,
             host_to_host(&gpu, coeff_bytes * 4, n * 4, rec_ms)?
+        );
+        println!(
+            "  one wavedec2 host to host: image up {t_up:.1} ms, kernels and allocations {t_dev:.1} ms, {:.0} MB of coefficients down into new arrays {t_down:.1} ms",
+            down_bytes as f64 / 1e6
         );
     }
     Ok(())

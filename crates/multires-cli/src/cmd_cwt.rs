@@ -90,6 +90,11 @@ pub struct TransformArgs {
     /// Kahan-compensated sums; complex64/float32 output).
     #[arg(long, default_value = "f64", value_name = "f64|f32")]
     pub precision: Precision,
+    /// Type of the stored values: f32 or f64 (as --precision), or f16 or
+    /// bf16 for magnitude or power (half the bytes of f32; computed in
+    /// --precision, rounded once). bf16 is written as uint16 bits.
+    #[arg(long, value_name = "f16|bf16|f32|f64")]
+    pub output_dtype: Option<String>,
     /// auto picks direct or FFT per scale from a cost model (see --explain).
     #[arg(long, default_value = "auto")]
     pub algorithm: Algorithm,
@@ -210,6 +215,17 @@ pub fn build_options(t: &TransformArgs, signal: &Signal) -> Result<CwtOptions> {
     o.normalization = t.normalization;
     o.output = t.kind;
     o.precision = t.precision;
+    match t.output_dtype.as_deref() {
+        None => {}
+        Some(d) if d.eq_ignore_ascii_case("f32") => o.precision = Precision::F32,
+        Some(d) if d.eq_ignore_ascii_case("f64") => o.precision = Precision::F64,
+        Some(d) => {
+            o.half = Some(
+                d.parse()
+                    .map_err(|e: String| anyhow::anyhow!("--output-dtype: {e} (or f32, f64)"))?,
+            )
+        }
+    }
     o.algorithm = t.algorithm;
     o.hop = t.hop;
     o.amplitude_gain = scale_function(&t.amplitude_gain, "amplitude-gain")?;
@@ -264,6 +280,7 @@ pub fn write_values(path: &Path, values: &CwtValues) -> Result<()> {
         CwtValues::Complex64(a) => io::write_npy(path, a),
         CwtValues::Real32(a) => io::write_npy(path, a),
         CwtValues::Real64(a) => io::write_npy(path, a),
+        CwtValues::Half(a, h) => io::write_npy(path, &io::HalfArray(a, *h)),
     }?;
     Ok(())
 }
@@ -399,6 +416,7 @@ pub fn demo(a: DemoArgs) -> Result<()> {
         freq_spacing: "linear".into(),
         kind: OutputKind::Complex,
         precision: Precision::F32,
+        output_dtype: None,
         algorithm: Algorithm::Auto,
         boundary: Boundary::Zero,
         // L1 keeps a tone's ridge equally bright at every scale.

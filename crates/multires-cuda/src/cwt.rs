@@ -13,7 +13,7 @@ use crate::masks::DeviceMasks;
 use crate::spectra::twiddles;
 use crate::GpuReal;
 use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
-use multires::cwt::{Algorithm, CwtValues, OutputKind};
+use multires::cwt::{Algorithm, CwtValues, HalfFloat, OutputKind};
 use multires::{CwtPlan, Signal};
 use num_complex::Complex64;
 use rayon::prelude::*;
@@ -145,6 +145,8 @@ pub struct CudaCwt<T: GpuReal> {
     /// Windows only: the window's first work column in the whole transform.
     shift: usize,
     kind: OutputKind,
+    /// Magnitude or power stored as 16-bit floats.
+    half: Option<HalfFloat>,
     complex_masks: bool,
     direct: Option<DirectPart<T>>,
     groups: Vec<OlsGroup<T>>,
@@ -156,12 +158,17 @@ pub struct CudaCwt<T: GpuReal> {
     recipe: GpuRecipe,
 }
 
-pub(crate) fn out_code(kind: OutputKind) -> i32 {
-    match kind {
-        OutputKind::Complex => 0,
-        OutputKind::Magnitude => 1,
-        OutputKind::Power => 2,
-        OutputKind::Phase => 3,
+/// The store step's code in common.cuh (OUT_*).
+pub(crate) fn out_code(kind: OutputKind, half: Option<HalfFloat>) -> i32 {
+    match (kind, half) {
+        (OutputKind::Magnitude, Some(HalfFloat::F16)) => 5,
+        (OutputKind::Power, Some(HalfFloat::F16)) => 6,
+        (OutputKind::Magnitude, Some(HalfFloat::BF16)) => 7,
+        (OutputKind::Power, Some(HalfFloat::BF16)) => 8,
+        (OutputKind::Complex, _) => 0,
+        (OutputKind::Magnitude, _) => 1,
+        (OutputKind::Power, _) => 2,
+        (OutputKind::Phase, _) => 3,
     }
 }
 
@@ -470,7 +477,12 @@ impl<T: GpuReal> CudaCwt<T> {
         let twl = sizes.last().copied().unwrap_or(2);
         let tw: Vec<T> = twiddles(twl).into_iter().map(T::of).collect();
         let elem = if kind == OutputKind::Complex { 2 } else { 1 };
-        let out_len = rows * cols * elem;
+        let half = opts.half;
+        // 16-bit outputs: the buffer's T values hold two (f32) or four.
+        let out_len = match half {
+            Some(_) => (rows * cols * 2).div_ceil(std::mem::size_of::<T>()),
+            None => rows * cols * elem,
+        };
         check_free(&gpu, out_len as u128 * std::mem::size_of::<T>() as u128)?;
         // Safety of contents is not needed: every element is written by a launch.
         let out = gpu
@@ -497,6 +509,7 @@ impl<T: GpuReal> CudaCwt<T> {
             lead,
             shift: 0,
             kind,
+            half,
             complex_masks,
             direct,
             groups,
@@ -710,8 +723,38 @@ impl<T: GpuReal> CudaCwt<T> {
     }
 
     /// The output as plain elements (complex interleaved), rows of `columns()`.
+    /// A 16-bit output (planned with `half`) as its bits, rows of
+    /// `columns()`, through the ring straight into `host`.
+    pub fn download_half(&self, host: &mut [u16]) -> Result<(), CudaError> {
+        let n = self.rows * self.cols;
+        if self.half.is_none() || host.len() != n {
+            return Err(CudaError::Unsupported(format!(
+                "{} 16-bit values given for a {} output of {n}",
+                host.len(),
+                self.half.map_or("float32 or float64", |h| h.numpy_name())
+            )));
+        }
+        use cudarc::driver::DevicePtr;
+        let (src, _sync) = self.out.device_ptr(&self.stream);
+        // SAFETY: the buffer holds at least n 16-bit values (sized in
+        // `window_on`) and is borrowed until the copy has completed.
+        unsafe {
+            crate::transfer::to_host_bytes(
+                &self.gpu,
+                &self.stream,
+                src,
+                bytemuck::cast_slice_mut(host),
+            )
+        }
+    }
+
     /// Through the page-locked ring (`transfer`), straight into `host`.
     pub fn download_raw(&self, host: &mut [T]) -> Result<(), CudaError> {
+        if self.half.is_some() {
+            return Err(CudaError::Unsupported(
+                "a 16-bit output is read with download_half".into(),
+            ));
+        }
         if host.len() != self.out.len() {
             return Err(CudaError::Unsupported(format!(
                 "{} values given for an output of {}",
@@ -724,10 +767,11 @@ impl<T: GpuReal> CudaCwt<T> {
 
     /// Fills the output with a value no kernel produces (tests: every element must be written).
     pub fn poison(&mut self) -> Result<(), CudaError> {
-        let n = self.out.len();
-        let v = vec![T::of(f64::NAN); n];
-        self.stream
-            .memcpy_htod(&v, &mut self.out)
+        use cudarc::driver::DevicePtrMut;
+        let bytes = self.out.len() * std::mem::size_of::<T>();
+        let (p, _sync) = self.out.device_ptr_mut(&self.stream);
+        // All ones: a NaN in float16, bfloat16, float32 and float64 alike.
+        unsafe { cudarc::driver::result::memset_d8_async(p, 0xFF, bytes, self.stream.cu_stream()) }
             .during(|| "poisoning the output".into())?;
         self.stream
             .synchronize()
@@ -745,7 +789,7 @@ impl<T: GpuReal> CudaCwt<T> {
         let cx = sig.im.is_some() as i32;
         let xi = sig.im.as_ref().unwrap_or(&sig.re);
         let xlen = sig.re.len() as i64;
-        let oc = out_code(self.kind);
+        let oc = out_code(self.kind, self.half);
         let ncols = self.cols as i32;
         let hop = self.hop as i32;
         if let Some(d) = &self.direct {
@@ -849,12 +893,19 @@ impl<T: GpuReal> CudaCwt<T> {
                 want.1
             )));
         }
+        if let CwtValues::Half(a, _) = values {
+            return self.download_half(a.as_slice_mut().ok_or_else(crate::strided)?);
+        }
         let dst: &mut [T] = T::values_slice(values, self.kind == OutputKind::Complex)?;
         self.download_raw(dst)
     }
 
+    /// Bytes of the coefficients (what a download copies).
     pub fn output_bytes(&self) -> usize {
-        self.out.len() * std::mem::size_of::<T>()
+        match self.half {
+            Some(_) => self.rows * self.cols * 2,
+            None => self.out.len() * std::mem::size_of::<T>(),
+        }
     }
 }
 
@@ -986,6 +1037,12 @@ pub fn cwt_chunked<T: GpuReal>(
     chunk: usize,
 ) -> Result<(), CudaError> {
     let opts = plan.options();
+    if let Some(h) = opts.half {
+        return Err(CudaError::Unsupported(format!(
+            "a {} output larger than the GPU's memory (in column windows) is not supported; ask for float32 or a shorter signal",
+            h.numpy_name()
+        )));
+    }
     let hop = opts.hop;
     let (rows, cols) = (opts.scales.len(), plan.columns());
     let chunk = chunk.clamp(1, cols);

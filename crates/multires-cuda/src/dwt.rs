@@ -1152,7 +1152,7 @@ pub fn wavedec<T: GpuReal>(
         .blocks()
         .into_iter()
         .map(|(o, l)| {
-            let mut v = vec![T::of(0.0); rows * l];
+            let mut v = multires::memory::zeroed_vec::<T>(rows * l);
             crate::transfer::download_into(gpu, &gpu.stream, &coeffs, o, &mut v)?;
             Ok(v)
         })
@@ -1440,7 +1440,7 @@ pub fn waverec<T: GpuReal>(
         .during(|| "allocating the reconstruction".into())?;
     let mut work = DwtWork::default();
     plan.waverec_on_device(&cd, &layout, &mut out, &mut work)?;
-    let mut host = vec![T::of(0.0); rows * final_len];
+    let mut host = multires::memory::zeroed_vec::<T>(rows * final_len);
     crate::transfer::download_into(gpu, &gpu.stream, &out, 0, &mut host)?;
     Ok((host, final_len))
 }

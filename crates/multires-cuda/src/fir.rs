@@ -331,7 +331,7 @@ impl<T: GpuReal> CudaFir<T> {
 
     /// The output as float64 rows (complex where the bank is complex).
     pub fn download(&self) -> Result<multires::fir::FirValues, CudaError> {
-        let mut host = vec![T::of(0.0); self.out.len()];
+        let mut host = multires::memory::zeroed_vec::<T>(self.out.len());
         self.download_raw(&mut host)?;
         let shape = (self.nf, self.len);
         let bad = |e: ndarray::ShapeError| CudaError::Unsupported(format!("output shape: {e}"));

@@ -48,7 +48,7 @@ pub fn gpu_masks(gpu: &Gpu, plan: &CwtPlan) -> Result<Vec<num_complex::Complex64
     masks::DeviceMasks::generate(gpu, plan)?.download(gpu)
 }
 
-fn strided() -> CudaError {
+pub(crate) fn strided() -> CudaError {
     CudaError::Unsupported("the output array is not contiguous".into())
 }
 

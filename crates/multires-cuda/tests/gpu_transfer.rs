@@ -19,7 +19,7 @@ fn staged_copies_equal_the_bytes_both_ways() {
         return;
     };
     let s = &gpu.stream;
-    let chunk = 8 << 20;
+    let chunk = 32 << 20;
     for len in [
         0usize,
         1,
@@ -145,4 +145,108 @@ fn kernel_cache_misses_then_hits_and_survives_a_bad_file() {
     let (_, fourth) = compile(&gpu.ctx, Kernel::CwtMasks, inst, cc).unwrap();
     assert_eq!(fourth, CacheOutcome::Hit);
     std::env::remove_var("MULTIRES_CACHE_DIR");
+}
+
+#[test]
+fn sixteen_bit_outputs_are_the_float32_outputs_rounded_once() {
+    let Some(gpu) = gpu_or_skip("sixteen_bit_outputs_are_the_float32_outputs_rounded_once") else {
+        return;
+    };
+    use multires::cwt::HalfFloat;
+    let n = 50_001;
+    let x: Vec<f32> = multires::signal::noise(n, 9)
+        .iter()
+        .map(|&v| v as f32)
+        .collect();
+    for output in [OutputKind::Magnitude, OutputKind::Power] {
+        let plan = plan_of(n, output, Boundary::Zero);
+        let mut c = CudaCwt::<f32>::new(gpu.clone(), &plan).unwrap();
+        let mut want = vec![0f32; c.output_bytes() / 4];
+        c.upload_real(&plan, &x).unwrap();
+        c.launch().unwrap();
+        c.download_raw(&mut want).unwrap();
+        for h in [HalfFloat::F16, HalfFloat::BF16] {
+            let mut o = plan.options().clone();
+            o.half = Some(h);
+            let hp = CwtPlan::new(o, n, false).unwrap();
+            let mut c = CudaCwt::<f32>::new(gpu.clone(), &hp).unwrap();
+            assert_eq!(c.output_bytes(), want.len() * 2, "{h:?}: half the bytes");
+            c.poison().unwrap();
+            c.upload_real(&hp, &x).unwrap();
+            c.launch().unwrap();
+            let mut got = vec![0u16; want.len()];
+            c.download_half(&mut got).unwrap();
+            let bad = got
+                .iter()
+                .zip(&want)
+                .filter(|(g, w)| **g != h.bits_of(**w))
+                .count();
+            assert_eq!(
+                bad, 0,
+                "{output:?} {h:?}: {bad} values are not the float32 value rounded"
+            );
+            // Through the backend, as the CLI runs it: the same bits.
+            let mut values = CwtValues::zeroed_for(&hp);
+            c.download(&mut values).unwrap();
+            let CwtValues::Half(a, _) = &values else {
+                panic!("a 16-bit plan gives 16-bit values")
+            };
+            assert!(a.iter().zip(&got).all(|(p, q)| p == q));
+            let mut wrong = vec![0f32; want.len()];
+            assert!(c.download_raw(&mut wrong).is_err());
+        }
+    }
+    let mut o = plan_of(100, OutputKind::Complex, Boundary::Zero)
+        .options()
+        .clone();
+    o.half = Some(HalfFloat::F16);
+    let Err(e) = CwtPlan::new(o, 100, false) else {
+        panic!("a complex float16 plan was accepted")
+    };
+    let e = e.to_string();
+    assert!(e.contains("magnitude or power"), "{e}");
+}
+
+#[test]
+fn rows_in_one_call_equal_rows_one_by_one() {
+    let Some(gpu) = gpu_or_skip("rows_in_one_call_equal_rows_one_by_one") else {
+        return;
+    };
+    let (rows, n) = (4, 40_000);
+    let x: Vec<f32> = multires::signal::noise(rows * n, 3)
+        .iter()
+        .map(|&v| v as f32)
+        .collect();
+    let plan = plan_of(n, OutputKind::Complex, Boundary::Reflect);
+    let mut c = CudaCwt::<f32>::new(gpu.clone(), &plan).unwrap();
+    let per = c.output_bytes() / 4;
+    let mut batched = vec![f32::NAN; rows * per];
+    c.transform_rows(&plan, &x, &mut batched).unwrap();
+    for r in 0..rows {
+        let mut one = vec![0f32; per];
+        c.upload_real(&plan, &x[r * n..(r + 1) * n]).unwrap();
+        c.launch().unwrap();
+        c.download_raw(&mut one).unwrap();
+        assert!(one == batched[r * per..(r + 1) * per], "CWT row {r}");
+    }
+    assert!(c.transform_rows(&plan, &x[..n + 1], &mut batched).is_err());
+    // The FIR bank likewise.
+    use multires::fir::{FilterBank, FirMode, FirOptions};
+    let taps = multires::signal::noise(8 * 129, 4);
+    let bank = FilterBank::Real(ndarray::Array2::from_shape_vec((8, 129), taps).unwrap());
+    let opts = FirOptions {
+        mode: FirMode::Same,
+        ..FirOptions::default()
+    };
+    let mut f = multires_cuda::CudaFir::<f32>::new(gpu.clone(), n, false, &bank, &opts).unwrap();
+    let per = f.output_bytes() / 4;
+    let mut batched = vec![f32::NAN; rows * per];
+    f.filter_rows(&x, &mut batched).unwrap();
+    for r in 0..rows {
+        let mut one = vec![0f32; per];
+        f.upload_real(&x[r * n..(r + 1) * n]).unwrap();
+        f.launch().unwrap();
+        f.download_raw(&mut one).unwrap();
+        assert!(one == batched[r * per..(r + 1) * per], "FIR row {r}");
+    }
 }

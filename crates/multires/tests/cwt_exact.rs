@@ -472,3 +472,43 @@ fn a_nan_reaches_exactly_the_columns_whose_masks_touch_it() {
         }
     }
 }
+
+/// A 16-bit output is the plan's float32 value rounded once (to nearest
+/// even), for float16 and bfloat16, magnitude and power.
+#[test]
+fn sixteen_bit_outputs_round_the_float32_output() {
+    use multires::cwt::{CwtValues, HalfFloat, OutputKind, Precision};
+    let x = multires::Signal::real(multires::signal::noise(2000, 8));
+    let scales: Vec<multires::Scale> = [1.0, 3.0, 20.0, 90.0]
+        .iter()
+        .map(|&s| multires::Scale::new(s))
+        .collect();
+    for output in [OutputKind::Magnitude, OutputKind::Power] {
+        let mut o = multires::CwtOptions::new(
+            multires::Wavelet::from_name("cmor1.5-1.0").unwrap(),
+            scales.clone(),
+        );
+        o.precision = Precision::F32;
+        o.output = output;
+        let want = multires::CwtPlan::new(o.clone(), 2000, false)
+            .unwrap()
+            .execute(&x, None)
+            .unwrap();
+        let CwtValues::Real32(w) = &want.values else {
+            panic!("float32")
+        };
+        for h in [HalfFloat::F16, HalfFloat::BF16] {
+            o.half = Some(h);
+            let plan = multires::CwtPlan::new(o.clone(), 2000, false).unwrap();
+            assert_eq!(plan.output_dtype(), h.numpy_name());
+            let got = plan.execute(&x, None).unwrap();
+            let CwtValues::Half(g, _) = &got.values else {
+                panic!("16-bit")
+            };
+            assert!(
+                g.iter().zip(w.iter()).all(|(&b, &v)| b == h.bits_of(v)),
+                "{output:?} {h:?}"
+            );
+        }
+    }
+}

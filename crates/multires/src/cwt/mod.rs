@@ -62,6 +62,41 @@ pub enum Normalization {
     L1,
 }
 
+/// A 16-bit float for magnitude or power outputs (plots, ML features): half
+/// or a quarter of the bytes of float32 or float64, rounded to nearest even.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HalfFloat {
+    /// IEEE binary16 (numpy float16): 11 significant bits, largest 65504.
+    F16,
+    /// bfloat16: float32's range with 8 significant bits.
+    BF16,
+}
+
+impl HalfFloat {
+    /// Rounds to nearest even, as CUDA's conversions do.
+    pub fn bits_of(self, v: f32) -> u16 {
+        match self {
+            HalfFloat::F16 => half::f16::from_f32(v).to_bits(),
+            HalfFloat::BF16 => half::bf16::from_f32(v).to_bits(),
+        }
+    }
+    pub fn value_of(self, b: u16) -> f32 {
+        match self {
+            HalfFloat::F16 => half::f16::from_bits(b).to_f32(),
+            HalfFloat::BF16 => half::bf16::from_bits(b).to_f32(),
+        }
+    }
+    /// The numpy name of the values (bfloat16 is ml_dtypes' name; numpy
+    /// itself holds its bits as uint16).
+    pub fn numpy_name(self) -> &'static str {
+        match self {
+            HalfFloat::F16 => "float16",
+            HalfFloat::BF16 => "bfloat16",
+        }
+    }
+}
+
+named_enum!(HalfFloat, "output dtype", ["f16" => HalfFloat::F16, "float16" => HalfFloat::F16, "bf16" => HalfFloat::BF16, "bfloat16" => HalfFloat::BF16]);
 named_enum!(OutputKind, "output", ["complex" => OutputKind::Complex, "magnitude" => OutputKind::Magnitude, "power" => OutputKind::Power, "phase" => OutputKind::Phase]);
 named_enum!(Precision, "precision", ["f32" => Precision::F32, "f64" => Precision::F64]);
 named_enum!(Algorithm, "algorithm", ["auto" => Algorithm::Auto, "direct" => Algorithm::Direct, "fft" => Algorithm::Fft]);
@@ -96,6 +131,9 @@ pub struct CwtOptions {
     /// Largest number of bytes masks, spectra and output may take together.
     pub memory_limit: Option<u64>,
     pub cost_model: CostModel,
+    /// Magnitude or power stored as 16-bit floats (computed in `precision`,
+    /// rounded once at the store).
+    pub half: Option<HalfFloat>,
 }
 
 impl CwtOptions {
@@ -118,6 +156,7 @@ impl CwtOptions {
             sample_rate: None,
             memory_limit: None,
             cost_model: CostModel::default(),
+            half: None,
         }
     }
 }
@@ -133,6 +172,11 @@ pub enum CwtError {
     NonFiniteFft { index: usize, value: String },
     #[error(transparent)]
     Scales(#[from] ScaleError),
+    #[error("a {dtype} output holds magnitude or power, not '{output}': pass --output magnitude or --output power (or keep float32)")]
+    HalfNeedsRealOutput {
+        dtype: &'static str,
+        output: OutputKind,
+    },
     #[error("hop must be >= 1, got {0}")]
     BadHop(usize),
     #[error("oversampling factor must be 1, 2 or 4, got {0}")]

@@ -1,6 +1,6 @@
 //! The transform's result: coefficients in the requested form, with the
 //! scales, frequencies and cone of influence that give them meaning.
-use super::OutputKind;
+use super::{HalfFloat, OutputKind};
 use crate::real::Real;
 use ndarray::Array2;
 use num_complex::{Complex, Complex32, Complex64};
@@ -85,6 +85,8 @@ pub enum CwtValues {
     Complex64(Array2<Complex64>),
     Real32(Array2<f32>),
     Real64(Array2<f64>),
+    /// Magnitude or power as 16-bit floats, their bits.
+    Half(Array2<u16>, HalfFloat),
 }
 
 impl CwtValues {
@@ -94,6 +96,7 @@ impl CwtValues {
             CwtValues::Complex64(a) => a.dim(),
             CwtValues::Real32(a) => a.dim(),
             CwtValues::Real64(a) => a.dim(),
+            CwtValues::Half(a, _) => a.dim(),
         };
         (s.0, s.1)
     }
@@ -105,6 +108,7 @@ impl CwtValues {
             CwtValues::Complex64(a) => a.clone(),
             CwtValues::Real32(a) => a.mapv(|v| Complex64::new(v as f64, 0.0)),
             CwtValues::Real64(a) => a.mapv(|v| Complex64::new(v, 0.0)),
+            CwtValues::Half(a, h) => a.mapv(|v| Complex64::new(h.value_of(v) as f64, 0.0)),
         }
     }
 
@@ -115,6 +119,7 @@ impl CwtValues {
             CwtValues::Complex64(a) => a.mapv(|c| c.norm()),
             CwtValues::Real32(a) => a.mapv(|v| v as f64),
             CwtValues::Real64(a) => a.clone(),
+            CwtValues::Half(a, h) => a.mapv(|v| h.value_of(v) as f64),
         }
     }
 
@@ -124,6 +129,7 @@ impl CwtValues {
             CwtValues::Complex64(_) => "complex128",
             CwtValues::Real32(_) => "float32",
             CwtValues::Real64(_) => "float64",
+            CwtValues::Half(_, h) => h.numpy_name(),
         }
     }
 }
@@ -135,6 +141,8 @@ pub enum CwtSlice<'a> {
     Complex64(&'a mut [Complex64]),
     Real32(&'a mut [f32]),
     Real64(&'a mut [f64]),
+    /// 16-bit floats' bits.
+    Half(&'a mut [u16], HalfFloat),
 }
 
 impl CwtSlice<'_> {
@@ -144,6 +152,7 @@ impl CwtSlice<'_> {
             CwtSlice::Complex64(a) => a.len(),
             CwtSlice::Real32(a) => a.len(),
             CwtSlice::Real64(a) => a.len(),
+            CwtSlice::Half(a, _) => a.len(),
         }
     }
     pub fn is_empty(&self) -> bool {
@@ -155,6 +164,7 @@ impl CwtSlice<'_> {
             CwtSlice::Complex64(_) => "complex128",
             CwtSlice::Real32(_) => "float32",
             CwtSlice::Real64(_) => "float64",
+            CwtSlice::Half(_, h) => h.numpy_name(),
         }
     }
 }

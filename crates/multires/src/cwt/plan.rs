@@ -80,6 +80,12 @@ impl CwtPlan {
         if options.hop == 0 {
             return Err(CwtError::BadHop(0));
         }
+        if let (Some(h), OutputKind::Complex | OutputKind::Phase) = (options.half, options.output) {
+            return Err(CwtError::HalfNeedsRealOutput {
+                dtype: h.numpy_name(),
+                output: options.output,
+            });
+        }
         if ![1, 2, 4].contains(&options.oversampling) {
             return Err(CwtError::BadOversampling(options.oversampling));
         }
@@ -269,12 +275,16 @@ impl CwtPlan {
             }
             CwtValues::Real32(a) => CwtSlice::Real32(a.as_slice_mut().ok_or_else(contiguous)?),
             CwtValues::Real64(a) => CwtSlice::Real64(a.as_slice_mut().ok_or_else(contiguous)?),
+            CwtValues::Half(a, h) => CwtSlice::Half(a.as_slice_mut().ok_or_else(contiguous)?, *h),
         };
         self.execute_into_slice(signal, out, progress)
     }
 
     /// The numpy dtype of this plan's coefficients.
     pub fn output_dtype(&self) -> &'static str {
+        if let Some(h) = self.options.half {
+            return h.numpy_name();
+        }
         match (self.options.precision, self.options.output) {
             (Precision::F32, OutputKind::Complex) => "complex64",
             (Precision::F32, _) => "float32",
@@ -305,6 +315,27 @@ impl CwtPlan {
             self.options.interpolator,
         );
         let complex_signal = signal.is_complex();
+        if let CwtSlice::Half(o, h) = out {
+            // Computed in the plan's precision, rounded once per value.
+            use rayon::prelude::*;
+            match self.engines() {
+                Engines::F32(e) => {
+                    let mut t = crate::memory::zeroed_vec::<f32>(want);
+                    self.run(e, &x, complex_signal, progress, &mut t);
+                    o.par_iter_mut()
+                        .zip(&t)
+                        .for_each(|(d, &v)| *d = h.bits_of(v));
+                }
+                Engines::F64(e) => {
+                    let mut t = crate::memory::zeroed_vec::<f64>(want);
+                    self.run(e, &x, complex_signal, progress, &mut t);
+                    o.par_iter_mut()
+                        .zip(&t)
+                        .for_each(|(d, &v)| *d = h.bits_of(v as f32));
+                }
+            }
+            return Ok(());
+        }
         match (self.engines(), out) {
             (Engines::F32(e), CwtSlice::Complex32(o)) => {
                 self.run(e, &x, complex_signal, progress, o)
@@ -588,6 +619,9 @@ impl CwtValues {
     pub fn zeroed_for(plan: &CwtPlan) -> CwtValues {
         let (rows, cols) = (plan.options.scales.len(), plan.columns());
         let complex = plan.options.output == OutputKind::Complex;
+        if let Some(h) = plan.options.half {
+            return CwtValues::Half(zeroed(rows, cols), h);
+        }
         match (plan.options.precision, complex) {
             (Precision::F32, true) => CwtValues::Complex32(zeroed(rows, cols)),
             (Precision::F32, false) => CwtValues::Real32(zeroed(rows, cols)),

@@ -16,7 +16,9 @@ pub use read::{
     read_grey_image, read_matrix, read_npz, read_raw_f32, read_real_array, read_signal, Matrix,
     RawType, ReadOptions, RealArray,
 };
-pub use write::{remove_pending_outputs, write_atomic, write_npy, write_npz, write_png, NpyArray};
+pub use write::{
+    remove_pending_outputs, write_atomic, write_npy, write_npz, write_png, HalfArray, NpyArray,
+};
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

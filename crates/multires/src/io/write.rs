@@ -87,6 +87,50 @@ impl<A: WritableElement, S: Data<Elem = A>, D: Dimension> NpyArray for ArrayBase
     }
 }
 
+/// 16-bit floats' bits as numpy reads them: binary16 as `<f2` (float16);
+/// bfloat16, which numpy has no type for, as `<u2` holding its bits
+/// (`a.view(ml_dtypes.bfloat16)`, or `torch.from_numpy(a).view(torch.bfloat16)`).
+pub struct HalfArray<'a>(pub &'a ndarray::Array2<u16>, pub crate::cwt::HalfFloat);
+
+/// binary16 bits, written with numpy's `<f2` descriptor.
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+struct Float16Bits(u16);
+
+impl WritableElement for Float16Bits {
+    fn type_descriptor() -> py_literal::Value {
+        py_literal::Value::String("<f2".into())
+    }
+    fn write<W: Write>(&self, w: W) -> Result<(), ndarray_npy::WriteDataError> {
+        self.0.write(w)
+    }
+    fn write_slice<W: Write>(slice: &[Self], w: W) -> Result<(), ndarray_npy::WriteDataError> {
+        // SAFETY: repr(transparent) over u16.
+        let bits: &[u16] =
+            unsafe { std::slice::from_raw_parts(slice.as_ptr().cast(), slice.len()) };
+        u16::write_slice(bits, w)
+    }
+}
+
+impl NpyArray for HalfArray<'_> {
+    fn write_to(&self, w: &mut dyn Write) -> Result<(), String> {
+        match self.1 {
+            crate::cwt::HalfFloat::BF16 => self.0.write_to(w),
+            crate::cwt::HalfFloat::F16 => {
+                let a = self.0.as_standard_layout();
+                let bits = a.as_slice().ok_or("a strided array")?;
+                // SAFETY: repr(transparent) over u16.
+                let v: &[Float16Bits] =
+                    unsafe { std::slice::from_raw_parts(bits.as_ptr().cast(), bits.len()) };
+                ndarray::ArrayView2::from_shape(a.dim(), v)
+                    .map_err(|e| e.to_string())?
+                    .write_npy(w)
+                    .map_err(|e| e.to_string())
+            }
+        }
+    }
+}
+
 /// Writes an 8-bit image (grey or RGB rows, `color` saying which) as PNG, atomically.
 pub fn write_png(
     path: &Path,
