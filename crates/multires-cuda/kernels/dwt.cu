@@ -741,6 +741,60 @@ __device__ __forceinline__ void idwt_ax_body(const T* __restrict__ a, const T* _
     }
 }
 
+// IDWT2: one 2-D synthesis level over the last two axes, fused. Each
+// output is the axis-1 synthesis of the (aa, ad) and (da, dd) pairs, then
+// the axis-0 synthesis of those two, summed in the axis passes' order;
+// the four sub-bands are read once through the caches and no intermediate
+// goes to memory (the two axis passes moved the whole level twice, the
+// column pass at a quarter of DRAM's rate).
+template <typename T>
+__device__ __forceinline__ void idwt2_body(const T* __restrict__ aa, const T* __restrict__ ad,
+                                           const T* __restrict__ da, const T* __restrict__ dd, long long nc0,
+                                           long long nc1, long long n0, long long n1, int shift, int periodic,
+                                           const T* __restrict__ filt, int F, T* __restrict__ out) {
+    __shared__ T f[2 * MAX_TAPS];
+    for (int i = threadIdx.y * blockDim.x + threadIdx.x; i < 2 * F; i += blockDim.x * blockDim.y) f[i] = filt[i];
+    __syncthreads();
+    const long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= n1) return;
+    const long long plane = (long long)blockIdx.z * nc0 * nc1;
+    long long m1 = j + shift;
+    if (periodic && m1 >= 2 * nc1) m1 %= 2 * nc1;
+    const long long c1 = m1 >> 1;
+    const int p1 = (int)(m1 & 1);
+    for (long long i = (long long)blockIdx.y * blockDim.y + threadIdx.y; i < n0; i += (long long)gridDim.y * blockDim.y) {
+        long long m0 = i + shift;
+        if (periodic && m0 >= 2 * nc0) m0 %= 2 * nc0;
+        const long long c0 = m0 >> 1;
+        const int p0 = (int)(m0 & 1);
+        T acc = 0;
+        for (int k0 = 0; k0 < F / 2; ++k0) {
+            long long q0 = c0 - k0;
+            if (periodic) {
+                q0 %= nc0;
+                if (q0 < 0) q0 += nc0;
+            } else if (q0 < 0 || q0 >= nc0) {
+                continue;
+            }
+            const long long row = plane + q0 * nc1;
+            T ta = 0, td = 0;
+            for (int k1 = 0; k1 < F / 2; ++k1) {
+                long long q1 = c1 - k1;
+                if (periodic) {
+                    q1 %= nc1;
+                    if (q1 < 0) q1 += nc1;
+                } else if (q1 < 0 || q1 >= nc1) {
+                    continue;
+                }
+                ta = aa[row + q1] * f[2 * k1 + p1] + ad[row + q1] * f[F + 2 * k1 + p1] + ta;
+                td = da[row + q1] * f[2 * k1 + p1] + dd[row + q1] * f[F + 2 * k1 + p1] + td;
+            }
+            acc = ta * f[2 * k0 + p0] + td * f[F + 2 * k0 + p0] + acc;
+        }
+        out[((long long)blockIdx.z * n0 + i) * n1 + j] = acc;
+    }
+}
+
 // y = x cut to w of its s entries along an axis (waverecn's trim of an
 // approximation one longer than its details).
 template <typename T>
@@ -903,6 +957,12 @@ __device__ __forceinline__ void dwt2_tile_body(const T* __restrict__ x, long lon
     extern "C" __global__ void NAME(const T* a, const T* d, long long nc, long long inner, long long nout,         \
                                     int shift, int periodic, const T* filt, int F, T* out) {                      \
         idwt_ax_body<T>(a, d, nc, inner, nout, shift, periodic, filt, F, out);                                    \
+    }
+#define IDWT2(NAME, T)                                                                                            \
+    extern "C" __global__ void NAME(const T* aa, const T* ad, const T* da, const T* dd, long long nc0,            \
+                                    long long nc1, long long n0, long long n1, int shift, int periodic,           \
+                                    const T* filt, int F, T* out) {                                               \
+        idwt2_body<T>(aa, ad, da, dd, nc0, nc1, n0, n1, shift, periodic, filt, F, out);                           \
     }
 #define CROP(NAME, T)                                                                                             \
     extern "C" __global__ void NAME(const T* x, long long total, long long s, long long inner, long long w, T* y) { \

@@ -204,6 +204,69 @@ impl<T: GpuReal> GpuDwt<T> {
         Ok(DevArray { data: out, shape })
     }
 
+    /// One synthesis level over the last two axes in one kernel (IDWT2):
+    /// the same sums as the two axis passes, without the intermediate.
+    fn idwt2_fused(&self, bands: [&DevArray<T>; 4]) -> Result<DevArray<T>, CudaError> {
+        let [aa, ad, da, dd] = bands;
+        if let Some(b) = [ad, da, dd].iter().find(|b| b.shape != aa.shape) {
+            return Err(DwtError::CoefficientMismatch(format!(
+                "sub-band shapes {:?} and {:?} differ",
+                aa.shape, b.shape
+            ))
+            .into());
+        }
+        let gpu = self.gpu();
+        let f = self.wavelet.filter_len();
+        let nd = aa.shape.len();
+        let (nc0, nc1) = (aa.shape[nd - 2], aa.shape[nd - 1]);
+        let outer: usize = aa.shape[..nd - 2].iter().product();
+        let (n0, n1) = (rec_len(nc0, f, self.mode), rec_len(nc1, f, self.mode));
+        let mut shape = aa.shape.clone();
+        shape[nd - 2] = n0;
+        shape[nd - 1] = n1;
+        let out = alloc::<T>(gpu, outer * n0 * n1)?;
+        let inst = format!("IDWT2(kernel, {})", T::CUDA);
+        let func = gpu.function(Kernel::Dwt, &inst, 0)?;
+        let shift = synthesis_shift(f, self.mode) as i32;
+        let periodic = i32::from(self.mode == Mode::Periodization);
+        let (nc0_i, nc1_i, n0_i, n1_i, f_i) =
+            (nc0 as i64, nc1 as i64, n0 as i64, n1 as i64, f as i32);
+        let (bx, by) = (32usize, 8usize);
+        for o0 in (0..outer).step_by(MAX_GRID_Z) {
+            let rows = (outer - o0).min(MAX_GRID_Z);
+            let (c_lo, c_hi) = (o0 * nc0 * nc1, (o0 + rows) * nc0 * nc1);
+            let (saa, sad) = (aa.data.slice(c_lo..c_hi), ad.data.slice(c_lo..c_hi));
+            let (sda, sdd) = (da.data.slice(c_lo..c_hi), dd.data.slice(c_lo..c_hi));
+            let so = out.slice(o0 * n0 * n1..(o0 + rows) * n0 * n1);
+            let cfg = LaunchConfig {
+                grid_dim: (
+                    n1.div_ceil(bx) as u32,
+                    n0.div_ceil(by).clamp(1, 65535) as u32,
+                    rows as u32,
+                ),
+                block_dim: (bx as u32, by as u32, 1),
+                shared_mem_bytes: 0,
+            };
+            let mut b = gpu.stream.launch_builder(&func);
+            b.arg(&saa)
+                .arg(&sad)
+                .arg(&sda)
+                .arg(&sdd)
+                .arg(&nc0_i)
+                .arg(&nc1_i)
+                .arg(&n0_i)
+                .arg(&n1_i)
+                .arg(&shift)
+                .arg(&periodic)
+                .arg(self.rec())
+                .arg(&f_i)
+                .arg(&so);
+            // SAFETY: matches IDWT2; four rows x nc0 x nc1 in, rows x n0 x n1 out.
+            unsafe { b.launch(cfg) }.during(|| format!("launching {inst}"))?;
+        }
+        Ok(DevArray { data: out, shape })
+    }
+
     /// `x` cut to `want` (each axis equal or one shorter); None when equal.
     fn crop(&self, x: &DevArray<T>, want: &[usize]) -> Result<Option<DevArray<T>>, CudaError> {
         let mut out: Option<DevArray<T>> = None;
@@ -348,6 +411,19 @@ impl<T: GpuReal> GpuDwt<T> {
         level: &BTreeMap<String, &DevArray<T>>,
         axes: &[usize],
     ) -> Result<DevArray<T>, CudaError> {
+        if let [a0, a1] = axes {
+            let nd = level.values().next().map_or(0, |v| v.shape.len());
+            if nd >= 2 && *a0 == nd - 2 && *a1 == nd - 1 {
+                if let (Some(aa), Some(ad), Some(da), Some(dd)) = (
+                    level.get("aa"),
+                    level.get("ad"),
+                    level.get("da"),
+                    level.get("dd"),
+                ) {
+                    return self.idwt2_fused([aa, ad, da, dd]);
+                }
+            }
+        }
         let mut owned: BTreeMap<String, DevArray<T>> = BTreeMap::new();
         for (k, &axis) in axes.iter().enumerate().rev() {
             let mut next = BTreeMap::new();
