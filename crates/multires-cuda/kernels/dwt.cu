@@ -746,7 +746,8 @@ __device__ __forceinline__ void idwt_ax_body(const T* __restrict__ a, const T* _
 // the axis-0 synthesis of those two, summed in the axis passes' order;
 // the four sub-bands are read once through the caches and no intermediate
 // goes to memory (the two axis passes moved the whole level twice, the
-// column pass at a quarter of DRAM's rate).
+// column pass at a quarter of DRAM's rate). Used for two-tap filters
+// (dwtn.rs says why).
 template <typename T>
 __device__ __forceinline__ void idwt2_body(const T* __restrict__ aa, const T* __restrict__ ad,
                                            const T* __restrict__ da, const T* __restrict__ dd, long long nc0,
