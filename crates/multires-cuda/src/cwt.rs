@@ -201,7 +201,9 @@ fn ols_cost(taps: usize, l: usize) -> f64 {
     l as f64 / v * ((l as f64).log2() * 1.0 + 6.0)
 }
 
-pub(crate) fn upload<T: cudarc::driver::DeviceRepr + bytemuck::Pod>(
+pub(crate) fn upload<
+    T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + bytemuck::Pod,
+>(
     gpu: &Gpu,
     v: &[T],
 ) -> Result<CudaSlice<T>, CudaError> {

@@ -179,12 +179,19 @@ pub unsafe fn to_host_bytes(
 
 /// `src` in a new device buffer (one value for an empty `src`, as kernels
 /// take an address either way), through the ring; queued on `stream`.
-pub fn upload<T: DeviceRepr + bytemuck::Pod>(
+pub fn upload<T: DeviceRepr + cudarc::driver::ValidAsZeroBits + bytemuck::Pod>(
     gpu: &Gpu,
     stream: &Arc<CudaStream>,
     src: &[T],
 ) -> Result<CudaSlice<T>, CudaError> {
-    let mut d = unsafe { stream.alloc::<T>(src.len().max(1)) }
+    if src.is_empty() {
+        // A zeroed placeholder, as before the ring: kernels take an address either way.
+        return stream
+            .alloc_zeros::<T>(1)
+            .during(|| "allocating a placeholder".into());
+    }
+    // SAFETY: every value is written by the copy below before any use.
+    let mut d = unsafe { stream.alloc::<T>(src.len()) }
         .during(|| format!("allocating {} values on the GPU", src.len()))?;
     upload_into(gpu, stream, src, &mut d, 0)?;
     Ok(d)
