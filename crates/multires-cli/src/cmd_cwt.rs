@@ -274,6 +274,73 @@ pub fn transform(t: &TransformArgs, signal: &Signal) -> Result<Transformed> {
     ))
 }
 
+/// Plans and runs the transform straight into the output file's mapped
+/// pages (no copy of the coefficients in ordinary memory, so an output
+/// larger than memory can be written; a GPU's ring copies into the page
+/// cache), then writes the cone of influence. float16, which the mapped
+/// writer has no element for, is made in memory. Nothing is left behind
+/// on error. Returns the plan, seconds, shape and dtype.
+fn transform_to_file(
+    t: &TransformArgs,
+    signal: &Signal,
+    path: &Path,
+    coi: Option<&Path>,
+) -> Result<(CwtPlan, f64, usize, usize, &'static str)> {
+    use multires::cwt::CwtSlice;
+    use num_complex::{Complex32, Complex64};
+    let options = build_options(t, signal)?;
+    let (backend, note) = multires_cuda::select(t.device)?;
+    if let Some(note) = note {
+        eprintln!("{note}");
+    }
+    let start = Instant::now();
+    let plan = CwtPlan::new(options, signal.len(), signal.is_complex())?;
+    if t.explain && backend.name() == "cpu" {
+        println!("{}", plan.recipe());
+    }
+    let (rows, cols) = (plan.options().scales.len(), plan.columns());
+    let dtype = plan.output_dtype();
+    let bar = Bar::new(rows as u64, "cwt");
+    let progress = |d: usize, n: usize| bar.update(d, n);
+    let shape = [rows, cols];
+    macro_rules! mapped {
+        ($t:ty, $slice:expr) => {
+            io::write_npy_mapped::<$t, anyhow::Error>(path, &shape, |o| {
+                Ok(backend.cwt_into_slice(&plan, signal, $slice(o), Some(&progress))?)
+            })
+        };
+    }
+    let half = plan.options().half;
+    match (dtype, half) {
+        ("complex64", _) => mapped!(Complex32, CwtSlice::Complex32),
+        ("complex128", _) => mapped!(Complex64, CwtSlice::Complex64),
+        ("float32", _) => mapped!(f32, CwtSlice::Real32),
+        ("float64", _) => mapped!(f64, CwtSlice::Real64),
+        (_, Some(h @ multires::cwt::HalfFloat::BF16)) => {
+            mapped!(u16, |o| CwtSlice::Half(o, h))
+        }
+        _ => {
+            let mut values = CwtValues::zeroed_for(&plan);
+            backend.cwt_into(&plan, signal, &mut values)?;
+            write_values(path, &values)
+        }
+    }?;
+    bar.finish();
+    let secs = start.elapsed().as_secs_f64();
+    if t.explain {
+        if let Some(e) = backend.last_explain() {
+            print!("{e}");
+        }
+    }
+    if let Some(p) = coi {
+        if let Err(e) = io::write_npy(p, &ndarray::Array1::from(plan.coi())) {
+            let _ = std::fs::remove_file(path);
+            return Err(e.into());
+        }
+    }
+    Ok((plan, secs, rows, cols, dtype))
+}
+
 pub fn write_values(path: &Path, values: &CwtValues) -> Result<()> {
     match values {
         CwtValues::Complex32(a) => io::write_npy(path, a),
@@ -353,22 +420,27 @@ pub fn cwt(a: CwtArgs) -> Result<()> {
             a.input.display()
         );
     }
-    let (out, plan, secs, _, _) = transform(&a.transform, &signal)?;
-    let title = format!("{} — {}", a.input.display(), plan.options().wavelet.name());
-    write_outputs(
-        &out,
-        Some(&a.output),
-        a.plot.as_deref().map(|p| (p, title.as_str())),
-        a.coi_out.as_deref(),
-    )?;
-    let (rows, cols) = out.values.shape();
+    let (plan, secs, rows, cols, dtype) = if a.plot.is_none() {
+        transform_to_file(&a.transform, &signal, &a.output, a.coi_out.as_deref())?
+    } else {
+        let (out, plan, secs, _, _) = transform(&a.transform, &signal)?;
+        let title = format!("{} — {}", a.input.display(), plan.options().wavelet.name());
+        write_outputs(
+            &out,
+            Some(&a.output),
+            a.plot.as_deref().map(|p| (p, title.as_str())),
+            a.coi_out.as_deref(),
+        )?;
+        let (rows, cols) = out.values.shape();
+        (plan, secs, rows, cols, out.values.dtype())
+    };
     eprintln!(
         "cwt: {} samples, {} scales, wavelet {} -> {} ({rows} x {cols} {}) in {:.3} s",
         signal.len(),
         rows,
         plan.options().wavelet.name(),
         a.output.display(),
-        out.values.dtype(),
+        dtype,
         secs
     );
     Ok(())

@@ -1038,20 +1038,44 @@ pub fn cwt_chunked<T: GpuReal>(
     values: &mut CwtValues,
     chunk: usize,
 ) -> Result<(), CudaError> {
-    let opts = plan.options();
-    if let Some(h) = opts.half {
-        return Err(CudaError::Unsupported(format!(
+    no_half_windows(plan)?;
+    let complex_out = plan.options().output == OutputKind::Complex;
+    cwt_chunked_into(
+        gpu,
+        plan,
+        signal,
+        T::values_slice(values, complex_out)?,
+        chunk,
+    )
+}
+
+fn no_half_windows(plan: &CwtPlan) -> Result<(), CudaError> {
+    match plan.options().half {
+        Some(h) => Err(CudaError::Unsupported(format!(
             "a {} output larger than the GPU's memory (in column windows) is not supported; ask for float32 or a shorter signal",
             h.numpy_name()
-        )));
+        ))),
+        None => Ok(()),
     }
+}
+
+/// `cwt_chunked` into memory the caller owns (rows of `plan.columns()`,
+/// complex interleaved): an output file's mapped pages, say.
+pub fn cwt_chunked_into<T: GpuReal>(
+    gpu: Arc<Gpu>,
+    plan: &CwtPlan,
+    signal: &Signal,
+    dst: &mut [T],
+    chunk: usize,
+) -> Result<(), CudaError> {
+    no_half_windows(plan)?;
+    let opts = plan.options();
     let hop = opts.hop;
     let (rows, cols) = (opts.scales.len(), plan.columns());
     let chunk = chunk.clamp(1, cols);
     let complex_out = opts.output == OutputKind::Complex;
     let elem = if complex_out { 2 } else { 1 };
     let cx = signal.is_complex();
-    let dst: &mut [T] = T::values_slice(values, complex_out)?;
     if dst.len() != rows * cols * elem {
         return Err(CudaError::Unsupported(format!(
             "output of {} values given for a {rows} x {cols} transform",

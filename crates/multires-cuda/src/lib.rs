@@ -27,7 +27,7 @@ pub use fir::{fir_windowed, CudaFir};
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use multires::backend::{Backend, BackendError, CpuBackend, Device};
 use multires::cwt::plan::Progress;
-use multires::cwt::{CwtValues, Precision};
+use multires::cwt::{CwtSlice, CwtValues, Precision};
 use multires::fir::{FilterBank, FirOptions, FirRecipe, FirValues};
 use multires::{CwtOutput, CwtPlan, Signal};
 use std::sync::{Arc, Mutex};
@@ -92,6 +92,13 @@ fn gpu_err(e: CudaError) -> BackendError {
     }
 }
 
+/// Where a GPU transform's coefficients go on the host: values of the
+/// plan's precision, or 16-bit floats' bits.
+enum HostOut<'a, T> {
+    Plain(&'a mut [T]),
+    Half(&'a mut [u16]),
+}
+
 /// Runs plans on the GPU. A CWT plan is moved to the device per call (masks
 /// and spectra); callers that stream many signals hold a [`CudaCwt`] instead.
 #[derive(Debug)]
@@ -114,6 +121,22 @@ impl CudaBackend {
         signal: &Signal,
         values: &mut CwtValues,
     ) -> Result<(), CudaError> {
+        let complex = plan.options().output == multires::cwt::OutputKind::Complex;
+        let out = match values {
+            CwtValues::Half(a, _) => HostOut::Half(a.as_slice_mut().ok_or_else(strided)?),
+            v => HostOut::Plain(T::values_slice(v, complex)?),
+        };
+        self.run_cwt_into(plan, signal, out)
+    }
+
+    /// The transform into host memory the caller owns, through the
+    /// page-locked ring (column windows when it does not fit the GPU).
+    fn run_cwt_into<T: GpuReal>(
+        &self,
+        plan: &CwtPlan,
+        signal: &Signal,
+        out: HostOut<'_, T>,
+    ) -> Result<(), CudaError> {
         // Outputs larger than half the free device memory go through in
         // column windows; two windows are in flight, and masks, spectra and
         // scratch need the rest.
@@ -128,7 +151,13 @@ impl CudaBackend {
         let cols = plan.columns();
         if row_bytes * cols > free / 2 {
             let chunk = (free / 6 / row_bytes.max(1)).max(1024) / 1024 * 1024;
-            cwt::cwt_chunked::<T>(self.gpu.clone(), plan, signal, values, chunk)?;
+            let HostOut::Plain(dst) = out else {
+                return Err(CudaError::Unsupported(format!(
+                    "a {} output larger than the GPU's memory (in column windows) is not supported; ask for float32 or a shorter signal",
+                    plan.output_dtype()
+                )));
+            };
+            cwt::cwt_chunked_into::<T>(self.gpu.clone(), plan, signal, dst, chunk)?;
             *self.explain.lock().unwrap_or_else(|p| p.into_inner()) = Some(format!(
                 "GPU plan on {}: the output does not fit the GPU; {} windows of {chunk} columns",
                 self.gpu.info.name,
@@ -139,7 +168,10 @@ impl CudaBackend {
         let mut c = CudaCwt::<T>::new(self.gpu.clone(), plan)?;
         c.upload(plan, signal)?;
         c.launch()?;
-        c.download(values)?;
+        match out {
+            HostOut::Plain(dst) => c.download_raw(dst)?,
+            HostOut::Half(dst) => c.download_half(dst)?,
+        }
         *self.explain.lock().unwrap_or_else(|p| p.into_inner()) = Some(c.recipe().to_string());
         Ok(())
     }
@@ -176,6 +208,42 @@ impl Backend for CudaBackend {
             Precision::F64 => self.run_cwt::<f64>(plan, signal, values),
         }
         .map_err(gpu_err)
+    }
+
+    fn cwt_into_slice(
+        &self,
+        plan: &CwtPlan,
+        signal: &Signal,
+        out: CwtSlice<'_>,
+        progress: Option<Progress>,
+    ) -> Result<(), BackendError> {
+        let want = plan.options().scales.len() * plan.columns();
+        if out.dtype() != plan.output_dtype() || out.len() != want {
+            return Err(BackendError::Cwt(multires::cwt::CwtError::OutputMismatch {
+                want: format!("{want} values of {}", plan.output_dtype()),
+                got: format!("{} values of {}", out.len(), out.dtype()),
+            }));
+        }
+        let r = match out {
+            CwtSlice::Complex32(o) => {
+                self.run_cwt_into::<f32>(plan, signal, HostOut::Plain(bytemuck::cast_slice_mut(o)))
+            }
+            CwtSlice::Real32(o) => self.run_cwt_into::<f32>(plan, signal, HostOut::Plain(o)),
+            CwtSlice::Complex64(o) => {
+                self.run_cwt_into::<f64>(plan, signal, HostOut::Plain(bytemuck::cast_slice_mut(o)))
+            }
+            CwtSlice::Real64(o) => self.run_cwt_into::<f64>(plan, signal, HostOut::Plain(o)),
+            CwtSlice::Half(o, _) => match plan.options().precision {
+                Precision::F32 => self.run_cwt_into::<f32>(plan, signal, HostOut::Half(o)),
+                Precision::F64 => self.run_cwt_into::<f64>(plan, signal, HostOut::Half(o)),
+            },
+        };
+        r.map_err(gpu_err)?;
+        if let Some(p) = progress {
+            let rows = plan.options().scales.len();
+            p(rows, rows);
+        }
+        Ok(())
     }
 
     fn fir(

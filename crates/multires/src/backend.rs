@@ -2,8 +2,8 @@
 //! (crates/multires-cuda) plugs in behind the same trait.
 
 use crate::cwt::plan::Progress;
-use crate::cwt::CwtValues;
 use crate::cwt::{CwtError, CwtPlan};
+use crate::cwt::{CwtSlice, CwtValues};
 use crate::fir::{FilterBank, FirError, FirOptions, FirRecipe, FirValues};
 use crate::signal::Signal;
 use crate::CwtOutput;
@@ -73,6 +73,15 @@ pub trait Backend: Send + Sync {
         signal: &Signal,
         values: &mut CwtValues,
     ) -> Result<(), BackendError>;
+    /// The CWT into memory the caller owns (an output file's mapped
+    /// pages), row-major scales x columns of the plan's `output_dtype`.
+    fn cwt_into_slice(
+        &self,
+        plan: &CwtPlan,
+        signal: &Signal,
+        out: CwtSlice<'_>,
+        progress: Option<Progress>,
+    ) -> Result<(), BackendError>;
     fn fir(
         &self,
         signal: &Signal,
@@ -109,6 +118,15 @@ impl Backend for CpuBackend {
         values: &mut CwtValues,
     ) -> Result<(), BackendError> {
         Ok(plan.execute_into(signal, values, None)?)
+    }
+    fn cwt_into_slice(
+        &self,
+        plan: &CwtPlan,
+        signal: &Signal,
+        out: CwtSlice<'_>,
+        progress: Option<Progress>,
+    ) -> Result<(), BackendError> {
+        Ok(plan.execute_into_slice(signal, out, progress)?)
     }
     fn fir(
         &self,

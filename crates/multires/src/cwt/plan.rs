@@ -413,19 +413,7 @@ impl CwtPlan {
                 .collect()
         });
         let step = self.options.hop as f64 / self.options.oversampling as f64;
-        let last = (self.signal_len - 1) as f64;
-        let factor = w.coi_factor();
-        let coi = (0..self.columns())
-            .map(|c| {
-                let t = c as f64 * step;
-                let d = t.min(last - t).max(0.0);
-                if factor > 0.0 {
-                    d / factor
-                } else {
-                    f64::INFINITY
-                }
-            })
-            .collect();
+        let coi = self.coi();
         CwtOutput {
             values,
             scales,
@@ -435,6 +423,24 @@ impl CwtPlan {
             sample_rate: self.options.sample_rate,
             output: self.options.output,
         }
+    }
+
+    /// Per column: the largest scale not affected by the edges (cone of influence).
+    pub fn coi(&self) -> Vec<f64> {
+        let step = self.options.hop as f64 / self.options.oversampling as f64;
+        let last = (self.signal_len - 1) as f64;
+        let factor = self.options.wavelet.coi_factor();
+        (0..self.columns())
+            .map(|c| {
+                let t = c as f64 * step;
+                let d = t.min(last - t).max(0.0);
+                if factor > 0.0 {
+                    d / factor
+                } else {
+                    f64::INFINITY
+                }
+            })
+            .collect()
     }
 
     fn run<T: Real, O: OutValue<T>>(
