@@ -250,3 +250,56 @@ fn rows_in_one_call_equal_rows_one_by_one() {
         assert!(one == batched[r * per..(r + 1) * per], "FIR row {r}");
     }
 }
+
+#[test]
+fn the_backend_into_a_callers_slice_equals_into_its_values() {
+    let Some(_gpu) = gpu_or_skip("the_backend_into_a_callers_slice_equals_into_its_values") else {
+        return;
+    };
+    use multires::backend::Backend;
+    use multires::cwt::{CwtSlice, HalfFloat};
+    let backend = multires_cuda::CudaBackend::new().unwrap();
+    let n = 20_000;
+    let signal = random_signal(n, false, 12);
+    for (output, half) in [
+        (OutputKind::Complex, None),
+        (OutputKind::Magnitude, None),
+        (OutputKind::Power, Some(HalfFloat::BF16)),
+    ] {
+        let mut o = plan_of(n, output, Boundary::Symmetric).options().clone();
+        o.half = half;
+        let plan = CwtPlan::new(o, n, false).unwrap();
+        let mut want = CwtValues::zeroed_for(&plan);
+        backend.cwt_into(&plan, &signal, &mut want).unwrap();
+        let same = match &want {
+            CwtValues::Complex32(w) => {
+                let mut got = vec![num_complex::Complex32::new(f32::NAN, 0.0); w.len()];
+                backend
+                    .cwt_into_slice(&plan, &signal, CwtSlice::Complex32(&mut got), None)
+                    .unwrap();
+                got.iter().zip(w.iter()).all(|(a, b)| a == b)
+            }
+            CwtValues::Real32(w) => {
+                let mut got = vec![f32::NAN; w.len()];
+                backend
+                    .cwt_into_slice(&plan, &signal, CwtSlice::Real32(&mut got), None)
+                    .unwrap();
+                got.iter().zip(w.iter()).all(|(a, b)| a == b)
+            }
+            CwtValues::Half(w, h) => {
+                let mut got = vec![0xFFFFu16; w.len()];
+                backend
+                    .cwt_into_slice(&plan, &signal, CwtSlice::Half(&mut got, *h), None)
+                    .unwrap();
+                got.iter().zip(w.iter()).all(|(a, b)| a == b)
+            }
+            v => panic!("unexpected {}", v.dtype()),
+        };
+        assert!(same, "{output:?} {half:?}");
+        // A slice of the wrong dtype or length is the caller's error.
+        let mut wrong = vec![0f64; 3];
+        assert!(backend
+            .cwt_into_slice(&plan, &signal, CwtSlice::Real64(&mut wrong), None)
+            .is_err());
+    }
+}
