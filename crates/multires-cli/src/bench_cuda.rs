@@ -487,15 +487,11 @@ fn dwt_streamed(
     let n = x.len() / rows;
     let x = &x[..rows * n];
     let mut plan = GpuDwt::<f32>::new(gpu.clone(), w, mode, GpuDwtVariant::Auto)?;
-    // (first call, median of the later ones): the first allocates the pinned buffers.
+    // The first call's milliseconds (it allocates the pinned buffers) and the
+    // median of the repeats after it.
     let wall = |f: &mut dyn FnMut() -> Result<()>| -> Result<(f64, f64)> {
-        let mut ts = Vec::new();
-        for _ in 0..a.repeat.max(3) + 1 {
-            let t = Instant::now();
-            f()?;
-            ts.push(t.elapsed().as_secs_f64() * 1e3);
-        }
-        Ok((ts[0], median(ts[1..].to_vec())))
+        let first = wall_median(1, &mut *f)?;
+        Ok((first, wall_median(a.repeat.max(3), f)?))
     };
     plan.stream_above = usize::MAX;
     let mut coeffs = Vec::new();
@@ -528,28 +524,9 @@ fn dwt_streamed(
             .all(|(p, q)| (p - q).abs() <= 1e-5 * (1.0 + q.abs()));
         runs.push((lim, dec, rec, same && back, y.len()));
     }
-    // Pinned copy rates, one direction at a time, 64 MiB.
-    let m = 16 << 20;
-    // SAFETY: the buffer is written before it is read.
-    let mut pin = unsafe { gpu.ctx.alloc_pinned::<f32>(m) }?;
-    pin.as_mut_slice()?.fill(1.0);
-    let mut dev = gpu.stream.alloc_zeros::<f32>(m)?;
-    let mut up = Vec::new();
-    let mut down = Vec::new();
-    for _ in 0..a.repeat.max(3) {
-        up.push(gpu.time_ms(|| {
-            gpu.stream
-                .memcpy_htod(&pin, &mut dev)
-                .map_err(|e| multires_cuda::CudaError::Unsupported(e.to_string()))
-        })? as f64);
-        down.push(gpu.time_ms(|| {
-            gpu.stream
-                .memcpy_dtoh(&dev, &mut pin)
-                .map_err(|e| multires_cuda::CudaError::Unsupported(e.to_string()))
-        })? as f64);
-    }
-    let rate = |ms: f64| (m * 4) as f64 / (ms / 1e3) / 1e9;
-    let (r_up, r_down) = (rate(median(up)), rate(median(down)));
+    // The link's page-locked rates, as every host-to-host line uses them.
+    let (r_up, r_down) = link(gpu)?;
+    let (r_up, r_down) = (r_up / 1e9, r_down / 1e9);
     let total_c: usize = coeffs.iter().map(Vec::len).sum();
     // Bytes each way: wavedec sends x up and coefficients down; waverec the reverse.
     let floor = |b_up: usize, b_down: usize| {

@@ -243,8 +243,12 @@ pub fn build_options(t: &TransformArgs, signal: &Signal) -> Result<CwtOptions> {
 /// backend's name and, from a GPU, how it planned the scales.
 type Transformed = (CwtOutput, CwtPlan, f64, &'static str, Option<String>);
 
-/// Plans and runs the transform with a progress bar; prints the recipe with --explain.
-pub fn transform(t: &TransformArgs, signal: &Signal) -> Result<Transformed> {
+/// The backend and the plan for `t`, saying which device runs it and,
+/// with --explain on the CPU, the recipe; and when planning began.
+fn plan_on_backend(
+    t: &TransformArgs,
+    signal: &Signal,
+) -> Result<(Box<dyn multires::backend::Backend>, CwtPlan, Instant)> {
     let options = build_options(t, signal)?;
     let (backend, note) = multires_cuda::select(t.device)?;
     if let Some(note) = note {
@@ -255,6 +259,12 @@ pub fn transform(t: &TransformArgs, signal: &Signal) -> Result<Transformed> {
     if t.explain && backend.name() == "cpu" {
         println!("{}", plan.recipe());
     }
+    Ok((backend, plan, start))
+}
+
+/// Plans and runs the transform with a progress bar; prints the recipe with --explain.
+pub fn transform(t: &TransformArgs, signal: &Signal) -> Result<Transformed> {
+    let (backend, plan, start) = plan_on_backend(t, signal)?;
     let bar = Bar::new(plan.options().scales.len() as u64, "cwt");
     let progress = |d: usize, n: usize| bar.update(d, n);
     let out = backend.cwt(&plan, signal, Some(&progress))?;
@@ -288,16 +298,7 @@ fn transform_to_file(
 ) -> Result<(CwtPlan, f64, usize, usize, &'static str)> {
     use multires::cwt::CwtSlice;
     use num_complex::{Complex32, Complex64};
-    let options = build_options(t, signal)?;
-    let (backend, note) = multires_cuda::select(t.device)?;
-    if let Some(note) = note {
-        eprintln!("{note}");
-    }
-    let start = Instant::now();
-    let plan = CwtPlan::new(options, signal.len(), signal.is_complex())?;
-    if t.explain && backend.name() == "cpu" {
-        println!("{}", plan.recipe());
-    }
+    let (backend, plan, start) = plan_on_backend(t, signal)?;
     let (rows, cols) = (plan.options().scales.len(), plan.columns());
     let dtype = plan.output_dtype();
     let bar = Bar::new(rows as u64, "cwt");

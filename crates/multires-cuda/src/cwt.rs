@@ -597,13 +597,7 @@ impl<T: GpuReal> CudaCwt<T> {
     ) -> Result<(), CudaError> {
         let n = plan.signal_len();
         let per = self.out.len();
-        if n == 0 || !x.len().is_multiple_of(n) || out.len() != x.len() / n * per {
-            return Err(CudaError::Unsupported(format!(
-                "{} samples and {} output values do not make rows of {n} samples and {per} values",
-                x.len(),
-                out.len()
-            )));
-        }
+        crate::check_rows(n, per, x.len(), out.len())?;
         for (row, dst) in x.chunks(n).zip(out.chunks_mut(per)) {
             self.upload_real(plan, row)?;
             self.launch()?;

@@ -92,6 +92,22 @@ fn gpu_err(e: CudaError) -> BackendError {
     }
 }
 
+/// That `samples` values are whole rows of `n` and `outputs` holds `per`
+/// output values for each (the batched CWT's and FIR's check).
+pub(crate) fn check_rows(
+    n: usize,
+    per: usize,
+    samples: usize,
+    outputs: usize,
+) -> Result<(), CudaError> {
+    if n == 0 || !samples.is_multiple_of(n) || outputs != samples / n * per {
+        return Err(CudaError::Unsupported(format!(
+            "{samples} samples and {outputs} output values do not make rows of {n} samples and {per} values"
+        )));
+    }
+    Ok(())
+}
+
 /// Where a GPU transform's coefficients go on the host: values of the
 /// plan's precision, or 16-bit floats' bits.
 enum HostOut<'a, T> {
@@ -217,13 +233,7 @@ impl Backend for CudaBackend {
         out: CwtSlice<'_>,
         progress: Option<Progress>,
     ) -> Result<(), BackendError> {
-        let want = plan.options().scales.len() * plan.columns();
-        if out.dtype() != plan.output_dtype() || out.len() != want {
-            return Err(BackendError::Cwt(multires::cwt::CwtError::OutputMismatch {
-                want: format!("{want} values of {}", plan.output_dtype()),
-                got: format!("{} values of {}", out.len(), out.dtype()),
-            }));
-        }
+        plan.check_output(&out)?;
         let r = match out {
             CwtSlice::Complex32(o) => {
                 self.run_cwt_into::<f32>(plan, signal, HostOut::Plain(bytemuck::cast_slice_mut(o)))

@@ -302,13 +302,8 @@ impl CwtPlan {
         progress: Option<Progress>,
     ) -> Result<(), CwtError> {
         self.check_signal(signal)?;
-        let want = self.options.scales.len() * self.columns();
-        if out.dtype() != self.output_dtype() || out.len() != want {
-            return Err(CwtError::OutputMismatch {
-                want: format!("{want} values of {}", self.output_dtype()),
-                got: format!("{} values of {}", out.len(), out.dtype()),
-            });
-        }
+        self.check_output(&out)?;
+        let want = out.len();
         let x = oversample(
             &signal.to_complex(),
             self.options.oversampling,
@@ -347,6 +342,19 @@ impl CwtPlan {
             (Engines::F64(e), CwtSlice::Real64(o)) => self.run(e, &x, complex_signal, progress, o),
             // The dtype check above pairs engines and value types.
             _ => unreachable!("dtype checked above"),
+        }
+        Ok(())
+    }
+
+    /// That `out` holds this plan's coefficients: scales x columns of
+    /// `output_dtype` (every backend's check of a caller's memory).
+    pub fn check_output(&self, out: &CwtSlice<'_>) -> Result<(), CwtError> {
+        let want = self.options.scales.len() * self.columns();
+        if out.dtype() != self.output_dtype() || out.len() != want {
+            return Err(CwtError::OutputMismatch {
+                want: format!("{want} values of {}", self.output_dtype()),
+                got: format!("{} values of {}", out.len(), out.dtype()),
+            });
         }
         Ok(())
     }
