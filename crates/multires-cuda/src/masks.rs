@@ -100,6 +100,8 @@ fn psi_code(f: Formula<'_>) -> (i32, Vec<f64>, Vec<f64>, i32) {
             interleave(samples),
             samples.len() as i32,
         ),
+        // generate() uploads the host's masks before asking for a code.
+        Formula::TimeDerivative(_) => (9, vec![], vec![], 0),
     }
 }
 
@@ -115,6 +117,18 @@ impl DeviceMasks {
         let total = layout.total_taps();
         let n = layout.lengths.len();
         check_free(gpu, total as u128 * 16)?;
+        if let Formula::TimeDerivative(_) = plan.options().wavelet.formula() {
+            // No device formula for dψ/dt: the host's masks, uploaded.
+            let v = &plan.masks().values;
+            let re: Vec<f64> = v.iter().map(|c| c.re).chain(std::iter::once(0.0)).collect();
+            let im: Vec<f64> = v.iter().map(|c| c.im).chain(std::iter::once(0.0)).collect();
+            return Ok(DeviceMasks {
+                re: upload(gpu, &re)?,
+                im: upload(gpu, &im)?,
+                offsets: layout.offsets.clone(),
+                halves: layout.lengths.iter().map(|l| l / 2).collect(),
+            });
+        }
         let sampling: Vec<f64> = layout
             .sampling(plan.options(), plan.work_scales())
             .iter()

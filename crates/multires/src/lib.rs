@@ -37,6 +37,7 @@ pub mod plot;
 pub mod real;
 pub mod scales;
 pub mod signal;
+pub mod timefreq;
 pub mod wavelets;
 
 pub use boundary::Boundary;
