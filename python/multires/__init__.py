@@ -18,6 +18,7 @@ import numpy as np
 
 from . import _multires
 from ._arrays import as_float, split
+from ._timefreq import admissibility, extract_ridges, icwt, issq_cwt, ssq_cwt
 
 __version__ = _multires.__version__
 
@@ -35,6 +36,11 @@ __all__ = [
     "get_num_threads",
     "scale_to_frequency",
     "frequency_to_scale",
+    "icwt",
+    "ssq_cwt",
+    "issq_cwt",
+    "extract_ridges",
+    "admissibility",
 ]
 
 

@@ -102,6 +102,62 @@ def fir(
 ) -> Any:
     """Filter bank: every row of ``filters`` convolved with ``x`` as numpy.convolve."""
 
+def ssq_cwt(
+    x: ArrayLike,
+    wavelet: str = "gmw",
+    scales: Optional[ArrayLike] = None,
+    nv: int = 32,
+    fs: Optional[float] = None,
+    ssq_freqs: Union[None, Literal["log", "linear"], ArrayLike] = None,
+    squeezing: Literal["sum", "lebesgue"] = "sum",
+    maprange: Union[Literal["peak", "maximal"], tuple[float, float]] = "peak",
+    gamma: Optional[float] = None,
+    *,
+    boundary: str = "reflect",
+    precision: Optional[Literal["f32", "f64"]] = None,
+    device: Device = "auto",
+    flipud: bool = True,
+    get_w: bool = False,
+    get_dWx: bool = False,
+) -> tuple[Any, ...]:
+    """Synchrosqueezed CWT (ssqueezepy's): ``(Tx, Wx, ssq_freqs, scales[, w][, dWx])``."""
+
+def issq_cwt(
+    Tx: ArrayLike,
+    wavelet: str = "gmw",
+    ssq_freqs: Optional[ArrayLike] = None,
+    *,
+    band: Optional[tuple[float, float]] = None,
+    x_mean: float = 0.0,
+) -> NDArray[np.float64]:
+    """The signal of a synchrosqueezed plane (all rows, or those in ``band``)."""
+
+def icwt(
+    Wx: ArrayLike,
+    wavelet: str = "gmw",
+    scales: Optional[ArrayLike] = None,
+    *,
+    normalization: Literal["l1", "l2"] = "l2",
+    band: Optional[tuple[float, float]] = None,
+    x_mean: float = 0.0,
+    real: bool = True,
+) -> NDArray[Any]:
+    """Inverse CWT by the single-integral formula (rows whose scale is in ``band``)."""
+
+def extract_ridges(
+    Tf: ArrayLike,
+    scales: ArrayLike,
+    penalty: float = 2.0,
+    n_ridges: int = 1,
+    bw: int = 15,
+    transform: Literal["cwt", "stft"] = "cwt",
+    get_params: bool = False,
+) -> Any:
+    """Ridges of a time-frequency plane: indices (N, n_ridges)[, values, energies]."""
+
+def admissibility(wavelet: str = "gmw") -> dict[str, Any]:
+    """K+ (adm_ssq), K-, C_psi (adm_cwt), the DC leak and whether the wavelet is analytic."""
+
 def compress(
     a: ArrayLike,
     *,

@@ -124,6 +124,7 @@ fn continuous_info<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDi
     d.set_item("complex", w.is_complex())?;
     d.set_item("half_support", w.half_support())?;
     d.set_item("center_frequency", w.center_frequency())?;
+    d.set_item("coi_factor", w.coi_factor())?;
     Ok(d)
 }
 

@@ -13,6 +13,7 @@ mod codec;
 mod cwt;
 mod dlpack;
 mod dwt;
+mod timefreq;
 
 use multires::backend::{Backend, BackendError, CpuBackend, Device};
 use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
@@ -213,5 +214,6 @@ fn _multires(m: &Bound<'_, PyModule>) -> PyResult<()> {
     dwt::register(m)?;
     codec::register(m)?;
     dlpack::register(m)?;
+    timefreq::register(m)?;
     Ok(())
 }

@@ -138,3 +138,29 @@ def test_nothing_half_written_on_error(tmp_path, x):
     assert r.returncode != 0 and "would destroy" in r.stderr
     np.testing.assert_array_equal(np.load(tmp_path / "x.npy"), x)
     assert sorted(os.listdir(tmp_path)) == ["x.npy"]
+
+
+def test_ssq_writes_the_plane_its_frequencies_ridges_and_a_plot(tmp_path):
+    from PIL import Image
+
+    n = 2048
+    t = np.arange(n)
+    np.save(tmp_path / "c.npy", np.cos(2 * np.pi * (0.02 * t + 0.5 * 0.15 / n * t**2)))
+    r = run(tmp_path, "ssq", "c.npy", "-o", "T.npy", "--wavelet", "cmor1.5-1.0",
+            "--scales-voices", "4:400:16", "--boundary", "reflect", "--freqs-out", "f.npy",
+            "--ridges", "1", "--ridges-out", "r.npy", "--plot", "T.png", "--device", "cpu")
+    assert "ridge 0" in r.stdout
+    T, f, rid = np.load(tmp_path / "T.npy"), np.load(tmp_path / "f.npy"), np.load(tmp_path / "r.npy")
+    assert T.dtype == np.complex128 and T.shape == (f.size, n)
+    assert np.all(np.diff(f) < 0), "rows run from the highest frequency down"
+    assert rid.dtype == np.int64 and rid.shape == (n, 1)
+    true = 0.02 + 0.15 * t / n
+    mid = slice(n // 4, 3 * n // 4)
+    # The ridge follows the chirp to within two bins (16 per octave).
+    assert np.max(np.abs(np.log2(f[rid[mid, 0]] / true[mid]))) < 2 / 16
+    with Image.open(tmp_path / "T.png") as im:
+        assert im.size == (1200, 640)
+    # A real wavelet is refused with the reason, and no output is left.
+    r = run(tmp_path, "ssq", "c.npy", "-o", "U.npy", "--wavelet", "morl", ok=False)
+    assert r.returncode != 0 and "analytic" in r.stderr
+    assert not (tmp_path / "U.npy").exists()

@@ -7,6 +7,7 @@ mod cmd_codec;
 mod cmd_cwt;
 mod cmd_dwt;
 mod cmd_fir;
+mod cmd_ssq;
 mod paths;
 mod progress;
 
@@ -22,7 +23,7 @@ use std::process::ExitCode;
     long_about = "Multiresolution (wavelet) analysis on CPUs and NVIDIA GPUs.\n\n\
 Continuous wavelet transforms (scalograms) computed as the exact discrete sum of DESIGN.md, \
 FIR filter banks, and more. Start with `multires demo`.",
-    after_help = "Examples:\n  multires demo\n  multires cwt signal.wav -o W.npy --wavelet cmor1.5-1.0 --freqs 20:2000:128 --plot W.png\n  multires fir x.npy --filters bank.npy -o y.npy --mode same --post power\n  multires wavedec x.npy -o c.npz --wavelet db4 --level 8 --mode periodization\n  multires wavedecn img.npy -o c.npz --wavelet haar --level 6 --mode periodization\n  multires wavelets\n  multires compress field.npy -o field.mrz --error-bound rel:1e-3\n  multires decompress field.mrz -o part.npy --region 0:64,0:64,0:64"
+    after_help = "Examples:\n  multires demo\n  multires cwt signal.wav -o W.npy --wavelet cmor1.5-1.0 --freqs 20:2000:128 --plot W.png\n  multires ssq chirp.npy -o T.npy --wavelet morse60-3 --scales-voices 2:512:32 --plot T.png --ridges 1\n  multires fir x.npy --filters bank.npy -o y.npy --mode same --post power\n  multires wavedec x.npy -o c.npz --wavelet db4 --level 8 --mode periodization\n  multires wavedecn img.npy -o c.npz --wavelet haar --level 6 --mode periodization\n  multires wavelets\n  multires compress field.npy -o field.mrz --error-bound rel:1e-3\n  multires decompress field.mrz -o part.npy --region 0:64,0:64,0:64"
 )]
 struct Cli {
     /// Worker threads (default: all cores, or RAYON_NUM_THREADS; half the
@@ -40,6 +41,8 @@ enum Command {
     Demo(cmd_cwt::DemoArgs),
     /// Continuous wavelet transform of a signal.
     Cwt(Box<cmd_cwt::CwtArgs>),
+    /// Synchrosqueezed CWT (ssqueezepy's ssq_cwt), with ridges and a plot.
+    Ssq(Box<cmd_ssq::SsqArgs>),
     /// Convolve one signal with a bank of FIR filters.
     Fir(cmd_fir::FirArgs),
     /// Time a canonical benchmark configuration of DESIGN.md.
@@ -141,6 +144,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Demo(a) => cmd_cwt::demo(a),
         Command::Cwt(a) => cmd_cwt::cwt(*a),
+        Command::Ssq(a) => cmd_ssq::ssq(*a),
         Command::Fir(a) => cmd_fir::fir(a),
         Command::Bench(a) => bench::bench(a),
         Command::Wavedec(a) => cmd_dwt::wavedec(*a),

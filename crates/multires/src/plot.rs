@@ -23,6 +23,11 @@ pub struct PlotOptions {
     pub title: String,
     /// Shade the cone of influence.
     pub coi: bool,
+    /// Lines over the plane, each the row at every column (ridges).
+    pub ridges: Vec<Vec<usize>>,
+    /// The y axis' name, where rows are neither scales nor frequencies in
+    /// Hz (a synchrosqueezed plane without a sampling rate).
+    pub y_label: Option<String>,
 }
 
 impl Default for PlotOptions {
@@ -32,6 +37,8 @@ impl Default for PlotOptions {
             height: 640,
             title: "scalogram".into(),
             coi: true,
+            ridges: Vec::new(),
+            y_label: None,
         }
     }
 }
@@ -51,6 +58,9 @@ fn register_fonts() {
 /// Where a value is NaN the plot shows this colour (magenta, outside
 /// viridis), so a NaN is not mistaken for a small value.
 const NAN_RGB: (u8, u8, u8) = (230, 0, 180);
+
+/// Ridge lines: red, white, orange, cyan (apart from viridis' blues to yellows).
+const RIDGE_RGB: [(u8, u8, u8); 4] = [(230, 30, 30), (255, 255, 255), (255, 150, 0), (0, 230, 230)];
 
 /// A tick label that reads at any magnitude: plain with up to four
 /// significant digits between 1e-3 and 1e5, scientific notation outside,
@@ -128,10 +138,10 @@ pub fn scalogram_png(out: &CwtOutput, path: &Path, opts: &PlotOptions) -> Result
         } else {
             "time (samples)"
         };
-        let ylabel = if fs_known {
-            "frequency (Hz)"
-        } else {
-            "scale (samples)"
+        let ylabel = match &opts.y_label {
+            Some(l) => l.as_str(),
+            None if fs_known => "frequency (Hz)",
+            None => "scale (samples)",
         };
         let mut vmin = f64::INFINITY;
         let mut vmax = f64::NEG_INFINITY;
@@ -215,6 +225,22 @@ pub fn scalogram_png(out: &CwtOutput, path: &Path, opts: &PlotOptions) -> Result
                         root.draw_pixel((px, py), &RGBColor(cr, cg, cb))
                             .map_err(de)?;
                     }
+                }
+                for (k, ridge) in opts.ridges.iter().enumerate() {
+                    let dt = out.column_step / fs.unwrap_or(1.0);
+                    let pts: Vec<(f64, f64)> = ridge
+                        .iter()
+                        .take(cols)
+                        .enumerate()
+                        .map(|(c, &r)| ((c as f64 + 0.5) * dt, yvals[r.min(rows - 1)]))
+                        .collect();
+                    let colour = RIDGE_RGB[k % RIDGE_RGB.len()];
+                    chart
+                        .draw_series(LineSeries::new(
+                            pts,
+                            RGBColor(colour.0, colour.1, colour.2).stroke_width(2),
+                        ))
+                        .map_err(de)?;
                 }
             }};
         }

@@ -1,6 +1,6 @@
 //! The inverse CWT gives back a band-limited signal whose band lies well
 //! inside the analysed scales: relative L2 error <= 1e-3 for every wavelet
-//! and voice count below (the figures docs/DEFINITIONS.md quotes are what
+//! and voice count below (the figures docs/DESIGN.md quotes are what
 //! this test prints).
 use multires::boundary::Boundary;
 use multires::cwt::{CwtOptions, CwtPlan, Normalization};

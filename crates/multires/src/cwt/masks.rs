@@ -153,6 +153,41 @@ impl PackedMasks {
         let (offsets, lengths) = (&self.offsets, &self.lengths);
         let mut values = vec![Complex64::new(0.0, 0.0); acc];
         let wavelet = &options.wavelet;
+        // Families with a whole-grid evaluation (Morse): mask by mask.
+        let grid = |p: usize| {
+            let m = &sampling[p];
+            let h = (lengths[p] / 2) as f64;
+            let dt = (1.0 + m.skew) * m.denominator / m.numerator;
+            let t0 = (-h * (1.0 + m.skew) + m.shift) * m.denominator / m.numerator;
+            wavelet.psi_grid(t0, dt, lengths[p])
+        };
+        if wavelet.psi_grid(0.0, 1.0, 64).is_some() {
+            let masks: Vec<Vec<Complex64>> = (0..lengths.len())
+                .into_par_iter()
+                .map(|p| {
+                    let m = &sampling[p];
+                    match grid(p) {
+                        Some(v) => v.into_iter().map(|c| c * m.amplitude).collect(),
+                        None => {
+                            let h = (lengths[p] / 2) as f64;
+                            (0..lengths[p])
+                                .map(|i| {
+                                    let k = i as f64 - h;
+                                    let t = (k * (1.0 + m.skew) + m.shift) * m.denominator
+                                        / m.numerator;
+                                    wavelet.psi(t) * m.amplitude
+                                })
+                                .collect()
+                        }
+                    }
+                })
+                .collect();
+            for (p, m) in masks.into_iter().enumerate() {
+                values[offsets[p]..offsets[p] + m.len()].copy_from_slice(&m);
+            }
+            self.values = values;
+            return self;
+        }
         values.par_iter_mut().enumerate().for_each(|(gid, v)| {
             // Which mask holds element gid: the last offset <= gid.
             let p = offsets.partition_point(|&o| o <= gid) - 1;

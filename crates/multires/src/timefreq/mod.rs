@@ -1,6 +1,6 @@
 //! What follows a scalogram: the inverse CWT, synchrosqueezing and its
 //! inverse, and ridge extraction, with ssqueezepy's definitions (see
-//! docs/DEFINITIONS.md, "Inverse CWT and synchrosqueezing").
+//! docs/DESIGN.md, "Inverse CWT, synchrosqueezing and ridges").
 
 mod icwt;
 mod ridges;
@@ -9,8 +9,8 @@ mod ssq;
 pub use icwt::{icwt, IcwtOptions};
 pub use ridges::{extract_ridges, Ridges};
 pub use ssq::{
-    issq_cwt, phase_transform, ssq_cwt, ssq_frequencies, ssqueeze, FreqSpacing, MapRange,
-    Squeezing, SsqOptions, Synchrosqueezed,
+    issq_cwt, phase_transform, ssq_cwt, ssq_cwt_on, ssq_frequencies, ssqueeze, FreqSpacing,
+    MapRange, Squeezing, SsqOptions, Synchrosqueezed,
 };
 
 use crate::cwt::CwtError;
@@ -21,6 +21,8 @@ use crate::cwt::CwtError;
 pub enum TimeFreqError {
     #[error(transparent)]
     Cwt(#[from] CwtError),
+    #[error(transparent)]
+    Backend(#[from] crate::backend::BackendError),
     #[error("{what} has shape {got}; expected {want}")]
     Shape {
         what: &'static str,

@@ -9,6 +9,7 @@
 //! conj(m(k)) = -(1/s) Σ_k x[n+k] conj(s^-p ψ'(k/s))), not a difference
 //! of W's columns and not a frequency-domain product.
 use super::{check_scales, scale_weights, TimeFreqError};
+use crate::backend::Backend;
 use crate::cwt::{CwtOptions, CwtPlan, Normalization, OutputKind, Precision};
 use crate::signal::Signal;
 use crate::wavelets::Wavelet;
@@ -294,8 +295,19 @@ pub fn ssqueeze(
 
 /// The synchrosqueezed CWT of `signal` with the transform `options`
 /// (complex output is implied; scales as given, in samples; the sampling
-/// rate from `options.sample_rate`, else 1).
+/// rate from `options.sample_rate`, else 1), on the CPU.
 pub fn ssq_cwt(
+    signal: &Signal,
+    options: &CwtOptions,
+    ssq: &SsqOptions,
+) -> Result<Synchrosqueezed, TimeFreqError> {
+    ssq_cwt_on(&crate::backend::CpuBackend, signal, options, ssq)
+}
+
+/// `ssq_cwt` with both transforms (W and ∂W/∂t) run by `backend`; the
+/// squeezing itself runs on the host's cores.
+pub fn ssq_cwt_on(
+    backend: &dyn Backend,
     signal: &Signal,
     options: &CwtOptions,
     ssq: &SsqOptions,
@@ -324,7 +336,7 @@ pub fn ssq_cwt(
     let n = signal.len();
     let run = |o: CwtOptions| -> Result<Array2<Complex64>, TimeFreqError> {
         let plan = CwtPlan::new(o, n, signal.is_complex())?;
-        Ok(plan.execute(signal, None)?.values.to_complex64())
+        Ok(backend.cwt(&plan, signal, None)?.values.to_complex64())
     };
     let mut wx = run(base)?;
     let mut dwx = run(deriv)?;

@@ -1,0 +1,254 @@
+"""The CWT's companions with ssqueezepy's names: the inverse CWT, the
+synchrosqueezed CWT and its inverse, and ridge extraction.
+
+Definitions are ssqueezepy 0.6's (docs/DESIGN.md states where they
+differ); the transforms underneath are multires' exact CWT sums, and the
+time derivative that synchrosqueezing needs is a second exact CWT with the
+wavelet's derivative as mask, not a finite difference.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import _multires
+from ._arrays import as_float, split
+
+__all__ = ["icwt", "ssq_cwt", "issq_cwt", "extract_ridges", "admissibility"]
+
+# ssqueezepy's default wavelet, under multires' name for the same function.
+_ALIASES = {"gmw": "morse60-3"}
+
+
+def _name(wavelet) -> str:
+    if not isinstance(wavelet, str):
+        name = getattr(wavelet, "name", None)
+        if not isinstance(name, str):
+            raise TypeError(f"wavelet must be a name such as 'gmw', 'morse60-3' or 'cmor1.5-1.0', got {wavelet!r}")
+        wavelet = name
+    return _ALIASES.get(wavelet.lower(), wavelet)
+
+
+def admissibility(wavelet="gmw") -> dict:
+    """The wavelet's inversion constants: ``positive`` K+ = ∫ conj(ψ̂(u))/u du
+    over u > 0 (ssqueezepy's ``adm_ssq``), ``negative`` K- (the same over
+    u < 0), ``calderon`` C_ψ = ∫ |ψ̂(u)|²/|u| du (``adm_cwt``), ``dc_leak``
+    |ψ̂(0)| / max |ψ̂| and ``analytic``."""
+    return _multires.admissibility(_name(wavelet))
+
+
+def _ssq_scales(n: int, wavelet: str, nv: int) -> np.ndarray:
+    """Geometric scales, ``nv`` per octave, from the one whose centre
+    frequency is 0.4 cycles per sample to the one whose cone of influence
+    spans half the record."""
+    info = _multires.continuous_info(wavelet)
+    smin = info["center_frequency"] / 0.4
+    smax = max(smin * 2.0, n / (2.0 * max(info["coi_factor"], 1e-9)))
+    count = max(2, int(math.floor(nv * math.log2(smax / smin))) + 1)
+    return smin * 2.0 ** (np.arange(count) / nv)
+
+
+def _rows(x):
+    xn, _ = split(x)
+    a = as_float(xn, "x", allow_complex=True)
+    if a.ndim == 0 or a.shape[-1] == 0:
+        raise ValueError(f"x has shape {a.shape}: expected signals of shape (..., N) with N >= 1")
+    return a
+
+
+def ssq_cwt(
+    x,
+    wavelet="gmw",
+    scales=None,
+    nv=32,
+    fs=None,
+    ssq_freqs=None,
+    squeezing="sum",
+    maprange="peak",
+    gamma=None,
+    *,
+    boundary="reflect",
+    precision=None,
+    device="auto",
+    flipud=True,
+    get_w=False,
+    get_dWx=False,
+):
+    """Synchrosqueezed continuous wavelet transform (ssqueezepy's ``ssq_cwt``).
+
+    Parameters
+    ----------
+    x : array_like, shape (N,) or (C, N)
+        Real or complex signal(s); a batch is the loop over its rows.
+    wavelet : str
+        An analytic wavelet: ``'gmw'`` (ssqueezepy's default, multires'
+        ``morse60-3``), ``morseB-G``, ``cmorB-C``, ``paulM``, ``cgauP``.
+    scales : array_like, optional
+        In samples. Default: ``nv`` per octave from the scale whose centre
+        frequency is 0.4 cycles/sample up to the one whose cone of
+        influence spans half the record.
+    fs : float, optional
+        Sampling rate (default 1): frequencies come in its units.
+    ssq_freqs : {'log', 'linear'} or array_like, optional
+        The output frequencies, or how to space them (default: like the
+        scales, log for geometric ones).
+    squeezing : {'sum', 'lebesgue'}
+    maprange : {'peak', 'maximal'} or (fmin, fmax)
+        'peak': from the wavelet's peak frequency at the largest scale to
+        that at the smallest; 'maximal': fs/N to fs/2.
+    gamma : float, optional
+        |Wx| at or below which a coefficient is not reassigned (default
+        10 eps of the precision, as ssqueezepy).
+    boundary : str
+        How the signal continues past its ends (``'reflect'``, ssqueezepy's
+        padding; ``'periodic'``, ``'zero'``, ``'symmetric'``).
+    precision, device :
+        As :func:`multires.cwt`; the squeezing itself runs on the CPU.
+    flipud : bool
+        Rows from the highest frequency down (ssqueezepy's default).
+    get_w, get_dWx : bool
+        Also return the phase transform and ∂Wx/∂t.
+
+    Returns
+    -------
+    Tx : ndarray, shape (..., len(ssq_freqs), N)
+    Wx : ndarray, shape (..., len(scales), N)
+        The CWT, L1-normalized as ssqueezepy's.
+    ssq_freqs : ndarray
+        Frequency of each row of Tx.
+    scales : ndarray
+    w, dWx : ndarray
+        When asked for.
+    """
+    a = _rows(x)
+    name = _name(wavelet)
+    n = a.shape[-1]
+    if scales is None:
+        s = _ssq_scales(n, name, int(nv))
+    else:
+        s = np.asarray(scales, dtype=np.float64).ravel()
+    fs_ = 1.0 if fs is None else float(fs)
+    spacing, freqs, rng = None, None, None
+    if isinstance(ssq_freqs, str):
+        spacing = ssq_freqs
+    elif ssq_freqs is not None:
+        freqs = [float(f) for f in np.asarray(ssq_freqs, dtype=np.float64).ravel()]
+    if isinstance(maprange, str):
+        if maprange == "maximal" and freqs is None:
+            sp = spacing or "log"
+            freqs = _multires.ssq_frequencies(list(s), n, name, sp, "maximal", fs_)
+        elif maprange != "peak":
+            raise ValueError(f"maprange must be 'peak', 'maximal' or (fmin, fmax), got {maprange!r}")
+    else:
+        lo, hi = maprange
+        rng = (float(lo), float(hi))
+    if precision is None:
+        precision = "f32" if a.dtype in (np.float32, np.complex64) else "f64"
+    flat = a.reshape(-1, n)
+    outs = []
+    for row in flat:
+        outs.append(
+            _multires.ssq_cwt(
+                np.ascontiguousarray(row, dtype=np.complex128),
+                list(s),
+                name,
+                fs_,
+                boundary,
+                precision,
+                device,
+                squeezing,
+                spacing,
+                rng,
+                freqs,
+                gamma,
+                bool(flipud),
+            )
+        )
+    lead = a.shape[:-1]
+    Tx = np.stack([o[0] for o in outs]).reshape(lead + outs[0][0].shape)
+    Wx = np.stack([o[1] for o in outs]).reshape(lead + outs[0][1].shape)
+    dWx = np.stack([o[3] for o in outs]).reshape(lead + outs[0][3].shape)
+    f = outs[0][2]
+    result = [Tx, Wx, f, s]
+    if get_w:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = np.abs(np.imag(dWx * np.conj(Wx)) / (np.abs(Wx) ** 2 * 2 * np.pi))
+        g = (10 * np.finfo(np.float64 if precision == "f64" else np.float32).eps) if gamma is None else gamma
+        w[np.abs(Wx) < g] = np.inf
+        result.append(w)
+    if get_dWx:
+        result.append(dWx)
+    return tuple(result)
+
+
+def issq_cwt(Tx, wavelet="gmw", ssq_freqs=None, *, band=None, x_mean=0.0):
+    """The signal of a synchrosqueezed plane: x = 2 Re(Σ_k Tx[k]) / K+ + x_mean
+    (ssqueezepy's ``issq_cwt``). ``band=(fmin, fmax)`` with ``ssq_freqs``
+    rebuilds the component whose rows lie in that band only."""
+    T = np.asarray(Tx)
+    if T.ndim < 2:
+        raise ValueError(f"Tx has shape {T.shape}: expected (..., frequencies, N)")
+    name = _name(wavelet)
+    nf = T.shape[-2]
+    if band is not None and ssq_freqs is None:
+        raise ValueError("band needs ssq_freqs (the frequency of each row of Tx)")
+    f = list(np.arange(nf, dtype=np.float64) + 1.0) if ssq_freqs is None else [float(v) for v in np.ravel(ssq_freqs)]
+    flat = T.reshape((-1,) + T.shape[-2:])
+    out = [
+        _multires.issq_cwt(np.ascontiguousarray(p, dtype=np.complex128), f, name, band, float(x_mean))
+        for p in flat
+    ]
+    return np.stack(out).reshape(T.shape[:-2] + (T.shape[-1],))
+
+
+def icwt(Wx, wavelet="gmw", scales=None, *, normalization="l2", band=None, x_mean=0.0, real=True):
+    """Inverse CWT by the single-integral (Morlet) formula.
+
+    ``Wx`` are coefficients of :func:`multires.cwt` (``normalization`` as
+    there, 'l2' by default; pass 'l1' for the ``Wx`` of :func:`ssq_cwt`) at
+    ``scales`` (in samples). Analytic wavelets: x = 2 Re(Σ_i w_i W_i) / K+;
+    real even ones: Σ_i w_i W_i / K+; others by frequency-side division.
+    ``band=(smin, smax)`` keeps the rows whose scale lies in it (one band of
+    the signal). The mean is not in any CWT: give it as ``x_mean``.
+    """
+    W = np.asarray(Wx)
+    if W.ndim < 2:
+        raise ValueError(f"Wx has shape {W.shape}: expected (..., scales, N)")
+    if scales is None:
+        raise ValueError("icwt needs the scales the coefficients were computed at")
+    s = [float(v) for v in np.ravel(scales)]
+    name = _name(wavelet)
+    flat = W.reshape((-1,) + W.shape[-2:])
+    out = [
+        _multires.icwt(
+            np.ascontiguousarray(p, dtype=np.complex128), s, name, normalization, band, float(x_mean), bool(real)
+        )
+        for p in flat
+    ]
+    return np.stack(out).reshape(W.shape[:-2] + (W.shape[-1],))
+
+
+def extract_ridges(Tf, scales, penalty=2.0, n_ridges=1, bw=15, transform="cwt", get_params=False):
+    """Ridges of a time-frequency plane (ssqueezepy's ``extract_ridges``):
+    the path minimizing -ln(|Tf|²/max + eps) plus ``penalty`` times the
+    squared jump in ln(scales) (``transform='cwt'``) or in the axis itself
+    (``'stft'`` or a frequency axis), found exactly by dynamic programming;
+    further ridges after zeroing ±``bw`` rows around each one found.
+
+    Returns ``ridge_idxs`` of shape (N, n_ridges), and with ``get_params``
+    also the axis value and the energy |Tf|² on each ridge.
+    """
+    T = np.asarray(Tf)
+    if T.ndim != 2:
+        raise ValueError(f"Tf has shape {T.shape}: expected (rows, N)")
+    energy = np.ascontiguousarray(np.abs(T) ** 2, dtype=np.float64)
+    axis = [float(v) for v in np.ravel(scales)]
+    if transform not in ("cwt", "stft"):
+        raise ValueError(f"transform must be 'cwt' or 'stft', got {transform!r}")
+    eps = float(np.finfo(np.float64 if T.dtype in (np.complex128, np.float64) else np.float32).eps)
+    idx, val, en = _multires.extract_ridges(
+        energy, axis, transform == "cwt", float(penalty), int(n_ridges), int(bw), eps
+    )
+    return (idx, val, en) if get_params else idx
