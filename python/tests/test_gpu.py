@@ -120,3 +120,14 @@ def test_float32_rows_on_the_gpu_equal_the_cpu_batched_and_looped(rng):
     np.testing.assert_array_equal(batched, looped)
     cpu = multires.CwtPlan(x.shape[1], scales, "cmor1.5-1.0", precision="f32", device="cpu", boundary="symmetric")(x)
     assert np.linalg.norm(batched - cpu) / np.linalg.norm(cpu) < 1e-5
+
+
+def test_ssq_cwt_on_the_gpu_equals_the_cpu(rng):
+    x = rng.standard_normal(20_000)
+    scales = 2.0 * 2 ** (np.arange(96) / 16)
+    for wavelet in ("gmw", "cmor1.5-1.0"):
+        Tg, Wg, fg, _ = multires.ssq_cwt(x, wavelet, scales, device="cuda")
+        Tc, Wc, fc, _ = multires.ssq_cwt(x, wavelet, scales, device="cpu")
+        np.testing.assert_array_equal(fg, fc)
+        assert np.linalg.norm(Wg - Wc) <= 1e-12 * np.linalg.norm(Wc)
+        assert np.linalg.norm(Tg - Tc) <= 1e-9 * np.linalg.norm(Tc)

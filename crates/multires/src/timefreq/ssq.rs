@@ -10,7 +10,7 @@
 //! of W's columns and not a frequency-domain product.
 use super::{check_scales, scale_weights, TimeFreqError};
 use crate::backend::Backend;
-use crate::cwt::{CwtOptions, CwtPlan, Normalization, OutputKind, Precision};
+use crate::cwt::{CwtOptions, CwtPlan, CwtValues, Normalization, OutputKind, Precision};
 use crate::signal::Signal;
 use crate::wavelets::Wavelet;
 use ndarray::{Array2, ArrayView2};
@@ -216,9 +216,15 @@ fn omega(w: Complex64, d: Complex64, gamma: f64) -> Option<f64> {
     if w.norm() < gamma {
         return None;
     }
-    // ssqueezepy's operation order, so that bins agree on its own inputs.
+    Some(omega_of(w, d))
+}
+
+/// |Im(d / w)| / 2π in ssqueezepy's operation order, so that bins agree
+/// on its own inputs.
+#[inline]
+fn omega_of(w: Complex64, d: Complex64) -> f64 {
     let (a, b, c, e) = (d.re, d.im, w.re, w.im);
-    Some(((b * c - a * e) / ((c * c + e * e) * std::f64::consts::TAU)).abs())
+    ((b * c - a * e) / ((c * c + e * e) * std::f64::consts::TAU)).abs()
 }
 
 fn same_shape(
@@ -259,35 +265,48 @@ pub fn ssqueeze(
     }
     let bins = Bins::of(freqs)?;
     let nf = freqs.len();
-    // Column by column (each column's sum in row order, as ssqueezepy's
-    // loop adds), into a time-major buffer transposed at the end.
-    let mut t = vec![Complex64::new(0.0, 0.0); n * nf];
-    t.par_chunks_mut(nf).enumerate().for_each(|(j, col)| {
-        for i in 0..na {
-            let w = wx[[i, j]];
-            if w.norm() <= gamma {
-                continue;
+    // Blocks of columns in parallel, each walked row by row (contiguous
+    // reads; a column-by-column walk strided by N and ran 5x slower), so
+    // every bin still sums its terms in row order, as ssqueezepy's loop.
+    const BLOCK: usize = 256;
+    let g2 = gamma * gamma;
+    let blocks: Vec<Vec<Complex64>> = (0..n.div_ceil(BLOCK))
+        .into_par_iter()
+        .map(|b| {
+            let (j0, j1) = (b * BLOCK, ((b + 1) * BLOCK).min(n));
+            let width = j1 - j0;
+            let mut acc = vec![Complex64::new(0.0, 0.0); nf * width];
+            for i in 0..na {
+                let (wr, dr) = (wx.row(i), dwx.row(i));
+                for j in j0..j1 {
+                    let w = wr[j];
+                    // |W| > gamma, without the square root.
+                    if w.norm_sqr() <= g2 {
+                        continue;
+                    }
+                    let mut k = bins.index(omega_of(w, dr[j]));
+                    if flipud {
+                        k = bins.last - k;
+                    }
+                    acc[k * width + (j - j0)] += match squeezing {
+                        Squeezing::Sum => w * weights[i],
+                        Squeezing::Lebesgue => Complex64::new(weights[i] / na as f64, 0.0),
+                    };
+                }
             }
-            let Some(om) = omega(w, dwx[[i, j]], 0.0) else {
-                continue;
-            };
-            let mut k = bins.index(om);
-            if flipud {
-                k = bins.last - k;
-            }
-            col[k] += match squeezing {
-                Squeezing::Sum => w * weights[i],
-                Squeezing::Lebesgue => Complex64::new(weights[i] / na as f64, 0.0),
-            };
-        }
-    });
+            acc
+        })
+        .collect();
     let mut out = Array2::zeros((nf, n));
     out.axis_iter_mut(ndarray::Axis(0))
         .into_par_iter()
         .enumerate()
         .for_each(|(k, mut row)| {
-            for (j, v) in row.iter_mut().enumerate() {
-                *v = t[j * nf + k];
+            for (b, acc) in blocks.iter().enumerate() {
+                let (j0, width) = (b * BLOCK, acc.len() / nf);
+                for (d, v) in acc[k * width..(k + 1) * width].iter().enumerate() {
+                    row[j0 + d] = *v;
+                }
             }
         });
     Ok(out)
@@ -336,7 +355,10 @@ pub fn ssq_cwt_on(
     let n = signal.len();
     let run = |o: CwtOptions| -> Result<Array2<Complex64>, TimeFreqError> {
         let plan = CwtPlan::new(o, n, signal.is_complex())?;
-        Ok(backend.cwt(&plan, signal, None)?.values.to_complex64())
+        Ok(match backend.cwt(&plan, signal, None)?.values {
+            CwtValues::Complex64(a) => a,
+            other => other.to_complex64(),
+        })
     };
     let mut wx = run(base)?;
     let mut dwx = run(deriv)?;
