@@ -18,7 +18,7 @@ import numpy as np
 
 from . import _multires
 from ._arrays import as_float, split
-from ._timefreq import admissibility, extract_ridges, icwt, issq_cwt, ssq_cwt
+from ._timefreq import admissibility, extract_ridges, global_wavelet_spectrum, icwt, issq_cwt, ssq_cwt, wct, xwt
 
 __version__ = _multires.__version__
 
@@ -41,6 +41,9 @@ __all__ = [
     "issq_cwt",
     "extract_ridges",
     "admissibility",
+    "wct",
+    "xwt",
+    "global_wavelet_spectrum",
 ]
 
 

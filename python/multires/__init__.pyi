@@ -158,6 +158,39 @@ def extract_ridges(
 def admissibility(wavelet: str = "gmw") -> dict[str, Any]:
     """K+ (adm_ssq), K-, C_psi (adm_cwt), the DC leak and whether the wavelet is analytic."""
 
+def wct(
+    y1: ArrayLike,
+    y2: ArrayLike,
+    dt: float,
+    dj: float = 1 / 12,
+    s0: float = -1,
+    J: int = -1,
+    sig: bool = False,
+    significance_level: float = 0.95,
+    wavelet: str = "morlet",
+    normalize: bool = True,
+    *,
+    device: Device = "auto",
+) -> tuple[Any, Any, Any, Any, Any]:
+    """Wavelet coherence (pycwt's): ``(WCT, aWCT, coi, freq, sig)``; no significance yet."""
+
+def xwt(
+    y1: ArrayLike,
+    y2: ArrayLike,
+    dt: float,
+    dj: float = 1 / 12,
+    s0: float = -1,
+    J: int = -1,
+    wavelet: str = "morlet",
+    normalize: bool = True,
+    *,
+    device: Device = "auto",
+) -> tuple[Any, Any, Any]:
+    """Cross-wavelet transform (pycwt's): ``(W12, coi, freq)``."""
+
+def global_wavelet_spectrum(W: ArrayLike, scales: Optional[ArrayLike] = None) -> NDArray[np.float64]:
+    """Time average of |W|^2 per scale."""
+
 def compress(
     a: ArrayLike,
     *,

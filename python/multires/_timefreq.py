@@ -16,7 +16,7 @@ import numpy as np
 from . import _multires
 from ._arrays import as_float, split
 
-__all__ = ["icwt", "ssq_cwt", "issq_cwt", "extract_ridges", "admissibility"]
+__all__ = ["icwt", "ssq_cwt", "issq_cwt", "extract_ridges", "admissibility", "wct", "xwt", "global_wavelet_spectrum"]
 
 # ssqueezepy's default wavelet, under multires' name for the same function.
 _ALIASES = {"gmw": "morse60-3"}
@@ -167,9 +167,14 @@ def ssq_cwt(
             )
         )
     lead = a.shape[:-1]
-    Tx = np.stack([o[0] for o in outs]).reshape(lead + outs[0][0].shape)
-    Wx = np.stack([o[1] for o in outs]).reshape(lead + outs[0][1].shape)
-    dWx = np.stack([o[3] for o in outs]).reshape(lead + outs[0][3].shape)
+
+    def gather(i):
+        # One signal keeps the engine's array (no copy); a batch is stacked.
+        if len(outs) == 1:
+            return outs[0][i].reshape(lead + outs[0][i].shape)
+        return np.stack([o[i] for o in outs]).reshape(lead + outs[0][i].shape)
+
+    Tx, Wx, dWx = gather(0), gather(1), gather(3)
     f = outs[0][2]
     result = [Tx, Wx, f, s]
     if get_w:
@@ -252,3 +257,96 @@ def extract_ridges(Tf, scales, penalty=2.0, n_ridges=1, bw=15, transform="cwt", 
         energy, axis, transform == "cwt", float(penalty), int(n_ridges), int(bw), eps
     )
     return (idx, val, en) if get_params else idx
+
+
+# pycwt's Morlet: f0 = 6 rad per unit time, psi_hat(w) = pi^-1/4 exp(-(w - 6)^2 / 2),
+# which is multires' cmor2.0-(6/2pi) times sqrt(2) pi^(1/4).
+_PYCWT_F0 = 6.0
+_PYCWT_MORLET = f"cmor2.0-{_PYCWT_F0 / (2 * np.pi)!r}"
+_PYCWT_GAIN = np.sqrt(2.0) * np.pi**0.25
+_PYCWT_FLAMBDA = 4 * np.pi / (_PYCWT_F0 + np.sqrt(2 + _PYCWT_F0**2))
+
+
+def _pycwt_scales(n, dt, dj, s0, J):
+    if s0 == -1:
+        s0 = 2 * dt / _PYCWT_FLAMBDA
+    if J == -1:
+        J = int(np.round(np.log2(n * dt / s0) / dj))
+    return s0 * 2 ** (np.arange(0, J + 1) * dj)
+
+
+def _pycwt_coi(n, dt):
+    coi = n / 2 - np.abs(np.arange(0, n) - (n - 1) / 2)
+    return _PYCWT_FLAMBDA * (1 / np.sqrt(2)) * dt * coi
+
+
+def _morlet_cwt(y, sj, dt, device, boundary):
+    from . import cwt
+
+    W, _ = cwt(np.asarray(y, dtype=np.float64), sj / dt, _PYCWT_MORLET, boundary=boundary, device=device)
+    return W * _PYCWT_GAIN
+
+
+def _check_morlet(wavelet):
+    if str(wavelet).lower() != "morlet":
+        raise ValueError(f"wavelet {wavelet!r}: coherence follows pycwt's Morlet (f0 = 6) only, as its smoothing does")
+
+
+def xwt(y1, y2, dt, dj=1 / 12, s0=-1, J=-1, wavelet="morlet", normalize=True, *, boundary="zero", device="auto"):
+    """Cross-wavelet transform W1 W2* of two series (pycwt's ``xwt``), with
+    pycwt's Morlet (f0 = 6), scales ``s0 2^(j dj)`` in the units of ``dt``
+    and the exact CWT (``boundary`` as :func:`multires.cwt`: 'zero' by
+    default; pycwt's FFT is circular, as 'periodic' is for a power-of-two
+    length). Each series is divided by its standard deviation first when
+    ``normalize``.
+
+    Returns ``W12, coi, freq`` (pycwt also returns a red-noise significance,
+    which multires does not compute yet).
+    """
+    _check_morlet(wavelet)
+    a1, a2 = np.asarray(y1, dtype=np.float64), np.asarray(y2, dtype=np.float64)
+    if a1.shape != a2.shape or a1.ndim != 1:
+        raise ValueError(f"y1 and y2 must be 1-D of one length, got {a1.shape} and {a2.shape}")
+    if normalize:
+        a1, a2 = a1 / a1.std(), a2 / a2.std()
+    sj = _pycwt_scales(a1.size, dt, dj, s0, J)
+    W1, W2 = _morlet_cwt(a1, sj, dt, device, boundary), _morlet_cwt(a2, sj, dt, device, boundary)
+    return W1 * np.conj(W2), _pycwt_coi(a1.size, dt), 1 / (_PYCWT_FLAMBDA * sj)
+
+
+def wct(y1, y2, dt, dj=1 / 12, s0=-1, J=-1, sig=False, significance_level=0.95, wavelet="morlet",
+        normalize=True, *, boundary="zero", device="auto"):
+    """Wavelet coherence (pycwt's ``wct``; Torrence & Webster 1999, Grinsted
+    et al. 2004): ``|S(W12/s)|^2 / (S(|W1|^2/s) S(|W2|^2/s))`` with pycwt's
+    Morlet smoothing in time and scale, over exact CWTs (``boundary`` as
+    in :func:`xwt`).
+
+    Returns ``WCT, aWCT, coi, freq, sig`` as pycwt does; ``sig=True`` (the
+    Monte Carlo significance) is not available yet and is refused.
+    """
+    _check_morlet(wavelet)
+    if sig:
+        raise ValueError("wct(sig=True): the Monte Carlo significance of coherence is not in multires yet; pass sig=False")
+    a1, a2 = np.asarray(y1, dtype=np.float64), np.asarray(y2, dtype=np.float64)
+    if a1.shape != a2.shape or a1.ndim != 1:
+        raise ValueError(f"y1 and y2 must be 1-D of one length, got {a1.shape} and {a2.shape}")
+    if normalize:
+        a1 = (a1 - a1.mean()) / a1.std()
+        a2 = (a2 - a2.mean()) / a2.std()
+    sj = _pycwt_scales(a1.size, dt, dj, s0, J)
+    W1, W2 = _morlet_cwt(a1, sj, dt, device, boundary), _morlet_cwt(a2, sj, dt, device, boundary)
+    WCT, aWCT, _ = _multires.wavelet_coherence(
+        np.ascontiguousarray(W1), np.ascontiguousarray(W2), list(sj / dt), float(dj)
+    )
+    return WCT, aWCT, _pycwt_coi(a1.size, dt), 1 / (_PYCWT_FLAMBDA * sj), np.asarray([0])
+
+
+def smooth(W, scales, dj):
+    """pycwt's Morlet smoothing of a (scales, N) plane; ``scales`` in samples."""
+    return _multires.smooth(np.ascontiguousarray(W, dtype=np.complex128), [float(s) for s in np.ravel(scales)], float(dj))
+
+
+def global_wavelet_spectrum(W, scales=None):
+    """The time average of |W|^2 per scale (Torrence & Compo's global
+    wavelet spectrum), of a (..., scales, N) plane."""
+    return np.mean(np.abs(np.asarray(W)) ** 2, axis=-1)

@@ -216,6 +216,38 @@ fn extract_ridges<'py>(
     ))
 }
 
+/// pycwt's wavelet coherence of two planes: (WCT, phase, cross spectrum).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn wavelet_coherence<'py>(
+    py: Python<'py>,
+    w1: PyReadonlyArray2<'py, Complex64>,
+    w2: PyReadonlyArray2<'py, Complex64>,
+    scales: Vec<f64>,
+    dj: f64,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let (a, b) = (w1.as_array(), w2.as_array());
+    let c = crate::run(py, || timefreq::wavelet_coherence(a, b, &scales, dj)).map_err(tf_err)?;
+    Ok((
+        c.wct.into_pyarray(py).into_any(),
+        c.phase.into_pyarray(py).into_any(),
+        c.cross.into_pyarray(py).into_any(),
+    ))
+}
+
+/// pycwt's Morlet smoothing of one plane.
+#[pyfunction]
+fn smooth<'py>(
+    py: Python<'py>,
+    w: PyReadonlyArray2<'py, Complex64>,
+    scales: Vec<f64>,
+    dj: f64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let a = w.as_array();
+    let s = crate::run(py, || timefreq::smooth(a, &scales, dj)).map_err(tf_err)?;
+    Ok(s.into_pyarray(py).into_any())
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(admissibility, m)?)?;
     m.add_function(wrap_pyfunction!(icwt, m)?)?;
@@ -223,5 +255,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ssq_frequencies, m)?)?;
     m.add_function(wrap_pyfunction!(issq_cwt, m)?)?;
     m.add_function(wrap_pyfunction!(extract_ridges, m)?)?;
+    m.add_function(wrap_pyfunction!(wavelet_coherence, m)?)?;
+    m.add_function(wrap_pyfunction!(smooth, m)?)?;
     Ok(())
 }

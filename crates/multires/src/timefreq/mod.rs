@@ -2,10 +2,12 @@
 //! inverse, and ridge extraction, with ssqueezepy's definitions (see
 //! docs/DESIGN.md, "Inverse CWT, synchrosqueezing and ridges").
 
+mod coherence;
 mod icwt;
 mod ridges;
 mod ssq;
 
+pub use coherence::{smooth, wavelet_coherence, Coherence};
 pub use icwt::{icwt, IcwtOptions};
 pub use ridges::{extract_ridges, Ridges};
 pub use ssq::{

@@ -276,7 +276,7 @@ pub fn ssqueeze(
             let (j0, j1) = (b * BLOCK, ((b + 1) * BLOCK).min(n));
             let width = j1 - j0;
             let mut acc = vec![Complex64::new(0.0, 0.0); nf * width];
-            for i in 0..na {
+            for (i, &wt) in weights.iter().enumerate() {
                 let (wr, dr) = (wx.row(i), dwx.row(i));
                 for j in j0..j1 {
                     let w = wr[j];
@@ -289,8 +289,8 @@ pub fn ssqueeze(
                         k = bins.last - k;
                     }
                     acc[k * width + (j - j0)] += match squeezing {
-                        Squeezing::Sum => w * weights[i],
-                        Squeezing::Lebesgue => Complex64::new(weights[i] / na as f64, 0.0),
+                        Squeezing::Sum => w * wt,
+                        Squeezing::Lebesgue => Complex64::new(wt / na as f64, 0.0),
                     };
                 }
             }

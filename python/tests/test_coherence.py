@@ -1,0 +1,90 @@
+"""Cross-wavelet transform and wavelet coherence against pycwt 0.5.0b0 on
+the same inputs (scripts/test installs it)."""
+
+import numpy as np
+import pytest
+
+import multires
+
+pycwt = pytest.importorskip("pycwt", reason="pip install pycwt==0.5.0b0 (scripts/test does)")
+
+
+def pair(n=1024, seed=4):
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    shared = np.sin(2 * np.pi * t / 32.0)
+    return shared + 0.5 * rng.standard_normal(n), 0.8 * np.roll(shared, 4) + 0.5 * rng.standard_normal(n)
+
+
+def normal(y):
+    return (y - y.mean()) / y.std()
+
+
+def test_the_smoothing_of_pycwts_own_planes_gives_its_coherence():
+    y1, y2 = pair()
+    dt, dj = 1.0, 1 / 12
+    W1, sj, *_ = pycwt.cwt(normal(y1), dt, dj=dj)
+    W2, *_ = pycwt.cwt(normal(y2), dt, dj=dj)
+    WCT, aWCT, *_ = pycwt.wct(y1, y2, dt, dj=dj, sig=False)
+    ours, phase, cross = multires._multires.wavelet_coherence(W1, W2, list(sj / dt), dj)
+    np.testing.assert_allclose(ours, WCT, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(phase, aWCT, rtol=0, atol=1e-12)
+    wav = pycwt.Morlet(6)
+    S = wav.smooth(np.abs(W1) ** 2 / sj[:, None], dt, dj, sj)
+    np.testing.assert_allclose(multires._timefreq.smooth(np.abs(W1) ** 2 / sj[:, None], sj / dt, dj).real, S,
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_wct_and_xwt_equal_pycwt():
+    y1, y2 = pair()
+    dt = 1.0
+    WCT0, aWCT0, coi0, freq0, _ = pycwt.wct(y1, y2, dt, sig=False)
+    W12_0, *_ = pycwt.xwt(y1, y2, dt)
+    scale = 1 / (freq0 * multires._timefreq._PYCWT_FLAMBDA)
+    # pycwt's CWT is circular (its FFT over the power-of-two length):
+    # multires' periodic boundary is the same sum, the same to rounding at
+    # scales from 4 samples (below, its band-limited product and the
+    # sampled masks differ by aliasing); the scale smoothing reaches 0.6
+    # octave, so coherence from 8 samples.
+    WCT, aWCT, coi, freq, sig = multires.wct(y1, y2, dt, boundary="periodic")
+    np.testing.assert_allclose(freq, freq0, rtol=1e-14)
+    np.testing.assert_allclose(coi, coi0, rtol=1e-14)
+    np.testing.assert_allclose(WCT[scale >= 8], WCT0[scale >= 8], rtol=0, atol=1e-8)
+    d = np.angle(np.exp(1j * (aWCT - aWCT0)))[scale >= 4]
+    assert np.abs(d).max() < 1e-8
+    W12, _, _ = multires.xwt(y1, y2, dt, boundary="periodic")
+    assert np.abs(W12 - W12_0)[scale >= 4].max() < 1e-8 * np.abs(W12_0).max()
+    # With zeros past the ends (the default), cells six scales from either
+    # end agree to 2e-3 (the edges reach in through the CWT and the smoothing).
+    WCT, *_ = multires.wct(y1, y2, dt)
+    t = np.arange(y1.size)
+    edge = np.minimum(t, y1.size - 1 - t)
+    inside = (scale[:, None] >= 8) & (edge[None, :] > 6 * scale[:, None])
+    assert inside.mean() > 0.2
+    assert np.abs(WCT - WCT0)[inside].max() < 2e-3
+
+
+def test_coherence_is_high_in_the_shared_band_and_low_elsewhere():
+    y1, y2 = pair(n=4096)
+    WCT, aWCT, coi, freq, _ = multires.wct(y1, y2, 1.0)
+    period = 1 / freq
+    band = np.abs(np.log2(period / 32.0)) < 0.15
+    far = (period < 8) & (period > 2.5)
+    mid = slice(512, -512)
+    assert WCT[band][:, mid].mean() > 0.9
+    assert WCT[far][:, mid].mean() < 0.5
+    # y2 lags y1 by 4 samples of a 32-sample period: y1 leads by 2 pi 4 / 32.
+    lead = np.angle(np.exp(1j * aWCT[band][:, mid]).mean())
+    assert abs(lead - 2 * np.pi * 4 / 32) < 0.1
+    gws = multires.global_wavelet_spectrum(multires.xwt(y1, y1, 1.0)[0])
+    assert np.argmax(gws) == np.argmin(np.abs(np.log2(period / 32.0)))
+
+
+def test_what_is_not_there_says_so():
+    y1, y2 = pair(256)
+    with pytest.raises(ValueError, match="significance"):
+        multires.wct(y1, y2, 1.0, sig=True)
+    with pytest.raises(ValueError, match="Morlet"):
+        multires.wct(y1, y2, 1.0, wavelet="paul")
+    with pytest.raises(ValueError, match="one length"):
+        multires.wct(y1, y2[:100], 1.0)
