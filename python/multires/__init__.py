@@ -18,7 +18,18 @@ import numpy as np
 
 from . import _multires
 from ._arrays import as_float, split
-from ._timefreq import admissibility, extract_ridges, global_wavelet_spectrum, icwt, issq_cwt, ssq_cwt, wct, xwt
+from ._timefreq import (
+    admissibility,
+    ar1,
+    extract_ridges,
+    global_wavelet_spectrum,
+    icwt,
+    issq_cwt,
+    significance,
+    ssq_cwt,
+    wct,
+    xwt,
+)
 
 __version__ = _multires.__version__
 
@@ -44,6 +55,8 @@ __all__ = [
     "wct",
     "xwt",
     "global_wavelet_spectrum",
+    "significance",
+    "ar1",
 ]
 
 

@@ -191,6 +191,21 @@ def xwt(
 def global_wavelet_spectrum(W: ArrayLike, scales: Optional[ArrayLike] = None) -> NDArray[np.float64]:
     """Time average of |W|^2 per scale."""
 
+def ar1(x: ArrayLike) -> tuple[float, float, float]:
+    """Allen & Smith's AR(1) estimate (pycwt's): ``(g, a, mu2)``."""
+
+def significance(
+    signal: ArrayLike,
+    dt: float,
+    scales: ArrayLike,
+    sigma_test: int = 0,
+    alpha: Optional[float] = None,
+    significance_level: float = 0.95,
+    dof: Any = -1,
+    wavelet: str = "morlet",
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Red-noise significance of wavelet power (pycwt's): ``(signif, fft_theor)``."""
+
 def compress(
     a: ArrayLike,
     *,

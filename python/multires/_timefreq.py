@@ -16,7 +16,7 @@ import numpy as np
 from . import _multires
 from ._arrays import as_float, split
 
-__all__ = ["icwt", "ssq_cwt", "issq_cwt", "extract_ridges", "admissibility", "wct", "xwt", "global_wavelet_spectrum"]
+__all__ = ["icwt", "ssq_cwt", "issq_cwt", "extract_ridges", "admissibility", "wct", "xwt", "global_wavelet_spectrum", "significance", "ar1"]
 
 # ssqueezepy's default wavelet, under multires' name for the same function.
 _ALIASES = {"gmw": "morse60-3"}
@@ -350,3 +350,41 @@ def global_wavelet_spectrum(W, scales=None):
     """The time average of |W|^2 per scale (Torrence & Compo's global
     wavelet spectrum), of a (..., scales, N) plane."""
     return np.mean(np.abs(np.asarray(W)) ** 2, axis=-1)
+
+
+def ar1(x):
+    """Allen & Smith's bias-corrected AR(1) estimate of a series (pycwt's
+    ``ar1``): ``(g, a, mu2)``, the lag-1 coefficient, the noise amplitude
+    and the bias term."""
+    return _multires.ar1([float(v) for v in np.ravel(x)])
+
+
+def significance(signal, dt, scales, sigma_test=0, alpha=None, significance_level=0.95, dof=-1,
+                 wavelet="morlet"):
+    """Red-noise significance of wavelet power (pycwt's ``significance``;
+    Torrence & Compo 1998): ``(signif, fft_theor)`` per scale, where
+    ``scales`` are in the units of ``dt`` (as :func:`wct` and pycwt use
+    them) and ``signal`` is the series (or its variance). ``sigma_test=0``
+    tests one coefficient's power (2 degrees of freedom, eq. 18);
+    ``sigma_test=1`` power averaged over ``dof`` coefficients in time
+    (eq. 23). ``alpha`` defaults to :func:`ar1` of the series.
+    """
+    _check_morlet(wavelet)
+    a = np.asarray(signal, dtype=np.float64)
+    variance = float(a) if a.size == 1 else float(a.std() ** 2)
+    if alpha is None:
+        if a.size == 1:
+            raise ValueError("alpha is needed when signal is a variance, not a series")
+        alpha = ar1(a)[0]
+    s = np.asarray(scales, dtype=np.float64).ravel()
+    periods = s * _PYCWT_FLAMBDA
+    if sigma_test == 0:
+        d = None
+    elif sigma_test == 1:
+        d = [float(v) for v in np.ravel(np.asarray(dof, dtype=np.float64))]
+    else:
+        raise ValueError(f"sigma_test must be 0 (power) or 1 (time-averaged power), got {sigma_test!r}")
+    signif, theor = _multires.red_noise_significance(
+        variance, float(alpha), list(periods), list(s), float(dt), float(significance_level), d
+    )
+    return np.asarray(signif), np.asarray(theor)

@@ -248,6 +248,33 @@ fn smooth<'py>(
     Ok(s.into_pyarray(py).into_any())
 }
 
+/// Allen & Smith's AR(1) estimate: (g, a, mu2), pycwt's `ar1`.
+#[pyfunction]
+fn ar1(x: Vec<f64>) -> PyResult<(f64, f64, f64)> {
+    timefreq::ar1(&x).map_err(tf_err)
+}
+
+/// Red-noise significance levels and the AR(1) spectrum per scale.
+#[pyfunction]
+#[pyo3(signature = (variance, alpha, periods, scales, dt, level, dof=None))]
+#[allow(clippy::too_many_arguments)]
+fn red_noise_significance(
+    variance: f64,
+    alpha: f64,
+    periods: Vec<f64>,
+    scales: Vec<f64>,
+    dt: f64,
+    level: f64,
+    dof: Option<Vec<f64>>,
+) -> PyResult<(Vec<f64>, Vec<f64>)> {
+    let test = match dof {
+        None => timefreq::SigmaTest::Power,
+        Some(d) => timefreq::SigmaTest::TimeAveraged(d),
+    };
+    timefreq::red_noise_significance(variance, alpha, &periods, &scales, dt, level, &test)
+        .map_err(tf_err)
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(admissibility, m)?)?;
     m.add_function(wrap_pyfunction!(icwt, m)?)?;
@@ -257,5 +284,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(extract_ridges, m)?)?;
     m.add_function(wrap_pyfunction!(wavelet_coherence, m)?)?;
     m.add_function(wrap_pyfunction!(smooth, m)?)?;
+    m.add_function(wrap_pyfunction!(ar1, m)?)?;
+    m.add_function(wrap_pyfunction!(red_noise_significance, m)?)?;
     Ok(())
 }

@@ -88,3 +88,37 @@ def test_what_is_not_there_says_so():
         multires.wct(y1, y2, 1.0, wavelet="paul")
     with pytest.raises(ValueError, match="one length"):
         multires.wct(y1, y2[:100], 1.0)
+
+
+def test_red_noise_significance_equals_pycwt():
+    rng = np.random.default_rng(8)
+    y = np.zeros(2000)
+    for i in range(1, y.size):
+        y[i] = 0.7 * y[i - 1] + rng.standard_normal()
+    np.testing.assert_allclose(multires.ar1(y), pycwt.ar1(y), rtol=1e-12)
+    W, sj, *_ = pycwt.cwt(normal(y), 1.0)
+    g = multires.ar1(y)[0]
+    f = 1.0 / (sj * multires._timefreq._PYCWT_FLAMBDA)
+    # Torrence & Compo's eq. 16 at f = dt / period; pycwt 0.5.0b0 evaluates
+    # cos(2 pi f / N), N the series' length, which leaves its red-noise
+    # spectrum flat at var (1 + a) / (1 - a), and with sigma_test=1 returns
+    # the levels in place of the spectrum.
+    red = y.var() * (1 - g**2) / (1 + g**2 - 2 * g * np.cos(2 * np.pi * f))
+    flat = y.var() * (1 - g**2) / (1 + g**2 - 2 * g * np.cos(2 * np.pi * f / y.size))
+    # (pycwt's sigma_test=1 takes one dof per scale: its single-dof branch
+    # calls np.zeros(1, J + 1), which raises.)
+    for test, dof in ((0, -1), (1, np.full(len(sj), 50.0))):
+        s0, t0 = pycwt.significance(y, 1.0, sj, sigma_test=test, dof=dof.copy() if test else dof)
+        s1, t1 = multires.significance(y, 1.0, sj, sigma_test=test, dof=dof)
+        np.testing.assert_allclose(t1, red, rtol=1e-12)
+        # The chi-square factor (with eq. 23's dof) equals pycwt's.
+        np.testing.assert_allclose(s1 / t1, s0 / flat, rtol=1e-10)
+        if test == 0:
+            np.testing.assert_allclose(t0, flat, rtol=1e-12)
+    # About 5% of red noise's power lies above its 95% level.
+    signif, _ = multires.significance(1.0, 1.0, sj, alpha=multires.ar1(y)[0])
+    power = np.abs(W) ** 2
+    frac = (power > signif[:, None]).mean()
+    assert 0.02 < frac < 0.1, frac
+    with pytest.raises(ValueError, match="sigma_test"):
+        multires.significance(y, 1.0, sj, sigma_test=2)

@@ -5,11 +5,13 @@
 mod coherence;
 mod icwt;
 mod ridges;
+mod significance;
 mod ssq;
 
 pub use coherence::{smooth, wavelet_coherence, Coherence};
 pub use icwt::{icwt, IcwtOptions};
 pub use ridges::{extract_ridges, Ridges};
+pub use significance::{ar1, red_noise_significance, SigmaTest};
 pub use ssq::{
     issq_cwt, phase_transform, ssq_cwt, ssq_cwt_on, ssq_frequencies, ssqueeze, FreqSpacing,
     MapRange, Squeezing, SsqOptions, Synchrosqueezed,
