@@ -170,6 +170,7 @@ def wct(
     wavelet: str = "morlet",
     normalize: bool = True,
     *,
+    boundary: str = "zero",
     device: Device = "auto",
 ) -> tuple[Any, Any, Any, Any, Any]:
     """Wavelet coherence (pycwt's): ``(WCT, aWCT, coi, freq, sig)``; no significance yet."""
@@ -184,6 +185,7 @@ def xwt(
     wavelet: str = "morlet",
     normalize: bool = True,
     *,
+    boundary: str = "zero",
     device: Device = "auto",
 ) -> tuple[Any, Any, Any]:
     """Cross-wavelet transform (pycwt's): ``(W12, coi, freq)``."""

@@ -259,32 +259,8 @@ def extract_ridges(Tf, scales, penalty=2.0, n_ridges=1, bw=15, transform="cwt", 
     return (idx, val, en) if get_params else idx
 
 
-# pycwt's Morlet: f0 = 6 rad per unit time, psi_hat(w) = pi^-1/4 exp(-(w - 6)^2 / 2),
-# which is multires' cmor2.0-(6/2pi) times sqrt(2) pi^(1/4).
-_PYCWT_F0 = 6.0
-_PYCWT_MORLET = f"cmor2.0-{_PYCWT_F0 / (2 * np.pi)!r}"
-_PYCWT_GAIN = np.sqrt(2.0) * np.pi**0.25
-_PYCWT_FLAMBDA = 4 * np.pi / (_PYCWT_F0 + np.sqrt(2 + _PYCWT_F0**2))
-
-
-def _pycwt_scales(n, dt, dj, s0, J):
-    if s0 == -1:
-        s0 = 2 * dt / _PYCWT_FLAMBDA
-    if J == -1:
-        J = int(np.round(np.log2(n * dt / s0) / dj))
-    return s0 * 2 ** (np.arange(0, J + 1) * dj)
-
-
-def _pycwt_coi(n, dt):
-    coi = n / 2 - np.abs(np.arange(0, n) - (n - 1) / 2)
-    return _PYCWT_FLAMBDA * (1 / np.sqrt(2)) * dt * coi
-
-
-def _morlet_cwt(y, sj, dt, device, boundary):
-    from . import cwt
-
-    W, _ = cwt(np.asarray(y, dtype=np.float64), sj / dt, _PYCWT_MORLET, boundary=boundary, device=device)
-    return W * _PYCWT_GAIN
+# pycwt's Morlet (f0 = 6): its Fourier period over scale.
+_PYCWT_FLAMBDA = 4 * np.pi / (6.0 + np.sqrt(2 + 6.0**2))
 
 
 def _check_morlet(wavelet):
@@ -292,26 +268,30 @@ def _check_morlet(wavelet):
         raise ValueError(f"wavelet {wavelet!r}: coherence follows pycwt's Morlet (f0 = 6) only, as its smoothing does")
 
 
+def _pair(y1, y2, dt, dj, s0, J, normalize, boundary, device):
+    a1, a2 = np.asarray(y1, dtype=np.float64), np.asarray(y2, dtype=np.float64)
+    if a1.shape != a2.shape or a1.ndim != 1:
+        raise ValueError(f"y1 and y2 must be 1-D of one length, got {a1.shape} and {a2.shape}")
+    return _multires.morlet_coherence(
+        list(a1), list(a2), float(dt), float(dj), None if s0 == -1 else float(s0),
+        None if J == -1 else int(J), bool(normalize), boundary, device,
+    )
+
+
 def xwt(y1, y2, dt, dj=1 / 12, s0=-1, J=-1, wavelet="morlet", normalize=True, *, boundary="zero", device="auto"):
     """Cross-wavelet transform W1 W2* of two series (pycwt's ``xwt``), with
     pycwt's Morlet (f0 = 6), scales ``s0 2^(j dj)`` in the units of ``dt``
     and the exact CWT (``boundary`` as :func:`multires.cwt`: 'zero' by
     default; pycwt's FFT is circular, as 'periodic' is for a power-of-two
-    length). Each series is divided by its standard deviation first when
-    ``normalize``.
+    length). Each series has its mean removed and is divided by its
+    standard deviation first when ``normalize``.
 
-    Returns ``W12, coi, freq`` (pycwt also returns a red-noise significance,
-    which multires does not compute yet).
+    Returns ``W12, coi, freq`` (pycwt also returns a significance level:
+    :func:`significance` gives it).
     """
     _check_morlet(wavelet)
-    a1, a2 = np.asarray(y1, dtype=np.float64), np.asarray(y2, dtype=np.float64)
-    if a1.shape != a2.shape or a1.ndim != 1:
-        raise ValueError(f"y1 and y2 must be 1-D of one length, got {a1.shape} and {a2.shape}")
-    if normalize:
-        a1, a2 = a1 / a1.std(), a2 / a2.std()
-    sj = _pycwt_scales(a1.size, dt, dj, s0, J)
-    W1, W2 = _morlet_cwt(a1, sj, dt, device, boundary), _morlet_cwt(a2, sj, dt, device, boundary)
-    return W1 * np.conj(W2), _pycwt_coi(a1.size, dt), 1 / (_PYCWT_FLAMBDA * sj)
+    _, _, W12, _, freq, coi = _pair(y1, y2, dt, dj, s0, J, normalize, boundary, device)
+    return W12, np.asarray(coi), np.asarray(freq)
 
 
 def wct(y1, y2, dt, dj=1 / 12, s0=-1, J=-1, sig=False, significance_level=0.95, wavelet="morlet",
@@ -327,18 +307,8 @@ def wct(y1, y2, dt, dj=1 / 12, s0=-1, J=-1, sig=False, significance_level=0.95, 
     _check_morlet(wavelet)
     if sig:
         raise ValueError("wct(sig=True): the Monte Carlo significance of coherence is not in multires yet; pass sig=False")
-    a1, a2 = np.asarray(y1, dtype=np.float64), np.asarray(y2, dtype=np.float64)
-    if a1.shape != a2.shape or a1.ndim != 1:
-        raise ValueError(f"y1 and y2 must be 1-D of one length, got {a1.shape} and {a2.shape}")
-    if normalize:
-        a1 = (a1 - a1.mean()) / a1.std()
-        a2 = (a2 - a2.mean()) / a2.std()
-    sj = _pycwt_scales(a1.size, dt, dj, s0, J)
-    W1, W2 = _morlet_cwt(a1, sj, dt, device, boundary), _morlet_cwt(a2, sj, dt, device, boundary)
-    WCT, aWCT, _ = _multires.wavelet_coherence(
-        np.ascontiguousarray(W1), np.ascontiguousarray(W2), list(sj / dt), float(dj)
-    )
-    return WCT, aWCT, _pycwt_coi(a1.size, dt), 1 / (_PYCWT_FLAMBDA * sj), np.asarray([0])
+    WCT, aWCT, _, _, freq, coi = _pair(y1, y2, dt, dj, s0, J, normalize, boundary, device)
+    return WCT, aWCT, np.asarray(coi), np.asarray(freq), np.asarray([0])
 
 
 def smooth(W, scales, dj):

@@ -235,6 +235,50 @@ fn wavelet_coherence<'py>(
     ))
 }
 
+/// pycwt's `wct`/`xwt` of two series: (WCT, phase, W12, scales, freqs, coi).
+#[pyfunction]
+#[pyo3(signature = (y1, y2, dt, dj, s0, j, normalize, boundary, device))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn morlet_coherence<'py>(
+    py: Python<'py>,
+    y1: Vec<f64>,
+    y2: Vec<f64>,
+    dt: f64,
+    dj: f64,
+    s0: Option<f64>,
+    j: Option<usize>,
+    normalize: bool,
+    boundary: &str,
+    device: &str,
+) -> PyResult<(
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Vec<f64>,
+    Vec<f64>,
+    Vec<f64>,
+)> {
+    let o = timefreq::MorletCoherenceOptions {
+        dt,
+        dj,
+        s0,
+        j,
+        normalize,
+        boundary: parse(boundary)?,
+    };
+    let (be, _) = backend(device)?;
+    let c =
+        crate::run(py, || timefreq::morlet_coherence(be.as_ref(), &y1, &y2, &o)).map_err(tf_err)?;
+    Ok((
+        c.coherence.wct.into_pyarray(py).into_any(),
+        c.coherence.phase.into_pyarray(py).into_any(),
+        c.coherence.cross.into_pyarray(py).into_any(),
+        c.scales,
+        c.freqs,
+        c.coi,
+    ))
+}
+
 /// pycwt's Morlet smoothing of one plane.
 #[pyfunction]
 fn smooth<'py>(
@@ -284,6 +328,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(extract_ridges, m)?)?;
     m.add_function(wrap_pyfunction!(wavelet_coherence, m)?)?;
     m.add_function(wrap_pyfunction!(smooth, m)?)?;
+    m.add_function(wrap_pyfunction!(morlet_coherence, m)?)?;
     m.add_function(wrap_pyfunction!(ar1, m)?)?;
     m.add_function(wrap_pyfunction!(red_noise_significance, m)?)?;
     Ok(())

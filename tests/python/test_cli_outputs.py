@@ -164,3 +164,27 @@ def test_ssq_writes_the_plane_its_frequencies_ridges_and_a_plot(tmp_path):
     r = run(tmp_path, "ssq", "c.npy", "-o", "U.npy", "--wavelet", "morl", ok=False)
     assert r.returncode != 0 and "analytic" in r.stderr
     assert not (tmp_path / "U.npy").exists()
+
+
+def test_coherence_writes_an_npz_numpy_reads_and_a_plot(tmp_path):
+    from PIL import Image
+
+    n = 1024
+    rng = np.random.default_rng(4)
+    t = np.arange(n)
+    s = np.sin(2 * np.pi * t / 32.0)
+    np.save(tmp_path / "a.npy", s + 0.5 * rng.standard_normal(n))
+    np.save(tmp_path / "b.npy", np.roll(s, 4) + 0.5 * rng.standard_normal(n))
+    run(tmp_path, "coherence", "a.npy", "b.npy", "-o", "C.npz", "--plot", "C.png", "--device", "cpu")
+    with np.load(tmp_path / "C.npz") as f:
+        assert sorted(f.files) == ["coi", "freq", "phase", "scales", "wct"]
+        wct, freq, coi = f["wct"], f["freq"], f["coi"]
+    assert wct.shape == (freq.size, n) and coi.shape == (n,)
+    assert np.all((wct >= 0) & (wct <= 1 + 1e-9))
+    band = np.abs(np.log2(1 / freq / 32.0)) < 0.15
+    assert wct[band][:, 200:-200].mean() > 0.85
+    with Image.open(tmp_path / "C.png") as im:
+        assert im.size == (1200, 640)
+    np.save(tmp_path / "short.npy", np.ones(10))
+    r = run(tmp_path, "coherence", "a.npy", "short.npy", "-o", "D.npz", ok=False)
+    assert r.returncode != 0 and "length" in r.stderr and not (tmp_path / "D.npz").exists()

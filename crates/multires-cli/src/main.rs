@@ -4,6 +4,7 @@
 mod bench;
 mod bench_cuda;
 mod cmd_codec;
+mod cmd_coherence;
 mod cmd_cwt;
 mod cmd_dwt;
 mod cmd_fir;
@@ -43,6 +44,8 @@ enum Command {
     Cwt(Box<cmd_cwt::CwtArgs>),
     /// Synchrosqueezed CWT (ssqueezepy's ssq_cwt), with ridges and a plot.
     Ssq(Box<cmd_ssq::SsqArgs>),
+    /// Wavelet coherence of two series (pycwt's wct), with a plot.
+    Coherence(Box<cmd_coherence::CoherenceArgs>),
     /// Convolve one signal with a bank of FIR filters.
     Fir(cmd_fir::FirArgs),
     /// Time a canonical benchmark configuration of DESIGN.md.
@@ -145,6 +148,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Demo(a) => cmd_cwt::demo(a),
         Command::Cwt(a) => cmd_cwt::cwt(*a),
         Command::Ssq(a) => cmd_ssq::ssq(*a),
+        Command::Coherence(a) => cmd_coherence::coherence(*a),
         Command::Fir(a) => cmd_fir::fir(a),
         Command::Bench(a) => bench::bench(a),
         Command::Wavedec(a) => cmd_dwt::wavedec(*a),

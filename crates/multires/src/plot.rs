@@ -28,6 +28,15 @@ pub struct PlotOptions {
     /// The y axis' name, where rows are neither scales nor frequencies in
     /// Hz (a synchrosqueezed plane without a sampling rate).
     pub y_label: Option<String>,
+    /// A fixed colour range (coherence: 0..1) instead of the data's.
+    pub value_range: Option<(f64, f64)>,
+    /// The colour bar's name instead of |W|.
+    pub value_label: Option<String>,
+    /// Phase arrows (radians, one per cell, shape of the plane), drawn on a
+    /// coarse grid where the value is at least `arrow_min`: right is in
+    /// phase, up is the first series leading by a quarter period.
+    pub arrows: Option<ndarray::Array2<f64>>,
+    pub arrow_min: f64,
 }
 
 impl Default for PlotOptions {
@@ -39,6 +48,10 @@ impl Default for PlotOptions {
             coi: true,
             ridges: Vec::new(),
             y_label: None,
+            value_range: None,
+            value_label: None,
+            arrows: None,
+            arrow_min: 0.5,
         }
     }
 }
@@ -161,6 +174,9 @@ pub fn scalogram_png(out: &CwtOutput, path: &Path, opts: &PlotOptions) -> Result
         if vmax <= vmin {
             vmax = vmin + 1.0;
         }
+        if let Some((a, b)) = opts.value_range.filter(|(a, b)| b > a) {
+            (vmin, vmax) = (a, b);
+        }
         // Row index for a y value: nearest row in value order.
         let mut order: Vec<usize> = (0..rows).collect();
         order.sort_by(|&a, &b| yvals[a].total_cmp(&yvals[b]));
@@ -226,6 +242,37 @@ pub fn scalogram_png(out: &CwtOutput, path: &Path, opts: &PlotOptions) -> Result
                             .map_err(de)?;
                     }
                 }
+                if let Some(ph) = opts.arrows.as_ref().filter(|a| a.dim() == (rows, cols)) {
+                    let dt = out.column_step / fs.unwrap_or(1.0);
+                    let (gx, gy) = (36usize.min(cols), 14usize.min(rows));
+                    for a in 0..gx {
+                        let c = (a * cols + cols / 2) / gx;
+                        for b in 0..gy {
+                            let r = order[(b * rows + rows / 2) / gy];
+                            let v = mag[[r, c]];
+                            if v.is_nan() || v < opts.arrow_min || !ph[[r, c]].is_finite() {
+                                continue;
+                            }
+                            let (px, py) = chart.backend_coord(&((c as f64 + 0.5) * dt, yvals[r]));
+                            let (len, th) = (11.0, ph[[r, c]]);
+                            let tip = (px + (len * th.cos()) as i32, py - (len * th.sin()) as i32);
+                            let tail = (
+                                px - (len * th.cos()) as i32 / 2,
+                                py + (len * th.sin()) as i32 / 2,
+                            );
+                            let head = |d: f64| {
+                                (
+                                    tip.0 - (6.0 * (th + d).cos()) as i32,
+                                    tip.1 + (6.0 * (th + d).sin()) as i32,
+                                )
+                            };
+                            let style = ShapeStyle::from(&BLACK).stroke_width(2);
+                            for seg in [vec![tail, tip], vec![head(0.5), tip, head(-0.5)]] {
+                                root.draw(&PathElement::new(seg, style)).map_err(de)?;
+                            }
+                        }
+                    }
+                }
                 for (k, ridge) in opts.ridges.iter().enumerate() {
                     let dt = out.column_step / fs.unwrap_or(1.0);
                     let pts: Vec<(f64, f64)> = ridge
@@ -263,9 +310,10 @@ pub fn scalogram_png(out: &CwtOutput, path: &Path, opts: &PlotOptions) -> Result
             draw!(chart, |f: f64| ymin + f * (ymax - ymin));
         }
         // Colorbar.
-        let label = match out.output {
-            OutputKind::Power => "|W|²",
-            OutputKind::Phase => "phase (rad)",
+        let label = match (&opts.value_label, out.output) {
+            (Some(l), _) => l.as_str(),
+            (None, OutputKind::Power) => "|W|²",
+            (None, OutputKind::Phase) => "phase (rad)",
             _ => "|W|",
         };
         let mut cb = ChartBuilder::on(&bar)

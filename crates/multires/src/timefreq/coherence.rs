@@ -148,3 +148,119 @@ pub fn wavelet_coherence(
     let phase = cross.mapv(|c| c.im.atan2(c.re));
     Ok(Coherence { wct, phase, cross })
 }
+
+/// pycwt's Morlet (f0 = 6): ψ̂(ω) = π^-¼ exp(-(ω - 6)²/2), multires'
+/// cmor2.0-(6/2π) times √2 π^¼; its Fourier period is `FLAMBDA` scales.
+pub const PYCWT_F0: f64 = 6.0;
+
+/// Fourier period over scale of pycwt's Morlet (Torrence & Compo table 1).
+pub fn morlet_flambda() -> f64 {
+    4.0 * PI / (PYCWT_F0 + (2.0 + PYCWT_F0 * PYCWT_F0).sqrt())
+}
+
+/// How two series are transformed for coherence, in pycwt's terms.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MorletCoherenceOptions {
+    /// Sampling interval (the units of scales, periods and the cone).
+    pub dt: f64,
+    /// Scale spacing in octaves.
+    pub dj: f64,
+    /// Smallest scale in the units of `dt`; None: 2 dt / flambda.
+    pub s0: Option<f64>,
+    /// Largest scale index; None: round(log2(N dt / s0) / dj).
+    pub j: Option<usize>,
+    /// Subtract the mean and divide by the standard deviation first.
+    pub normalize: bool,
+    pub boundary: crate::boundary::Boundary,
+}
+
+/// Coherence of two series with everything a plot needs.
+#[derive(Debug, Clone)]
+pub struct SeriesCoherence {
+    pub coherence: Coherence,
+    /// Scales in the units of dt (pycwt's `sj`).
+    pub scales: Vec<f64>,
+    /// 1 / (flambda sj).
+    pub freqs: Vec<f64>,
+    /// The cone of influence per column, as a Fourier period (pycwt's `coi`).
+    pub coi: Vec<f64>,
+}
+
+/// pycwt's `wct` of two series on `backend`: the exact CWT of its Morlet
+/// at its scales, then `wavelet_coherence`.
+pub fn morlet_coherence(
+    backend: &dyn crate::backend::Backend,
+    y1: &[f64],
+    y2: &[f64],
+    o: &MorletCoherenceOptions,
+) -> Result<SeriesCoherence, TimeFreqError> {
+    use crate::cwt::{CwtOptions, CwtPlan, CwtValues};
+    use crate::scales::Scale;
+    use crate::signal::Signal;
+    let n = y1.len();
+    if y2.len() != n || n < 4 {
+        return Err(TimeFreqError::Options(format!(
+            "coherence needs two series of one length >= 4, got {} and {}",
+            n,
+            y2.len()
+        )));
+    }
+    if !(o.dt.is_finite() && o.dt > 0.0 && o.dj.is_finite() && o.dj > 0.0) {
+        return Err(TimeFreqError::Options(format!(
+            "dt and dj must be finite and > 0, got {} and {}",
+            o.dt, o.dj
+        )));
+    }
+    let fl = morlet_flambda();
+    let s0 = o.s0.unwrap_or(2.0 * o.dt / fl);
+    if !(s0.is_finite() && s0 > 0.0) {
+        return Err(TimeFreqError::Options(format!("s0 must be > 0, got {s0}")));
+    }
+    let j = o.j.unwrap_or_else(|| {
+        ((n as f64 * o.dt / s0).log2() / o.dj)
+            .round_ties_even()
+            .max(0.0) as usize
+    });
+    let scales: Vec<f64> = (0..=j).map(|k| s0 * 2f64.powf(k as f64 * o.dj)).collect();
+    let samples: Vec<f64> = scales.iter().map(|s| s / o.dt).collect();
+    let prep = |y: &[f64]| -> Vec<f64> {
+        if !o.normalize {
+            return y.to_vec();
+        }
+        let m = y.iter().sum::<f64>() / n as f64;
+        let sd = (y.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / n as f64).sqrt();
+        y.iter().map(|v| (v - m) / sd).collect()
+    };
+    let wavelet =
+        crate::wavelets::Wavelet::from_name(&format!("cmor2.0-{}", PYCWT_F0 / (2.0 * PI)))
+            .map_err(|e| TimeFreqError::Options(e.to_string()))?;
+    let gain = 2f64.sqrt() * PI.powf(0.25);
+    let run = |y: Vec<f64>| -> Result<Array2<Complex64>, TimeFreqError> {
+        let mut c = CwtOptions::new(
+            wavelet.clone(),
+            samples.iter().map(|&s| Scale::new(s)).collect(),
+        );
+        c.boundary = o.boundary;
+        let plan = CwtPlan::new(c, n, false)?;
+        let mut w = match backend.cwt(&plan, &Signal::real(y), None)?.values {
+            CwtValues::Complex64(a) => a,
+            other => other.to_complex64(),
+        };
+        w.mapv_inplace(|v| v * gain);
+        Ok(w)
+    };
+    let (w1, w2) = (run(prep(y1))?, run(prep(y2))?);
+    let coherence = wavelet_coherence(w1.view(), w2.view(), &samples, o.dj)?;
+    let coi = (0..n)
+        .map(|k| {
+            let c = n as f64 / 2.0 - (k as f64 - (n as f64 - 1.0) / 2.0).abs();
+            fl * std::f64::consts::FRAC_1_SQRT_2 * o.dt * c
+        })
+        .collect();
+    Ok(SeriesCoherence {
+        coherence,
+        freqs: scales.iter().map(|s| 1.0 / (fl * s)).collect(),
+        scales,
+        coi,
+    })
+}

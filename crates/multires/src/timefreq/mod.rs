@@ -8,7 +8,10 @@ mod ridges;
 mod significance;
 mod ssq;
 
-pub use coherence::{smooth, wavelet_coherence, Coherence};
+pub use coherence::{
+    morlet_coherence, morlet_flambda, smooth, wavelet_coherence, Coherence, MorletCoherenceOptions,
+    SeriesCoherence, PYCWT_F0,
+};
 pub use icwt::{icwt, IcwtOptions};
 pub use ridges::{extract_ridges, Ridges};
 pub use significance::{ar1, red_noise_significance, SigmaTest};
