@@ -268,13 +268,13 @@ def _check_morlet(wavelet):
         raise ValueError(f"wavelet {wavelet!r}: coherence follows pycwt's Morlet (f0 = 6) only, as its smoothing does")
 
 
-def _pair(y1, y2, dt, dj, s0, J, normalize, boundary, device):
+def _pair(y1, y2, dt, dj, s0, J, normalize, boundary, device, coherence=True):
     a1, a2 = np.asarray(y1, dtype=np.float64), np.asarray(y2, dtype=np.float64)
     if a1.shape != a2.shape or a1.ndim != 1:
         raise ValueError(f"y1 and y2 must be 1-D of one length, got {a1.shape} and {a2.shape}")
     return _multires.morlet_coherence(
         list(a1), list(a2), float(dt), float(dj), None if s0 == -1 else float(s0),
-        None if J == -1 else int(J), bool(normalize), boundary, device,
+        None if J == -1 else int(J), bool(normalize), boundary, device, coherence,
     )
 
 
@@ -290,7 +290,7 @@ def xwt(y1, y2, dt, dj=1 / 12, s0=-1, J=-1, wavelet="morlet", normalize=True, *,
     :func:`significance` gives it).
     """
     _check_morlet(wavelet)
-    _, _, W12, _, freq, coi = _pair(y1, y2, dt, dj, s0, J, normalize, boundary, device)
+    _, _, W12, _, freq, coi = _pair(y1, y2, dt, dj, s0, J, normalize, boundary, device, coherence=False)
     return W12, np.asarray(coi), np.asarray(freq)
 
 

@@ -237,7 +237,7 @@ fn wavelet_coherence<'py>(
 
 /// pycwt's `wct`/`xwt` of two series: (WCT, phase, W12, scales, freqs, coi).
 #[pyfunction]
-#[pyo3(signature = (y1, y2, dt, dj, s0, j, normalize, boundary, device))]
+#[pyo3(signature = (y1, y2, dt, dj, s0, j, normalize, boundary, device, coherence=true))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn morlet_coherence<'py>(
     py: Python<'py>,
@@ -250,6 +250,7 @@ fn morlet_coherence<'py>(
     normalize: bool,
     boundary: &str,
     device: &str,
+    coherence: bool,
 ) -> PyResult<(
     Bound<'py, PyAny>,
     Bound<'py, PyAny>,

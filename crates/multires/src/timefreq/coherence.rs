@@ -186,14 +186,24 @@ pub struct SeriesCoherence {
     pub coi: Vec<f64>,
 }
 
-/// pycwt's `wct` of two series on `backend`: the exact CWT of its Morlet
-/// at its scales, then `wavelet_coherence`.
-pub fn morlet_coherence(
+/// The two series' CWTs by pycwt's Morlet at its scales (one plan, run
+/// twice), with the scales, frequencies and cone of a `SeriesCoherence`.
+#[allow(clippy::type_complexity)]
+pub fn morlet_transforms(
     backend: &dyn crate::backend::Backend,
     y1: &[f64],
     y2: &[f64],
     o: &MorletCoherenceOptions,
-) -> Result<SeriesCoherence, TimeFreqError> {
+) -> Result<
+    (
+        Array2<Complex64>,
+        Array2<Complex64>,
+        Vec<f64>,
+        Vec<f64>,
+        Vec<f64>,
+    ),
+    TimeFreqError,
+> {
     use crate::cwt::{CwtOptions, CwtPlan, CwtValues};
     use crate::scales::Scale;
     use crate::signal::Signal;
@@ -235,13 +245,30 @@ pub fn morlet_coherence(
         crate::wavelets::Wavelet::from_name(&format!("cmor2.0-{}", PYCWT_F0 / (2.0 * PI)))
             .map_err(|e| TimeFreqError::Options(e.to_string()))?;
     let gain = 2f64.sqrt() * PI.powf(0.25);
+    // The last plan is kept: its masks and spectra (scales up to half the
+    // record) cost more than the transforms, and analyses call again with
+    // the same length and scales.
+    static LAST: std::sync::Mutex<Option<(String, std::sync::Arc<CwtPlan>)>> =
+        std::sync::Mutex::new(None);
+    let key = format!("{n} {:?} {:?}", o.boundary, samples);
+    let cached = LAST.lock().ok().and_then(|g| {
+        g.as_ref()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, p)| p.clone())
+    });
+    let plan = match cached {
+        Some(p) => p,
+        None => {
+            let mut c = CwtOptions::new(wavelet, samples.iter().map(|&s| Scale::new(s)).collect());
+            c.boundary = o.boundary;
+            let p = std::sync::Arc::new(CwtPlan::new(c, n, false)?);
+            if let Ok(mut g) = LAST.lock() {
+                *g = Some((key, p.clone()));
+            }
+            p
+        }
+    };
     let run = |y: Vec<f64>| -> Result<Array2<Complex64>, TimeFreqError> {
-        let mut c = CwtOptions::new(
-            wavelet.clone(),
-            samples.iter().map(|&s| Scale::new(s)).collect(),
-        );
-        c.boundary = o.boundary;
-        let plan = CwtPlan::new(c, n, false)?;
         let mut w = match backend.cwt(&plan, &Signal::real(y), None)?.values {
             CwtValues::Complex64(a) => a,
             other => other.to_complex64(),
@@ -250,17 +277,31 @@ pub fn morlet_coherence(
         Ok(w)
     };
     let (w1, w2) = (run(prep(y1))?, run(prep(y2))?);
-    let coherence = wavelet_coherence(w1.view(), w2.view(), &samples, o.dj)?;
     let coi = (0..n)
         .map(|k| {
             let c = n as f64 / 2.0 - (k as f64 - (n as f64 - 1.0) / 2.0).abs();
             fl * std::f64::consts::FRAC_1_SQRT_2 * o.dt * c
         })
         .collect();
+    let freqs = scales.iter().map(|s| 1.0 / (fl * s)).collect();
+    Ok((w1, w2, scales, freqs, coi))
+}
+
+/// pycwt's `wct` of two series on `backend`: `morlet_transforms`, then
+/// `wavelet_coherence`.
+pub fn morlet_coherence(
+    backend: &dyn crate::backend::Backend,
+    y1: &[f64],
+    y2: &[f64],
+    o: &MorletCoherenceOptions,
+) -> Result<SeriesCoherence, TimeFreqError> {
+    let (w1, w2, scales, freqs, coi) = morlet_transforms(backend, y1, y2, o)?;
+    let samples: Vec<f64> = scales.iter().map(|s| s / o.dt).collect();
+    let coherence = wavelet_coherence(w1.view(), w2.view(), &samples, o.dj)?;
     Ok(SeriesCoherence {
         coherence,
-        freqs: scales.iter().map(|s| 1.0 / (fl * s)).collect(),
         scales,
+        freqs,
         coi,
     })
 }

@@ -9,8 +9,8 @@ mod significance;
 mod ssq;
 
 pub use coherence::{
-    morlet_coherence, morlet_flambda, smooth, wavelet_coherence, Coherence, MorletCoherenceOptions,
-    SeriesCoherence, PYCWT_F0,
+    morlet_coherence, morlet_flambda, morlet_transforms, smooth, wavelet_coherence, Coherence,
+    MorletCoherenceOptions, SeriesCoherence, PYCWT_F0,
 };
 pub use icwt::{icwt, IcwtOptions};
 pub use ridges::{extract_ridges, Ridges};
