@@ -268,6 +268,25 @@ fn morlet_coherence<'py>(
         boundary: parse(boundary)?,
     };
     let (be, _) = backend(device)?;
+    if !coherence {
+        // The cross spectrum alone (xwt): no smoothing.
+        let (w1, w2, scales, freqs, coi) = crate::run(py, || {
+            timefreq::morlet_transforms(be.as_ref(), &y1, &y2, &o)
+        })
+        .map_err(tf_err)?;
+        let cross = ndarray::Zip::from(&w1)
+            .and(&w2)
+            .map_collect(|a, b| a * b.conj());
+        let empty = ndarray::Array2::<f64>::zeros((0, 0));
+        return Ok((
+            empty.clone().into_pyarray(py).into_any(),
+            empty.into_pyarray(py).into_any(),
+            cross.into_pyarray(py).into_any(),
+            scales,
+            freqs,
+            coi,
+        ));
+    }
     let c =
         crate::run(py, || timefreq::morlet_coherence(be.as_ref(), &y1, &y2, &o)).map_err(tf_err)?;
     Ok((
