@@ -24,7 +24,7 @@ use std::process::ExitCode;
     long_about = "Multiresolution (wavelet) analysis on CPUs and NVIDIA GPUs.\n\n\
 Continuous wavelet transforms (scalograms) computed as the exact discrete sum of DESIGN.md, \
 FIR filter banks, and more. Start with `multires demo`.",
-    after_help = "Examples:\n  multires demo\n  multires cwt signal.wav -o W.npy --wavelet cmor1.5-1.0 --freqs 20:2000:128 --plot W.png\n  multires ssq chirp.npy -o T.npy --wavelet morse60-3 --scales-voices 2:512:32 --plot T.png --ridges 1\n  multires fir x.npy --filters bank.npy -o y.npy --mode same --post power\n  multires wavedec x.npy -o c.npz --wavelet db4 --level 8 --mode periodization\n  multires wavedecn img.npy -o c.npz --wavelet haar --level 6 --mode periodization\n  multires wavelets\n  multires compress field.npy -o field.mrz --error-bound rel:1e-3\n  multires decompress field.mrz -o part.npy --region 0:64,0:64,0:64"
+    after_help = "Examples:\n  multires demo\n  multires cwt signal.wav -o W.npy --wavelet cmor1.5-1.0 --freqs 20:2000:128 --plot W.png\n  multires ssq chirp.npy -o T.npy --wavelet morse60-3 --scales-voices 2:512:32 --plot T.png --ridges 1\n  multires coherence a.npy b.npy -o C.npz --plot C.png\n  multires fir x.npy --filters bank.npy -o y.npy --mode same --post power\n  multires wavedec x.npy -o c.npz --wavelet db4 --level 8 --mode periodization\n  multires wavedecn img.npy -o c.npz --wavelet haar --level 6 --mode periodization\n  multires wavelets\n  multires compress field.npy -o field.mrz --error-bound rel:1e-3\n  multires decompress field.mrz -o part.npy --region 0:64,0:64,0:64"
 )]
 struct Cli {
     /// Worker threads (default: all cores, or RAYON_NUM_THREADS; half the
