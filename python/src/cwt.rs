@@ -91,6 +91,20 @@ impl RowsView<'_> {
 }
 
 /// Raises KeyboardInterrupt between rows when the user pressed Ctrl-C.
+/// Scales (in samples) must be finite and positive: the first bad one, named.
+pub(crate) fn check_scales(scales: &[f64]) -> PyResult<()> {
+    if let Some((i, s)) = scales
+        .iter()
+        .enumerate()
+        .find(|(_, s)| !(s.is_finite() && **s > 0.0))
+    {
+        return Err(value_err(format!(
+            "scale {i} is {s}: scales must be finite and positive (in samples)"
+        )));
+    }
+    Ok(())
+}
+
 fn check_signals() -> PyResult<()> {
     Python::attach(|py| py.check_signals())
 }
@@ -132,15 +146,7 @@ impl CwtPlanCore {
         half: Option<&str>,
     ) -> PyResult<Self> {
         let w = Wavelet::from_name(wavelet).map_err(value_err)?;
-        if let Some((i, s)) = scales
-            .iter()
-            .enumerate()
-            .find(|(_, s)| !(s.is_finite() && **s > 0.0))
-        {
-            return Err(value_err(format!(
-                "scale {i} is {s}: scales must be finite and positive (in samples)"
-            )));
-        }
+        check_scales(&scales)?;
         let mut o = CwtOptions::new(w, scales.iter().map(|&s| Scale::new(s)).collect());
         o.output = parse(output)?;
         o.precision = parse(precision)?;

@@ -109,15 +109,7 @@ fn ssq_cwt<'py>(
             "fs must be finite and positive, got {fs}"
         )));
     }
-    if let Some((i, s)) = scales
-        .iter()
-        .enumerate()
-        .find(|(_, s)| !(s.is_finite() && **s > 0.0))
-    {
-        return Err(value_err(format!(
-            "scale {i} is {s}: scales must be finite and positive (in samples)"
-        )));
-    }
+    crate::cwt::check_scales(&scales)?;
     let mut o = CwtOptions::new(wv, scales.iter().map(|&s| Scale::new(s)).collect());
     o.boundary = parse(boundary)?;
     o.precision = parse(precision)?;

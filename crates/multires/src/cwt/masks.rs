@@ -161,7 +161,7 @@ impl PackedMasks {
             let t0 = (-h * (1.0 + m.skew) + m.shift) * m.denominator / m.numerator;
             wavelet.psi_grid(t0, dt, lengths[p])
         };
-        if wavelet.psi_grid(0.0, 1.0, 64).is_some() {
+        if wavelet.has_psi_grid() {
             let masks: Vec<Vec<Complex64>> = (0..lengths.len())
                 .into_par_iter()
                 .map(|p| {

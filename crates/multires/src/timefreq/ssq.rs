@@ -380,7 +380,8 @@ pub fn ssq_cwt_on(
             f
         }
         None => {
-            let geometric = scale_weights(&scales)?.windows(2).all(|p| p[0] == p[1]);
+            // scale_weights gives every row ln(s1/s0) exactly when geometric.
+            let geometric = weights.windows(2).all(|p| p[0] == p[1]);
             let spacing = ssq.spacing.unwrap_or(if geometric {
                 FreqSpacing::Log
             } else {

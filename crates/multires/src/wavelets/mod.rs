@@ -289,7 +289,7 @@ impl Wavelet {
     /// transform per mask, equal to `psi` to ~1e-15 of the mask's peak).
     pub fn psi_grid(&self, t0: f64, dt: f64, n: usize) -> Option<Vec<Complex64>> {
         const WORTH_IT: usize = 64;
-        if n < WORTH_IT {
+        if n < WORTH_IT || !self.has_psi_grid() {
             return None;
         }
         match &self.imp {
@@ -299,6 +299,15 @@ impl Wavelet {
                 _ => None,
             },
             _ => None,
+        }
+    }
+
+    /// Whether `psi_grid` has a whole-grid evaluation for this family.
+    pub fn has_psi_grid(&self) -> bool {
+        match &self.imp {
+            Imp::Morse(_) => true,
+            Imp::Derivative(w) => matches!(w.imp, Imp::Morse(_)),
+            _ => false,
         }
     }
 

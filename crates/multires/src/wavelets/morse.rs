@@ -83,17 +83,7 @@ impl MorseWavelet {
 
     /// dψ/dt = Σ_j (i j Δ) w_j e^{i j Δ t}: exact, at the cost of one ψ.
     pub fn eval_derivative(&self, t: f64) -> Complex64 {
-        let mut acc = Complex64::new(0.0, 0.0);
-        let rot = Complex64::from_polar(1.0, self.step * t);
-        let mut z = Complex64::new(1.0, 0.0);
-        for (j, &w) in self.weights.iter().enumerate() {
-            if j % 64 == 0 {
-                z = Complex64::from_polar(1.0, j as f64 * self.step * t);
-            }
-            acc += z * (w * j as f64);
-            z *= rot;
-        }
-        Complex64::new(0.0, self.step) * acc
+        Complex64::new(0.0, self.step) * self.fourier_sum(t, |j, w| w * j as f64)
     }
 
     /// ψ (or dψ/dt) at t0 + k dt for k = 0..n by one chirp-z transform
@@ -152,8 +142,12 @@ impl MorseWavelet {
     }
 
     pub fn eval(&self, t: f64) -> Complex64 {
-        // Rotate e^{i j Δ t} by repeated multiplication, re-anchoring every 64
-        // steps so the recurrence does not drift.
+        self.fourier_sum(t, |_, w| w)
+    }
+
+    /// Σ_j c(j, w_j) e^{i j Δ t}, rotating e^{i j Δ t} by repeated
+    /// multiplication, re-anchored every 64 steps so the recurrence does not drift.
+    fn fourier_sum(&self, t: f64, c: impl Fn(usize, f64) -> f64) -> Complex64 {
         let mut acc = Complex64::new(0.0, 0.0);
         let rot = Complex64::from_polar(1.0, self.step * t);
         let mut z = Complex64::new(1.0, 0.0);
@@ -161,7 +155,7 @@ impl MorseWavelet {
             if j % 64 == 0 {
                 z = Complex64::from_polar(1.0, j as f64 * self.step * t);
             }
-            acc += z * w;
+            acc += z * c(j, w);
             z *= rot;
         }
         acc
