@@ -28,6 +28,7 @@ from ._timefreq import (
     significance,
     ssq_cwt,
     wct,
+    wct_significance,
     xwt,
 )
 
@@ -53,6 +54,7 @@ __all__ = [
     "extract_ridges",
     "admissibility",
     "wct",
+    "wct_significance",
     "xwt",
     "global_wavelet_spectrum",
     "significance",

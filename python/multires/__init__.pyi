@@ -172,8 +172,30 @@ def wct(
     *,
     boundary: str = "zero",
     device: Device = "auto",
+    mc_count: int = 300,
+    seed: int = 0,
+    progress: bool = False,
 ) -> tuple[Any, Any, Any, Any, Any]:
-    """Wavelet coherence (pycwt's): ``(WCT, aWCT, coi, freq, sig)``; no significance yet."""
+    """Wavelet coherence (pycwt's): ``(WCT, aWCT, coi, freq, sig)``; ``sig=True``
+    adds the Monte Carlo significance level per scale (``wct_significance``)."""
+
+def wct_significance(
+    al1: float,
+    al2: float,
+    dt: float,
+    dj: float = 1 / 12,
+    s0: float = -1,
+    J: int = -1,
+    significance_level: float = 0.95,
+    wavelet: str = "morlet",
+    mc_count: int = 300,
+    *,
+    seed: int = 0,
+    progress: bool = False,
+    boundary: str = "zero",
+    device: Device = "auto",
+) -> Any:
+    """Monte Carlo coherence level per scale of two AR(1) backgrounds (pycwt's)."""
 
 def xwt(
     y1: ArrayLike,
