@@ -227,8 +227,9 @@ def significance(
     significance_level: float = 0.95,
     dof: Any = -1,
     wavelet: str = "morlet",
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Red-noise significance of wavelet power (pycwt's): ``(signif, fft_theor)``."""
+) -> tuple[Any, Any]:
+    """Red-noise significance of wavelet power (pycwt's): ``(signif, fft_theor)``
+    per scale, or two floats for ``sigma_test=2`` (the band ``dof=[s1, s2]``)."""
 
 def compress(
     a: ArrayLike,

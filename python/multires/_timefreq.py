@@ -417,7 +417,10 @@ def significance(signal, dt, scales, sigma_test=0, alpha=None, significance_leve
     them) and ``signal`` is the series (or its variance). ``sigma_test=0``
     tests one coefficient's power (2 degrees of freedom, eq. 18);
     ``sigma_test=1`` power averaged over ``dof`` coefficients in time
-    (eq. 23). ``alpha`` defaults to :func:`ar1` of the series.
+    (eq. 23); ``sigma_test=2`` power averaged over the scales between
+    ``dof = [s1, s2]`` (eqs. 25-28, the grid's ``dj`` read off the first
+    two scales as pycwt does), one level and one spectrum value for the
+    band. ``alpha`` defaults to :func:`ar1` of the series.
     """
     _check_morlet(wavelet)
     a = np.asarray(signal, dtype=np.float64)
@@ -428,13 +431,21 @@ def significance(signal, dt, scales, sigma_test=0, alpha=None, significance_leve
         alpha = ar1(a)[0]
     s = np.asarray(scales, dtype=np.float64).ravel()
     periods = s * _PYCWT_FLAMBDA
+    d, band = None, None
     if sigma_test == 0:
-        d = None
+        pass
     elif sigma_test == 1:
         d = [float(v) for v in np.ravel(np.asarray(dof, dtype=np.float64))]
+    elif sigma_test == 2:
+        edges = np.ravel(np.asarray(dof, dtype=np.float64))
+        if edges.size != 2 or s.size < 2:
+            raise ValueError(f"sigma_test=2 needs dof=[s1, s2], the band of scales averaged, and two scales or more; got dof={dof!r}")
+        band = (float(edges[0]), float(edges[1]), float(np.log2(s[1] / s[0])))
     else:
-        raise ValueError(f"sigma_test must be 0 (power) or 1 (time-averaged power), got {sigma_test!r}")
+        raise ValueError(f"sigma_test must be 0 (power), 1 (time-averaged) or 2 (scale-averaged), got {sigma_test!r}")
     signif, theor = _multires.red_noise_significance(
-        variance, float(alpha), list(periods), list(s), float(dt), float(significance_level), d
+        variance, float(alpha), list(periods), list(s), float(dt), float(significance_level), d, band
     )
+    if band is not None:
+        return float(signif[0]), float(theor[0])
     return np.asarray(signif), np.asarray(theor)

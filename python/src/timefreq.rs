@@ -312,7 +312,7 @@ fn ar1(x: Vec<f64>) -> PyResult<(f64, f64, f64)> {
 
 /// Red-noise significance levels and the AR(1) spectrum per scale.
 #[pyfunction]
-#[pyo3(signature = (variance, alpha, periods, scales, dt, level, dof=None))]
+#[pyo3(signature = (variance, alpha, periods, scales, dt, level, dof=None, band=None))]
 #[allow(clippy::too_many_arguments)]
 fn red_noise_significance(
     variance: f64,
@@ -322,10 +322,12 @@ fn red_noise_significance(
     dt: f64,
     level: f64,
     dof: Option<Vec<f64>>,
+    band: Option<(f64, f64, f64)>,
 ) -> PyResult<(Vec<f64>, Vec<f64>)> {
-    let test = match dof {
-        None => timefreq::SigmaTest::Power,
-        Some(d) => timefreq::SigmaTest::TimeAveraged(d),
+    let test = match (dof, band) {
+        (_, Some((s1, s2, dj))) => timefreq::SigmaTest::ScaleAveraged { s1, s2, dj },
+        (None, None) => timefreq::SigmaTest::Power,
+        (Some(d), None) => timefreq::SigmaTest::TimeAveraged(d),
     };
     timefreq::red_noise_significance(variance, alpha, &periods, &scales, dt, level, &test)
         .map_err(tf_err)

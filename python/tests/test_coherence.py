@@ -119,7 +119,7 @@ def test_red_noise_significance_equals_pycwt():
     frac = (power > signif[:, None]).mean()
     assert 0.02 < frac < 0.1, frac
     with pytest.raises(ValueError, match="sigma_test"):
-        multires.significance(y, 1.0, sj, sigma_test=2)
+        multires.significance(y, 1.0, sj, sigma_test=3)
 
 
 def _shared_band_pair(n=256, period=16, seed=1):
@@ -170,3 +170,28 @@ def test_wct_significance_names_a_bad_mc_count():
         multires.wct_significance(0.5, 0.5, 1.0, 1 / 2, -1, 8, mc_count=0)
     with pytest.raises(ValueError, match="not below 1"):
         multires.wct_significance(1.0, 0.5, 1.0, 1 / 2, -1, 8, mc_count=2)
+
+
+def test_scale_averaged_significance_equals_pycwt():
+    """pycwt's sigma_test=2 over its flat spectrum (see above): the band's
+    spectrum equals Savg * sum(P_k / s_k) of that spectrum, and the level
+    over it (eq. 26 with eq. 28's dof) equals pycwt's ratio."""
+    rng = np.random.default_rng(9)
+    y = np.zeros(1024)
+    for i in range(1, y.size):
+        y[i] = 0.5 * y[i - 1] + rng.standard_normal()
+    _, sj, *_ = pycwt.cwt(normal(y), 1.0, dj=1 / 8)
+    g = multires.ar1(y)[0]
+    band = [4.0, 16.0]
+    s0, t0 = pycwt.significance(y, 1.0, sj, sigma_test=2, alpha=g, dof=band)
+    s1, t1 = multires.significance(y, 1.0, sj, sigma_test=2, alpha=g, dof=band)
+    sel = (sj >= 4) & (sj <= 16)
+    f = 1.0 / (sj * multires._timefreq._PYCWT_FLAMBDA)
+    red = y.var() * (1 - g**2) / (1 + g**2 - 2 * g * np.cos(2 * np.pi * f))
+    savg = 1 / np.sum(1 / sj[sel])
+    np.testing.assert_allclose(t1, savg * np.sum(red[sel] / sj[sel]), rtol=1e-12)
+    np.testing.assert_allclose(s1 / t1, s0 / t0, rtol=1e-10)
+    with pytest.raises(ValueError, match="no scale lies"):
+        multires.significance(y, 1.0, sj, sigma_test=2, alpha=g, dof=[1000.0, 2000.0])
+    with pytest.raises(ValueError, match=r"dof=\[s1, s2\]"):
+        multires.significance(y, 1.0, sj, sigma_test=2, alpha=g, dof=5)

@@ -3,7 +3,7 @@
 //! by Allen & Smith's (1996) bias-corrected estimate, the theoretical
 //! spectrum P_k = σ² (1 - α²) / (1 + α² - 2α cos(2π dt/period)), and the
 //! chi-square level χ²_ν(p)/ν for ν = 2 (one coefficient, eq. 18) or the
-//! time-averaged ν of eq. 23.
+//! time-averaged ν of eq. 23, or the scale-averaged power of eqs. 25-28.
 use super::TimeFreqError;
 use statrs::distribution::{ChiSquared, ContinuousCDF};
 use std::f64::consts::PI;
@@ -47,11 +47,21 @@ pub fn ar1(x: &[f64]) -> Result<(f64, f64, f64), TimeFreqError> {
 pub enum SigmaTest {
     Power,
     TimeAveraged(Vec<f64>),
+    /// Power averaged over the scales in [s1, s2] (units of dt) of a grid
+    /// spaced dj octaves: one level for the band.
+    ScaleAveraged {
+        s1: f64,
+        s2: f64,
+        dj: f64,
+    },
 }
 
 /// The Morlet (f0 = 6) constants of Torrence & Compo's table 2.
 const DOF_MIN: f64 = 2.0;
 const GAMMA: f64 = 2.32;
+/// Reconstruction factor C_δ and scale-decorrelation factor δj0 (table 2).
+const C_DELTA: f64 = 0.776;
+const DJ0: f64 = 0.60;
 
 /// The level that power must exceed at each of `periods` (in the units of
 /// `dt`) to be significant at `level` against AR(1) noise `alpha` of the
@@ -114,6 +124,68 @@ pub fn red_noise_significance(
                 })
                 .collect::<Result<_, TimeFreqError>>()?
         }
+        SigmaTest::ScaleAveraged { s1, s2, dj } => {
+            let (s1, s2, dj) = (*s1, *s2, *dj);
+            if !(s1 > 0.0 && s2 >= s1 && dj > 0.0 && s2.is_finite()) {
+                return Err(TimeFreqError::Options(format!(
+                    "a scale band needs 0 < s1 <= s2 and dj > 0, got s1 = {s1}, s2 = {s2}, dj = {dj}"
+                )));
+            }
+            let sel: Vec<usize> = (0..scales.len())
+                .filter(|&i| scales[i] >= s1 && scales[i] <= s2)
+                .collect();
+            if sel.is_empty() {
+                return Err(TimeFreqError::Options(format!(
+                    "no scale lies between {s1} and {s2}"
+                )));
+            }
+            let navg = sel.len() as f64;
+            // Torrence & Compo's equations 25 to 28.
+            let savg = 1.0 / sel.iter().map(|&i| 1.0 / scales[i]).sum::<f64>();
+            let smid = ((s1.ln() + s2.ln()) / 2.0).exp();
+            let nu = (DOF_MIN * navg * savg / smid) * (1.0 + (navg * dj / DJ0).powi(2)).sqrt();
+            let band: f64 = savg * sel.iter().map(|&i| theory[i] / scales[i]).sum::<f64>();
+            let level = (dj * dt / C_DELTA / savg) * band * quantile(nu)?;
+            return Ok((vec![level], vec![band]));
+        }
     };
     Ok((signif, theory))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_band_of_one_scale_averages_to_that_scales_spectrum() {
+        let scales = [2.0, 4.0, 8.0];
+        let periods: Vec<f64> = scales.iter().map(|s| s * 1.033).collect();
+        let (_, theory) =
+            red_noise_significance(1.5, 0.4, &periods, &scales, 1.0, 0.95, &SigmaTest::Power)
+                .unwrap();
+        let band = SigmaTest::ScaleAveraged {
+            s1: 3.0,
+            s2: 5.0,
+            dj: 1.0,
+        };
+        let (level, spectrum) =
+            red_noise_significance(1.5, 0.4, &periods, &scales, 1.0, 0.95, &band).unwrap();
+        assert_eq!(spectrum.len(), 1);
+        assert!((spectrum[0] - theory[1]).abs() < 1e-12 * theory[1]);
+        // Eq. 26 with eq. 28's dof: 2 * 1 * 4 / sqrt(15) * sqrt(1 + (1/0.6)^2).
+        let nu = 2.0 * 4.0 / 15f64.sqrt() * (1.0 + (1.0f64 / 0.6).powi(2)).sqrt();
+        let q = ChiSquared::new(nu).unwrap().inverse_cdf(0.95) / nu;
+        let want = 1.0 / 0.776 / 4.0 * theory[1] * q;
+        assert!((level[0] - want).abs() < 1e-12 * want);
+    }
+
+    #[test]
+    fn an_empty_or_inverted_band_is_refused() {
+        let scales = [2.0, 4.0];
+        let periods = [2.0, 4.0];
+        for (s1, s2) in [(10.0, 20.0), (4.0, 2.0)] {
+            let band = SigmaTest::ScaleAveraged { s1, s2, dj: 1.0 };
+            assert!(red_noise_significance(1.0, 0.3, &periods, &scales, 1.0, 0.95, &band).is_err());
+        }
+    }
 }
