@@ -363,7 +363,8 @@ def wct_significance(al1, al2, dt, dj=1 / 12, s0=-1, J=-1, significance_level=0.
     rng = np.random.default_rng(seed)
     nbins = 1000
     counts = np.zeros((J + 1, nbins), dtype=np.int64)
-    valid_any = None
+    # Every pair has the same length and scales, so one cone serves them all.
+    valid = rows = None
     batch = 32
     done = 0
     while done < mc_count:
@@ -372,18 +373,17 @@ def wct_significance(al1, al2, dt, dj=1 / 12, s0=-1, J=-1, significance_level=0.
         noise2 = _red_noise(rng, k, n, float(al2))
         for a, b in zip(noise1, noise2):
             R2, _, _, _, freq, coi = _pair(a, b, dt, dj, s0v, J, False, boundary, device)
-            R2 = np.asarray(R2)
-            valid = (1 / np.asarray(freq))[:, None] <= np.asarray(coi)[None, :]
-            valid_any = valid.any(axis=1)
-            bins = np.clip(np.floor(R2 * nbins).astype(np.int64), 0, nbins - 1)
-            rows = np.broadcast_to(np.arange(J + 1)[:, None], bins.shape)
-            np.add.at(counts, (rows[valid], bins[valid]), 1)
+            if valid is None:
+                valid = (1 / np.asarray(freq))[:, None] <= np.asarray(coi)[None, :]
+                rows = np.broadcast_to(np.arange(J + 1)[:, None], valid.shape)[valid]
+            bins = np.clip(np.floor(np.asarray(R2) * nbins).astype(np.int64), 0, nbins - 1)
+            np.add.at(counts, (rows, bins[valid]), 1)
         done += k
         if progress:
             print(f"wct_significance: {done}/{mc_count} pairs", flush=True)
     centres = (np.arange(nbins) + 0.5) / nbins
     level = np.full(J + 1, np.nan)
-    for s in np.flatnonzero(valid_any):
+    for s in np.flatnonzero(valid.any(axis=1)):
         sel = counts[s] > 0
         P = np.cumsum(counts[s, sel]).astype(np.float64)
         P = (P - 0.5) / P[-1]
@@ -432,16 +432,14 @@ def significance(signal, dt, scales, sigma_test=0, alpha=None, significance_leve
     s = np.asarray(scales, dtype=np.float64).ravel()
     periods = s * _PYCWT_FLAMBDA
     d, band = None, None
-    if sigma_test == 0:
-        pass
-    elif sigma_test == 1:
+    if sigma_test == 1:
         d = [float(v) for v in np.ravel(np.asarray(dof, dtype=np.float64))]
     elif sigma_test == 2:
         edges = np.ravel(np.asarray(dof, dtype=np.float64))
         if edges.size != 2 or s.size < 2:
             raise ValueError(f"sigma_test=2 needs dof=[s1, s2], the band of scales averaged, and two scales or more; got dof={dof!r}")
         band = (float(edges[0]), float(edges[1]), float(np.log2(s[1] / s[0])))
-    else:
+    elif sigma_test != 0:
         raise ValueError(f"sigma_test must be 0 (power), 1 (time-averaged) or 2 (scale-averaged), got {sigma_test!r}")
     signif, theor = _multires.red_noise_significance(
         variance, float(alpha), list(periods), list(s), float(dt), float(significance_level), d, band
