@@ -41,7 +41,7 @@ pub mod timefreq;
 pub mod wavelets;
 
 pub use boundary::Boundary;
-pub use cwt::{CwtError, CwtOptions, CwtOutput, CwtPlan};
+pub use cwt::{CwtError, CwtOptions, CwtOutput, CwtPlan, CwtStream};
 pub use scales::{Scale, ScaleSpec};
 pub use signal::Signal;
 pub use wavelets::Wavelet;

@@ -125,8 +125,18 @@ impl<T: Real> GroupEngine<T> {
     /// Spectra of the segments producing outputs 0..n; output j of the
     /// convolution reads xe[start + j - (taps - 1) ..= start + j].
     pub fn segment_spectra(&self, xe: &[Complex<T>], start: usize, n: usize) -> Vec<Complex<T>> {
+        self.segment_spectra_count(xe, start, n.div_ceil(self.valid))
+    }
+
+    /// Spectra of `nb` consecutive segments, the first read from xe[start..]
+    /// (a stream computes its segments a few at a time, with these bits).
+    pub fn segment_spectra_count(
+        &self,
+        xe: &[Complex<T>],
+        start: usize,
+        nb: usize,
+    ) -> Vec<Complex<T>> {
         let p = self.size;
-        let nb = n.div_ceil(self.valid);
         let mut spectra = vec![Complex::default(); nb * p];
         spectra.par_chunks_mut(p).enumerate().for_each_init(
             || vec![Complex::default(); self.fwd.get_inplace_scratch_len()],
@@ -152,6 +162,22 @@ impl<T: Real> GroupEngine<T> {
         n: usize,
         hop: usize,
         scratch: &mut Scratch<T>,
+        store: impl FnMut(usize, &[Complex<T>]),
+    ) {
+        self.row_from(spectra, 0, slot, n, hop, scratch, store)
+    }
+
+    /// Like `row` for spectra whose first segment is segment `first` of the
+    /// signal; the runs still name absolute columns.
+    #[allow(clippy::too_many_arguments)]
+    pub fn row_from(
+        &self,
+        spectra: &[Complex<T>],
+        first: usize,
+        slot: usize,
+        n: usize,
+        hop: usize,
+        scratch: &mut Scratch<T>,
         mut store: impl FnMut(usize, &[Complex<T>]),
     ) {
         let p = self.size;
@@ -169,7 +195,7 @@ impl<T: Real> GroupEngine<T> {
         for (b, seg) in spectra.chunks_exact(p).enumerate() {
             band_product(buf, seg, kernel, band);
             self.inv.process_with_scratch(buf, &mut scratch.fft[..need]);
-            let (c0, i, count) = kept_run(b, self.valid, n, hop);
+            let (c0, i, count) = kept_run(first + b, self.valid, n, hop);
             if count > 0 {
                 store(c0, &buf[lead + i..lead + i + (count - 1) * hop + 1]);
             }
@@ -259,9 +285,13 @@ impl<T: Real> RealGroupEngine<T> {
 
     /// Half spectra of the segments of a real sequence (see GroupEngine).
     pub fn segment_spectra(&self, xe: &[T], start: usize, n: usize) -> Vec<Complex<T>> {
+        self.segment_spectra_count(xe, start, n.div_ceil(self.valid))
+    }
+
+    /// Half spectra of `nb` consecutive segments, the first read from xe[start..].
+    pub fn segment_spectra_count(&self, xe: &[T], start: usize, nb: usize) -> Vec<Complex<T>> {
         let p = self.size;
         let m = self.bins();
-        let nb = n.div_ceil(self.valid);
         let mut spectra = vec![Complex::default(); nb * m];
         spectra.par_chunks_mut(m).enumerate().for_each_init(
             || (vec![T::zero(); p], self.fwd.make_scratch_vec()),
@@ -307,6 +337,22 @@ impl<T: Real> RealGroupEngine<T> {
         n: usize,
         hop: usize,
         scratch: &mut RealScratch<T>,
+        store: impl FnMut(usize, &[T], Option<&[T]>),
+    ) {
+        self.row_from(spectra_re, spectra_im, 0, slot, n, hop, scratch, store)
+    }
+
+    /// Like `row` for spectra whose first segment is segment `first`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn row_from(
+        &self,
+        spectra_re: &[Complex<T>],
+        spectra_im: Option<&[Complex<T>]>,
+        first: usize,
+        slot: usize,
+        n: usize,
+        hop: usize,
+        scratch: &mut RealScratch<T>,
         mut store: impl FnMut(usize, &[T], Option<&[T]>),
     ) {
         let p = self.size;
@@ -336,7 +382,7 @@ impl<T: Real> RealGroupEngine<T> {
                     &mut scratch.fft[..need],
                 );
             }
-            let (c0, i, count) = kept_run(b, self.valid, n, hop);
+            let (c0, i, count) = kept_run(first + b, self.valid, n, hop);
             if count > 0 {
                 let run = lead + i..lead + i + (count - 1) * hop + 1;
                 let im = spectra_im.map(|_| &scratch.im[run.clone()]);

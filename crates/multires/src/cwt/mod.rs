@@ -13,6 +13,7 @@ mod output;
 mod oversampling;
 pub mod plan;
 mod strategy;
+mod stream;
 
 pub use compensation::ScaleFunction;
 pub use masks::PackedMasks;
@@ -20,6 +21,7 @@ pub use output::{CwtOutput, CwtSlice, CwtValues};
 pub use oversampling::{oversample, Interpolator};
 pub use plan::CwtPlan;
 pub use strategy::{CostModel, Recipe, ScaleAlgorithm};
+pub use stream::CwtStream;
 
 use crate::boundary::Boundary;
 use crate::scales::{Scale, ScaleError};
@@ -191,6 +193,13 @@ pub enum CwtError {
     ScaleFunction(String),
     #[error("the plan was made for {planned} samples but the signal has {got}")]
     LengthMismatch { planned: usize, got: usize },
+    #[error("a stream cannot use {what}: {why}")]
+    StreamOption { what: String, why: String },
+    #[error("the stream began with {began} samples and this chunk is {got}: push one kind of sample (convert real chunks to complex for a complex stream)")]
+    StreamKind {
+        began: &'static str,
+        got: &'static str,
+    },
     #[error("the output buffer does not fit this plan: it needs {want}, got {got}")]
     OutputMismatch { want: String, got: String },
 }

@@ -21,19 +21,19 @@ use std::sync::OnceLock;
 pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
 
 /// FFT groups: complex kernels, or real ones when the wavelet is real.
-enum Groups<T: Real> {
+pub(super) enum Groups<T: Real> {
     Complex(Vec<GroupEngine<T>>),
     Real(Vec<RealGroupEngine<T>>),
 }
 
-struct Engine<T: Real> {
-    direct: Vec<Option<DirectMask<T>>>,
-    groups: Groups<T>,
+pub(super) struct Engine<T: Real> {
+    pub(super) direct: Vec<Option<DirectMask<T>>>,
+    pub(super) groups: Groups<T>,
     /// Place of each scale inside its FFT group.
-    slot: Vec<usize>,
+    pub(super) slot: Vec<usize>,
 }
 
-enum Engines {
+pub(super) enum Engines {
     F32(Engine<f32>),
     F64(Engine<f64>),
 }
@@ -73,6 +73,23 @@ impl CwtPlan {
         options: CwtOptions,
         signal_len: usize,
         complex_signal: bool,
+    ) -> Result<Self, CwtError> {
+        Self::build(options, signal_len, complex_signal, false)
+    }
+
+    /// The plan a stream runs: the recipe every signal longer than its
+    /// largest FFT gets (see `best_fft_size`), and a memory check of what a
+    /// stream holds (masks, kernel spectra, one segment per group) rather
+    /// than of a whole output.
+    pub(super) fn for_stream(options: CwtOptions, complex_signal: bool) -> Result<Self, CwtError> {
+        Self::build(options, STREAM_DESIGN_LEN, complex_signal, true)
+    }
+
+    fn build(
+        options: CwtOptions,
+        signal_len: usize,
+        complex_signal: bool,
+        stream: bool,
     ) -> Result<Self, CwtError> {
         if signal_len == 0 {
             return Err(CwtError::EmptySignal);
@@ -157,11 +174,22 @@ impl CwtPlan {
             Precision::F64 => 16,
         };
         let cols = work_len.div_ceil(options.hop) as u128;
-        let mut need = taps as u128 * 16
-            + options.scales.len() as u128 * cols * size_of_out(options.output, options.precision);
-        for g in &recipe.groups {
-            let nb = work_len.div_ceil(g.valid) as u128;
-            need += (nb + g.scales.len() as u128) * g.size as u128 * cplx;
+        let mut need = taps as u128 * 16;
+        if stream {
+            // The pending columns of every row and two segments' spectra per group.
+            let widest = recipe.groups.iter().map(|g| g.size).max().unwrap_or(0) as u128;
+            need += options.scales.len() as u128 * widest * cplx;
+            for g in &recipe.groups {
+                need += (2 + g.scales.len() as u128) * g.size as u128 * cplx;
+            }
+        } else {
+            need += options.scales.len() as u128
+                * cols
+                * size_of_out(options.output, options.precision);
+            for g in &recipe.groups {
+                let nb = work_len.div_ceil(g.valid) as u128;
+                need += (nb + g.scales.len() as u128) * g.size as u128 * cplx;
+            }
         }
         if need > limit as u128 {
             return Err(CwtError::TooLarge {
@@ -189,7 +217,7 @@ impl CwtPlan {
         })
     }
 
-    fn engines(&self) -> &Engines {
+    pub(super) fn engines(&self) -> &Engines {
         self.engines.get_or_init(|| {
             let masks = self.masks();
             let real_masks = !self.options.wavelet.is_complex();
@@ -384,6 +412,11 @@ impl CwtPlan {
         Ok(())
     }
 
+    /// The largest mask half-length: how far a column reads on either side.
+    pub fn halo(&self) -> usize {
+        self.halo
+    }
+
     /// Columns the masks slide over (the signal length after oversampling).
     pub fn work_len(&self) -> usize {
         self.work_len
@@ -554,6 +587,10 @@ fn zeroed<O: bytemuck::Zeroable + Clone>(rows: usize, cols: usize) -> Array2<O> 
     let v = crate::memory::zeroed_vec::<O>(rows * cols);
     Array2::from_shape_vec((rows, cols), v).expect("rows * cols elements")
 }
+
+/// The length a stream's recipe is designed for: longer than any FFT size
+/// the search considers, so the recipe is the one of every long signal.
+const STREAM_DESIGN_LEN: usize = 1 << 40;
 
 fn build_engine<T: Real>(masks: &PackedMasks, recipe: &Recipe, real: bool) -> Engine<T> {
     let n_scales = recipe.per_scale.len();

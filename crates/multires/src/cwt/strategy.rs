@@ -60,17 +60,26 @@ pub struct Recipe {
     pub algorithm: Algorithm,
 }
 
+/// Largest FFT size the search considers, as a multiple of the smallest one
+/// that holds the mask: the cost per output rises again well before it.
+const SEARCH_SPAN: usize = 64;
+
 /// The FFT size with the least cost per output for a mask of length `len` on
-/// a signal of `n` samples, among powers of two.
+/// a signal of `n` samples, among powers of two. The cost per output,
+/// size / valid outputs, does not depend on `n`, and `n` only caps the
+/// search; so every signal longer than the chosen size gets the same size,
+/// and a stream (which does not know its length) can use the same recipe
+/// as the whole transform and give the same bits.
 pub fn best_fft_size(len: usize, n: usize, cost: &CostModel) -> (usize, f64) {
     let mut p = (len + 1).next_power_of_two().max(16);
-    let cap = (n + len).next_power_of_two().max(p);
+    let cap = (n + len)
+        .next_power_of_two()
+        .min(p.saturating_mul(SEARCH_SPAN))
+        .max(p);
     let mut best = (p, f64::INFINITY);
     while p <= cap {
         let valid = p - len + 1;
-        let blocks = n.div_ceil(valid);
-        let c = (blocks * p) as f64 * (cost.fft_per_log * (p as f64).log2() + cost.fft_fixed)
-            / n as f64;
+        let c = p as f64 * (cost.fft_per_log * (p as f64).log2() + cost.fft_fixed) / valid as f64;
         if c < best.1 {
             best = (p, c);
         }
@@ -217,6 +226,23 @@ mod tests {
         let r = Recipe::design(&halves, 1000, Algorithm::Fft, false, &CostModel::default());
         assert_eq!(r.direct_count(), 0);
         assert_eq!(r.groups.iter().map(|g| g.scales.len()).sum::<usize>(), 2);
+    }
+
+    #[test]
+    fn long_signals_share_one_recipe() {
+        // What streaming relies on: past the largest FFT size, the length
+        // no longer changes the recipe.
+        let halves = vec![3, 40, 700, 5000];
+        let cost = CostModel::default();
+        let far = Recipe::design(&halves, 1 << 40, Algorithm::Auto, false, &cost);
+        let top = far.groups.iter().map(|g| g.size).max().unwrap_or(0);
+        for n in [top, top + 1, 3 * top + 17, 1 << 30] {
+            let r = Recipe::design(&halves, n, Algorithm::Auto, false, &cost);
+            assert_eq!(
+                (r.per_scale, r.groups),
+                (far.per_scale.clone(), far.groups.clone())
+            );
+        }
     }
 
     #[test]
