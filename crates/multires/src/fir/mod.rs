@@ -3,6 +3,9 @@
 //! optional post-processing step applied as each row is stored.
 
 mod direct;
+mod stream;
+
+pub use stream::FirStream;
 
 use crate::cwt::CostModel;
 use crate::overlap_save::{GroupEngine, Scratch};
@@ -62,6 +65,8 @@ pub enum FirError {
     NonFinite { index: usize, value: String },
     #[error("the signal has a non-finite value ({value}) at sample {index}: the FFT (overlap-save) path would spread it over a whole segment; pass --algorithm direct (on the CPU) to propagate NaN/Inf exactly where the sums touch it")]
     NonFiniteFft { index: usize, value: String },
+    #[error("the stream began with real samples and this chunk is complex: push one kind of sample (convert real chunks to complex for a complex stream)")]
+    StreamKind,
     #[error("filter {filter} has a non-finite tap at {tap}")]
     NonFiniteFilter { filter: usize, tap: usize },
     #[error("the output needs {}, more than the {} allowed; use fewer filters, a shorter signal or --mode valid", crate::memory::human_bytes(u64::try_from(*need).unwrap_or(u64::MAX)), crate::memory::human_bytes(*limit))]
@@ -190,10 +195,7 @@ pub fn validate(
     if signal.is_empty() {
         return Err(FirError::EmptySignal);
     }
-    let (nf, m) = filters.dim();
-    if nf == 0 || m == 0 {
-        return Err(FirError::EmptyFilters(nf, m));
-    }
+    validate_filters(filters)?;
     if let Some((index, value)) = signal.first_nonfinite() {
         if !options.allow_nonfinite {
             return Err(FirError::NonFinite { index, value });
@@ -203,6 +205,15 @@ pub fn validate(
         if options.algorithm != FirAlgorithm::Direct {
             return Err(FirError::NonFiniteFft { index, value });
         }
+    }
+    Ok(())
+}
+
+/// A bank that is not empty and has finite taps.
+pub fn validate_filters(filters: &FilterBank) -> Result<(), FirError> {
+    let (nf, m) = filters.dim();
+    if nf == 0 || m == 0 {
+        return Err(FirError::EmptyFilters(nf, m));
     }
     for f in 0..nf {
         if let Some(tap) = filters
