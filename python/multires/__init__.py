@@ -18,6 +18,7 @@ import numpy as np
 
 from . import _multires
 from ._arrays import as_float, split
+from ._stream import CwtStream, FirStream
 from ._timefreq import (
     admissibility,
     ar1,
@@ -37,7 +38,9 @@ __version__ = _multires.__version__
 __all__ = [
     "cwt",
     "CwtPlan",
+    "CwtStream",
     "fir",
+    "FirStream",
     "compress",
     "decompress",
     "MrzFile",

@@ -72,6 +72,73 @@ class CwtPlan:
     def __call__(self, x: Any, out: Optional[np.ndarray] = None) -> Any:
         """Transforms ``x`` of shape (..., n); a CUDA array stays on the device."""
 
+class CwtStream:
+    """The CWT of a signal pushed in chunks: ``push(chunk)`` returns the
+    columns final so far, ``finish()`` the rest; joined they equal
+    ``cwt`` of the whole signal bit for bit."""
+
+    wavelet: str
+    fs: Optional[float]
+    scales: NDArray[np.float64]
+    def __init__(
+        self,
+        scales: Optional[ArrayLike] = None,
+        wavelet: str = "morl",
+        *,
+        freqs: Optional[ArrayLike] = None,
+        fs: Optional[float] = None,
+        output: Output = "complex",
+        precision: Literal["f32", "f64"] = "f64",
+        boundary: Literal["zero", "symmetric", "reflect"] = "zero",
+        normalization: Literal["l2", "l1"] = "l2",
+        hop: int = 1,
+        algorithm: Literal["auto", "direct", "fft"] = "auto",
+        complex_input: Optional[bool] = None,
+        allow_nonfinite: bool = False,
+        dtype: Any = None,
+    ) -> None: ...
+    @property
+    def dtype(self) -> np.dtype: ...
+    @property
+    def latency(self) -> int:
+        """Samples held before the first column comes out."""
+    @property
+    def samples(self) -> int: ...
+    @property
+    def columns(self) -> int: ...
+    @property
+    def memory_bound(self) -> int:
+        """Bytes held besides a chunk and its output."""
+    @property
+    def frequencies(self) -> Optional[NDArray[np.float64]]: ...
+    def explain(self) -> str: ...
+    def push(self, chunk: ArrayLike) -> np.ndarray: ...
+    def finish(self) -> np.ndarray: ...
+
+class FirStream:
+    """A filter bank over a signal pushed in chunks, bit for bit ``fir`` of
+    the whole signal once joined."""
+
+    def __init__(
+        self,
+        filters: ArrayLike,
+        mode: Literal["full", "same", "valid"] = "same",
+        post: Optional[Literal["power", "magnitude", "derivative"]] = None,
+        *,
+        algorithm: Literal["auto", "direct", "overlap-save"] = "auto",
+        complex_input: Optional[bool] = None,
+        allow_nonfinite: bool = False,
+    ) -> None: ...
+    @property
+    def latency(self) -> int: ...
+    @property
+    def samples(self) -> int: ...
+    @property
+    def columns(self) -> int: ...
+    def explain(self) -> str: ...
+    def push(self, chunk: ArrayLike) -> np.ndarray: ...
+    def finish(self) -> np.ndarray: ...
+
 def cwt(
     x: Any,
     scales: Optional[ArrayLike] = None,

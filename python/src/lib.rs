@@ -13,6 +13,7 @@ mod codec;
 mod cwt;
 mod dlpack;
 mod dwt;
+mod stream;
 mod timefreq;
 
 use multires::backend::{Backend, BackendError, CpuBackend, Device};
@@ -215,5 +216,6 @@ fn _multires(m: &Bound<'_, PyModule>) -> PyResult<()> {
     codec::register(m)?;
     dlpack::register(m)?;
     timefreq::register(m)?;
+    stream::register(m)?;
     Ok(())
 }

@@ -188,3 +188,78 @@ def test_coherence_writes_an_npz_numpy_reads_and_a_plot(tmp_path):
     np.save(tmp_path / "short.npy", np.ones(10))
     r = run(tmp_path, "coherence", "a.npy", "short.npy", "-o", "D.npz", ok=False)
     assert r.returncode != 0 and "length" in r.stderr and not (tmp_path / "D.npz").exists()
+
+
+def _wav16(path, v, fs=8000, channels=1):
+    import wave
+
+    pcm = np.clip(np.round(v * 32767), -32768, 32767).astype("<i2")
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(channels)
+        w.setsampwidth(2)
+        w.setframerate(fs)
+        w.writeframes(pcm.tobytes())
+
+
+@pytest.mark.parametrize(
+    "name,flags",
+    [
+        ("x.npy", ["--wavelet", "cmor1.5-1.0", "--scales-log", "2:60:14"]),
+        ("x32.npy", ["--wavelet", "morl", "--scales-log", "2:60:14", "--precision", "f32",
+                     "--boundary", "symmetric", "--out", "magnitude", "--output-dtype", "f16"]),
+        ("xc.npy", ["--wavelet", "cmor1.5-1.0", "--scales-log", "2:40:9", "--hop", "3"]),
+        ("x.f64", ["--raw", "f64", "--wavelet", "mexh", "--scales", "1:30:3", "--boundary", "reflect"]),
+        ("x.wav", ["--wavelet", "cmor1.5-1.0", "--freqs", "50:2000:12", "--channel", "1"]),
+    ],
+)
+def test_cwt_stream_files_equal_the_whole_transform(tmp_path, name, flags):
+    """--stream reads the input a chunk at a time and writes the columns as
+    they are final: the file numpy reads is the whole transform's, bit for bit."""
+    rng = np.random.default_rng(5)
+    n = 150_001
+    v = rng.standard_normal(n)
+    if name == "x32.npy":
+        np.save(tmp_path / name, v.astype(np.float32))
+    elif name == "xc.npy":
+        np.save(tmp_path / name, v + 1j * rng.standard_normal(n))
+    elif name == "x.f64":
+        v.astype("<f8").tofile(tmp_path / name)
+    elif name == "x.wav":
+        stereo = np.stack([0.3 * np.tanh(v), 0.3 * np.sin(np.arange(n) / 7.0)], axis=1).ravel()
+        _wav16(tmp_path / name, stereo, channels=2)
+    else:
+        np.save(tmp_path / name, v)
+    run(tmp_path, "cwt", name, "-o", "whole.npy", "--device", "cpu", *flags)
+    r = run(tmp_path, "cwt", name, "-o", "stream.npy", "--coi-out", "coi.npy", "--stream",
+            "--chunk", "7777", "--explain", *flags)
+    assert "holds at most" in r.stdout and "first columns come after" in r.stdout
+    whole = np.load(tmp_path / "whole.npy")
+    streamed = np.load(tmp_path / "stream.npy")
+    assert streamed.dtype == whole.dtype and streamed.shape == whole.shape
+    assert streamed.tobytes() == whole.tobytes()
+    coi = np.load(tmp_path / "coi.npy")
+    assert coi.shape == (whole.shape[1],) and coi[0] == 0 and coi.max() > 0
+
+
+def test_cwt_stream_refusals_leave_nothing(tmp_path, x):
+    r = run(tmp_path, "cwt", "x.npy", "-o", "w.npy", "--stream", "--boundary", "periodic", ok=False)
+    assert r.returncode != 0 and "periodic" in r.stderr
+    r = run(tmp_path, "cwt", "x.npy", "-o", "w.npy", "--stream", "--plot", "p.png", ok=False)
+    assert r.returncode != 0 and "--plot" in r.stderr
+    assert not (tmp_path / "w.npy").exists() and not (tmp_path / "p.png").exists()
+
+
+@pytest.mark.parametrize("mode,post", [("full", "none"), ("same", "derivative"), ("valid", "power")])
+def test_fir_stream_file_equals_the_whole_bank(tmp_path, mode, post):
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal(60_001)
+    h = rng.standard_normal((3, 700))
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "h.npy", h)
+    args = ["x.npy", "--filters", "h.npy", "--mode", mode, "--post", post, "--device", "cpu"]
+    run(tmp_path, "fir", *args, "-o", "whole.npy")
+    run(tmp_path, "fir", *args, "-o", "stream.npy", "--stream", "--chunk", "5000")
+    whole, streamed = np.load(tmp_path / "whole.npy"), np.load(tmp_path / "stream.npy")
+    assert streamed.dtype == whole.dtype and streamed.tobytes() == whole.tobytes()
+    if post == "none" and mode == "full":
+        np.testing.assert_allclose(streamed[1], np.convolve(x, h[1]), rtol=1e-10, atol=1e-10)

@@ -34,6 +34,15 @@ pub struct CwtArgs {
     /// WAV channel or CSV column to read (0-based).
     #[arg(long, default_value_t = 0)]
     pub channel: usize,
+    /// Read the input a chunk at a time and write the columns as they are
+    /// final, for inputs larger than memory (.npy and raw are memory-mapped,
+    /// WAV decoded as it goes); the columns equal the whole transform's bit
+    /// for bit. CPU; not with --plot, periodic boundaries or --oversample.
+    #[arg(long)]
+    pub stream: bool,
+    /// Samples per chunk with --stream.
+    #[arg(long, default_value_t = 1 << 20, value_name = "SAMPLES")]
+    pub chunk: usize,
 }
 
 #[derive(Args, Clone)]
@@ -409,6 +418,9 @@ pub fn cwt(a: CwtArgs) -> Result<()> {
         outputs.push(paths::Output::new(p, "--coi-out", &["npy"]));
     }
     paths::check(&inputs, &outputs)?;
+    if a.stream {
+        return crate::streamed::cwt_streamed(&a);
+    }
     let read = ReadOptions {
         raw: a.raw,
         channel: a.channel,

@@ -41,6 +41,14 @@ pub struct FirArgs {
     /// WAV channel or CSV column to read (0-based).
     #[arg(long, default_value_t = 0)]
     pub channel: usize,
+    /// Read the input a chunk at a time and write the outputs as they are
+    /// final, for inputs larger than memory; equal to the whole bank's bit
+    /// for bit (CPU).
+    #[arg(long)]
+    pub stream: bool,
+    /// Samples per chunk with --stream.
+    #[arg(long, default_value_t = 1 << 20, value_name = "SAMPLES")]
+    pub chunk: usize,
 }
 
 pub fn fir(a: FirArgs) -> Result<()> {
@@ -48,6 +56,20 @@ pub fn fir(a: FirArgs) -> Result<()> {
         &[&a.input, &a.filters],
         &[crate::paths::Output::new(&a.output, "-o", &["npy"])],
     )?;
+    if a.stream {
+        let bank = match io::read_matrix(&a.filters).context("reading --filters")? {
+            Matrix::Real(m) => FilterBank::Real(m),
+            Matrix::Complex(m) => FilterBank::Complex(m),
+        };
+        let opts = FirOptions {
+            mode: a.mode,
+            post: a.post,
+            algorithm: a.algorithm,
+            allow_nonfinite: a.allow_nonfinite,
+            memory_limit: None,
+        };
+        return crate::streamed::fir_streamed(&a, bank, opts);
+    }
     let signal = io::read_signal(
         &a.input,
         &ReadOptions {

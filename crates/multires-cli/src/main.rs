@@ -11,6 +11,7 @@ mod cmd_fir;
 mod cmd_ssq;
 mod paths;
 mod progress;
+mod streamed;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};

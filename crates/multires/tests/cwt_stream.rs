@@ -58,12 +58,16 @@ fn streamed(
     chunks: &mut dyn Iterator<Item = usize>,
 ) -> Array2<(u64, u64)> {
     let mut s = CwtStream::new(o.clone(), x.is_complex()).expect("stream");
+    let dtype = CwtPlan::new(o.clone(), 1, x.is_complex())
+        .expect("plan")
+        .output_dtype();
     let mut parts = Vec::new();
     let mut at = 0;
     while at < x.len() {
         let len = chunks.next().unwrap_or(x.len()).min(x.len() - at);
         let cols = s.push(&slice(x, at, at + len)).expect("push");
         at += len;
+        assert_eq!(cols.dtype(), dtype, "every part in the output's dtype");
         assert_eq!(cols.shape().0, o.scales.len());
         parts.push(bits(&cols));
         assert_eq!(
@@ -79,7 +83,9 @@ fn streamed(
             "{before_finish} columns before finish"
         );
     }
-    parts.push(bits(&s.finish().expect("finish")));
+    let last = s.finish().expect("finish");
+    assert_eq!(last.dtype(), dtype);
+    parts.push(bits(&last));
     let views: Vec<_> = parts.iter().map(|p| p.view()).collect();
     concatenate(Axis(1), &views).expect("rows agree")
 }
@@ -171,6 +177,22 @@ fn one_sample_at_a_time() {
 }
 
 #[test]
+fn the_window_stays_bounded() {
+    let o = options("cmor1.5-1.0", 12, 80.0);
+    let mut s = CwtStream::new(o, false).expect("stream");
+    let bound = 2 * s.latency() + 4096;
+    for i in 0..400u64 {
+        s.push(&signal(4096, false, i)).expect("push");
+        assert!(
+            s.held_samples() <= bound,
+            "{} held > {bound}",
+            s.held_samples()
+        );
+    }
+    assert!(s.columns_emitted() > 400 * 4096 - 2 * s.latency());
+}
+
+#[test]
 fn short_streams_are_transformed_at_finish() {
     let o = options("morl", 16, 200.0);
     let s = CwtStream::new(o.clone(), false).expect("stream");
@@ -203,14 +225,12 @@ fn streams_refuse_what_needs_the_whole_signal() {
     let mut s = CwtStream::new(o.clone(), false).expect("stream");
     let e = s
         .push(&Signal::complex(vec![Complex64::new(1.0, 1.0)]))
-        .err()
-        .expect("complex chunk in a real stream");
+        .expect_err("complex chunk in a real stream");
     assert!(e.to_string().contains("began with real"), "{e}");
     s.push(&Signal::real(vec![0.0; 10])).expect("push");
     let e = s
         .push(&Signal::real(vec![1.0, f64::NAN]))
-        .err()
-        .expect("NaN refused");
+        .expect_err("NaN refused");
     assert!(e.to_string().contains("sample 11"), "{e}");
     let empty = CwtStream::new(o, false).expect("stream");
     assert!(empty.finish().is_err(), "an empty stream has no transform");

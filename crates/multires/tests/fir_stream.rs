@@ -139,13 +139,11 @@ fn short_streams_and_bad_chunks() {
     s.push(&Signal::real(vec![0.0; 5])).expect("push");
     let e = s
         .push(&Signal::real(vec![f64::INFINITY]))
-        .err()
-        .expect("inf refused");
+        .expect_err("inf refused");
     assert!(e.to_string().contains("sample 5"), "{e}");
     let e = s
         .push(&Signal::complex(vec![Complex64::new(0.0, 1.0)]))
-        .err()
-        .expect("kind");
+        .expect_err("kind");
     assert!(e.to_string().contains("complex"), "{e}");
     let e = FirStream::new(bank(0, 3, false), o.clone(), false)
         .err()

@@ -19,7 +19,7 @@ pub use compensation::ScaleFunction;
 pub use masks::PackedMasks;
 pub use output::{CwtOutput, CwtSlice, CwtValues};
 pub use oversampling::{oversample, Interpolator};
-pub use plan::CwtPlan;
+pub use plan::{cone_of_influence, CwtPlan};
 pub use strategy::{CostModel, Recipe, ScaleAlgorithm};
 pub use stream::CwtStream;
 

@@ -4,7 +4,7 @@
 use super::direct::{self, DirectMask, Extended};
 use super::masks::{half_length, PackedMasks};
 use super::output::{CwtOutput, CwtSlice, CwtValues, OutValue};
-use super::strategy::{Recipe, ScaleAlgorithm};
+use super::strategy::{Recipe, ScaleAlgorithm, STREAM_DESIGN_LEN};
 use super::{oversample, Algorithm, CwtError, CwtOptions, OutputKind, Precision};
 use crate::overlap_save::{GroupEngine, RealGroupEngine, RealScratch, Scratch};
 use crate::real::{complex_of, Real};
@@ -468,20 +468,12 @@ impl CwtPlan {
 
     /// Per column: the largest scale not affected by the edges (cone of influence).
     pub fn coi(&self) -> Vec<f64> {
-        let step = self.options.hop as f64 / self.options.oversampling as f64;
-        let last = (self.signal_len - 1) as f64;
-        let factor = self.options.wavelet.coi_factor();
-        (0..self.columns())
-            .map(|c| {
-                let t = c as f64 * step;
-                let d = t.min(last - t).max(0.0);
-                if factor > 0.0 {
-                    d / factor
-                } else {
-                    f64::INFINITY
-                }
-            })
-            .collect()
+        cone_of_influence(
+            self.signal_len,
+            self.options.hop,
+            self.options.oversampling,
+            self.options.wavelet.coi_factor(),
+        )
     }
 
     fn run<T: Real, O: OutValue<T>>(
@@ -588,9 +580,24 @@ fn zeroed<O: bytemuck::Zeroable + Clone>(rows: usize, cols: usize) -> Array2<O> 
     Array2::from_shape_vec((rows, cols), v).expect("rows * cols elements")
 }
 
-/// The length a stream's recipe is designed for: longer than any FFT size
-/// the search considers, so the recipe is the one of every long signal.
-const STREAM_DESIGN_LEN: usize = 1 << 40;
+/// Per column of a signal of `n` samples: the largest scale whose support
+/// (`factor` scales, the wavelet's e-folding time) stays inside the signal.
+pub fn cone_of_influence(n: usize, hop: usize, oversampling: usize, factor: f64) -> Vec<f64> {
+    let step = hop as f64 / oversampling as f64;
+    let last = (n.max(1) - 1) as f64;
+    let columns = (n * oversampling).div_ceil(hop);
+    (0..columns)
+        .map(|c| {
+            let t = c as f64 * step;
+            let d = t.min(last - t).max(0.0);
+            if factor > 0.0 {
+                d / factor
+            } else {
+                f64::INFINITY
+            }
+        })
+        .collect()
+}
 
 fn build_engine<T: Real>(masks: &PackedMasks, recipe: &Recipe, real: bool) -> Engine<T> {
     let n_scales = recipe.per_scale.len();

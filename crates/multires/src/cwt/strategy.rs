@@ -60,6 +60,10 @@ pub struct Recipe {
     pub algorithm: Algorithm,
 }
 
+/// The length a stream's recipe is designed for: longer than any FFT size
+/// the search considers, so the recipe is the one of every long signal.
+pub(crate) const STREAM_DESIGN_LEN: usize = 1 << 40;
+
 /// Largest FFT size the search considers, as a multiple of the smallest one
 /// that holds the mask: the cost per output rises again well before it.
 const SEARCH_SPAN: usize = 64;
@@ -155,13 +159,23 @@ impl Recipe {
 
 impl fmt::Display for Recipe {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "recipe for {} scales on {} samples (algorithm {}):",
-            self.per_scale.len(),
-            self.signal_len,
-            self.algorithm
-        )?;
+        let stream = self.signal_len >= STREAM_DESIGN_LEN;
+        if stream {
+            writeln!(
+                f,
+                "recipe for {} scales on a stream (every signal past the largest FFT size; algorithm {}):",
+                self.per_scale.len(),
+                self.algorithm
+            )?;
+        } else {
+            writeln!(
+                f,
+                "recipe for {} scales on {} samples (algorithm {}):",
+                self.per_scale.len(),
+                self.signal_len,
+                self.algorithm
+            )?;
+        }
         let direct: Vec<usize> = (0..self.per_scale.len())
             .filter(|&i| self.per_scale[i] == ScaleAlgorithm::Direct)
             .collect();
@@ -177,16 +191,20 @@ impl fmt::Display for Recipe {
         }
         for g in &self.groups {
             let lens: Vec<usize> = g.scales.iter().map(|&i| 2 * self.halves[i] + 1).collect();
-            writeln!(
+            write!(
                 f,
-                "  overlap-save FFT size {:>7}: {:>4} scales, mask lengths {}..={}, {} outputs per segment, {} segments",
+                "  overlap-save FFT size {:>7}: {:>4} scales, mask lengths {}..={}, {} outputs per segment",
                 g.size,
                 g.scales.len(),
                 lens.iter().min().unwrap_or(&0),
                 lens.iter().max().unwrap_or(&0),
                 g.valid,
-                self.signal_len.div_ceil(g.valid)
             )?;
+            if stream {
+                writeln!(f)?;
+            } else {
+                writeln!(f, ", {} segments", self.signal_len.div_ceil(g.valid))?;
+            }
         }
         Ok(())
     }

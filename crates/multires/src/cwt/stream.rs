@@ -111,6 +111,15 @@ impl CwtStream {
         }
     }
 
+    /// Samples held now (the window, or the samples before the start).
+    pub fn held_samples(&self) -> usize {
+        match &self.state {
+            Some(State::F32(w)) => w.cx.len(),
+            Some(State::F64(w)) => w.cx.len(),
+            None => self.head.len(),
+        }
+    }
+
     /// Samples the stream must hold before its first column comes out.
     pub fn latency(&self) -> usize {
         self.start_len
@@ -231,9 +240,13 @@ impl CwtStream {
         Ok(self.advance(Some(n)))
     }
 
+    /// No columns, in the plan's dtype (so that joined parts keep it).
     fn empty(&self) -> CwtValues {
-        let plan = &self.plan;
-        convert::<f64>(plan, self.plan.options().scales.len(), 0, &[])
+        let rows = self.plan.options().scales.len();
+        match self.plan.options().precision {
+            super::Precision::F32 => convert::<f32>(&self.plan, rows, 0, &[]),
+            super::Precision::F64 => convert::<f64>(&self.plan, rows, 0, &[]),
+        }
     }
 
     fn start(&self, head: &[Complex64]) -> State {
@@ -275,10 +288,10 @@ impl CwtStream {
 
 /// Row-major coefficients (rows x cols) as the plan's output values, with
 /// the same per-value conversion as the whole transform's store.
-fn convert<T: Real>(plan: &CwtPlan, rows: usize, cols: usize, coefs: &[Complex<T>]) -> CwtValues
+fn convert<T>(plan: &CwtPlan, rows: usize, cols: usize, coefs: &[Complex<T>]) -> CwtValues
 where
+    T: Real + OutValue<T>,
     Complex<T>: OutValue<T>,
-    T: OutValue<T>,
 {
     let kind = plan.options().output;
     let shape = (rows, cols);

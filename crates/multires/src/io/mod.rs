@@ -3,10 +3,12 @@
 //! beside the target and are renamed into place only when complete, so an
 //! error never leaves a half-written output behind.
 
+mod chunks;
 mod npy;
 mod read;
 mod write;
 
+pub use chunks::SignalChunks;
 pub use npy::{
     check_f32_npy, check_npy_file, read_f32_npy_at, read_f32_npy_vec, read_npy_header,
     write_f32_npy, write_npy_mapped, MappedF32, MappedValues, NpyHeader,
@@ -17,7 +19,8 @@ pub use read::{
     RawType, ReadOptions, RealArray,
 };
 pub use write::{
-    remove_pending_outputs, write_atomic, write_npy, write_npz, write_png, HalfArray, NpyArray,
+    remove_pending_outputs, write_atomic, write_npy, write_npz, write_png, Float16Bits, HalfArray,
+    NpyArray,
 };
 
 #[derive(Debug, thiserror::Error)]

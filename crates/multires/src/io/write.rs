@@ -93,9 +93,14 @@ impl<A: WritableElement, S: Data<Elem = A>, D: Dimension> NpyArray for ArrayBase
 pub struct HalfArray<'a>(pub &'a ndarray::Array2<u16>, pub crate::cwt::HalfFloat);
 
 /// binary16 bits, written with numpy's `<f2` descriptor.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 #[repr(transparent)]
-struct Float16Bits(u16);
+pub struct Float16Bits(pub u16);
+
+// SAFETY: repr(transparent) over u16, which is Pod: every bit pattern is valid.
+unsafe impl bytemuck::Zeroable for Float16Bits {}
+// SAFETY: as above; no padding, Copy, 'static.
+unsafe impl bytemuck::Pod for Float16Bits {}
 
 impl WritableElement for Float16Bits {
     fn type_descriptor() -> py_literal::Value {

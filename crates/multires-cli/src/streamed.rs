@@ -1,0 +1,271 @@
+//! `multires cwt --stream` and `multires fir --stream`: inputs larger than memory.
+//! The input is read a chunk at a time (memory-mapped .npy and raw files,
+//! WAV decoded as it goes), each chunk's final columns go straight into the
+//! output file's mapped pages, and the engine holds only the masks, the
+//! FFT kernels and a window of the longest segment plus the halo. The
+//! columns are the whole transform's, bit for bit. The FIR bank streams
+//! the same way.
+
+use crate::cmd_cwt::{build_options, CwtArgs};
+use crate::progress::Bar;
+use anyhow::{bail, Context, Result};
+use multires::backend::Device;
+use multires::cwt::{cone_of_influence, CwtValues, HalfFloat};
+use multires::fir::{output_range, FilterBank, FirOptions, FirPost, FirStream, FirValues};
+use multires::io::{self, Float16Bits, ReadOptions, SignalChunks};
+use multires::memory::human_bytes;
+use multires::{CwtStream, Signal};
+use ndarray::Array2;
+use num_complex::{Complex32, Complex64};
+use std::time::Instant;
+
+/// Copies each push's columns into the row-major (rows x cols) output.
+struct Placer<'a, T> {
+    out: &'a mut [T],
+    cols: usize,
+    at: usize,
+}
+
+impl<T: Copy> Placer<'_, T> {
+    fn place(&mut self, v: Array2<T>) -> Result<()> {
+        let k = v.ncols();
+        if self.at + k > self.cols {
+            bail!(
+                "the stream returned more columns than the input's length gives ({} > {})",
+                self.at + k,
+                self.cols
+            );
+        }
+        for (r, row) in v.rows().into_iter().enumerate() {
+            let dst = &mut self.out[r * self.cols + self.at..r * self.cols + self.at + k];
+            for (d, s) in dst.iter_mut().zip(row.iter()) {
+                *d = *s;
+            }
+        }
+        self.at += k;
+        Ok(())
+    }
+}
+
+/// What the pump drives: a CWT or a FIR stream.
+trait Stream {
+    type Values;
+    fn push(&mut self, chunk: &Signal) -> Result<Self::Values>;
+    fn finish(self) -> Result<Self::Values>;
+}
+
+impl Stream for CwtStream {
+    type Values = CwtValues;
+    fn push(&mut self, chunk: &Signal) -> Result<CwtValues> {
+        Ok(CwtStream::push(self, chunk)?)
+    }
+    fn finish(self) -> Result<CwtValues> {
+        Ok(CwtStream::finish(self)?)
+    }
+}
+
+impl Stream for FirStream {
+    type Values = FirValues;
+    fn push(&mut self, chunk: &Signal) -> Result<FirValues> {
+        Ok(FirStream::push(self, chunk)?)
+    }
+    fn finish(self) -> Result<FirValues> {
+        Ok(FirStream::finish(self)?)
+    }
+}
+
+/// Pushes every chunk, then finishes, placing the columns as they come.
+fn pump<S: Stream, T: Copy>(
+    mut stream: S,
+    chunks: &mut SignalChunks,
+    chunk: usize,
+    out: &mut [T],
+    cols: usize,
+    pick: fn(S::Values) -> Option<Array2<T>>,
+    bar: &Bar,
+) -> Result<()> {
+    let mut placer = Placer { out, cols, at: 0 };
+    let n = chunks.len();
+    let wrong = || anyhow::anyhow!("the stream's values are not of the output's dtype");
+    while let Some(c) = chunks.next_chunk(chunk)? {
+        let v = stream
+            .push(&c)
+            .with_context(|| format!("at sample {}", chunks.position() - c.len()))?;
+        placer.place(pick(v).ok_or_else(wrong)?)?;
+        bar.update(chunks.position(), n);
+    }
+    placer.place(pick(stream.finish()?).ok_or_else(wrong)?)?;
+    if placer.at != cols {
+        bail!("the stream gave {} of {cols} columns", placer.at);
+    }
+    Ok(())
+}
+
+/// The transform of `a.input` in chunks of `a.chunk` samples into `a.output`.
+pub fn cwt_streamed(a: &CwtArgs) -> Result<()> {
+    if a.plot.is_some() {
+        bail!("--plot draws the whole scalogram from memory; with --stream, write the .npy and plot it afterwards (or drop --stream)");
+    }
+    if a.transform.device == Device::Cuda {
+        bail!("--stream runs on the CPU; pass --device cpu (or auto), or drop --stream to transform on the GPU");
+    }
+    if a.chunk == 0 {
+        bail!("--chunk 0: a chunk needs at least one sample");
+    }
+    let read = ReadOptions {
+        raw: a.raw,
+        channel: a.channel,
+    };
+    let mut chunks = SignalChunks::open(&a.input, &read)?;
+    if chunks.is_empty() {
+        bail!(
+            "'{}' holds no samples: a CWT needs at least one",
+            a.input.display()
+        );
+    }
+    let mut probe = Signal::real(Vec::new());
+    probe.sample_rate = chunks.sample_rate();
+    let options = build_options(&a.transform, &probe)?;
+    let start = Instant::now();
+    let stream = CwtStream::new(options, chunks.is_complex())?;
+    let o = stream.options().clone();
+    let n = chunks.len();
+    let (rows, cols) = (o.scales.len(), n.div_ceil(o.hop));
+    if a.transform.explain {
+        print!("{}", stream.recipe());
+        println!(
+            "stream: the first columns come after {} samples; it holds at most {} (masks, FFT kernels, a window of the longest segment and the halo) plus {} for each chunk of {} samples; the output goes to the file as it is made",
+            stream.latency(),
+            human_bytes(stream.memory_bound()),
+            human_bytes(stream.memory_per_chunk(a.chunk)),
+            a.chunk
+        );
+    }
+    let bar = Bar::new(n as u64, "cwt stream");
+    let shape = [rows, cols];
+    let dtype = stream_dtype(&stream);
+    let chunk = a.chunk;
+    macro_rules! mapped {
+        ($t:ty, $pick:expr) => {
+            io::write_npy_mapped::<$t, anyhow::Error>(&a.output, &shape, |out| {
+                pump(stream, &mut chunks, chunk, out, cols, $pick, &bar)
+            })
+        };
+    }
+    match (dtype, o.half) {
+        (_, Some(HalfFloat::F16)) => mapped!(Float16Bits, |v| match v {
+            CwtValues::Half(a, _) => Some(a.mapv(Float16Bits)),
+            _ => None,
+        }),
+        (_, Some(HalfFloat::BF16)) => mapped!(u16, |v| match v {
+            CwtValues::Half(a, _) => Some(a),
+            _ => None,
+        }),
+        ("complex64", _) => mapped!(Complex32, |v| match v {
+            CwtValues::Complex32(a) => Some(a),
+            _ => None,
+        }),
+        ("complex128", _) => mapped!(Complex64, |v| match v {
+            CwtValues::Complex64(a) => Some(a),
+            _ => None,
+        }),
+        ("float32", _) => mapped!(f32, |v| match v {
+            CwtValues::Real32(a) => Some(a),
+            _ => None,
+        }),
+        _ => mapped!(f64, |v| match v {
+            CwtValues::Real64(a) => Some(a),
+            _ => None,
+        }),
+    }?;
+    bar.finish();
+    if let Some(p) = &a.coi_out {
+        let coi = cone_of_influence(n, o.hop, 1, o.wavelet.coi_factor());
+        if let Err(e) = io::write_npy(p, &ndarray::Array1::from(coi)) {
+            let _ = std::fs::remove_file(&a.output);
+            return Err(e.into());
+        }
+    }
+    eprintln!(
+        "cwt: {n} samples streamed in chunks of {chunk}, {rows} scales, wavelet {} -> {} ({rows} x {cols} {dtype}) in {:.3} s",
+        o.wavelet.name(),
+        a.output.display(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn stream_dtype(s: &CwtStream) -> &'static str {
+    use multires::cwt::{OutputKind, Precision};
+    let o = s.options();
+    if let Some(h) = o.half {
+        return h.numpy_name();
+    }
+    match (o.precision, o.output) {
+        (Precision::F32, OutputKind::Complex) => "complex64",
+        (Precision::F32, _) => "float32",
+        (Precision::F64, OutputKind::Complex) => "complex128",
+        (Precision::F64, _) => "float64",
+    }
+}
+
+/// The bank of `a.filters` over `a.input` in chunks, into `a.output`.
+pub fn fir_streamed(a: &crate::cmd_fir::FirArgs, bank: FilterBank, opts: FirOptions) -> Result<()> {
+    if a.device == Device::Cuda {
+        bail!("--stream runs on the CPU; pass --device cpu (or auto), or drop --stream to filter on the GPU");
+    }
+    if a.chunk == 0 {
+        bail!("--chunk 0: a chunk needs at least one sample");
+    }
+    let read = ReadOptions {
+        raw: a.raw,
+        channel: a.channel,
+    };
+    let mut chunks = SignalChunks::open(&a.input, &read)?;
+    if chunks.is_empty() {
+        bail!("'{}' holds no samples", a.input.display());
+    }
+    let n = chunks.len();
+    let (nf, m) = bank.dim();
+    let real = matches!(opts.post, FirPost::Power | FirPost::Magnitude)
+        || (!chunks.is_complex() && !bank.is_complex());
+    let start = Instant::now();
+    let stream = FirStream::new(bank, opts.clone(), chunks.is_complex())?;
+    if a.explain {
+        println!("{}", stream.recipe());
+        println!(
+            "stream: the first outputs come after {} samples; it holds at most {} besides a chunk of {} samples",
+            stream.latency(),
+            human_bytes(stream.memory_bound()),
+            a.chunk
+        );
+    }
+    let cols = output_range(n, m, opts.mode).1;
+    let bar = Bar::new(n as u64, "fir stream");
+    let chunk = a.chunk;
+    macro_rules! mapped {
+        ($t:ty, $pick:expr) => {
+            io::write_npy_mapped::<$t, anyhow::Error>(&a.output, &[nf, cols], |out| {
+                pump(stream, &mut chunks, chunk, out, cols, $pick, &bar)
+            })
+        };
+    }
+    if real {
+        mapped!(f64, |v| match v {
+            FirValues::Real(a) => Some(a),
+            _ => None,
+        })
+    } else {
+        mapped!(Complex64, |v| match v {
+            FirValues::Complex(a) => Some(a),
+            _ => None,
+        })
+    }?;
+    bar.finish();
+    eprintln!(
+        "fir: {n} samples streamed in chunks of {chunk} x {nf} filters of {m} taps -> {} ({nf} x {cols}) in {:.3} s",
+        a.output.display(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}

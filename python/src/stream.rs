@@ -1,0 +1,215 @@
+//! CWT and FIR streams over numpy chunks: each push returns the columns
+//! that are final so far (bit for bit the whole transform's), with the GIL
+//! released while the engine works.
+
+use crate::cwt::{check_scales, Rows};
+use crate::{cwt_err, fir_err, parse, value_err};
+use multires::cwt::{CwtValues, HalfFloat};
+use multires::fir::{FilterBank, FirOptions, FirStream, FirValues};
+use multires::{CwtOptions, CwtStream, Scale, Signal, Wavelet};
+use num_complex::Complex64;
+use numpy::{IntoPyArray, PyReadonlyArray1};
+use pyo3::prelude::*;
+
+/// A 1-D chunk of any float or complex dtype, as the engine's signal.
+fn chunk_signal(x: &Bound<'_, PyAny>) -> PyResult<Signal> {
+    if let Ok(a) = x.extract::<PyReadonlyArray1<f64>>() {
+        return Ok(Signal::real(a.as_array().to_vec()));
+    }
+    if let Ok(a) = x.extract::<PyReadonlyArray1<f32>>() {
+        return Ok(Signal::real(
+            a.as_array().iter().map(|&v| v as f64).collect(),
+        ));
+    }
+    if let Ok(a) = x.extract::<PyReadonlyArray1<Complex64>>() {
+        return Ok(Signal::complex(a.as_array().to_vec()));
+    }
+    if let Ok(a) = x.extract::<PyReadonlyArray1<num_complex::Complex32>>() {
+        return Ok(Signal::complex(
+            a.as_array()
+                .iter()
+                .map(|c| Complex64::new(c.re as f64, c.im as f64))
+                .collect(),
+        ));
+    }
+    Err(crate::type_err(
+        "a chunk must be a 1-D float32, float64, complex64 or complex128 array",
+    ))
+}
+
+fn cwt_values<'py>(py: Python<'py>, v: CwtValues) -> Bound<'py, PyAny> {
+    match v {
+        CwtValues::Complex32(a) => a.into_pyarray(py).into_any(),
+        CwtValues::Complex64(a) => a.into_pyarray(py).into_any(),
+        CwtValues::Real32(a) => a.into_pyarray(py).into_any(),
+        CwtValues::Real64(a) => a.into_pyarray(py).into_any(),
+        // 16-bit floats' bits; the Python class views them.
+        CwtValues::Half(a, _) => a.into_pyarray(py).into_any(),
+    }
+}
+
+fn fir_values<'py>(py: Python<'py>, v: FirValues) -> Bound<'py, PyAny> {
+    match v {
+        FirValues::Real(a) => a.into_pyarray(py).into_any(),
+        FirValues::Complex(a) => a.into_pyarray(py).into_any(),
+    }
+}
+
+/// The engine's CWT stream; `multires.CwtStream` wraps it.
+#[pyclass(module = "multires._multires", name = "CwtStreamCore")]
+pub(crate) struct CwtStreamCore {
+    /// None once finished.
+    stream: Option<CwtStream>,
+}
+
+#[pymethods]
+impl CwtStreamCore {
+    #[new]
+    #[pyo3(signature = (complex_signal, scales, wavelet, output, precision, boundary, normalization, hop, algorithm, fs=None, allow_nonfinite=false, half=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        complex_signal: bool,
+        scales: Vec<f64>,
+        wavelet: &str,
+        output: &str,
+        precision: &str,
+        boundary: &str,
+        normalization: &str,
+        hop: usize,
+        algorithm: &str,
+        fs: Option<f64>,
+        allow_nonfinite: bool,
+        half: Option<&str>,
+    ) -> PyResult<Self> {
+        let w = Wavelet::from_name(wavelet).map_err(value_err)?;
+        check_scales(&scales)?;
+        let mut o = CwtOptions::new(w, scales.iter().map(|&s| Scale::new(s)).collect());
+        o.output = parse(output)?;
+        o.precision = parse(precision)?;
+        o.boundary = parse(boundary)?;
+        o.normalization = parse(normalization)?;
+        o.algorithm = parse(algorithm)?;
+        o.hop = hop;
+        o.sample_rate = fs;
+        o.allow_nonfinite = allow_nonfinite;
+        o.half = half.map(parse::<HalfFloat>).transpose()?;
+        let stream = CwtStream::new(o, complex_signal).map_err(cwt_err)?;
+        Ok(CwtStreamCore {
+            stream: Some(stream),
+        })
+    }
+
+    fn push<'py>(&mut self, py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let chunk = chunk_signal(x)?;
+        let s = self.stream.as_mut().ok_or_else(finished)?;
+        let v = crate::run(py, || s.push(&chunk)).map_err(cwt_err)?;
+        Ok(cwt_values(py, v))
+    }
+
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let s = self.stream.take().ok_or_else(finished)?;
+        let v = crate::run(py, || s.finish()).map_err(cwt_err)?;
+        Ok(cwt_values(py, v))
+    }
+
+    #[getter]
+    fn samples(&self) -> usize {
+        self.stream.as_ref().map_or(0, |s| s.samples())
+    }
+
+    #[getter]
+    fn latency(&self) -> usize {
+        self.stream.as_ref().map_or(0, |s| s.latency())
+    }
+
+    #[getter]
+    fn memory_bound(&self) -> u64 {
+        self.stream.as_ref().map_or(0, |s| s.memory_bound())
+    }
+
+    fn explain(&self) -> String {
+        self.stream
+            .as_ref()
+            .map_or_else(String::new, |s| s.recipe().to_string())
+    }
+}
+
+fn finished() -> PyErr {
+    value_err("the stream is finished: finish() returned its last columns; start a new stream")
+}
+
+/// The engine's FIR stream; `multires.FirStream` wraps it.
+#[pyclass(module = "multires._multires", name = "FirStreamCore")]
+pub(crate) struct FirStreamCore {
+    stream: Option<FirStream>,
+}
+
+#[pymethods]
+impl FirStreamCore {
+    #[new]
+    #[pyo3(signature = (complex_signal, filters, mode, post, algorithm, allow_nonfinite=false))]
+    fn new(
+        complex_signal: bool,
+        filters: &Bound<'_, PyAny>,
+        mode: &str,
+        post: &str,
+        algorithm: &str,
+        allow_nonfinite: bool,
+    ) -> PyResult<Self> {
+        let bank = match Rows::extract(filters)? {
+            Rows::F64(h) => FilterBank::Real(h.as_array().to_owned()),
+            Rows::F32(h) => FilterBank::Real(h.as_array().mapv(|v| v as f64)),
+            Rows::C128(h) => FilterBank::Complex(h.as_array().to_owned()),
+            Rows::C64(h) => FilterBank::Complex(
+                h.as_array()
+                    .mapv(|c| Complex64::new(c.re as f64, c.im as f64)),
+            ),
+        };
+        let options = FirOptions {
+            mode: parse(mode)?,
+            post: parse(post)?,
+            algorithm: parse(algorithm)?,
+            allow_nonfinite,
+            memory_limit: None,
+        };
+        let stream = FirStream::new(bank, options, complex_signal).map_err(fir_err)?;
+        Ok(FirStreamCore {
+            stream: Some(stream),
+        })
+    }
+
+    fn push<'py>(&mut self, py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let chunk = chunk_signal(x)?;
+        let s = self.stream.as_mut().ok_or_else(finished)?;
+        let v = crate::run(py, || s.push(&chunk)).map_err(fir_err)?;
+        Ok(fir_values(py, v))
+    }
+
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let s = self.stream.take().ok_or_else(finished)?;
+        let v = crate::run(py, || s.finish()).map_err(fir_err)?;
+        Ok(fir_values(py, v))
+    }
+
+    #[getter]
+    fn samples(&self) -> usize {
+        self.stream.as_ref().map_or(0, |s| s.samples())
+    }
+
+    #[getter]
+    fn latency(&self) -> usize {
+        self.stream.as_ref().map_or(0, |s| s.latency())
+    }
+
+    fn explain(&self) -> String {
+        self.stream
+            .as_ref()
+            .map_or_else(String::new, |s| s.recipe().to_string())
+    }
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<CwtStreamCore>()?;
+    m.add_class::<FirStreamCore>()?;
+    Ok(())
+}
