@@ -96,9 +96,14 @@ class CwtStream:
         complex_input: Optional[bool] = None,
         allow_nonfinite: bool = False,
         dtype: Any = None,
+        device: Device = "auto",
+        chunk: int = 65536,
     ) -> None: ...
     @property
     def dtype(self) -> np.dtype: ...
+    @property
+    def device(self) -> str:
+        """Where the stream runs: 'cpu' or 'cuda'."""
     @property
     def latency(self) -> int:
         """Samples held before the first column comes out."""

@@ -56,6 +56,13 @@ class CwtStream:
         decides.
     allow_nonfinite : bool
         Propagate NaN/Inf (with ``algorithm='direct'``).
+    device : {'auto', 'cpu', 'cuda'}
+        'auto' streams on the GPU where one is usable (not for float16 or
+        bfloat16 outputs). On the GPU the window of samples stays on the
+        device, every sample crosses PCIe once, and columns come ``chunk``
+        at a time; they equal ``cwt(..., device='cuda')`` bit for bit.
+    chunk : int
+        Columns per GPU window (default 65536).
 
     Examples
     --------
@@ -84,6 +91,8 @@ class CwtStream:
         complex_input=None,
         allow_nonfinite=False,
         dtype=None,
+        device="auto",
+        chunk=65536,
     ):
         from . import _half, _precision, frequency_to_scale
 
@@ -115,7 +124,11 @@ class CwtStream:
             None if fs is None else float(fs),
             bool(allow_nonfinite),
             half,
+            str(device),
+            int(chunk),
         )
+        if int(chunk) != chunk or chunk < 1:
+            raise ValueError(f"chunk must be an integer >= 1 (columns per GPU window), got {chunk!r}")
         self._decided = complex_input is not None
         self._core = _multires.CwtStreamCore(bool(complex_input), *self._args)
         self._latency = self._core.latency
@@ -139,6 +152,11 @@ class CwtStream:
         complex_out = self._args[2] == "complex"
         f32 = self._args[3] == "f32"
         return np.dtype({(True, True): np.complex64, (True, False): np.complex128, (False, True): np.float32, (False, False): np.float64}[(complex_out, f32)])
+
+    @property
+    def device(self) -> str:
+        """Where the stream runs: 'cpu' or 'cuda'."""
+        return self._core.device
 
     @property
     def latency(self) -> int:
@@ -201,7 +219,7 @@ class CwtStream:
         return self._out(self._core.finish())
 
     def __repr__(self):
-        return f"CwtStream(scales={len(self.scales)}, wavelet={self.wavelet!r}, samples={self.samples}, columns={self.columns})"
+        return f"CwtStream(scales={len(self.scales)}, wavelet={self.wavelet!r}, device={self.device!r}, samples={self.samples}, columns={self.columns})"
 
 
 class FirStream:

@@ -3,10 +3,12 @@
 //! released while the engine works.
 
 use crate::cwt::{check_scales, Rows};
-use crate::{cwt_err, fir_err, parse, value_err};
-use multires::cwt::{CwtValues, HalfFloat};
+use crate::{cuda_err, cwt_err, fir_err, parse, value_err};
+use multires::backend::Device;
+use multires::cwt::{CwtValues, HalfFloat, Precision};
 use multires::fir::{FilterBank, FirOptions, FirStream, FirValues};
 use multires::{CwtOptions, CwtStream, Scale, Signal, Wavelet};
+use multires_cuda::CudaCwtStream;
 use num_complex::Complex64;
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -55,19 +57,55 @@ fn fir_values<'py>(py: Python<'py>, v: FirValues) -> Bound<'py, PyAny> {
     }
 }
 
+/// A CWT stream on the CPU or the GPU (device state in float32 or float64).
+enum AnyStream {
+    Cpu(CwtStream),
+    Gpu32(CudaCwtStream<f32>),
+    Gpu64(CudaCwtStream<f64>),
+}
+
+impl AnyStream {
+    fn push(&mut self, chunk: &Signal) -> PyResult<CwtValues> {
+        match self {
+            AnyStream::Cpu(s) => s.push(chunk).map_err(cwt_err),
+            AnyStream::Gpu32(s) => s.push(chunk).map_err(cuda_err),
+            AnyStream::Gpu64(s) => s.push(chunk).map_err(cuda_err),
+        }
+    }
+    fn finish(self) -> PyResult<CwtValues> {
+        match self {
+            AnyStream::Cpu(s) => s.finish().map_err(cwt_err),
+            AnyStream::Gpu32(s) => s.finish().map_err(cuda_err),
+            AnyStream::Gpu64(s) => s.finish().map_err(cuda_err),
+        }
+    }
+    fn latency(&self) -> usize {
+        match self {
+            AnyStream::Cpu(s) => s.latency(),
+            AnyStream::Gpu32(s) => s.latency(),
+            AnyStream::Gpu64(s) => s.latency(),
+        }
+    }
+}
+
 /// The engine's CWT stream; `multires.CwtStream` wraps it.
 #[pyclass(module = "multires._multires", name = "CwtStreamCore")]
 pub(crate) struct CwtStreamCore {
     /// None once finished.
-    stream: Option<CwtStream>,
+    stream: Option<AnyStream>,
+    /// The CPU stream's recipe and memory bound (a GPU stream has its own plan).
+    explain: String,
+    memory_bound: u64,
+    device: &'static str,
 }
 
 #[pymethods]
 impl CwtStreamCore {
     #[new]
-    #[pyo3(signature = (complex_signal, scales, wavelet, output, precision, boundary, normalization, hop, algorithm, fs=None, allow_nonfinite=false, half=None))]
+    #[pyo3(signature = (complex_signal, scales, wavelet, output, precision, boundary, normalization, hop, algorithm, fs=None, allow_nonfinite=false, half=None, device="cpu", chunk=65536))]
     #[allow(clippy::too_many_arguments)]
     fn new(
+        py: Python<'_>,
         complex_signal: bool,
         scales: Vec<f64>,
         wavelet: &str,
@@ -80,7 +118,10 @@ impl CwtStreamCore {
         fs: Option<f64>,
         allow_nonfinite: bool,
         half: Option<&str>,
+        device: &str,
+        chunk: usize,
     ) -> PyResult<Self> {
+        let device: Device = parse(device)?;
         let w = Wavelet::from_name(wavelet).map_err(value_err)?;
         check_scales(&scales)?;
         let mut o = CwtOptions::new(w, scales.iter().map(|&s| Scale::new(s)).collect());
@@ -93,28 +134,56 @@ impl CwtStreamCore {
         o.sample_rate = fs;
         o.allow_nonfinite = allow_nonfinite;
         o.half = half.map(parse::<HalfFloat>).transpose()?;
-        let stream = CwtStream::new(o, complex_signal).map_err(cwt_err)?;
+        let cpu = CwtStream::new(o.clone(), complex_signal).map_err(cwt_err)?;
+        let explain = cpu.recipe().to_string();
+        let memory_bound = cpu.memory_bound();
+        // 'auto' takes the GPU where one is usable and the output is not
+        // 16-bit (GPU windows store float32 or float64).
+        let gpu = match device {
+            Device::Cpu => None,
+            Device::Auto if o.half.is_some() => None,
+            Device::Auto => multires_cuda::gpu().ok(),
+            Device::Cuda => Some(multires_cuda::gpu().map_err(cuda_err)?),
+        };
+        let stream = match gpu {
+            None => AnyStream::Cpu(cpu),
+            Some(g) => {
+                let p = o.precision;
+                crate::run(py, move || match p {
+                    Precision::F32 => {
+                        CudaCwtStream::new(g, o, complex_signal, chunk).map(AnyStream::Gpu32)
+                    }
+                    Precision::F64 => {
+                        CudaCwtStream::new(g, o, complex_signal, chunk).map(AnyStream::Gpu64)
+                    }
+                })
+                .map_err(cuda_err)?
+            }
+        };
+        let device = if matches!(stream, AnyStream::Cpu(_)) {
+            "cpu"
+        } else {
+            "cuda"
+        };
         Ok(CwtStreamCore {
             stream: Some(stream),
+            explain,
+            memory_bound,
+            device,
         })
     }
 
     fn push<'py>(&mut self, py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let chunk = chunk_signal(x)?;
         let s = self.stream.as_mut().ok_or_else(finished)?;
-        let v = crate::run(py, || s.push(&chunk)).map_err(cwt_err)?;
+        let v = crate::run(py, || s.push(&chunk))?;
         Ok(cwt_values(py, v))
     }
 
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let s = self.stream.take().ok_or_else(finished)?;
-        let v = crate::run(py, || s.finish()).map_err(cwt_err)?;
+        let v = crate::run(py, || s.finish())?;
         Ok(cwt_values(py, v))
-    }
-
-    #[getter]
-    fn samples(&self) -> usize {
-        self.stream.as_ref().map_or(0, |s| s.samples())
     }
 
     #[getter]
@@ -124,13 +193,17 @@ impl CwtStreamCore {
 
     #[getter]
     fn memory_bound(&self) -> u64 {
-        self.stream.as_ref().map_or(0, |s| s.memory_bound())
+        self.memory_bound
+    }
+
+    /// Where the stream runs: 'cpu' or 'cuda'.
+    #[getter]
+    fn device(&self) -> &'static str {
+        self.device
     }
 
     fn explain(&self) -> String {
-        self.stream
-            .as_ref()
-            .map_or_else(String::new, |s| s.recipe().to_string())
+        self.explain.clone()
     }
 }
 

@@ -131,3 +131,26 @@ def test_ssq_cwt_on_the_gpu_equals_the_cpu(rng):
         np.testing.assert_array_equal(fg, fc)
         assert np.linalg.norm(Wg - Wc) <= 1e-12 * np.linalg.norm(Wc)
         assert np.linalg.norm(Tg - Tc) <= 1e-9 * np.linalg.norm(Tc)
+
+
+@pytest.mark.parametrize("precision", ["f64", "f32"])
+@pytest.mark.parametrize("boundary,complex_x", [("zero", False), ("symmetric", True)])
+def test_cwt_stream_on_the_gpu_equals_the_gpu_transform(rng, precision, boundary, complex_x):
+    """The GPU stream keeps its window on the device; joined, its columns
+    are cwt(device='cuda') bit for bit."""
+    scales = np.geomspace(1.5, 300, 30)
+    kw = dict(precision=precision, boundary=boundary)
+    s = multires.CwtStream(scales, "cmor1.5-1.0", device="cuda", chunk=4000, **kw)
+    assert s.device == "cuda"
+    n = 3 * s.latency + 5
+    x = rng.standard_normal(n)
+    if complex_x:
+        x = x + 1j * rng.standard_normal(n)
+    W, _ = multires.cwt(x, scales, "cmor1.5-1.0", device="cuda", **kw)
+    cuts = np.sort(rng.integers(0, n, size=40))
+    s = multires.CwtStream(scales, "cmor1.5-1.0", device="cuda", chunk=4000, **kw)
+    parts = [s.push(c) for c in np.split(x, cuts)]
+    before = sum(p.shape[-1] for p in parts)
+    got = np.concatenate(parts + [s.finish()], axis=-1)
+    assert got.dtype == W.dtype and got.tobytes() == W.tobytes()
+    assert before >= n - 2 * s.latency

@@ -35,12 +35,12 @@ def same_bits(a, b):
 )
 def test_cwt_stream_is_the_whole_transform(rng, wavelet, kw):
     scales = np.geomspace(1.5, 60, 18)
-    s = multires.CwtStream(scales, wavelet, **kw)
+    s = multires.CwtStream(scales, wavelet, device="cpu", **kw)
     n = 3 * s.latency + 17
     x = rng.standard_normal(n)
     W, _ = multires.cwt(x, scales, wavelet, device="cpu", **kw)
     for most in (64, 5000, n):
-        s = multires.CwtStream(scales, wavelet, **kw)
+        s = multires.CwtStream(scales, wavelet, device="cpu", **kw)
         got, before = run(s, chunked(x, rng, most))
         assert same_bits(got, W), (most, kw)
         assert before * kw.get("hop", 1) >= n - 2 * s.latency
@@ -51,10 +51,10 @@ def test_complex_chunks_decide_the_stream(rng):
     scales = np.geomspace(2, 40, 10)
     x = rng.standard_normal(20_000) + 1j * rng.standard_normal(20_000)
     W, _ = multires.cwt(x, scales, "cmor1.5-1.0", device="cpu")
-    s = multires.CwtStream(scales, "cmor1.5-1.0")
+    s = multires.CwtStream(scales, "cmor1.5-1.0", device="cpu")
     got, _ = run(s, chunked(x, rng, 3000))
     assert same_bits(got, W)
-    s = multires.CwtStream(scales, "cmor1.5-1.0")
+    s = multires.CwtStream(scales, "cmor1.5-1.0", device="cpu")
     s.push(x.real[:10])
     with pytest.raises(ValueError, match="complex_input=True"):
         s.push(x[10:20])
@@ -63,7 +63,7 @@ def test_complex_chunks_decide_the_stream(rng):
 def test_short_streams_and_misuse(rng):
     scales = np.geomspace(2, 40, 10)
     x = rng.standard_normal(50)
-    s = multires.CwtStream(scales)
+    s = multires.CwtStream(scales, device="cpu")
     assert s.push(x).shape == (10, 0)
     assert same_bits(s.finish(), multires.cwt(x, scales, device="cpu")[0])
     with pytest.raises(ValueError, match="finished"):

@@ -231,7 +231,7 @@ def test_cwt_stream_files_equal_the_whole_transform(tmp_path, name, flags):
         np.save(tmp_path / name, v)
     run(tmp_path, "cwt", name, "-o", "whole.npy", "--device", "cpu", *flags)
     r = run(tmp_path, "cwt", name, "-o", "stream.npy", "--coi-out", "coi.npy", "--stream",
-            "--chunk", "7777", "--explain", *flags)
+            "--chunk", "7777", "--explain", "--device", "cpu", *flags)
     assert "holds at most" in r.stdout and "first columns come after" in r.stdout
     whole = np.load(tmp_path / "whole.npy")
     streamed = np.load(tmp_path / "stream.npy")

@@ -114,3 +114,15 @@ for k in ['W','M','T']:
     assert e < (2e-3 if k=='M' else 1e-4), k
 r1=np.load(f'{T}/R_cpu.npy'); r2=np.load(f'{T}/R_cuda.npy'); print('ridge rows equal', (r1==r2).mean())
 "
+# cwt --stream on the GPU: the file equals the GPU's whole transform bit for bit.
+python3 -c "
+import numpy as np
+np.save('$T/s.npy', np.random.default_rng(6).standard_normal(3_000_001))"
+$M cwt $T/s.npy -o $T/s_whole.npy --wavelet cmor1.5-1.0 --scales-log 2:300:40 --precision f32 --device cuda
+$M cwt $T/s.npy -o $T/s_stream.npy --wavelet cmor1.5-1.0 --scales-log 2:300:40 --precision f32 --device cuda --stream --chunk 262144 --explain | tail -1
+python3 -c "
+import numpy as np
+a=np.load('$T/s_whole.npy'); b=np.load('$T/s_stream.npy')
+assert a.dtype==b.dtype and a.shape==b.shape, (a.dtype, b.dtype, a.shape, b.shape)
+assert a.tobytes()==b.tobytes(), 'GPU stream differs from the GPU transform'
+print('CLI cwt --stream on the GPU: equal bit for bit to the whole GPU transform', a.shape)"

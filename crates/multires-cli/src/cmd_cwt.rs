@@ -37,10 +37,12 @@ pub struct CwtArgs {
     /// Read the input a chunk at a time and write the columns as they are
     /// final, for inputs larger than memory (.npy and raw are memory-mapped,
     /// WAV decoded as it goes); the columns equal the whole transform's bit
-    /// for bit. CPU; not with --plot, periodic boundaries or --oversample.
+    /// for bit. On the GPU the window of samples stays on the device.
+    /// Not with --plot, periodic boundaries or --oversample.
     #[arg(long)]
     pub stream: bool,
-    /// Samples per chunk with --stream.
+    /// Samples per chunk with --stream (on the GPU, a window of
+    /// CHUNK / hop columns).
     #[arg(long, default_value_t = 1 << 20, value_name = "SAMPLES")]
     pub chunk: usize,
 }

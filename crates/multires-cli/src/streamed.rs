@@ -10,11 +10,13 @@ use crate::cmd_cwt::{build_options, CwtArgs};
 use crate::progress::Bar;
 use anyhow::{bail, Context, Result};
 use multires::backend::Device;
+use multires::cwt::Precision;
 use multires::cwt::{cone_of_influence, CwtValues, HalfFloat};
 use multires::fir::{output_range, FilterBank, FirOptions, FirPost, FirStream, FirValues};
 use multires::io::{self, Float16Bits, ReadOptions, SignalChunks};
 use multires::memory::human_bytes;
 use multires::{CwtStream, Signal};
+use multires_cuda::{CudaCwtStream, GpuReal};
 use ndarray::Array2;
 use num_complex::{Complex32, Complex64};
 use std::time::Instant;
@@ -47,11 +49,11 @@ impl<T: Copy> Placer<'_, T> {
     }
 }
 
-/// What the pump drives: a CWT or a FIR stream.
+/// What the pump drives: a CWT stream (CPU or GPU) or a FIR stream.
 trait Stream {
     type Values;
     fn push(&mut self, chunk: &Signal) -> Result<Self::Values>;
-    fn finish(self) -> Result<Self::Values>;
+    fn finish(self: Box<Self>) -> Result<Self::Values>;
 }
 
 impl Stream for CwtStream {
@@ -59,8 +61,18 @@ impl Stream for CwtStream {
     fn push(&mut self, chunk: &Signal) -> Result<CwtValues> {
         Ok(CwtStream::push(self, chunk)?)
     }
-    fn finish(self) -> Result<CwtValues> {
-        Ok(CwtStream::finish(self)?)
+    fn finish(self: Box<Self>) -> Result<CwtValues> {
+        Ok(CwtStream::finish(*self)?)
+    }
+}
+
+impl<T: GpuReal> Stream for CudaCwtStream<T> {
+    type Values = CwtValues;
+    fn push(&mut self, chunk: &Signal) -> Result<CwtValues> {
+        Ok(CudaCwtStream::push(self, chunk)?)
+    }
+    fn finish(self: Box<Self>) -> Result<CwtValues> {
+        Ok(CudaCwtStream::finish(*self)?)
     }
 }
 
@@ -69,19 +81,19 @@ impl Stream for FirStream {
     fn push(&mut self, chunk: &Signal) -> Result<FirValues> {
         Ok(FirStream::push(self, chunk)?)
     }
-    fn finish(self) -> Result<FirValues> {
-        Ok(FirStream::finish(self)?)
+    fn finish(self: Box<Self>) -> Result<FirValues> {
+        Ok(FirStream::finish(*self)?)
     }
 }
 
 /// Pushes every chunk, then finishes, placing the columns as they come.
-fn pump<S: Stream, T: Copy>(
-    mut stream: S,
+fn pump<V, T: Copy>(
+    mut stream: Box<dyn Stream<Values = V> + '_>,
     chunks: &mut SignalChunks,
     chunk: usize,
     out: &mut [T],
     cols: usize,
-    pick: fn(S::Values) -> Option<Array2<T>>,
+    pick: fn(V) -> Option<Array2<T>>,
     bar: &Bar,
 ) -> Result<()> {
     let mut placer = Placer { out, cols, at: 0 };
@@ -106,9 +118,6 @@ pub fn cwt_streamed(a: &CwtArgs) -> Result<()> {
     if a.plot.is_some() {
         bail!("--plot draws the whole scalogram from memory; with --stream, write the .npy and plot it afterwards (or drop --stream)");
     }
-    if a.transform.device == Device::Cuda {
-        bail!("--stream runs on the CPU; pass --device cpu (or auto), or drop --stream to transform on the GPU");
-    }
     if a.chunk == 0 {
         bail!("--chunk 0: a chunk needs at least one sample");
     }
@@ -127,23 +136,59 @@ pub fn cwt_streamed(a: &CwtArgs) -> Result<()> {
     probe.sample_rate = chunks.sample_rate();
     let options = build_options(&a.transform, &probe)?;
     let start = Instant::now();
-    let stream = CwtStream::new(options, chunks.is_complex())?;
-    let o = stream.options().clone();
+    let cpu = CwtStream::new(options, chunks.is_complex())?;
+    let o = cpu.options().clone();
     let n = chunks.len();
     let (rows, cols) = (o.scales.len(), n.div_ceil(o.hop));
-    if a.transform.explain {
-        print!("{}", stream.recipe());
-        println!(
-            "stream: the first columns come after {} samples; it holds at most {} (masks, FFT kernels, a window of the longest segment and the halo) plus {} for each chunk of {} samples; the output goes to the file as it is made",
-            stream.latency(),
-            human_bytes(stream.memory_bound()),
-            human_bytes(stream.memory_per_chunk(a.chunk)),
-            a.chunk
-        );
-    }
+    let dtype = stream_dtype(&cpu);
+    // 'auto' streams on the GPU where one is usable and the output is not
+    // 16-bit (GPU windows store float32 or float64).
+    let gpu = match a.transform.device {
+        Device::Cpu => None,
+        Device::Auto if o.half.is_some() => None,
+        Device::Auto => multires_cuda::gpu().ok(),
+        Device::Cuda => Some(multires_cuda::gpu()?),
+    };
+    let stream: Box<dyn Stream<Values = CwtValues>> = match gpu {
+        None => {
+            if a.transform.explain {
+                print!("{}", cpu.recipe());
+                println!(
+                    "stream: the first columns come after {} samples; it holds at most {} (masks, FFT kernels, a window of the longest segment and the halo) plus {} for each chunk of {} samples; the output goes to the file as it is made",
+                    cpu.latency(),
+                    human_bytes(cpu.memory_bound()),
+                    human_bytes(cpu.memory_per_chunk(a.chunk)),
+                    a.chunk
+                );
+            }
+            Box::new(cpu)
+        }
+        Some(g) => {
+            eprintln!("stream on the GPU ({})", g.info.name);
+            let window = a.chunk.div_ceil(o.hop);
+            let complex = chunks.is_complex();
+            macro_rules! on_gpu {
+                ($t:ty) => {{
+                    let s = CudaCwtStream::<$t>::new(g, o.clone(), complex, window)?;
+                    if a.transform.explain {
+                        println!(
+                            "stream on the GPU: windows of {window} columns; the first come after {} samples; the device holds the window plan and {} of input, the host a chunk of {} samples and its columns; the output goes to the file as it is made",
+                            s.latency(),
+                            human_bytes(s.input_bytes() as u64),
+                            a.chunk
+                        );
+                    }
+                    Box::new(s) as Box<dyn Stream<Values = CwtValues>>
+                }};
+            }
+            match o.precision {
+                Precision::F32 => on_gpu!(f32),
+                Precision::F64 => on_gpu!(f64),
+            }
+        }
+    };
     let bar = Bar::new(n as u64, "cwt stream");
     let shape = [rows, cols];
-    let dtype = stream_dtype(&stream);
     let chunk = a.chunk;
     macro_rules! mapped {
         ($t:ty, $pick:expr) => {
@@ -196,7 +241,7 @@ pub fn cwt_streamed(a: &CwtArgs) -> Result<()> {
 }
 
 fn stream_dtype(s: &CwtStream) -> &'static str {
-    use multires::cwt::{OutputKind, Precision};
+    use multires::cwt::OutputKind;
     let o = s.options();
     if let Some(h) = o.half {
         return h.numpy_name();
@@ -230,16 +275,17 @@ pub fn fir_streamed(a: &crate::cmd_fir::FirArgs, bank: FilterBank, opts: FirOpti
     let real = matches!(opts.post, FirPost::Power | FirPost::Magnitude)
         || (!chunks.is_complex() && !bank.is_complex());
     let start = Instant::now();
-    let stream = FirStream::new(bank, opts.clone(), chunks.is_complex())?;
+    let fir = FirStream::new(bank, opts.clone(), chunks.is_complex())?;
     if a.explain {
-        println!("{}", stream.recipe());
+        println!("{}", fir.recipe());
         println!(
             "stream: the first outputs come after {} samples; it holds at most {} besides a chunk of {} samples",
-            stream.latency(),
-            human_bytes(stream.memory_bound()),
+            fir.latency(),
+            human_bytes(fir.memory_bound()),
             a.chunk
         );
     }
+    let stream: Box<dyn Stream<Values = FirValues>> = Box::new(fir);
     let cols = output_range(n, m, opts.mode).1;
     let bar = Bar::new(n as u64, "fir stream");
     let chunk = a.chunk;

@@ -122,9 +122,9 @@ pub(crate) struct OlsGroup<T: GpuReal> {
     pub fg: usize,
 }
 
-struct SignalOnGpu<T: GpuReal> {
-    re: CudaSlice<T>,
-    im: Option<CudaSlice<T>>,
+pub(crate) struct SignalOnGpu<T: GpuReal> {
+    pub(crate) re: CudaSlice<T>,
+    pub(crate) im: Option<CudaSlice<T>>,
 }
 
 /// A CWT planned on the GPU; the signal and the output stay on the device
@@ -609,6 +609,30 @@ impl<T: GpuReal> CudaCwt<T> {
     /// Samples a window needs beyond its columns on each side.
     pub fn halo(&self) -> usize {
         self.pad + self.lead
+    }
+
+    /// The mask half-length the boundary extends the signal by.
+    pub(crate) fn pad(&self) -> usize {
+        self.pad
+    }
+
+    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// Elements of the output (complex interleaved), rows of `columns()`.
+    pub(crate) fn output_len(&self) -> usize {
+        self.out.len()
+    }
+
+    /// The window's input on the device (a stream assembles it there).
+    pub(crate) fn input_mut(&mut self) -> Option<&mut SignalOnGpu<T>> {
+        self.signal.as_mut()
+    }
+
+    /// Puts `other` in as the input, and the input where `other` was.
+    pub(crate) fn swap_input(&mut self, other: &mut Option<SignalOnGpu<T>>) {
+        std::mem::swap(&mut self.signal, other);
     }
 
     /// Where the next window starts: its first work column (column x hop)

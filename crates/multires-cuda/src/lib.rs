@@ -7,6 +7,7 @@
 pub mod codec;
 mod cufft_ols;
 pub mod cwt;
+mod cwt_stream;
 pub mod device;
 pub mod dwt;
 pub mod dwtn;
@@ -20,6 +21,7 @@ pub mod transfer;
 mod workers;
 
 pub use cwt::{cwt_chunked, CudaCwt, GpuRecipe, GpuScale};
+pub use cwt_stream::CudaCwtStream;
 pub use device::{available, device_count, gpu, gpu_at, Gpu, GpuInfo};
 pub use error::CudaError;
 pub use fir::{fir_windowed, CudaFir};
