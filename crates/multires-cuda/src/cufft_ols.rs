@@ -1,7 +1,16 @@
 //! Overlap-save through cuFFT: the in-project baseline, and the path for
 //! masks too long for the shared-memory engine (segments beyond what shared
 //! memory holds). Segments are transformed once; the scales go through in
-//! batches: band-limited product, one batched inverse cuFFT, the store.
+//! batches: band-limited product, batched inverse cuFFTs, the store.
+//!
+//! Every cuFFT call transforms `FFT_BATCH` segments: cuFFT picks its
+//! kernels by batch size, and 108 segments of 32768 points came out
+//! 4e-7 apart from 9 (an H200, float32), so a window or a stream of a long
+//! signal would not equal the in-memory run. With one batch size the bits
+//! depend on the data only; the segment count is padded to a multiple.
+
+/// Segments per cuFFT call (whatever the signal's length).
+const FFT_BATCH: usize = 8;
 
 use crate::cwt::upload;
 use crate::device::Gpu;
@@ -26,11 +35,13 @@ pub(crate) struct CufftGroup<T: GpuReal> {
     frow: CudaSlice<i32>,
     pub nf: usize,
     batch: usize,
+    /// Segments rounded up to a multiple of FFT_BATCH: the stride of `seg`
+    /// and `work` per scale.
+    padded: usize,
     seg: CudaSlice<T>,
     work: CudaSlice<T>,
-    fwd: CudaFft,
-    inv: CudaFft,
-    inv_tail: Option<CudaFft>,
+    /// FFT_BATCH transforms of `l` points.
+    fft: CudaFft,
     stream: Arc<CudaStream>,
 }
 
@@ -56,25 +67,33 @@ fn plan<T: GpuReal>(
     )))
 }
 
-/// In-place transform of the first `count` segments of `buf`.
+/// In-place transforms of segments `first .. first + count` of `buf`
+/// (segments of `l` complex values), FFT_BATCH a call; `count` is a
+/// multiple of FFT_BATCH.
 fn exec<T: GpuReal>(
     stream: &Arc<CudaStream>,
     fft: &CudaFft,
     buf: &mut CudaSlice<T>,
+    (l, first, count): (usize, usize, usize),
     inverse: bool,
 ) -> Result<(), CudaError> {
-    let (ptr, _sync) = buf.device_ptr_mut(stream);
+    let (base, _sync) = buf.device_ptr_mut(stream);
     let dir = if inverse { 1 } else { -1 };
-    // SAFETY: the plan's size times its batch fits `buf` (sized in `new`);
-    // the transform runs in place on the plan's stream.
-    let r = unsafe {
-        if std::mem::size_of::<T>() == 4 {
-            cudarc::cufft::result::exec_c2c(fft.handle(), ptr as *mut _, ptr as *mut _, dir)
-        } else {
-            cudarc::cufft::result::exec_z2z(fft.handle(), ptr as *mut _, ptr as *mut _, dir)
-        }
-    };
-    r.map_err(cufft_err("running a batched FFT"))
+    let bytes = 2 * std::mem::size_of::<T>() * l;
+    for g in (first..first + count).step_by(FFT_BATCH) {
+        let ptr = base + (g * bytes) as u64;
+        // SAFETY: FFT_BATCH segments from g fit `buf` (sized in `new` to a
+        // multiple of FFT_BATCH segments); in place on the plan's stream.
+        let r = unsafe {
+            if std::mem::size_of::<T>() == 4 {
+                cudarc::cufft::result::exec_c2c(fft.handle(), ptr as *mut _, ptr as *mut _, dir)
+            } else {
+                cudarc::cufft::result::exec_z2z(fft.handle(), ptr as *mut _, ptr as *mut _, dir)
+            }
+        };
+        r.map_err(cufft_err("running a batched FFT"))?;
+    }
+    Ok(())
 }
 
 impl<T: GpuReal> CufftGroup<T> {
@@ -96,8 +115,9 @@ impl<T: GpuReal> CufftGroup<T> {
             return Err(CudaError::NoCufft);
         }
         let segments = out_len.div_ceil(v);
+        let padded = segments.div_ceil(FFT_BATCH) * FFT_BATCH;
         let nf = rows.len();
-        let per_scale = segments * l * 2 * std::mem::size_of::<T>();
+        let per_scale = padded * l * 2 * std::mem::size_of::<T>();
         let free = gpu.free_mem()?;
         let budget = (free / 4).min(1 << 30);
         let batch = (budget / per_scale).clamp(1, nf);
@@ -107,16 +127,9 @@ impl<T: GpuReal> CufftGroup<T> {
                 .alloc_zeros::<T>(n)
                 .during(|| format!("allocating {n} values for cuFFT overlap-save"))
         };
-        let seg = alloc(segments * l * 2)?;
-        let work = alloc(batch * segments * l * 2)?;
-        let fwd = plan::<T>(&stream, l, segments)?;
-        let inv = plan::<T>(&stream, l, batch * segments)?;
-        let tail = nf % batch;
-        let inv_tail = if tail != 0 {
-            Some(plan::<T>(&stream, l, tail * segments)?)
-        } else {
-            None
-        };
+        let seg = alloc(padded * l * 2)?;
+        let work = alloc(batch * padded * l * 2)?;
+        let fft = plan::<T>(&stream, l, FFT_BATCH)?;
         Ok(CufftGroup {
             l,
             v,
@@ -129,11 +142,10 @@ impl<T: GpuReal> CufftGroup<T> {
             frow: upload(gpu, rows)?,
             nf,
             batch,
+            padded,
             seg,
             work,
-            fwd,
-            inv,
-            inv_tail,
+            fft,
             stream,
         })
     }
@@ -158,7 +170,8 @@ impl<T: GpuReal> CufftGroup<T> {
         ncols_out: usize,
         out: &CudaSlice<T>,
     ) -> Result<(), CudaError> {
-        let (l, v, s) = (self.l as i32, self.v as i32, self.segments as i32);
+        // S: the per-scale stride of `work`, in segments.
+        let (l, v, s) = (self.l as i32, self.v as i32, self.padded as i32);
         let inst = format!("GATHER(kernel, {}, {})", T::CUDA, cx as i32);
         let f = gpu.function(Kernel::OlsCufft, &inst, 0)?;
         let xlen = xr.len() as i64;
@@ -179,7 +192,13 @@ impl<T: GpuReal> CufftGroup<T> {
             .arg(&self.seg);
         // SAFETY: matches GATHER; seg holds segments x L complex values.
         unsafe { b.launch(cfg) }.during(|| format!("launching {inst}"))?;
-        exec::<T>(&self.stream, &self.fwd, &mut self.seg, false)?;
+        exec::<T>(
+            &self.stream,
+            &self.fft,
+            &mut self.seg,
+            (self.l, 0, self.padded),
+            false,
+        )?;
         let prod = gpu.function(
             Kernel::OlsCufft,
             &format!("PRODUCT(kernel, {})", T::CUDA),
@@ -209,12 +228,13 @@ impl<T: GpuReal> CufftGroup<T> {
                 .arg(&self.work);
             // SAFETY: matches PRODUCT; nb <= batch scales fit `work`.
             unsafe { b.launch(cfg) }.during(|| "launching the cuFFT product".to_string())?;
-            let plan = if nb == self.batch {
-                &self.inv
-            } else {
-                self.inv_tail.as_ref().unwrap_or(&self.inv)
-            };
-            exec::<T>(&self.stream, plan, &mut self.work, true)?;
+            exec::<T>(
+                &self.stream,
+                &self.fft,
+                &mut self.work,
+                (self.l, 0, nb * self.padded),
+                true,
+            )?;
             let cfg = LaunchConfig {
                 grid_dim: (self.v.div_ceil(256) as u32, self.segments as u32, nb as u32),
                 block_dim: (256, 1, 1),

@@ -157,3 +157,21 @@ fn gpu_short_streams_and_refusals() {
         .unwrap();
     assert!(e.to_string().contains("f64"), "{e}");
 }
+
+#[test]
+fn gpu_stream_of_a_long_signal_equals_the_in_memory_run() {
+    let Some(gpu) = gpu_or_skip("gpu_stream_of_a_long_signal_equals_the_in_memory_run") else {
+        return;
+    };
+    // 3 M samples: the cuFFT group (scales near 300) runs 108 segments in
+    // memory and a handful per window; cuFFT chose other kernels for the
+    // larger batch until every call took the same number of segments.
+    let scales: Vec<Scale> = (0..40)
+        .map(|i| Scale::new(2.0 * 150f64.powf(i as f64 / 39.0)))
+        .collect();
+    let mut o = CwtOptions::new(Wavelet::from_name("cmor1.5-1.0").unwrap(), scales);
+    o.precision = Precision::F32;
+    let x = random_signal(3_000_001, false, 6);
+    let (got, _) = streamed::<f32>(&gpu, &o, &x, 262_144, 3, 400_000);
+    assert!(got == whole::<f32>(&gpu, &o, &x));
+}
