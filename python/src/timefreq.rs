@@ -132,14 +132,26 @@ fn ssq_cwt<'py>(
         Signal::complex(v.to_vec())
     };
     let (be, _) = backend(device)?;
-    let s =
-        crate::run(py, || timefreq::ssq_cwt_on(be.as_ref(), &signal, &o, &ssq)).map_err(tf_err)?;
-    Ok((
-        s.tx.into_pyarray(py).into_any(),
-        s.wx.into_pyarray(py).into_any(),
-        s.freqs.into_pyarray(py).into_any(),
-        s.dwx.into_pyarray(py).into_any(),
-    ))
+    // float32 planes stay float32 (complex64, as ssqueezepy returns them):
+    // half the memory of widening them.
+    macro_rules! planes {
+        ($t:ty) => {{
+            let s = crate::run(py, || {
+                timefreq::ssq_cwt_in::<$t>(be.as_ref(), &signal, &o, &ssq)
+            })
+            .map_err(tf_err)?;
+            Ok((
+                s.tx.into_pyarray(py).into_any(),
+                s.wx.into_pyarray(py).into_any(),
+                s.freqs.into_pyarray(py).into_any(),
+                s.dwx.into_pyarray(py).into_any(),
+            ))
+        }};
+    }
+    match o.precision {
+        multires::cwt::Precision::F32 => planes!(f32),
+        multires::cwt::Precision::F64 => planes!(f64),
+    }
 }
 
 /// The output frequencies ssq_cwt would use ('peak' or 'maximal' range).

@@ -440,13 +440,74 @@ fn bad_input_is_a_typed_error() {
             CwtPlan::new(CwtOptions::new(w.clone(), vec![Scale::new(bad)]), 10, false).is_err()
         );
     }
+    // Symmetric: with zero boundaries the mask is cut to twice the signal.
     let mut huge = CwtOptions::new(w.clone(), vec![Scale::new(1e15)]);
+    huge.boundary = multires::Boundary::Symmetric;
     huge.memory_limit = Some(1 << 30);
     let e = CwtPlan::new(huge, 10, false).err().expect("too large");
     assert!(e.to_string().contains("GiB"), "{e}");
     let mut h0 = o;
     h0.hop = 0;
     assert!(CwtPlan::new(h0, 10, false).is_err());
+}
+
+/// With zero boundaries a mask longer than twice the signal is cut to it:
+/// the taps beyond only meet zeros, so the sum is the definition's.
+#[test]
+fn masks_longer_than_the_signal_are_cut_without_changing_the_sum() {
+    let w = Wavelet::from_name("cmor1.5-1.0").unwrap();
+    let n = 300;
+    let x = multires::signal::noise(n, 9);
+    let scales = [40.0, 400.0, 4000.0];
+    let mut o = CwtOptions::new(w.clone(), scales.iter().map(|&s| Scale::new(s)).collect());
+    o.algorithm = multires::cwt::Algorithm::Direct;
+    let plan = CwtPlan::new(o.clone(), n, false).unwrap();
+    assert!(plan.mask_layout().lengths.iter().all(|&l| l <= 2 * n - 1));
+    let got = plan
+        .execute(&Signal::real(x.clone()), None)
+        .unwrap()
+        .values
+        .to_complex64();
+    let xc: Vec<Complex64> = x.iter().map(|&v| Complex64::new(v, 0.0)).collect();
+    let want = reference(
+        &xc,
+        &scales,
+        &Ref {
+            w: &w,
+            boundary: Boundary::Zero,
+            l1: false,
+            gain: 1.0,
+            offset: 0.0,
+            skew: 0.0,
+        },
+    );
+    for (i, row) in want.iter().enumerate() {
+        let scale = row.iter().map(|v| v.norm()).fold(0.0, f64::max).max(1e-300);
+        for (j, v) in row.iter().enumerate() {
+            assert!(
+                (got[[i, j]] - v).norm() <= 1e-12 * scale,
+                "scale {} column {j}",
+                scales[i]
+            );
+        }
+    }
+    o.algorithm = multires::cwt::Algorithm::Fft;
+    let fft = CwtPlan::new(o, n, false).unwrap();
+    let f = fft
+        .execute(&Signal::real(x), None)
+        .unwrap()
+        .values
+        .to_complex64();
+    for (i, row) in want.iter().enumerate() {
+        let scale = row.iter().map(|v| v.norm()).fold(0.0, f64::max).max(1e-300);
+        for (j, v) in row.iter().enumerate() {
+            assert!(
+                (f[[i, j]] - v).norm() <= 1e-12 * scale,
+                "fft, scale {} column {j}",
+                scales[i]
+            );
+        }
+    }
 }
 
 /// With --allow-nonfinite the direct sum gives NaN exactly where a mask

@@ -60,11 +60,22 @@ impl PackedMasks {
         scales: &[Scale],
         memory_limit: u64,
     ) -> Result<Self, CwtError> {
+        Self::layout_capped(options, scales, memory_limit, usize::MAX)
+    }
+
+    /// `layout` with every half-length at most `cap` (the taps beyond it
+    /// only ever meet zeros: see `CwtPlan`).
+    pub fn layout_capped(
+        options: &CwtOptions,
+        scales: &[Scale],
+        memory_limit: u64,
+        cap: usize,
+    ) -> Result<Self, CwtError> {
         let b = options.wavelet.half_support();
         let mut halves = Vec::with_capacity(scales.len());
         let mut total: u128 = 0;
         for s in scales {
-            let h = half_length(b, *s);
+            let h = half_length(b, *s).min(cap as f64);
             // 2h+1 taps of 16 bytes each; refuse before allocating.
             let taps = 2.0 * h + 1.0;
             if taps * 16.0 > memory_limit as f64 {

@@ -151,7 +151,21 @@ impl CwtPlan {
             .collect();
         // Refuse absurd masks before generating anything.
         let b = options.wavelet.half_support();
-        let halves_f: Vec<f64> = work_scales.iter().map(|s| half_length(b, *s)).collect();
+        // With zero boundaries, mask taps |k| >= the work length only ever
+        // multiply zeros (W[n] reads x[n + k], 0 <= n < N): masks longer
+        // than twice the signal are cut to it, the same sum with less work
+        // (pycwt's scales reach the record's length, masks eight times it).
+        // Families sampled by a whole-grid evaluation (Morse) keep their
+        // grid, whose values depend on its extent.
+        let cap = if options.boundary == crate::Boundary::Zero && !options.wavelet.has_psi_grid() {
+            work_len.saturating_sub(1)
+        } else {
+            usize::MAX
+        };
+        let halves_f: Vec<f64> = work_scales
+            .iter()
+            .map(|s| half_length(b, *s).min(cap as f64))
+            .collect();
         let taps: f64 = halves_f.iter().map(|h| 2.0 * h + 1.0).sum();
         if taps * 16.0 > limit as f64 {
             return Err(CwtError::TooLarge {
@@ -202,7 +216,7 @@ impl CwtPlan {
                 limit,
             });
         }
-        let layout = PackedMasks::layout(&options, &work_scales, limit)?;
+        let layout = PackedMasks::layout_capped(&options, &work_scales, limit, cap)?;
         let halo = halves.iter().copied().max().unwrap_or(0);
         Ok(CwtPlan {
             options,

@@ -16,8 +16,8 @@ pub use icwt::{icwt, IcwtOptions};
 pub use ridges::{extract_ridges, Ridges};
 pub use significance::{ar1, red_noise_significance, SigmaTest};
 pub use ssq::{
-    issq_cwt, phase_transform, ssq_cwt, ssq_cwt_on, ssq_frequencies, ssqueeze, FreqSpacing,
-    MapRange, Squeezing, SsqOptions, Synchrosqueezed,
+    issq_cwt, phase_transform, ssq_cwt, ssq_cwt_in, ssq_cwt_on, ssq_frequencies, ssqueeze,
+    FreqSpacing, MapRange, Squeezing, SsqOptions, Synchrosqueezed,
 };
 
 use crate::cwt::CwtError;

@@ -11,10 +11,11 @@
 use super::{check_scales, scale_weights, TimeFreqError};
 use crate::backend::Backend;
 use crate::cwt::{CwtOptions, CwtPlan, CwtValues, Normalization, OutputKind, Precision};
+use crate::real::Real;
 use crate::signal::Signal;
 use crate::wavelets::Wavelet;
 use ndarray::{Array2, ArrayView2};
-use num_complex::Complex64;
+use num_complex::{Complex, Complex64};
 use rayon::prelude::*;
 use std::fmt;
 use std::str::FromStr;
@@ -83,15 +84,16 @@ impl Default for SsqOptions {
     }
 }
 
-/// The synchrosqueezed plane and what it was made from.
+/// The synchrosqueezed plane and what it was made from, in float64 or
+/// (`ssq_cwt_in::<f32>`) float32 as ssqueezepy keeps them.
 #[derive(Debug, Clone)]
-pub struct Synchrosqueezed {
+pub struct Synchrosqueezed<T: Real = f64> {
     /// Shape (frequencies, N).
-    pub tx: Array2<Complex64>,
+    pub tx: Array2<Complex<T>>,
     /// The CWT, L1-normalized (ssqueezepy's `Wx`), shape (scales, N).
-    pub wx: Array2<Complex64>,
+    pub wx: Array2<Complex<T>>,
     /// ∂W/∂t in units of the sampling rate, same shape.
-    pub dwx: Array2<Complex64>,
+    pub dwx: Array2<Complex<T>>,
     /// Frequency of each row of `tx`, in the units of the sampling rate.
     pub freqs: Vec<f64>,
     /// Scales of the rows of `wx`, in samples.
@@ -244,17 +246,24 @@ fn same_shape(
 /// Reassigns `wx` (L1-normalized, scales x time) to the frequencies
 /// `freqs` (ascending) by the phase transform of `dwx` (∂W/∂t in the
 /// units of `freqs`); `weights` per row. Returns rows in ascending
-/// frequency, or descending with `flipud`.
-pub fn ssqueeze(
-    wx: ArrayView2<'_, Complex64>,
-    dwx: ArrayView2<'_, Complex64>,
+/// frequency, or descending with `flipud`. The phase transform and the
+/// sums are in float64 whatever T; each bin is rounded to T once.
+pub fn ssqueeze<T: Real>(
+    wx: ArrayView2<'_, Complex<T>>,
+    dwx: ArrayView2<'_, Complex<T>>,
     weights: &[f64],
     freqs: &[f64],
     squeezing: Squeezing,
     gamma: f64,
     flipud: bool,
-) -> Result<Array2<Complex64>, TimeFreqError> {
-    same_shape(wx, dwx)?;
+) -> Result<Array2<Complex<T>>, TimeFreqError> {
+    if wx.dim() != dwx.dim() {
+        return Err(TimeFreqError::Shape {
+            what: "dWx",
+            got: format!("{:?}", dwx.dim()),
+            want: format!("{:?}, the shape of Wx", wx.dim()),
+        });
+    }
     let (na, n) = wx.dim();
     if weights.len() != na {
         return Err(TimeFreqError::Shape {
@@ -268,53 +277,69 @@ pub fn ssqueeze(
     // Blocks of columns in parallel, each walked row by row (contiguous
     // reads; a column-by-column walk strided by N and ran 5x slower), so
     // every bin still sums its terms in row order, as ssqueezepy's loop.
+    // Each block sums into its own small buffer and writes its columns of
+    // the output once (no second plane of blocks).
     const BLOCK: usize = 256;
     let g2 = gamma * gamma;
-    let blocks: Vec<Vec<Complex64>> = (0..n.div_ceil(BLOCK))
+    let c64 = |c: Complex<T>| Complex64::new(c.re.f64(), c.im.f64());
+    let mut out = Array2::<Complex<T>>::zeros((nf, n));
+    out.axis_chunks_iter_mut(ndarray::Axis(1), BLOCK)
         .into_par_iter()
-        .map(|b| {
-            let (j0, j1) = (b * BLOCK, ((b + 1) * BLOCK).min(n));
-            let width = j1 - j0;
-            let mut acc = vec![Complex64::new(0.0, 0.0); nf * width];
+        .enumerate()
+        .for_each_init(Vec::new, |acc: &mut Vec<Complex64>, (b, mut cols)| {
+            let (j0, width) = (b * BLOCK, cols.ncols());
+            acc.clear();
+            acc.resize(nf * width, Complex64::new(0.0, 0.0));
             for (i, &wt) in weights.iter().enumerate() {
                 let (wr, dr) = (wx.row(i), dwx.row(i));
-                for j in j0..j1 {
-                    let w = wr[j];
+                for d in 0..width {
+                    let w = c64(wr[j0 + d]);
                     // |W| > gamma, without the square root.
                     if w.norm_sqr() <= g2 {
                         continue;
                     }
-                    let mut k = bins.index(omega_of(w, dr[j]));
+                    let mut k = bins.index(omega_of(w, c64(dr[j0 + d])));
                     if flipud {
                         k = bins.last - k;
                     }
-                    acc[k * width + (j - j0)] += match squeezing {
+                    acc[k * width + d] += match squeezing {
                         Squeezing::Sum => w * wt,
                         Squeezing::Lebesgue => Complex64::new(wt / na as f64, 0.0),
                     };
                 }
             }
-            acc
-        })
-        .collect();
-    let mut out = Array2::zeros((nf, n));
-    out.axis_iter_mut(ndarray::Axis(0))
-        .into_par_iter()
-        .enumerate()
-        .for_each(|(k, mut row)| {
-            for (b, acc) in blocks.iter().enumerate() {
-                let (j0, width) = (b * BLOCK, acc.len() / nf);
-                for (d, v) in acc[k * width..(k + 1) * width].iter().enumerate() {
-                    row[j0 + d] = *v;
+            for (k, mut row) in cols.outer_iter_mut().enumerate() {
+                for (o, v) in row.iter_mut().zip(&acc[k * width..(k + 1) * width]) {
+                    *o = complex_of(*v);
                 }
             }
         });
     Ok(out)
 }
 
+fn complex_of<T: Real>(c: Complex64) -> Complex<T> {
+    crate::real::complex_of(c)
+}
+
+/// `a` as an array of Complex<T>: moved when S is Complex<T>, else mapped.
+fn own<T: Real, S: Copy + 'static>(
+    a: Array2<S>,
+    convert: impl Fn(S) -> Complex<T>,
+) -> Array2<Complex<T>> {
+    let any: Box<dyn std::any::Any> = Box::new(a);
+    match any.downcast::<Array2<Complex<T>>>() {
+        Ok(same) => *same,
+        Err(any) => match any.downcast::<Array2<S>>() {
+            Ok(a) => a.mapv(convert),
+            // The box holds an Array2<S>: this arm is never taken.
+            Err(_) => Array2::zeros((0, 0)),
+        },
+    }
+}
+
 /// The synchrosqueezed CWT of `signal` with the transform `options`
 /// (complex output is implied; scales as given, in samples; the sampling
-/// rate from `options.sample_rate`, else 1), on the CPU.
+/// rate from `options.sample_rate`, else 1), on the CPU, in float64.
 pub fn ssq_cwt(
     signal: &Signal,
     options: &CwtOptions,
@@ -324,13 +349,69 @@ pub fn ssq_cwt(
 }
 
 /// `ssq_cwt` with both transforms (W and ∂W/∂t) run by `backend`; the
-/// squeezing itself runs on the host's cores.
+/// squeezing itself runs on the host's cores. The planes come back in
+/// float64 whatever the precision (see `ssq_cwt_in` to keep float32).
 pub fn ssq_cwt_on(
     backend: &dyn Backend,
     signal: &Signal,
     options: &CwtOptions,
     ssq: &SsqOptions,
 ) -> Result<Synchrosqueezed, TimeFreqError> {
+    match options.precision {
+        Precision::F64 => ssq_cwt_in::<f64>(backend, signal, options, ssq),
+        Precision::F32 => {
+            let s = ssq_cwt_in::<f32>(backend, signal, options, ssq)?;
+            let widen =
+                |a: Array2<Complex<f32>>| a.mapv(|c| Complex64::new(c.re as f64, c.im as f64));
+            Ok(Synchrosqueezed {
+                tx: widen(s.tx),
+                wx: widen(s.wx),
+                dwx: widen(s.dwx),
+                freqs: s.freqs,
+                scales: s.scales,
+            })
+        }
+    }
+}
+
+/// The two plans of a synchrosqueezing (W and ∂W/∂t), kept for the next
+/// call with the same transform: their masks cost more than the
+/// transforms (cwt-seed's 257 GMW masks: a fifth of the call).
+fn plans(
+    options: &CwtOptions,
+    n: usize,
+    complex: bool,
+) -> Result<std::sync::Arc<(CwtPlan, CwtPlan)>, TimeFreqError> {
+    type Kept = Option<(String, std::sync::Arc<(CwtPlan, CwtPlan)>)>;
+    static LAST: std::sync::Mutex<Kept> = std::sync::Mutex::new(None);
+    let key = format!("{n} {complex} {options:?}");
+    if let Some(p) = LAST.lock().ok().and_then(|g| {
+        g.as_ref()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, p)| p.clone())
+    }) {
+        return Ok(p);
+    }
+    let mut deriv = options.clone();
+    deriv.wavelet = options.wavelet.time_derivative();
+    let p = std::sync::Arc::new((
+        CwtPlan::new(options.clone(), n, complex)?,
+        CwtPlan::new(deriv, n, complex)?,
+    ));
+    if let Ok(mut g) = LAST.lock() {
+        *g = Some((key, p.clone()));
+    }
+    Ok(p)
+}
+
+/// The planes of T: the transforms run in `options.precision`, which must
+/// be T's (float32 planes take half the memory and its traffic).
+pub fn ssq_cwt_in<T: Real>(
+    backend: &dyn Backend,
+    signal: &Signal,
+    options: &CwtOptions,
+    ssq: &SsqOptions,
+) -> Result<Synchrosqueezed<T>, TimeFreqError> {
     let wavelet = &options.wavelet;
     if !wavelet.admissibility().is_analytic() {
         return Err(TimeFreqError::NotAnalytic(wavelet.name().into()));
@@ -344,33 +425,52 @@ pub fn ssq_cwt_on(
             "synchrosqueezing needs every column (hop 1), no oversampling and no timing compensation".into(),
         ));
     }
+    let want = match options.precision {
+        Precision::F32 => "f32",
+        Precision::F64 => "f64",
+    };
+    if want != T::NAME {
+        return Err(TimeFreqError::Options(format!(
+            "{} planes from a transform in {want}: ask for the precision of the planes",
+            T::NAME
+        )));
+    }
     let scales: Vec<f64> = options.scales.iter().map(|s| s.value()).collect();
     let weights = scale_weights(&scales)?;
     let fs = options.sample_rate.unwrap_or(1.0);
     let mut base = options.clone();
     base.output = OutputKind::Complex;
     base.half = None;
-    let mut deriv = base.clone();
-    deriv.wavelet = wavelet.time_derivative();
     let n = signal.len();
-    let run = |o: CwtOptions| -> Result<Array2<Complex64>, TimeFreqError> {
-        let plan = CwtPlan::new(o, n, signal.is_complex())?;
-        Ok(match backend.cwt(&plan, signal, None)?.values {
-            CwtValues::Complex64(a) => a,
-            other => other.to_complex64(),
+    let plans = plans(&base, n, signal.is_complex())?;
+    let run = |plan: &CwtPlan| -> Result<Array2<Complex<T>>, TimeFreqError> {
+        // The backend's array itself when it holds T (it does: the
+        // precision is T's), else converted.
+        let v = backend.cwt(plan, signal, None)?.values;
+        Ok(match v {
+            CwtValues::Complex64(a) => own::<T, _>(a, |c| complex_of(c)),
+            CwtValues::Complex32(a) => {
+                own::<T, _>(a, |c| complex_of(Complex64::new(c.re as f64, c.im as f64)))
+            }
+            other => other.to_complex64().mapv(complex_of::<T>),
         })
     };
-    let mut wx = run(base)?;
-    let mut dwx = run(deriv)?;
-    for (i, &s) in scales.iter().enumerate() {
-        let l1 = match options.normalization {
-            Normalization::L1 => 1.0,
-            Normalization::L2 => 1.0 / s.sqrt(),
-        };
-        wx.row_mut(i).mapv_inplace(|v| v * l1);
-        let d = -l1 * fs / s;
-        dwx.row_mut(i).mapv_inplace(|v| v * d);
-    }
+    let mut wx = run(&plans.0)?;
+    let mut dwx = run(&plans.1)?;
+    let l1_of = |s: f64| match options.normalization {
+        Normalization::L1 => 1.0,
+        Normalization::L2 => 1.0 / s.sqrt(),
+    };
+    wx.outer_iter_mut()
+        .into_par_iter()
+        .zip(dwx.outer_iter_mut())
+        .zip(scales.par_iter())
+        .for_each(|((mut w, mut d), &s)| {
+            let l1 = T::of(l1_of(s));
+            let dd = T::of(-l1_of(s) * fs / s);
+            w.mapv_inplace(|v| v * l1);
+            d.mapv_inplace(|v| v * dd);
+        });
     let freqs = match &ssq.freqs {
         Some(f) => {
             let mut f = f.clone();
