@@ -8,6 +8,7 @@ mod cmd_coherence;
 mod cmd_cwt;
 mod cmd_dwt;
 mod cmd_fir;
+mod cmd_icwt;
 mod cmd_ssq;
 mod paths;
 mod progress;
@@ -43,6 +44,8 @@ enum Command {
     Demo(cmd_cwt::DemoArgs),
     /// Continuous wavelet transform of a signal.
     Cwt(Box<cmd_cwt::CwtArgs>),
+    /// Inverse CWT: the signal of the coefficients `multires cwt` wrote.
+    Icwt(Box<cmd_icwt::IcwtArgs>),
     /// Synchrosqueezed CWT (ssqueezepy's ssq_cwt), with ridges and a plot.
     Ssq(Box<cmd_ssq::SsqArgs>),
     /// Wavelet coherence of two series (pycwt's wct), with a plot.
@@ -148,6 +151,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Demo(a) => cmd_cwt::demo(a),
         Command::Cwt(a) => cmd_cwt::cwt(*a),
+        Command::Icwt(a) => cmd_icwt::run(*a),
         Command::Ssq(a) => cmd_ssq::ssq(*a),
         Command::Coherence(a) => cmd_coherence::coherence(*a),
         Command::Fir(a) => cmd_fir::fir(a),
