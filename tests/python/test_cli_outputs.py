@@ -290,3 +290,39 @@ def test_icwt_inverts_what_cwt_wrote(tmp_path):
     assert np.linalg.norm(np.load(tmp_path / "band.npy")[inner] - x[inner]) <= 1e-2 * np.linalg.norm(x[inner])
     r = run(tmp_path, "icwt", "W.npy", "-o", "bad.npy", "--wavelet", "cmor1.5-1.0", "--scales", "1:10", ok=False)
     assert r.returncode != 0 and "rows" in r.stderr and not (tmp_path / "bad.npy").exists()
+
+
+def test_coherence_significance_in_the_npz_and_on_the_plot(tmp_path):
+    """--sig: the Monte Carlo level per scale in the .npz (numpy reads it),
+    near multires.wct_significance's (other draws: the Monte Carlo spread),
+    the shared band above it, and its contour drawn on the plot."""
+    import multires
+    from PIL import Image
+
+    n = 512
+    rng = np.random.default_rng(4)
+    t = np.arange(n)
+    s = np.sin(2 * np.pi * t / 16.0)
+    a, b = s + 0.5 * rng.standard_normal(n), np.roll(s, 3) + 0.5 * rng.standard_normal(n)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    common = ["coherence", "a.npy", "b.npy", "--dj", "0.25", "--device", "cpu"]
+    run(tmp_path, *common, "-o", "C.npz", "--plot", "C.png", "--sig", "--mc-count", "80", "--seed", "5")
+    run(tmp_path, *common, "-o", "N.npz", "--plot", "N.png")
+    with np.load(tmp_path / "C.npz") as f:
+        assert "sig" in f.files
+        sig, wct, freq = f["sig"], f["wct"], f["freq"]
+    assert sig.shape == freq.shape and np.nanmax(sig) < 1 and np.nanmin(sig) > 0
+    al1, al2 = multires.ar1(a)[0], multires.ar1(b)[0]
+    J = freq.size - 1
+    ref = multires.wct_significance(al1, al2, 1.0, dj=0.25, J=J, mc_count=80, seed=5)
+    ok = np.isfinite(ref) & np.isfinite(sig)
+    assert ok[2:-2].all() and np.abs(sig - ref)[ok][2:-2].max() < 0.1
+    band = np.abs(np.log2(1 / freq / 16.0)) < 0.2
+    assert (wct[band][:, 150:-150] > sig[band][:, None]).mean() > 0.8
+    with Image.open(tmp_path / "C.png") as im, Image.open(tmp_path / "N.png") as nm:
+        black = lambda m: int((np.asarray(m.convert("RGB")).sum(axis=-1) == 0).sum())
+        assert black(im) > black(nm) + 200  # the contour, beyond the arrows both draw
+    run(tmp_path, *common, "-o", "D.npz", "--sig", "--mc-count", "80", "--seed", "5")
+    with np.load(tmp_path / "D.npz") as f:
+        np.testing.assert_array_equal(f["sig"], sig)  # seeded: a run repeats

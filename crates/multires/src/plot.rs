@@ -37,6 +37,9 @@ pub struct PlotOptions {
     /// phase, up is the first series leading by a quarter period.
     pub arrows: Option<ndarray::Array2<f64>>,
     pub arrow_min: f64,
+    /// A level per row: a black line is drawn where the plane crosses it
+    /// (coherence's significance contour, as pycwt's and MATLAB's plots).
+    pub contour: Option<Vec<f64>>,
 }
 
 impl Default for PlotOptions {
@@ -51,6 +54,7 @@ impl Default for PlotOptions {
             value_range: None,
             value_label: None,
             arrows: None,
+            contour: None,
             arrow_min: 0.5,
         }
     }
@@ -208,11 +212,15 @@ pub fn scalogram_png(out: &CwtOutput, path: &Path, opts: &PlotOptions) -> Result
                     .map_err(de)?;
                 let area = chart.plotting_area();
                 let (xr, yr) = area.get_pixel_range();
+                let levels = opts.contour.as_ref().filter(|l| l.len() == rows);
+                // Whether each pixel of the row above lay at or above its level.
+                let mut above: Vec<Option<bool>> = vec![None; (xr.end - xr.start).max(0) as usize];
                 for py in yr.clone() {
                     let fy = (py - yr.start) as f64 / ((yr.end - yr.start).max(1) as f64);
                     let y = $to_y(1.0 - fy);
                     let r = order[row_at(y)];
                     let scale = out.scales[r];
+                    let mut left: Option<bool> = None;
                     for px in xr.clone() {
                         let fx0 = (px - xr.start) as f64 / (xr.end - xr.start) as f64;
                         let fx1 = (px + 1 - xr.start) as f64 / (xr.end - xr.start) as f64;
@@ -237,6 +245,17 @@ pub fn scalogram_png(out: &CwtOutput, path: &Path, opts: &PlotOptions) -> Result
                             cr = ((cr as u16 + 2 * 200) / 3) as u8;
                             cg = ((cg as u16 + 2 * 200) / 3) as u8;
                             cb = ((cb as u16 + 2 * 200) / 3) as u8;
+                        }
+                        // The contour: where this pixel and its left or upper
+                        // neighbour lie on different sides of the level.
+                        let on = levels.and_then(|l| l[r].is_finite().then(|| v >= l[r]));
+                        let k = (px - xr.start) as usize;
+                        let edge = on.is_some()
+                            && ((left.is_some() && left != on)
+                                || (above[k].is_some() && above[k] != on));
+                        (left, above[k]) = (on, on);
+                        if edge {
+                            (cr, cg, cb) = (0, 0, 0);
                         }
                         root.draw_pixel((px, py), &RGBColor(cr, cg, cb))
                             .map_err(de)?;

@@ -4,6 +4,7 @@
 
 mod coherence;
 mod icwt;
+mod monte_carlo;
 mod ridges;
 mod significance;
 mod ssq;
@@ -13,6 +14,7 @@ pub use coherence::{
     MorletCoherenceOptions, SeriesCoherence, PYCWT_F0,
 };
 pub use icwt::{icwt, IcwtOptions};
+pub use monte_carlo::{wct_significance, MonteCarlo};
 pub use ridges::{extract_ridges, Ridges};
 pub use significance::{ar1, red_noise_significance, SigmaTest};
 pub use ssq::{
