@@ -96,7 +96,7 @@ pub fn wct_significance(
         )));
     }
     for g in [al1, al2] {
-        if !(g.abs() < 1.0) {
+        if g.is_nan() || g.abs() >= 1.0 {
             return Err(TimeFreqError::Options(format!(
                 "the lag-1 coefficient {g} is not below 1 in magnitude: the series is not stationary"
             )));
