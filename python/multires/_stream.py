@@ -26,7 +26,64 @@ def _kind_error(e: ValueError) -> ValueError:
     return e
 
 
-class CwtStream:
+class _Stream:
+    """What both streams share: the core, made again complex when the
+    first non-empty chunk is, and the counts."""
+
+    _make = None  # the core's class
+
+    def _start(self, complex_input):
+        self._decided = complex_input is not None
+        self._core = self._make(bool(complex_input), *self._args)
+        self._latency = self._core.latency
+        self._samples = 0
+        self._columns = 0
+
+    @property
+    def latency(self) -> int:
+        """Samples the stream holds before its first output column comes out."""
+        return self._latency
+
+    @property
+    def samples(self) -> int:
+        """Samples pushed so far."""
+        return self._samples
+
+    @property
+    def columns(self) -> int:
+        """Columns returned so far."""
+        return self._columns
+
+    def explain(self) -> str:
+        """How the stream computes (the recipe of every long signal)."""
+        return self._core.explain()
+
+    def _out(self, v) -> np.ndarray:
+        self._columns += v.shape[-1]
+        return v
+
+    def push(self, chunk) -> np.ndarray:
+        """Appends ``chunk`` (1-D, any length) and returns the columns final
+        so far, shape ``(rows, k)``."""
+        a = _chunk(chunk)
+        if not self._decided and a.size:
+            self._decided = True
+            if a.dtype.kind == "c":
+                self._core = self._make(True, *self._args)
+                self._latency = self._core.latency
+        try:
+            v = self._out(self._core.push(a))
+        except ValueError as e:
+            raise _kind_error(e) from None
+        self._samples += a.size
+        return v
+
+    def finish(self) -> np.ndarray:
+        """The remaining columns, the boundary applied at the true end."""
+        return self._out(self._core.finish())
+
+
+class CwtStream(_Stream):
     """The continuous wavelet transform of a signal pushed in chunks.
 
     ``push(chunk)`` takes the next samples (any length, zero included) and
@@ -129,16 +186,13 @@ class CwtStream:
         )
         if int(chunk) != chunk or chunk < 1:
             raise ValueError(f"chunk must be an integer >= 1 (columns per GPU window), got {chunk!r}")
-        self._decided = complex_input is not None
-        self._core = _multires.CwtStreamCore(bool(complex_input), *self._args)
-        self._latency = self._core.latency
+        self._make = _multires.CwtStreamCore
+        self._start(complex_input)
         self._memory = self._core.memory_bound
-        self._samples = 0
         self._half = half
         self.wavelet = name
         self.fs = fs
         self.scales = s
-        self._columns = 0
 
     @property
     def dtype(self) -> np.dtype:
@@ -159,21 +213,6 @@ class CwtStream:
         return self._core.device
 
     @property
-    def latency(self) -> int:
-        """Samples the stream holds before its first column comes out."""
-        return self._latency
-
-    @property
-    def samples(self) -> int:
-        """Samples pushed so far."""
-        return self._samples
-
-    @property
-    def columns(self) -> int:
-        """Columns returned so far."""
-        return self._columns
-
-    @property
     def memory_bound(self) -> int:
         """Bytes the stream holds besides a chunk and its output."""
         return self._memory
@@ -187,42 +226,16 @@ class CwtStream:
             return None
         return scale_to_frequency(self.wavelet, self.scales, self.fs)
 
-    def explain(self) -> str:
-        """How each scale is computed (the recipe of every long signal)."""
-        return self._core.explain()
-
     def _out(self, v) -> np.ndarray:
         if self._half is not None:
             v = v.view(self.dtype)
-        self._columns += v.shape[-1]
-        return v
-
-    def push(self, chunk) -> np.ndarray:
-        """Appends ``chunk`` (1-D) and returns the columns final so far,
-        shape ``(len(scales), k)``."""
-        a = _chunk(chunk)
-        if not self._decided and a.size:
-            self._decided = True
-            if a.dtype.kind == "c":
-                self._core = _multires.CwtStreamCore(True, *self._args)
-                self._latency = self._core.latency
-                self._memory = self._core.memory_bound
-        try:
-            v = self._out(self._core.push(a))
-        except ValueError as e:
-            raise _kind_error(e) from None
-        self._samples += a.size
-        return v
-
-    def finish(self) -> np.ndarray:
-        """The remaining columns, with the boundary applied at the end."""
-        return self._out(self._core.finish())
+        return super()._out(v)
 
     def __repr__(self):
         return f"CwtStream(scales={len(self.scales)}, wavelet={self.wavelet!r}, device={self.device!r}, samples={self.samples}, columns={self.columns})"
 
 
-class FirStream:
+class FirStream(_Stream):
     """A filter bank over a signal pushed in chunks.
 
     ``push(chunk)`` returns the outputs final so far, shape ``(F, k)``, and
@@ -249,52 +262,8 @@ class FirStream:
         if h.ndim != 2 or h.size == 0:
             raise ValueError(f"filters has shape {h.shape}: expected (F, M) or (M,) with F, M >= 1")
         self._args = (np.ascontiguousarray(h), str(mode), "none" if post is None else str(post), str(algorithm), bool(allow_nonfinite))
-        self._decided = complex_input is not None
-        self._core = _multires.FirStreamCore(bool(complex_input), *self._args)
-        self._latency = self._core.latency
-        self._samples = 0
-        self._columns = 0
-
-    @property
-    def latency(self) -> int:
-        """Samples the stream holds before its first output."""
-        return self._latency
-
-    @property
-    def samples(self) -> int:
-        """Samples pushed so far."""
-        return self._samples
-
-    @property
-    def columns(self) -> int:
-        """Outputs returned so far."""
-        return self._columns
-
-    def explain(self) -> str:
-        """Direct or overlap-save, and the FFT size."""
-        return self._core.explain()
-
-    def push(self, chunk) -> np.ndarray:
-        """Appends ``chunk`` (1-D) and returns the outputs final so far."""
-        a = _chunk(chunk)
-        if not self._decided and a.size:
-            self._decided = True
-            if a.dtype.kind == "c":
-                self._core = _multires.FirStreamCore(True, *self._args)
-                self._latency = self._core.latency
-        try:
-            v = self._core.push(a)
-        except ValueError as e:
-            raise _kind_error(e) from None
-        self._samples += a.size
-        self._columns += v.shape[-1]
-        return v
-
-    def finish(self) -> np.ndarray:
-        """The remaining outputs, the zeros after the end applied."""
-        v = self._core.finish()
-        self._columns += v.shape[-1]
-        return v
+        self._make = _multires.FirStreamCore
+        self._start(complex_input)
 
     def __repr__(self):
         return f"FirStream(filters={self._args[0].shape[0]}, taps={self._args[0].shape[1]}, samples={self.samples}, outputs={self.columns})"

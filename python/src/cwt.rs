@@ -463,6 +463,19 @@ fn gpu_plan(plan: &multires::CwtPlan) -> PyResult<GpuPlan> {
 }
 
 /// The FIR bank y_f = h_f * x of every row: (batch, filters, outputs).
+/// A (F, M) array of any float or complex dtype as the engine's bank.
+pub(crate) fn filter_bank(filters: &Bound<'_, PyAny>) -> PyResult<FilterBank> {
+    Ok(match Rows::extract(filters)? {
+        Rows::F64(h) => FilterBank::Real(h.as_array().to_owned()),
+        Rows::F32(h) => FilterBank::Real(h.as_array().mapv(|v| v as f64)),
+        Rows::C128(h) => FilterBank::Complex(h.as_array().to_owned()),
+        Rows::C64(h) => FilterBank::Complex(
+            h.as_array()
+                .mapv(|c| Complex64::new(c.re as f64, c.im as f64)),
+        ),
+    })
+}
+
 #[pyfunction]
 #[pyo3(signature = (x, filters, mode, post, algorithm, device, allow_nonfinite=false))]
 #[allow(clippy::too_many_arguments)]
@@ -478,15 +491,7 @@ fn fir<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let rows = Rows::extract(x)?;
     let rows = rows.view();
-    let bank = match Rows::extract(filters)? {
-        Rows::F64(h) => FilterBank::Real(h.as_array().to_owned()),
-        Rows::F32(h) => FilterBank::Real(h.as_array().mapv(|v| v as f64)),
-        Rows::C128(h) => FilterBank::Complex(h.as_array().to_owned()),
-        Rows::C64(h) => FilterBank::Complex(
-            h.as_array()
-                .mapv(|c| Complex64::new(c.re as f64, c.im as f64)),
-        ),
-    };
+    let bank = filter_bank(filters)?;
     let options = FirOptions {
         mode: parse(mode)?,
         post: parse(post)?,

@@ -2,11 +2,11 @@
 //! that are final so far (bit for bit the whole transform's), with the GIL
 //! released while the engine works.
 
-use crate::cwt::{check_scales, Rows};
+use crate::cwt::{check_scales, filter_bank};
 use crate::{cuda_err, cwt_err, fir_err, parse, value_err};
 use multires::backend::Device;
 use multires::cwt::{CwtValues, HalfFloat, Precision};
-use multires::fir::{FilterBank, FirOptions, FirStream, FirValues};
+use multires::fir::{FirOptions, FirStream, FirValues};
 use multires::{CwtOptions, CwtStream, Scale, Signal, Wavelet};
 use multires_cuda::CudaCwtStream;
 use num_complex::Complex64;
@@ -229,15 +229,7 @@ impl FirStreamCore {
         algorithm: &str,
         allow_nonfinite: bool,
     ) -> PyResult<Self> {
-        let bank = match Rows::extract(filters)? {
-            Rows::F64(h) => FilterBank::Real(h.as_array().to_owned()),
-            Rows::F32(h) => FilterBank::Real(h.as_array().mapv(|v| v as f64)),
-            Rows::C128(h) => FilterBank::Complex(h.as_array().to_owned()),
-            Rows::C64(h) => FilterBank::Complex(
-                h.as_array()
-                    .mapv(|c| Complex64::new(c.re as f64, c.im as f64)),
-            ),
-        };
+        let bank = filter_bank(filters)?;
         let options = FirOptions {
             mode: parse(mode)?,
             post: parse(post)?,

@@ -56,18 +56,18 @@ pub fn fir(a: FirArgs) -> Result<()> {
         &[&a.input, &a.filters],
         &[crate::paths::Output::new(&a.output, "-o", &["npy"])],
     )?;
+    let bank = match io::read_matrix(&a.filters).context("reading --filters")? {
+        Matrix::Real(m) => FilterBank::Real(m),
+        Matrix::Complex(m) => FilterBank::Complex(m),
+    };
+    let opts = FirOptions {
+        mode: a.mode,
+        post: a.post,
+        algorithm: a.algorithm,
+        allow_nonfinite: a.allow_nonfinite,
+        memory_limit: None,
+    };
     if a.stream {
-        let bank = match io::read_matrix(&a.filters).context("reading --filters")? {
-            Matrix::Real(m) => FilterBank::Real(m),
-            Matrix::Complex(m) => FilterBank::Complex(m),
-        };
-        let opts = FirOptions {
-            mode: a.mode,
-            post: a.post,
-            algorithm: a.algorithm,
-            allow_nonfinite: a.allow_nonfinite,
-            memory_limit: None,
-        };
         return crate::streamed::fir_streamed(&a, bank, opts);
     }
     let signal = io::read_signal(
@@ -78,21 +78,10 @@ pub fn fir(a: FirArgs) -> Result<()> {
         },
     )?;
     crate::paths::say(&signal.notes);
-    let bank = match io::read_matrix(&a.filters).context("reading --filters")? {
-        Matrix::Real(m) => FilterBank::Real(m),
-        Matrix::Complex(m) => FilterBank::Complex(m),
-    };
     let (backend, note) = multires_cuda::select(a.device)?;
     if let Some(note) = note {
         eprintln!("{note}");
     }
-    let opts = FirOptions {
-        mode: a.mode,
-        post: a.post,
-        algorithm: a.algorithm,
-        allow_nonfinite: a.allow_nonfinite,
-        memory_limit: None,
-    };
     let start = Instant::now();
     let (values, recipe) = backend.fir(&signal, &bank, &opts)?;
     let secs = start.elapsed().as_secs_f64();

@@ -113,25 +113,29 @@ fn pump<V, T: Copy>(
     Ok(())
 }
 
+/// The input read a chunk at a time, checked to hold samples.
+fn open_chunks(
+    input: &std::path::Path,
+    raw: Option<multires::io::RawType>,
+    channel: usize,
+    chunk: usize,
+) -> Result<SignalChunks> {
+    if chunk == 0 {
+        bail!("--chunk 0: a chunk needs at least one sample");
+    }
+    let chunks = SignalChunks::open(input, &ReadOptions { raw, channel })?;
+    if chunks.is_empty() {
+        bail!("'{}' holds no samples", input.display());
+    }
+    Ok(chunks)
+}
+
 /// The transform of `a.input` in chunks of `a.chunk` samples into `a.output`.
 pub fn cwt_streamed(a: &CwtArgs) -> Result<()> {
     if a.plot.is_some() {
         bail!("--plot draws the whole scalogram from memory; with --stream, write the .npy and plot it afterwards (or drop --stream)");
     }
-    if a.chunk == 0 {
-        bail!("--chunk 0: a chunk needs at least one sample");
-    }
-    let read = ReadOptions {
-        raw: a.raw,
-        channel: a.channel,
-    };
-    let mut chunks = SignalChunks::open(&a.input, &read)?;
-    if chunks.is_empty() {
-        bail!(
-            "'{}' holds no samples: a CWT needs at least one",
-            a.input.display()
-        );
-    }
+    let mut chunks = open_chunks(&a.input, a.raw, a.channel, a.chunk)?;
     let mut probe = Signal::real(Vec::new());
     probe.sample_rate = chunks.sample_rate();
     let options = build_options(&a.transform, &probe)?;
@@ -259,17 +263,7 @@ pub fn fir_streamed(a: &crate::cmd_fir::FirArgs, bank: FilterBank, opts: FirOpti
     if a.device == Device::Cuda {
         bail!("--stream runs on the CPU; pass --device cpu (or auto), or drop --stream to filter on the GPU");
     }
-    if a.chunk == 0 {
-        bail!("--chunk 0: a chunk needs at least one sample");
-    }
-    let read = ReadOptions {
-        raw: a.raw,
-        channel: a.channel,
-    };
-    let mut chunks = SignalChunks::open(&a.input, &read)?;
-    if chunks.is_empty() {
-        bail!("'{}' holds no samples", a.input.display());
-    }
+    let mut chunks = open_chunks(&a.input, a.raw, a.channel, a.chunk)?;
     let n = chunks.len();
     let (nf, m) = bank.dim();
     let real = matches!(opts.post, FirPost::Power | FirPost::Magnitude)
