@@ -239,9 +239,19 @@ fn bad_input_gives_clear_errors_and_no_output() {
     fails_with(
         &multires(
             d.path(),
-            &["cwt", "ok.npy", "-o", "o.npy", "--scales", "1e12:1e12"],
+            &[
+                "cwt",
+                "ok.npy",
+                "-o",
+                "o.npy",
+                "--scales",
+                "1e12:1e12",
+                "--boundary",
+                "symmetric",
+            ],
         ),
-        // Exponent notation parses; the mask of scale 1e12 does not fit.
+        // Exponent notation parses; the mask of scale 1e12 does not fit
+        // (with zero boundaries it would be cut to twice the signal).
         "TiB, more than the",
     );
     fails_with(
@@ -256,6 +266,8 @@ fn bad_input_gives_clear_errors_and_no_output() {
                 "1e9:1e9:1",
                 "--memory-limit",
                 "64",
+                "--boundary",
+                "reflect",
             ],
         ),
         "GiB, more than the 64.0 MiB allowed",
