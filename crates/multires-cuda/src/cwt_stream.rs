@@ -40,6 +40,8 @@ pub struct CudaCwtStream<T: GpuReal> {
     /// First column of the next window.
     next_col: usize,
     head: Vec<Complex64>,
+    /// Host memory a window's columns come down into, reused.
+    host: Vec<T>,
 }
 
 fn zeros<T: GpuReal>(gpu: &Gpu, n: usize) -> Result<CudaSlice<T>, CudaError> {
@@ -89,9 +91,10 @@ impl<T: GpuReal> CudaCwtStream<T> {
         }
         let chunk = chunk.max(1);
         let hop = options.hop;
-        // The window plan: its column count is the chunk; the masks and the
-        // per-scale choices do not depend on the length.
-        let plan = CwtPlan::new(options.clone(), chunk * hop, complex)?;
+        // The window plan: its column count is the chunk; the masks are a
+        // long signal's (a plan of the chunk's length would cut zero-boundary
+        // masks to it) and the per-scale choices do not depend on the length.
+        let plan = CwtPlan::for_stream(options.clone(), complex)?;
         let mut win = CudaCwt::<T>::window(gpu.clone(), &plan, Some(chunk))?;
         let halo = win.halo();
         let pad = win.pad();
@@ -122,6 +125,7 @@ impl<T: GpuReal> CudaCwtStream<T> {
             started: false,
             next_col: 0,
             head: Vec::new(),
+            host: Vec::new(),
         })
     }
 
@@ -288,12 +292,16 @@ impl<T: GpuReal> CudaCwtStream<T> {
     fn run_windows(&mut self, end: Option<usize>) -> Result<CwtValues, CudaError> {
         let total_cols = end.map(|n| n.div_ceil(self.hop));
         let step = self.chunk * self.hop;
-        let mut parts: Vec<(Vec<T>, usize)> = Vec::new();
         let elem = if self.options.output == OutputKind::Complex {
             2
         } else {
             1
         };
+        let rows = self.options.scales.len();
+        // Columns of every window run now, rows x columns, each window's
+        // rows copied into place as it comes down.
+        let mut parts: Vec<Vec<T>> = Vec::new();
+        let mut widths = Vec::new();
         loop {
             let c0 = self.next_col;
             if total_cols.is_some_and(|t| c0 >= t) {
@@ -309,25 +317,32 @@ impl<T: GpuReal> CudaCwtStream<T> {
             }
             self.win.set_window_start(c0 * self.hop);
             self.win.launch()?;
-            let mut host = vec![T::of(0.0); self.win.output_len()];
-            self.win.download_raw(&mut host)?;
+            self.host.resize(self.win.output_len(), T::of(0.0));
+            self.win.download_raw(&mut self.host)?;
             let w = total_cols.map_or(self.chunk, |t| self.chunk.min(t - c0));
-            parts.push((host, w));
+            let mut part = Vec::with_capacity(rows * w * elem);
+            for r in 0..rows {
+                part.extend_from_slice(
+                    &self.host[r * self.chunk * elem..(r * self.chunk + w) * elem],
+                );
+            }
+            parts.push(part);
+            widths.push(w);
             self.next_col = c0 + w;
             if w < self.chunk {
                 break;
             }
         }
-        // Rows x (sum of widths), from each window's rows of `chunk` columns.
-        let cols: usize = parts.iter().map(|p| p.1).sum();
-        let rows = self.options.scales.len();
+        let cols: usize = widths.iter().sum();
+        if parts.len() == 1 {
+            return Ok(self.values(parts.swap_remove(0), cols));
+        }
         let mut flat = vec![T::of(0.0); rows * cols * elem];
         let mut at = 0;
-        for (host, w) in &parts {
+        for (part, &w) in parts.iter().zip(&widths) {
             for r in 0..rows {
-                let src = &host[r * self.chunk * elem..(r * self.chunk + w) * elem];
                 let d0 = (r * cols + at) * elem;
-                flat[d0..d0 + w * elem].copy_from_slice(src);
+                flat[d0..d0 + w * elem].copy_from_slice(&part[r * w * elem..(r + 1) * w * elem]);
             }
             at += w;
         }

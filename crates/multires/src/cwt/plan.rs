@@ -78,10 +78,11 @@ impl CwtPlan {
     }
 
     /// The plan a stream runs: the recipe every signal longer than its
-    /// largest FFT gets (see `best_fft_size`), and a memory check of what a
-    /// stream holds (masks, kernel spectra, one segment per group) rather
-    /// than of a whole output.
-    pub(super) fn for_stream(options: CwtOptions, complex_signal: bool) -> Result<Self, CwtError> {
+    /// largest FFT gets (see `best_fft_size`), masks never cut to a length,
+    /// and a memory check of what a stream holds (masks, kernel spectra,
+    /// one segment per group) rather than of a whole output. A GPU stream
+    /// plans its windows from it too.
+    pub fn for_stream(options: CwtOptions, complex_signal: bool) -> Result<Self, CwtError> {
         Self::build(options, STREAM_DESIGN_LEN, complex_signal, true)
     }
 
