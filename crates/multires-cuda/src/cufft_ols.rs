@@ -3,14 +3,20 @@
 //! memory holds). Segments are transformed once; the scales go through in
 //! batches: band-limited product, batched inverse cuFFTs, the store.
 //!
-//! Every cuFFT call transforms `FFT_BATCH` segments: cuFFT picks its
+//! Every cuFFT call transforms `fft_batch(l)` segments: cuFFT picks its
 //! kernels by batch size, and 108 segments of 32768 points came out
 //! 4e-7 apart from 9 (an H200, float32), so a window or a stream of a long
-//! signal would not equal the in-memory run. With one batch size the bits
-//! depend on the data only; the segment count is padded to a multiple.
+//! signal would not equal the in-memory run. With one batch size per
+//! segment size the bits depend on the data only. The calls run over the
+//! scales' segments back to back, the buffers padded to a whole call; 8
+//! segments a call made cwt-seed in float64 3.5x slower (launch-bound),
+//! so a call holds up to 4 M points.
 
-/// Segments per cuFFT call (whatever the signal's length).
-const FFT_BATCH: usize = 8;
+/// Segments per cuFFT call for segments of `l` points (whatever the
+/// signal's length): about 4 M points, 1 to 64 segments.
+fn fft_batch(l: usize) -> usize {
+    ((1usize << 22) / l.max(1)).clamp(1, 64)
+}
 
 use crate::cwt::upload;
 use crate::device::Gpu;
@@ -35,12 +41,11 @@ pub(crate) struct CufftGroup<T: GpuReal> {
     frow: CudaSlice<i32>,
     pub nf: usize,
     batch: usize,
-    /// Segments rounded up to a multiple of FFT_BATCH: the stride of `seg`
-    /// and `work` per scale.
-    padded: usize,
+    /// Segments per cuFFT call.
+    calls_of: usize,
     seg: CudaSlice<T>,
     work: CudaSlice<T>,
-    /// FFT_BATCH transforms of `l` points.
+    /// `calls_of` transforms of `l` points.
     fft: CudaFft,
     stream: Arc<CudaStream>,
 }
@@ -67,23 +72,23 @@ fn plan<T: GpuReal>(
     )))
 }
 
-/// In-place transforms of segments `first .. first + count` of `buf`
-/// (segments of `l` complex values), FFT_BATCH a call; `count` is a
-/// multiple of FFT_BATCH.
+/// In-place transforms of the first `count` segments of `buf` (segments
+/// of `l` complex values), `per_call` a call, the last call running into
+/// the padding `buf` has for it.
 fn exec<T: GpuReal>(
     stream: &Arc<CudaStream>,
     fft: &CudaFft,
     buf: &mut CudaSlice<T>,
-    (l, first, count): (usize, usize, usize),
+    (l, count, per_call): (usize, usize, usize),
     inverse: bool,
 ) -> Result<(), CudaError> {
     let (base, _sync) = buf.device_ptr_mut(stream);
     let dir = if inverse { 1 } else { -1 };
     let bytes = 2 * std::mem::size_of::<T>() * l;
-    for g in (first..first + count).step_by(FFT_BATCH) {
+    for g in (0..count).step_by(per_call) {
         let ptr = base + (g * bytes) as u64;
-        // SAFETY: FFT_BATCH segments from g fit `buf` (sized in `new` to a
-        // multiple of FFT_BATCH segments); in place on the plan's stream.
+        // SAFETY: `per_call` segments from g fit `buf` (sized in `new` to
+        // whole calls); in place on the plan's stream.
         let r = unsafe {
             if std::mem::size_of::<T>() == 4 {
                 cudarc::cufft::result::exec_c2c(fft.handle(), ptr as *mut _, ptr as *mut _, dir)
@@ -115,9 +120,10 @@ impl<T: GpuReal> CufftGroup<T> {
             return Err(CudaError::NoCufft);
         }
         let segments = out_len.div_ceil(v);
-        let padded = segments.div_ceil(FFT_BATCH) * FFT_BATCH;
+        let calls_of = fft_batch(l);
+        let whole = |n: usize| n.div_ceil(calls_of) * calls_of;
         let nf = rows.len();
-        let per_scale = padded * l * 2 * std::mem::size_of::<T>();
+        let per_scale = segments * l * 2 * std::mem::size_of::<T>();
         let free = gpu.free_mem()?;
         let budget = (free / 4).min(1 << 30);
         let batch = (budget / per_scale).clamp(1, nf);
@@ -127,9 +133,9 @@ impl<T: GpuReal> CufftGroup<T> {
                 .alloc_zeros::<T>(n)
                 .during(|| format!("allocating {n} values for cuFFT overlap-save"))
         };
-        let seg = alloc(padded * l * 2)?;
-        let work = alloc(batch * padded * l * 2)?;
-        let fft = plan::<T>(&stream, l, FFT_BATCH)?;
+        let seg = alloc(whole(segments) * l * 2)?;
+        let work = alloc(whole(batch * segments) * l * 2)?;
+        let fft = plan::<T>(&stream, l, calls_of)?;
         Ok(CufftGroup {
             l,
             v,
@@ -142,7 +148,7 @@ impl<T: GpuReal> CufftGroup<T> {
             frow: upload(gpu, rows)?,
             nf,
             batch,
-            padded,
+            calls_of,
             seg,
             work,
             fft,
@@ -170,8 +176,7 @@ impl<T: GpuReal> CufftGroup<T> {
         ncols_out: usize,
         out: &CudaSlice<T>,
     ) -> Result<(), CudaError> {
-        // S: the per-scale stride of `work`, in segments.
-        let (l, v, s) = (self.l as i32, self.v as i32, self.padded as i32);
+        let (l, v, s) = (self.l as i32, self.v as i32, self.segments as i32);
         let inst = format!("GATHER(kernel, {}, {})", T::CUDA, cx as i32);
         let f = gpu.function(Kernel::OlsCufft, &inst, 0)?;
         let xlen = xr.len() as i64;
@@ -196,7 +201,7 @@ impl<T: GpuReal> CufftGroup<T> {
             &self.stream,
             &self.fft,
             &mut self.seg,
-            (self.l, 0, self.padded),
+            (self.l, self.segments, self.calls_of),
             false,
         )?;
         let prod = gpu.function(
@@ -232,7 +237,7 @@ impl<T: GpuReal> CufftGroup<T> {
                 &self.stream,
                 &self.fft,
                 &mut self.work,
-                (self.l, 0, nb * self.padded),
+                (self.l, nb * self.segments, self.calls_of),
                 true,
             )?;
             let cfg = LaunchConfig {
