@@ -43,9 +43,10 @@ else:
     s = multires.CwtStream(scales, "cmor1.5-1.0", device=device, **kw)
     secs = time.perf_counter() - t
     digest, step = 0.0, 1 << 16
-    for i in range(0, cfg["n"] + 1, step):
+    calls = [lambda i=i: s.push(x[i:i + step]) for i in range(0, cfg["n"], step)] + [s.finish]
+    for call in calls:
         t = time.perf_counter()
-        part = s.push(x[i:i + step]) if i < cfg["n"] else s.finish()
+        part = call()
         secs += time.perf_counter() - t
         digest += float(np.asarray(part, np.float64).sum())
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
