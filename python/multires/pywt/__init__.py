@@ -6,9 +6,10 @@ dtypes, with results equal to PyWavelets' to 1e-12 in float64. Extra
 keyword: ``device='cuda'`` on :func:`wavedec`/:func:`waverec` (and
 :func:`cwt`) runs batches on the GPU.
 
-The stationary transforms (swt*), wavelet packets, the MRA functions and
-the fully separable transforms raise NotImplementedError naming the
-function.
+``swt``, ``iswt`` and ``swt_max_level`` are PyWavelets' 1-D stationary
+transform. The n-D stationary transforms, wavelet packets, the MRA
+functions and the fully separable transforms raise NotImplementedError
+naming the function.
 """
 
 from ._coeffs import (
@@ -48,6 +49,7 @@ from ._dwt import (
     waverec2,
     waverecn,
 )
+from ._swt import iswt, swt, swt_max_level
 from ._thresholding import threshold, threshold_firm
 from ._wavelets import ContinuousWavelet, DiscreteContinuousWavelet, Modes, Wavelet, families, wavelist
 
@@ -65,7 +67,7 @@ def _not_yet(name):
 
 
 NOT_IMPLEMENTED = (
-    "swt", "iswt", "swt2", "iswt2", "swtn", "iswtn", "swt_max_level",
+    "swt2", "iswt2", "swtn", "iswtn",
     "mra", "imra", "mra2", "imra2", "mran", "imran",
     "fswavedecn", "fswaverecn", "FswavedecnResult",
     "WaveletPacket", "WaveletPacket2D", "WaveletPacketND", "Node", "Node2D", "NodeND", "BaseNode",
@@ -80,5 +82,5 @@ __all__ = [
     "dwtn", "idwtn", "wavedecn", "waverecn", "dwt_max_level", "dwt_coeff_len", "dwtn_max_level",
     "wavedecn_shapes", "wavedecn_size", "coeffs_to_array", "array_to_coeffs", "ravel_coeffs", "unravel_coeffs",
     "cwt", "scale2frequency", "frequency2scale", "central_frequency", "integrate_wavelet", "qmf",
-    "orthogonal_filter_bank", "threshold", "threshold_firm",
+    "orthogonal_filter_bank", "threshold", "threshold_firm", "swt", "iswt", "swt_max_level",
 ] + list(NOT_IMPLEMENTED)

@@ -141,10 +141,18 @@ def threshold_firm(data: ArrayLike, value_low: float, value_high: float) -> np.n
     """Firm thresholding."""
 
 NOT_IMPLEMENTED: tuple[str, ...]
-def swt(*args: Any, **kwargs: Any) -> Any:
-    """Not implemented yet: raises NotImplementedError."""
-def iswt(*args: Any, **kwargs: Any) -> Any:
-    """Not implemented yet: raises NotImplementedError."""
+def swt(
+    data: ArrayLike,
+    wavelet: Any,
+    level: Optional[int] = None,
+    start_level: int = 0,
+    axis: int = -1,
+    trim_approx: bool = False,
+    norm: bool = False,
+) -> list:
+    """Multilevel 1-D stationary wavelet transform, as pywt.swt."""
+def iswt(coeffs: Any, wavelet: Any, norm: bool = False, axis: int = -1) -> np.ndarray:
+    """The signal of swt's coefficients, as pywt.iswt."""
 def swt2(*args: Any, **kwargs: Any) -> Any:
     """Not implemented yet: raises NotImplementedError."""
 def iswt2(*args: Any, **kwargs: Any) -> Any:
@@ -153,8 +161,8 @@ def swtn(*args: Any, **kwargs: Any) -> Any:
     """Not implemented yet: raises NotImplementedError."""
 def iswtn(*args: Any, **kwargs: Any) -> Any:
     """Not implemented yet: raises NotImplementedError."""
-def swt_max_level(*args: Any, **kwargs: Any) -> Any:
-    """Not implemented yet: raises NotImplementedError."""
+def swt_max_level(input_len: Any) -> int:
+    """How many times input_len halves evenly (pywt.swt_max_level)."""
 def mra(*args: Any, **kwargs: Any) -> Any:
     """Not implemented yet: raises NotImplementedError."""
 def imra(*args: Any, **kwargs: Any) -> Any:

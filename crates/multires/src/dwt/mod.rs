@@ -15,6 +15,7 @@ pub mod multilevel;
 pub mod nd;
 pub mod polyphase;
 mod single;
+pub mod swt;
 mod wavelet;
 
 pub use extension::Mode;
