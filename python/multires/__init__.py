@@ -156,6 +156,20 @@ def _half(dtype):
     )
 
 
+def _scales_and_name(scales, hop, wavelet):
+    """The scales as a flat float64 array and the wavelet's name, with the
+    checks a plan and a stream make before the engine sees them."""
+    s = np.asarray(scales, dtype=np.float64).ravel()
+    if s.size == 0:
+        raise ValueError("scales is empty: give at least one scale (in samples)")
+    if int(hop) != hop or hop < 1:
+        raise ValueError(f"hop must be an integer >= 1, got {hop!r}")
+    name = wavelet if isinstance(wavelet, str) else getattr(wavelet, "name", wavelet)
+    if not isinstance(name, str):
+        raise TypeError(f"wavelet must be a name such as 'morl', got {wavelet!r}")
+    return s, name
+
+
 def _bfloat16():
     """ml_dtypes' bfloat16 where it is installed (numpy has none), else None."""
     try:
@@ -232,14 +246,7 @@ class CwtPlan:
             precision = p
         if isinstance(n, (bool, np.bool_)) or int(n) != n or n < 1:
             raise ValueError(f"n must be a positive number of samples, got {n!r}")
-        s = np.asarray(scales, dtype=np.float64).ravel()
-        if s.size == 0:
-            raise ValueError("scales is empty: give at least one scale (in samples)")
-        if int(hop) != hop or hop < 1:
-            raise ValueError(f"hop must be an integer >= 1, got {hop!r}")
-        name = wavelet if isinstance(wavelet, str) else getattr(wavelet, "name", wavelet)
-        if not isinstance(name, str):
-            raise TypeError(f"wavelet must be a name such as 'morl', got {wavelet!r}")
+        s, name = _scales_and_name(scales, hop, wavelet)
         self._core = _multires.CwtPlanCore(
             int(n),
             bool(complex_input),

@@ -151,24 +151,16 @@ class CwtStream(_Stream):
         device="auto",
         chunk=65536,
     ):
-        from . import _half, _precision, frequency_to_scale
+        from . import _half, _precision, _scales_and_name, frequency_to_scale
 
         if (scales is None) == (freqs is None):
             raise ValueError("give scales or freqs (with fs), one of them")
         if freqs is not None:
-            s = frequency_to_scale(wavelet, freqs, 1.0 if fs is None else fs)
-        else:
-            s = np.asarray(scales, dtype=np.float64).ravel()
-        if s.size == 0:
-            raise ValueError("scales is empty: give at least one scale (in samples)")
-        if int(hop) != hop or hop < 1:
-            raise ValueError(f"hop must be an integer >= 1, got {hop!r}")
+            scales = frequency_to_scale(wavelet, freqs, 1.0 if fs is None else fs)
+        s, name = _scales_and_name(scales, hop, wavelet)
         half, p = _half(dtype)
         if p is not None:
             precision = p
-        name = wavelet if isinstance(wavelet, str) else getattr(wavelet, "name", wavelet)
-        if not isinstance(name, str):
-            raise TypeError(f"wavelet must be a name such as 'morl', got {wavelet!r}")
         self._args = (
             s.tolist(),
             name,
@@ -201,11 +193,7 @@ class CwtStream(_Stream):
 
         if self._half == "bf16":
             return _bfloat16() or np.dtype(np.uint16)
-        if self._half == "f16":
-            return np.dtype(np.float16)
-        complex_out = self._args[2] == "complex"
-        f32 = self._args[3] == "f32"
-        return np.dtype({(True, True): np.complex64, (True, False): np.complex128, (False, True): np.float32, (False, False): np.float64}[(complex_out, f32)])
+        return np.dtype(self._core.dtype)
 
     @property
     def device(self) -> str:

@@ -90,7 +90,33 @@ impl RowsView<'_> {
     }
 }
 
-/// Raises KeyboardInterrupt between rows when the user pressed Ctrl-C.
+/// The transform's options from the Python layer's names: `names` are the
+/// output, precision, boundary, normalization and algorithm (plans and
+/// streams take the same ones).
+pub(crate) fn cwt_options(
+    scales: &[f64],
+    wavelet: &str,
+    [output, precision, boundary, normalization, algorithm]: [&str; 5],
+    hop: usize,
+    fs: Option<f64>,
+    allow_nonfinite: bool,
+    half: Option<&str>,
+) -> PyResult<CwtOptions> {
+    let w = Wavelet::from_name(wavelet).map_err(value_err)?;
+    check_scales(scales)?;
+    let mut o = CwtOptions::new(w, scales.iter().map(|&s| Scale::new(s)).collect());
+    o.output = parse(output)?;
+    o.precision = parse(precision)?;
+    o.boundary = parse(boundary)?;
+    o.normalization = parse(normalization)?;
+    o.algorithm = parse(algorithm)?;
+    o.hop = hop;
+    o.sample_rate = fs;
+    o.allow_nonfinite = allow_nonfinite;
+    o.half = half.map(parse).transpose()?;
+    Ok(o)
+}
+
 /// Scales (in samples) must be finite and positive: the first bad one, named.
 pub(crate) fn check_scales(scales: &[f64]) -> PyResult<()> {
     if let Some((i, s)) = scales
@@ -145,18 +171,15 @@ impl CwtPlanCore {
         allow_nonfinite: bool,
         half: Option<&str>,
     ) -> PyResult<Self> {
-        let w = Wavelet::from_name(wavelet).map_err(value_err)?;
-        check_scales(&scales)?;
-        let mut o = CwtOptions::new(w, scales.iter().map(|&s| Scale::new(s)).collect());
-        o.output = parse(output)?;
-        o.precision = parse(precision)?;
-        o.boundary = parse(boundary)?;
-        o.normalization = parse(normalization)?;
-        o.algorithm = parse(algorithm)?;
-        o.hop = hop;
-        o.sample_rate = fs;
-        o.allow_nonfinite = allow_nonfinite;
-        o.half = half.map(parse).transpose()?;
+        let o = cwt_options(
+            &scales,
+            wavelet,
+            [output, precision, boundary, normalization, algorithm],
+            hop,
+            fs,
+            allow_nonfinite,
+            half,
+        )?;
         let (_, on_gpu) = backend(device)?;
         let plan =
             crate::run(py, || multires::CwtPlan::new(o, n, complex_signal)).map_err(cwt_err)?;

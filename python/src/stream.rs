@@ -2,12 +2,12 @@
 //! that are final so far (bit for bit the whole transform's), with the GIL
 //! released while the engine works.
 
-use crate::cwt::{check_scales, filter_bank};
+use crate::cwt::{cwt_options, filter_bank};
 use crate::{cuda_err, cwt_err, fir_err, parse, value_err};
 use multires::backend::Device;
-use multires::cwt::{CwtValues, HalfFloat, Precision};
+use multires::cwt::{CwtValues, Precision};
 use multires::fir::{FirOptions, FirStream, FirValues};
-use multires::{CwtOptions, CwtStream, Scale, Signal, Wavelet};
+use multires::{CwtStream, Signal};
 use multires_cuda::CudaCwtStream;
 use num_complex::Complex64;
 use numpy::{IntoPyArray, PyReadonlyArray1};
@@ -97,6 +97,8 @@ pub(crate) struct CwtStreamCore {
     explain: String,
     memory_bound: u64,
     device: &'static str,
+    /// The columns' numpy dtype (bfloat16's bits come as uint16).
+    dtype: &'static str,
 }
 
 #[pymethods]
@@ -122,21 +124,19 @@ impl CwtStreamCore {
         chunk: usize,
     ) -> PyResult<Self> {
         let device: Device = parse(device)?;
-        let w = Wavelet::from_name(wavelet).map_err(value_err)?;
-        check_scales(&scales)?;
-        let mut o = CwtOptions::new(w, scales.iter().map(|&s| Scale::new(s)).collect());
-        o.output = parse(output)?;
-        o.precision = parse(precision)?;
-        o.boundary = parse(boundary)?;
-        o.normalization = parse(normalization)?;
-        o.algorithm = parse(algorithm)?;
-        o.hop = hop;
-        o.sample_rate = fs;
-        o.allow_nonfinite = allow_nonfinite;
-        o.half = half.map(parse::<HalfFloat>).transpose()?;
+        let o = cwt_options(
+            &scales,
+            wavelet,
+            [output, precision, boundary, normalization, algorithm],
+            hop,
+            fs,
+            allow_nonfinite,
+            half,
+        )?;
         let cpu = CwtStream::new(o.clone(), complex_signal).map_err(cwt_err)?;
         let explain = cpu.recipe().to_string();
         let memory_bound = cpu.memory_bound();
+        let dtype = cpu.output_dtype();
         // 'auto' takes the GPU where one is usable and the output is not
         // 16-bit (GPU windows store float32 or float64).
         let gpu = match device {
@@ -170,6 +170,7 @@ impl CwtStreamCore {
             explain,
             memory_bound,
             device,
+            dtype,
         })
     }
 
@@ -200,6 +201,11 @@ impl CwtStreamCore {
     #[getter]
     fn device(&self) -> &'static str {
         self.device
+    }
+
+    #[getter]
+    fn dtype(&self) -> &'static str {
+        self.dtype
     }
 
     fn explain(&self) -> String {

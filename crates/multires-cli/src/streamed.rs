@@ -144,7 +144,7 @@ pub fn cwt_streamed(a: &CwtArgs) -> Result<()> {
     let o = cpu.options().clone();
     let n = chunks.len();
     let (rows, cols) = (o.scales.len(), n.div_ceil(o.hop));
-    let dtype = stream_dtype(&cpu);
+    let dtype = cpu.output_dtype();
     // 'auto' streams on the GPU where one is usable and the output is not
     // 16-bit (GPU windows store float32 or float64).
     let gpu = match a.transform.device {
@@ -242,20 +242,6 @@ pub fn cwt_streamed(a: &CwtArgs) -> Result<()> {
         start.elapsed().as_secs_f64()
     );
     Ok(())
-}
-
-fn stream_dtype(s: &CwtStream) -> &'static str {
-    use multires::cwt::OutputKind;
-    let o = s.options();
-    if let Some(h) = o.half {
-        return h.numpy_name();
-    }
-    match (o.precision, o.output) {
-        (Precision::F32, OutputKind::Complex) => "complex64",
-        (Precision::F32, _) => "float32",
-        (Precision::F64, OutputKind::Complex) => "complex128",
-        (Precision::F64, _) => "float64",
-    }
 }
 
 /// The bank of `a.filters` over `a.input` in chunks, into `a.output`.

@@ -37,13 +37,13 @@ pub struct CwtStream {
     /// Samples pushed so far.
     total: usize,
     /// Samples held until the stream is long enough to start (its first
-    /// `start_len` samples).
+    /// `tail` samples).
     head: Vec<Complex64>,
     state: Option<State>,
     /// Samples a window holds besides the chunk: the right boundary at
-    /// `finish` reads this far back.
+    /// `finish` reads this far back. Also when the stream starts: past the
+    /// largest FFT, so its recipe is the whole signal's.
     tail: usize,
-    start_len: usize,
 }
 
 enum State {
@@ -92,7 +92,6 @@ impl CwtStream {
             head: Vec::new(),
             state: None,
             tail,
-            start_len: tail.max(max_p),
             plan,
         })
     }
@@ -122,7 +121,12 @@ impl CwtStream {
 
     /// Samples the stream must hold before its first column comes out.
     pub fn latency(&self) -> usize {
-        self.start_len
+        self.tail
+    }
+
+    /// The numpy dtype of the columns (the whole transform's).
+    pub fn output_dtype(&self) -> &'static str {
+        self.plan.output_dtype()
     }
 
     pub fn options(&self) -> &CwtOptions {
@@ -200,7 +204,7 @@ impl CwtStream {
         self.total += x.len();
         if self.state.is_none() {
             self.head.extend_from_slice(&x);
-            if self.total < self.start_len {
+            if self.total < self.tail {
                 return Ok(self.empty());
             }
             let head = std::mem::take(&mut self.head);
