@@ -414,7 +414,15 @@ impl CwtPlan {
                 got: signal.len(),
             });
         }
+        self.check_finite(signal, 0)
+    }
+
+    /// NaN/Inf samples are refused unless allowed, and allowed only with
+    /// direct sums; the error names sample `offset +` its index (a stream's
+    /// chunk starts at `offset`).
+    pub fn check_finite(&self, signal: &Signal, offset: usize) -> Result<(), CwtError> {
         if let Some((index, value)) = signal.first_nonfinite() {
+            let index = index + offset;
             if !self.options.allow_nonfinite {
                 return Err(CwtError::NonFinite { index, value });
             }

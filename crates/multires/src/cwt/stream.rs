@@ -21,7 +21,7 @@ use super::direct::{self, Extended};
 use super::output::{CwtValues, OutValue};
 use super::plan::{Engine, Engines, Groups};
 use super::strategy::ScaleAlgorithm;
-use super::{Algorithm, CwtError, CwtOptions, CwtPlan, OutputKind};
+use super::{CwtError, CwtOptions, CwtPlan, OutputKind};
 use crate::boundary::Boundary;
 use crate::overlap_save::{RealScratch, Scratch};
 use crate::real::{complex_of, Real};
@@ -183,17 +183,7 @@ impl CwtStream {
                 got: "complex",
             });
         }
-        if let Some((index, value)) = chunk.first_nonfinite() {
-            let index = index + self.total;
-            let o = self.plan.options();
-            if !o.allow_nonfinite {
-                return Err(CwtError::NonFinite { index, value });
-            }
-            if o.algorithm != Algorithm::Direct {
-                return Err(CwtError::NonFiniteFft { index, value });
-            }
-        }
-        Ok(())
+        self.plan.check_finite(chunk, self.total)
     }
 
     /// Appends `chunk` (any length, zero included) and returns the columns

@@ -196,7 +196,15 @@ pub fn validate(
         return Err(FirError::EmptySignal);
     }
     validate_filters(filters)?;
+    check_finite(signal, options, 0)
+}
+
+/// NaN/Inf samples are refused unless allowed, and allowed only with the
+/// direct sum; the error names sample `offset +` its index (a stream's
+/// chunk starts at `offset`).
+pub fn check_finite(signal: &Signal, options: &FirOptions, offset: usize) -> Result<(), FirError> {
     if let Some((index, value)) = signal.first_nonfinite() {
+        let index = index + offset;
         if !options.allow_nonfinite {
             return Err(FirError::NonFinite { index, value });
         }

@@ -9,8 +9,8 @@
 //! outputs by one until `finish`.
 
 use super::{
-    output_range, plan, validate_filters, FilterBank, FirAlgorithm, FirError, FirOptions, FirPost,
-    FirRecipe, FirValues,
+    output_range, plan, validate_filters, FilterBank, FirError, FirOptions, FirPost, FirRecipe,
+    FirValues,
 };
 use crate::overlap_save::{GroupEngine, Scratch};
 use crate::signal::Signal;
@@ -135,15 +135,7 @@ impl FirStream {
         if chunk.is_complex() && !self.complex_signal {
             return Err(FirError::StreamKind);
         }
-        if let Some((index, value)) = chunk.first_nonfinite() {
-            let index = index + self.total;
-            if !self.options.allow_nonfinite {
-                return Err(FirError::NonFinite { index, value });
-            }
-            if self.options.algorithm != FirAlgorithm::Direct {
-                return Err(FirError::NonFiniteFft { index, value });
-            }
-        }
+        super::check_finite(chunk, &self.options, self.total)?;
         self.buf.extend(chunk.to_complex());
         self.total += chunk.len();
         if !self.started && self.total < self.latency {
