@@ -18,7 +18,7 @@ use pyo3::types::{PyDict, PyList};
 /// A discrete wavelet's filters, by name or from a user's filter bank.
 #[pyclass(module = "multires._multires", name = "DiscreteFilters", frozen)]
 pub(crate) struct DiscreteFilters {
-    wavelet: DiscreteWavelet,
+    pub(crate) wavelet: DiscreteWavelet,
 }
 
 #[pymethods]
@@ -136,7 +136,7 @@ fn continuous_psi<'py>(py: Python<'py>, name: &str, t: Vec<f64>) -> PyResult<Bou
     Ok(v.into_pyarray(py).into_any())
 }
 
-fn transform<T: Real>(w: &DiscreteWavelet, mode: &str) -> PyResult<Transform<T>> {
+pub(crate) fn transform<T: Real>(w: &DiscreteWavelet, mode: &str) -> PyResult<Transform<T>> {
     let mode: Mode = parse(mode)?;
     Transform::new(w, mode, Algorithm::Auto, Granularity::default()).map_err(value_err)
 }
@@ -158,6 +158,7 @@ macro_rules! float_dispatch {
         }
     }};
 }
+pub(crate) use float_dispatch;
 
 /// `pywt.dwt(x, w, mode, axis)`: (cA, cD).
 #[pyfunction]
@@ -196,40 +197,6 @@ fn idwt_axis<'py>(
         let ax = dwt::nd::axis_index(axis, va.ndim()).map_err(value_err)?;
         let y = crate::run(py, || dwt::idwt_axis(va, vd, &t, ax)).map_err(value_err)?;
         Ok(y.into_pyarray(py).into_any())
-    })
-}
-
-/// One level of `pywt.swt` over rows (C-contiguous, shape (rows, N)): the
-/// filters upsampled by `fstep` and scaled by `scale` (1/sqrt 2 for
-/// `norm=True`), every output kept; (cA, cD) of the rows' shape.
-#[pyfunction]
-fn swt_level<'py>(
-    py: Python<'py>,
-    x: &Bound<'py, PyAny>,
-    wavelet: &DiscreteFilters,
-    fstep: usize,
-    scale: f64,
-) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-    if fstep == 0 {
-        return Err(value_err("fstep must be >= 1"));
-    }
-    let lo: Vec<f64> = wavelet.wavelet.dec_lo.iter().map(|v| v * scale).collect();
-    let hi: Vec<f64> = wavelet.wavelet.dec_hi.iter().map(|v| v * scale).collect();
-    float_dispatch!(x, T, a => {
-        let v = a.as_array();
-        let shape = v.shape().to_vec();
-        let n = *shape.last().unwrap_or(&0);
-        let Some(flat) = v.as_slice() else {
-            return Err(value_err("swt_level needs C-contiguous rows"));
-        };
-        let (ca, cd) = crate::run(py, || {
-            let mut ca = vec![T::of(0.0); flat.len()];
-            let mut cd = vec![T::of(0.0); flat.len()];
-            dwt::swt::swt_level(flat, n, (&lo, &hi), fstep, &mut ca, &mut cd);
-            (ca, cd)
-        });
-        let shaped = |v: Vec<T>| ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&shape), v).map_err(value_err);
-        Ok((shaped(ca)?.into_pyarray(py).into_any(), shaped(cd)?.into_pyarray(py).into_any()))
     })
 }
 
@@ -419,7 +386,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(continuous_psi, m)?)?;
     m.add_function(wrap_pyfunction!(dwt_axis, m)?)?;
     m.add_function(wrap_pyfunction!(idwt_axis, m)?)?;
-    m.add_function(wrap_pyfunction!(swt_level, m)?)?;
     m.add_function(wrap_pyfunction!(wavedec, m)?)?;
     m.add_function(wrap_pyfunction!(waverec, m)?)?;
     m.add_function(wrap_pyfunction!(wavedec_cuda, m)?)?;

@@ -15,6 +15,7 @@ mod dlpack;
 mod dwt;
 mod stream;
 mod timefreq;
+mod undecimated;
 
 use multires::backend::{Backend, BackendError, CpuBackend, Device};
 use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
@@ -213,6 +214,7 @@ fn _multires(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cuda_unavailable_reason, m)?)?;
     cwt::register(m)?;
     dwt::register(m)?;
+    undecimated::register(m)?;
     codec::register(m)?;
     dlpack::register(m)?;
     timefreq::register(m)?;

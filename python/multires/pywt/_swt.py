@@ -1,7 +1,9 @@
-"""PyWavelets' stationary wavelet transform (1-D): ``swt``, ``iswt``,
-``swt_max_level``. The engine computes each level (the à trous
-periodized convolution, pywt's order of sums); the inverse is pywt's
-algorithm over the engine's periodization ``idwt``.
+"""PyWavelets' stationary wavelet transform: ``swt``, ``iswt``, ``swt2``,
+``iswt2``, ``swtn``, ``iswtn``, ``swt_max_level``. The engine computes
+each level along an axis (the à trous periodized convolution in pywt's
+order of sums, and its inverse: the average of the two periodization
+inverses of each level's interleaved halves); the n-D forms apply it axis
+by axis, as pywt does.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import warnings
 import numpy as np
 
 from .. import _multires
-from ._dwt import _axis, _done, _prep, idwt
+from ._dwt import _axes, _axis, _done, _per_axis, _prep
 from ._wavelets import Wavelet, as_wavelet
 
 
@@ -42,14 +44,59 @@ def _normed(w: Wavelet, norm: bool, s: float) -> Wavelet:
     orthogonal wavelet's energy is kept)."""
     if not norm:
         return w
-    if not w.orthogonal:
+    bank = [np.asarray(f) * s for f in w.filter_bank]
+    return Wavelet(w.name, filter_bank=bank)
+
+
+def _warn_not_orthogonal(ws, norm):
+    if norm and not all(w.orthogonal for w in ws):
         warnings.warn(
-            "norm=True, but the wavelet is not orthogonal: \n"
+            "norm=True, but the wavelets used are not orthogonal: \n"
             "\tThe conditions for energy preservation are not satisfied.\n"
             "\tThe transform will not be a tight frame."
         )
-    bank = [np.asarray(f) * s for f in w.filter_bank]
-    return Wavelet(w.name, filter_bank=bank)
+
+
+def _check_levels(n, level, start_level):
+    """pywt's length rules for ``level`` levels from ``start_level`` on an
+    axis of ``n`` samples."""
+    if not isinstance(level, (numbers.Integral, np.integer)) or level < 1:
+        raise ValueError(f"Level value of {level} is too low : minimum required level is 1.")
+    if not isinstance(start_level, (numbers.Integral, np.integer)) or start_level < 0:
+        raise ValueError(f"start_level must be a non-negative integer, got {start_level!r}")
+    max_level = swt_max_level(n)
+    if start_level >= max_level:
+        raise ValueError(f"start_level must be less than {max_level}.")
+    if start_level + level > max_level:
+        raise ValueError(
+            f"Level value too high (max level for current data size and start_level is {max_level - start_level}): "
+            f"the length {n} must be evenly divisible by 2**(start_level + level) = {2 ** (start_level + level)}."
+        )
+
+
+def _on_rows(fn, arrays, axis):
+    """``fn`` over C-contiguous rows along ``axis`` of same-shape arrays;
+    the results put back in the arrays' layout. Complex arrays go as their
+    real and imaginary parts (the transforms are real-linear)."""
+    if any(a.dtype.kind == "c" for a in arrays):
+        re = _on_rows(fn, [np.ascontiguousarray(a.real) for a in arrays], axis)
+        im = _on_rows(fn, [np.ascontiguousarray(a.imag) for a in arrays], axis)
+        if isinstance(re, tuple):
+            return tuple(r + 1j * i for r, i in zip(re, im))
+        return re + 1j * im
+    moved = [np.ascontiguousarray(np.moveaxis(a, axis, -1)) for a in arrays]
+    shape = moved[0].shape
+    out = fn(*[m.reshape(-1, shape[-1]) for m in moved])
+    back = lambda v: np.moveaxis(v.reshape(shape), -1, axis)
+    return tuple(back(v) for v in out) if isinstance(out, tuple) else back(out)
+
+
+def _swt_level(x, w, fstep, axis):
+    return _on_rows(lambda r: _multires.swt_level(r, w._filters, fstep, 1.0), [x], axis)
+
+
+def _iswt_level(a, d, w, fstep, axis):
+    return _on_rows(lambda ra, rd: _multires.iswt_level(ra, rd, w._filters, fstep, 1.0), [a, d], axis)
 
 
 def swt(data, wavelet, level=None, start_level=0, axis=-1, trim_approx=False, norm=False):
@@ -65,75 +112,157 @@ def swt(data, wavelet, level=None, start_level=0, axis=-1, trim_approx=False, no
     if a.ndim == 0:
         raise ValueError("data must be at least 1-D")
     ax = _axis(axis, a.ndim)
-    if a.dtype.kind == "c":
-        re = swt(a.real, wavelet, level, start_level, ax, trim_approx, norm)
-        im = swt(a.imag, wavelet, level, start_level, ax, trim_approx, norm)
-        if trim_approx:
-            return [_done(r + 1j * i, foreign) for r, i in zip(re, im)]
-        return [(_done(ra + 1j * ia, foreign), _done(rd + 1j * id_, foreign)) for (ra, rd), (ia, id_) in zip(re, im)]
-    w = _normed(as_wavelet(wavelet), norm, 1 / np.sqrt(2))
+    w = as_wavelet(wavelet)
+    _warn_not_orthogonal([w], norm)
+    w = _normed(w, norm, 1 / np.sqrt(2))
     n = a.shape[ax]
     if level is None:
         level = swt_max_level(n)
-    if not isinstance(level, (numbers.Integral, np.integer)) or level < 1:
-        raise ValueError(f"Level value of {level} is too low : minimum required level is 1.")
-    if not isinstance(start_level, (numbers.Integral, np.integer)) or start_level < 0:
-        raise ValueError(f"start_level must be a non-negative integer, got {start_level!r}")
-    if n % 2 ** level:
-        raise ValueError(
-            f"Length of data must be evenly divisible by 2**level: {n} is not a multiple of {2 ** level} "
-            f"(the largest level for this length is {swt_max_level(n)})"
-        )
-    max_level = swt_max_level(n)
-    if start_level >= max_level:
-        raise ValueError(f"start_level must be less than {max_level}.")
-    if start_level + level > max_level:
-        raise ValueError(
-            f"Level value too high (max level for current data size and start_level is {max_level - start_level})."
-        )
-    rows = np.ascontiguousarray(np.moveaxis(a, ax, -1))
-    shape = rows.shape
-    x = rows.reshape(-1, n)
-    out = []
-    for j in range(start_level + 1, start_level + level + 1):
-        ca, cd = _multires.swt_level(x, w._filters, 2 ** (j - 1), 1.0)
-        out.append((ca, cd))
+    _check_levels(n, level, start_level)
+    out, x = [], a
+    for j in range(start_level, start_level + level):
+        ca, cd = _swt_level(x, w, 2**j, ax)
+        out.append((_done(ca, foreign), _done(cd, foreign)))
         x = ca
-    back = lambda v: _done(np.moveaxis(v.reshape(shape), -1, ax), foreign)
     out.reverse()
     if trim_approx:
-        return [back(out[0][0])] + [back(cd) for _, cd in out]
-    return [(back(ca), back(cd)) for ca, cd in out]
+        return [out[0][0]] + [cd for _, cd in out]
+    return out
+
+
+def _common(arrays):
+    dt = np.result_type(*[_prep(a)[0].dtype for a in arrays])
+    return [np.asarray(_prep(a)[0], dtype=dt) for a in arrays]
 
 
 def iswt(coeffs, wavelet, norm=False, axis=-1):
     """The signal of ``swt``'s coefficients (either of its forms), as
     ``pywt.iswt``: each level the average of the two periodization inverses
     of its interleaved halves."""
+    if not coeffs:
+        raise ValueError("coeffs is empty: pass what swt returned")
     trim_approx = not isinstance(coeffs[0], (tuple, list))
     if trim_approx:
-        output, details = _prep(coeffs[0])[0].copy(), list(coeffs[1:])
+        first, details = coeffs[0], list(coeffs[1:])
     else:
-        output, details = _prep(coeffs[0][0])[0].copy(), [c[1] for c in coeffs]
-    if output.dtype.kind == "c" or any(np.iscomplexobj(d) for d in details):
-        re = [np.real(output)] + [np.real(d) for d in details]
-        im = [np.imag(output)] + [np.imag(d) for d in details]
-        return iswt(re, wavelet, norm, axis) + 1j * iswt(im, wavelet, norm, axis)
+        first, details = coeffs[0][0], [c[1] for c in coeffs]
+    output, *details = _common([first] + details)
     w = _normed(as_wavelet(wavelet), norm, np.sqrt(2))
     ax = _axis(axis, output.ndim)
-    output = np.moveaxis(output, ax, -1).copy()
     num_levels = len(details)
-    for j in range(num_levels, 0, -1):
-        step = 2 ** (j - 1)
-        cd = np.moveaxis(np.asarray(details[-j], dtype=output.dtype), ax, -1)
+    for j, cd in enumerate(details):
         if cd.shape != output.shape:
-            raise ValueError(f"the detail coefficients of level {j} have shape {cd.shape}, the approximation {output.shape}")
-        n = cd.shape[-1]
-        for first in range(step):
-            indices = np.arange(first, n, step)
-            even, odd = indices[0::2], indices[1::2]
-            x1 = idwt(output[..., even], cd[..., even], w, "periodization", axis=-1)
-            x2 = idwt(output[..., odd], cd[..., odd], w, "periodization", axis=-1)
-            x2 = np.roll(x2, 1, axis=-1)
-            output[..., indices] = (x1 + x2) / 2.0
-    return np.moveaxis(output, -1, ax)
+            raise ValueError(
+                f"the detail coefficients of level {num_levels - j} have shape {cd.shape}, the approximation {output.shape}"
+            )
+        output = _iswt_level(output, cd, w, 2 ** (num_levels - j - 1), ax)
+    return output
+
+
+def swtn(data, wavelet, level, start_level=0, axes=None, trim_approx=False, norm=False):
+    """n-D stationary wavelet transform, as ``pywt.swtn``:
+    ``[{coeffs_level_n}, ..., {coeffs_level_1}]``, dicts keyed by one
+    'a'/'d' letter per axis (with ``trim_approx`` the first entry is the
+    coarsest approximation and the dicts hold details only). ``wavelet``
+    may be one per axis."""
+    a, foreign = _prep(data)
+    if a.ndim < 1:
+        raise ValueError("Input data must be at least 1D")
+    axes = _axes(axes, a.ndim)
+    ws = _per_axis(wavelet, axes, as_wavelet, "wavelet")
+    _warn_not_orthogonal(ws, norm)
+    ws = [_normed(w, norm, 1 / np.sqrt(2)) for w in ws]
+    for ax in axes:
+        _check_levels(a.shape[ax], level, start_level)
+    ret = []
+    for j in range(start_level, start_level + level):
+        bands = [("", a)]
+        for ax, w in zip(axes, ws):
+            nxt = []
+            for key, x in bands:
+                ca, cd = _swt_level(x, w, 2**j, ax)
+                nxt += [(key + "a", ca), (key + "d", cd)]
+            bands = nxt
+        bands = dict(bands)
+        a = bands["a" * len(axes)]
+        if trim_approx:
+            bands.pop("a" * len(axes))
+        ret.append({k: _done(v, foreign) for k, v in bands.items()})
+    if trim_approx:
+        ret.append(_done(a, foreign))
+    ret.reverse()
+    return ret
+
+
+def iswtn(coeffs, wavelet, axes=None, norm=False):
+    """The array of ``swtn``'s coefficients (either form), as ``pywt.iswtn``.
+    Each level is inverted axis by axis (the last axis first); pywt's
+    joint n-D average over parities factors into these 1-D averages."""
+    if not coeffs:
+        raise ValueError("coeffs is empty: pass what swtn returned")
+    ndim_t = max(len(k) for k in coeffs[-1])
+    trim_approx = not isinstance(coeffs[0], dict)
+    approx = coeffs[0] if trim_approx else coeffs[0]["a" * ndim_t]
+    levels = coeffs[1:] if trim_approx else coeffs
+    output = _prep(approx)[0]
+    axes = _axes(axes, output.ndim)
+    if len(axes) != ndim_t:
+        raise ValueError("The number of axes used in iswtn must match the number of dimensions transformed in swtn.")
+    ws = [_normed(w, norm, np.sqrt(2)) for w in _per_axis(wavelet, axes, as_wavelet, "wavelet")]
+    num_levels = len(levels)
+    for j, details in enumerate(levels):
+        details = {k: v for k, v in details.items() if k != "a" * ndim_t}
+        names = list(details)
+        arrays = _common([output] + [details[k] for k in names])
+        if len({v.shape for v in arrays}) != 1:
+            raise RuntimeError("Mismatch in shape of intermediate coefficient arrays")
+        bands = dict(zip(names, arrays[1:]))
+        bands["a" * ndim_t] = arrays[0]
+        fstep = 2 ** (num_levels - j - 1)
+        for k in range(ndim_t - 1, -1, -1):
+            nxt = {}
+            for key in {b[:k] for b in bands}:
+                a, d = bands.get(key + "a"), bands.get(key + "d")
+                a = np.zeros_like(d) if a is None else a
+                d = np.zeros_like(a) if d is None else d
+                nxt[key] = _iswt_level(a, d, ws[k], fstep, axes[k])
+            bands = nxt
+        output = bands[""]
+    return output
+
+
+def _check_2d(axes):
+    axes = tuple(axes)
+    if len(axes) != 2:
+        raise ValueError("Expected 2 axes")
+    if len(set(axes)) != 2:
+        raise ValueError("The axes passed to swt2 must be unique.")
+    return axes
+
+
+def swt2(data, wavelet, level, start_level=0, axes=(-2, -1), trim_approx=False, norm=False):
+    """2-D stationary wavelet transform, as ``pywt.swt2``:
+    ``[(cA_n, (cH_n, cV_n, cD_n)), ..., (cA_1, (cH_1, cV_1, cD_1))]``, or
+    with ``trim_approx`` ``[cA_n, (cH_n, cV_n, cD_n), ...]`` (wavedec2's
+    layout)."""
+    axes = _check_2d(axes)
+    if np.ndim(data) < 2:
+        raise ValueError("Input array has fewer dimensions than the specified axes")
+    levels = swtn(data, wavelet, level, start_level, axes, trim_approx, norm)
+    ret = [levels.pop(0)] if trim_approx else []
+    for c in levels:
+        details = (c["da"], c["ad"], c["dd"])
+        ret.append(details if trim_approx else (c["aa"], details))
+    return ret
+
+
+def iswt2(coeffs, wavelet, norm=False, axes=(-2, -1)):
+    """The array of ``swt2``'s coefficients (either form), as ``pywt.iswt2``."""
+    axes = _check_2d(axes)
+    if not coeffs:
+        raise ValueError("coeffs is empty: pass what swt2 returned")
+    if not isinstance(coeffs[0], (tuple, list)):
+        nd = [coeffs[0]] + [{"da": h, "ad": v, "dd": d} for h, v, d in coeffs[1:]]
+    else:
+        nd = [{"aa": a, "da": h, "ad": v, "dd": d} for a, (h, v, d) in coeffs]
+    return iswtn(nd, wavelet, axes=axes, norm=norm)

@@ -11,6 +11,7 @@ mod fused;
 pub mod lattice;
 pub mod lifting;
 mod matrix;
+pub mod modwt;
 pub mod multilevel;
 pub mod nd;
 pub mod polyphase;

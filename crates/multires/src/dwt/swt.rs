@@ -4,6 +4,7 @@
 //! y[o] = Σ_m f[m] x[(o + F/2 - m fstep) mod N] with F = taps x fstep,
 //! the taps summed in ascending order as pywt's `swt_` does.
 
+use super::{DwtError, Mode, Transform};
 use crate::real::Real;
 use rayon::prelude::*;
 
@@ -26,15 +27,31 @@ pub fn swt_level<T: Real>(
     ca: &mut [T],
     cd: &mut [T],
 ) {
+    let offset = lo.len() * fstep / 2;
+    atrous_level(x, n, (lo, hi), fstep, offset, ca, cd);
+}
+
+/// Both filters of a bank upsampled by `fstep`, circularly over every row:
+/// y[o] = Σ_m f[m] x[(o + offset - m fstep) mod n], the taps summed in
+/// ascending order. `swt_level` is the case offset = taps x fstep / 2,
+/// the MODWT the causal case offset = 0.
+pub fn atrous_level<T: Real>(
+    x: &[T],
+    n: usize,
+    (lo, hi): (&[f64], &[f64]),
+    fstep: usize,
+    offset: usize,
+    ca: &mut [T],
+    cd: &mut [T],
+) {
     if n == 0 || lo.is_empty() {
         return;
     }
     let lo: Vec<T> = lo.iter().map(|&v| T::of(v)).collect();
     let hi: Vec<T> = hi.iter().map(|&v| T::of(v)).collect();
     let taps = lo.len();
-    let half = taps * fstep / 2;
     // The row extended periodically so no index wraps: xe[j] is
-    // x[(j - left) mod n], and output o, tap m reads xe[o + half - m fstep + left].
+    // x[(j - left) mod n], and output o, tap m reads xe[o + offset - m fstep + left].
     let left = (taps - 1) * fstep;
     // Blocks of outputs, each accumulated tap by tap (an axpy the compiler
     // vectorises); every output still sums its taps in ascending order.
@@ -43,13 +60,13 @@ pub fn swt_level<T: Real>(
         .zip(cd.par_chunks_mut(n))
         .zip(x.par_chunks(n))
         .for_each(|((a, d), row)| {
-            let len = n + left + half;
-            let xe: Vec<T> = if left <= n && half <= n {
+            let len = n + left + offset;
+            let xe: Vec<T> = if left <= n && offset <= n {
                 // The row's end, the row, its start: copies, no division.
                 let mut v = Vec::with_capacity(len);
                 v.extend_from_slice(&row[n - left..]);
                 v.extend_from_slice(row);
-                v.extend_from_slice(&row[..half]);
+                v.extend_from_slice(&row[..offset]);
                 v
             } else {
                 (0..len)
@@ -62,7 +79,7 @@ pub fn swt_level<T: Real>(
                 ab.iter_mut().for_each(|v| *v = T::zero());
                 db.iter_mut().for_each(|v| *v = T::zero());
                 for m in 0..taps {
-                    let start = o0 + half + left - m * fstep;
+                    let start = o0 + offset + left - m * fstep;
                     let src = &xe[start..start + ab.len()];
                     let (fl, fh) = (lo[m], hi[m]);
                     for ((va, vd), &xv) in ab.iter_mut().zip(db.iter_mut()).zip(src) {
@@ -72,6 +89,62 @@ pub fn swt_level<T: Real>(
                 }
             });
         });
+}
+
+/// One level of pywt's `iswt` over rows of `n`: for each of the `fstep`
+/// interleaved sequences of a level, the average of the periodization
+/// inverses of its even and odd halves (the odd one rolled by one).
+/// `t` must be a periodization transform; `n` a multiple of 2 `fstep`.
+pub fn iswt_level<T: Real>(
+    a: &[T],
+    d: &[T],
+    n: usize,
+    t: &Transform<T>,
+    fstep: usize,
+    out: &mut [T],
+) -> Result<(), DwtError> {
+    if t.mode != Mode::Periodization {
+        return Err(DwtError::NotAvailable(
+            "iswt's levels invert by periodization".into(),
+        ));
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    if fstep == 0 || n % (2 * fstep) != 0 {
+        return Err(DwtError::BadLevel {
+            level: fstep.trailing_zeros() as usize + 1,
+            why: format!("{n} samples do not split into 2 x {fstep} interleaved sequences"),
+        });
+    }
+    let m = n / fstep;
+    let half = m / 2;
+    let two = T::of(2.0);
+    out.par_chunks_mut(n)
+        .zip(a.par_chunks(n).zip(d.par_chunks(n)))
+        .for_each(|(row, (ar, dr))| {
+            // Each residue class r of the row is one independent inverse.
+            let classes: Vec<Vec<T>> = (0..fstep)
+                .into_par_iter()
+                .map(|r| {
+                    let pick = |v: &[T], first: usize| -> Vec<T> {
+                        (0..half).map(|k| v[r + (first + 2 * k) * fstep]).collect()
+                    };
+                    let (mut x1, mut x2) = (vec![T::zero(); m], vec![T::zero(); m]);
+                    t.inverse(&pick(ar, 0), &pick(dr, 0), &mut x1, false);
+                    t.inverse(&pick(ar, 1), &pick(dr, 1), &mut x2, false);
+                    (0..m)
+                        .map(|i| (x1[i] + x2[(i + m - 1) % m]) / two)
+                        .collect()
+                })
+                .collect();
+            for (r, class) in classes.iter().enumerate() {
+                for (i, &v) in class.iter().enumerate() {
+                    row[r + i * fstep] = v;
+                }
+            }
+        });
+    Ok(())
 }
 
 #[cfg(test)]
@@ -96,6 +169,29 @@ mod tests {
         for o in 0..4 {
             let (p, q) = (x[o], x[(o + 1) % 4]);
             assert!((a[o] - (p + q) * h).abs() < 1e-15 && (d[o] - (p - q) * h).abs() < 1e-15);
+        }
+    }
+
+    #[test]
+    fn iswt_level_inverts_swt_level() {
+        let w = crate::dwt::DiscreteWavelet::from_name("db3").unwrap();
+        let t = Transform::<f64>::new(
+            &w,
+            Mode::Periodization,
+            Default::default(),
+            Default::default(),
+        )
+        .unwrap();
+        let n = 32;
+        let x: Vec<f64> = (0..2 * n).map(|i| ((i * 37) % 11) as f64 - 5.0).collect();
+        for fstep in [1, 2, 4] {
+            let (mut a, mut d) = (vec![0.0; 2 * n], vec![0.0; 2 * n]);
+            swt_level(&x, n, (&w.dec_lo, &w.dec_hi), fstep, &mut a, &mut d);
+            let mut back = vec![0.0; 2 * n];
+            iswt_level(&a, &d, n, &t, fstep, &mut back).unwrap();
+            for (u, v) in back.iter().zip(&x) {
+                assert!((u - v).abs() < 1e-12, "fstep {fstep}: {u} vs {v}");
+            }
         }
     }
 }

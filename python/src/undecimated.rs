@@ -1,0 +1,176 @@
+//! The undecimated transforms over rows (C-contiguous, shape (rows, N)):
+//! pywt's stationary transform a level at a time (python/multires/pywt
+//! builds swt, swt2, swtn and their inverses from these, as pywt does)
+//! and MATLAB's MODWT whole. float32 stays float32.
+
+use crate::dwt::{float_dispatch, transform, DiscreteFilters};
+use crate::value_err;
+use multires::dwt::{self, DiscreteWavelet};
+use multires::real::Real;
+use numpy::{IntoPyArray, PyReadonlyArrayDyn, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+
+/// The rows of an array: (flat C-order samples, shape, row length).
+fn rows<'a, T: numpy::Element>(
+    a: &'a PyReadonlyArrayDyn<'_, T>,
+    what: &str,
+) -> PyResult<(&'a [T], Vec<usize>, usize)> {
+    let shape = a.shape().to_vec();
+    let n = *shape.last().unwrap_or(&0);
+    let flat = a
+        .as_slice()
+        .map_err(|_| value_err(format!("{what} must be C-contiguous rows")))?;
+    Ok((flat, shape, n))
+}
+
+fn shaped<'py, T: numpy::Element>(
+    py: Python<'py>,
+    shape: &[usize],
+    v: Vec<T>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let a = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), v).map_err(value_err)?;
+    Ok(a.into_pyarray(py).into_any())
+}
+
+fn scaled(w: &DiscreteWavelet, scale: f64) -> DiscreteWavelet {
+    let mut s = w.clone();
+    for f in [&mut s.dec_lo, &mut s.dec_hi, &mut s.rec_lo, &mut s.rec_hi] {
+        f.iter_mut().for_each(|v| *v *= scale);
+    }
+    s
+}
+
+/// One level of `pywt.swt` over rows: the filters upsampled by `fstep`
+/// and scaled by `scale` (1/sqrt 2 for `norm=True`); (cA, cD).
+#[pyfunction]
+fn swt_level<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    wavelet: &DiscreteFilters,
+    fstep: usize,
+    scale: f64,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    if fstep == 0 {
+        return Err(value_err("fstep must be >= 1"));
+    }
+    let w = scaled(&wavelet.wavelet, scale);
+    float_dispatch!(x, T, a => {
+        let (flat, shape, n) = rows(&a, "swt's input")?;
+        let (ca, cd) = crate::run(py, || {
+            let mut ca = vec![T::of(0.0); flat.len()];
+            let mut cd = vec![T::of(0.0); flat.len()];
+            dwt::swt::swt_level(flat, n, (&w.dec_lo, &w.dec_hi), fstep, &mut ca, &mut cd);
+            (ca, cd)
+        });
+        Ok((shaped(py, &shape, ca)?, shaped(py, &shape, cd)?))
+    })
+}
+
+/// One level of `pywt.iswt` over rows: (cA, cD) of one shape and dtype
+/// back to the previous level's approximation.
+#[pyfunction]
+fn iswt_level<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    d: &Bound<'py, PyAny>,
+    wavelet: &DiscreteFilters,
+    fstep: usize,
+    scale: f64,
+) -> PyResult<Bound<'py, PyAny>> {
+    let w = scaled(&wavelet.wavelet, scale);
+    float_dispatch!(a, T, ca => {
+        let cd: PyReadonlyArrayDyn<T> = d
+            .extract()
+            .map_err(|_| crate::type_err("cA and cD must have one dtype"))?;
+        let (fa, shape, n) = rows(&ca, "cA")?;
+        let (fd, dshape, _) = rows(&cd, "cD")?;
+        if shape != dshape {
+            return Err(value_err(format!("cA has shape {shape:?} and cD {dshape:?}; they must match")));
+        }
+        let t = transform::<T>(&w, "periodization")?;
+        let out = crate::run(py, || {
+            let mut out = vec![T::of(0.0); fa.len()];
+            dwt::swt::iswt_level(fa, fd, n, &t, fstep, &mut out).map(|_| out)
+        })
+        .map_err(value_err)?;
+        shaped(py, &shape, out)
+    })
+}
+
+/// MATLAB's `modwt` of every row: an array (level + 1, *rows' shape),
+/// W_1 ... W_level then V_level.
+#[pyfunction]
+fn modwt<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    wavelet: &DiscreteFilters,
+    level: usize,
+) -> PyResult<Bound<'py, PyAny>> {
+    let w = &wavelet.wavelet;
+    float_dispatch!(x, _T, a => {
+        let (flat, shape, n) = rows(&a, "the signal")?;
+        let planes = crate::run(py, || dwt::modwt::modwt(flat, n, w, level)).map_err(value_err)?;
+        stacked(py, &shape, planes)
+    })
+}
+
+fn stacked<'py, T: Real + numpy::Element>(
+    py: Python<'py>,
+    shape: &[usize],
+    planes: Vec<Vec<T>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let mut full = vec![planes.len()];
+    full.extend_from_slice(shape);
+    shaped(py, &full, planes.concat())
+}
+
+/// Splits an array (planes, *rows) into its planes.
+fn planes_of<T: Copy>(flat: &[T], shape: &[usize]) -> PyResult<(Vec<Vec<T>>, Vec<usize>, usize)> {
+    if shape.len() < 2 || shape[0] < 2 {
+        return Err(value_err(format!(
+            "MODWT coefficients are an array (level + 1, ..., N) with level >= 1; got shape {shape:?}"
+        )));
+    }
+    let size: usize = shape[1..].iter().product();
+    let planes = flat.chunks(size.max(1)).map(|c| c.to_vec()).collect();
+    Ok((planes, shape[1..].to_vec(), *shape.last().unwrap_or(&0)))
+}
+
+/// MATLAB's `imodwt`: the signal of `modwt`'s array.
+#[pyfunction]
+fn imodwt<'py>(
+    py: Python<'py>,
+    w: &Bound<'py, PyAny>,
+    wavelet: &DiscreteFilters,
+) -> PyResult<Bound<'py, PyAny>> {
+    float_dispatch!(w, _T, a => {
+        let (flat, shape, _) = rows(&a, "the coefficients")?;
+        let (planes, inner, n) = planes_of(flat, &shape)?;
+        let x = crate::run(py, || dwt::modwt::imodwt(&planes, n, &wavelet.wavelet)).map_err(value_err)?;
+        shaped(py, &inner, x)
+    })
+}
+
+/// MATLAB's `modwtmra`: details and smooth of `modwt`'s array, same shape.
+#[pyfunction]
+fn modwtmra<'py>(
+    py: Python<'py>,
+    w: &Bound<'py, PyAny>,
+    wavelet: &DiscreteFilters,
+) -> PyResult<Bound<'py, PyAny>> {
+    float_dispatch!(w, _T, a => {
+        let (flat, shape, _) = rows(&a, "the coefficients")?;
+        let (planes, inner, n) = planes_of(flat, &shape)?;
+        let mra = crate::run(py, || dwt::modwt::modwtmra(&planes, n, &wavelet.wavelet)).map_err(value_err)?;
+        stacked(py, &inner, mra)
+    })
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(swt_level, m)?)?;
+    m.add_function(wrap_pyfunction!(iswt_level, m)?)?;
+    m.add_function(wrap_pyfunction!(modwt, m)?)?;
+    m.add_function(wrap_pyfunction!(imodwt, m)?)?;
+    m.add_function(wrap_pyfunction!(modwtmra, m)?)?;
+    Ok(())
+}
