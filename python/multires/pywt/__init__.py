@@ -49,6 +49,7 @@ from ._dwt import (
     waverec2,
     waverecn,
 )
+from ._mra import imodwt, imra, imra2, imran, modwt, modwtmra, mra, mra2, mran
 from ._swt import iswt, iswt2, iswtn, swt, swt2, swt_max_level, swtn
 from ._thresholding import threshold, threshold_firm
 from ._wavelets import ContinuousWavelet, DiscreteContinuousWavelet, Modes, Wavelet, families, wavelist
@@ -67,7 +68,6 @@ def _not_yet(name):
 
 
 NOT_IMPLEMENTED = (
-    "mra", "imra", "mra2", "imra2", "mran", "imran",
     "fswavedecn", "fswaverecn", "FswavedecnResult",
     "WaveletPacket", "WaveletPacket2D", "WaveletPacketND", "Node", "Node2D", "NodeND", "BaseNode",
 )
@@ -82,5 +82,6 @@ __all__ = [
     "wavedecn_shapes", "wavedecn_size", "coeffs_to_array", "array_to_coeffs", "ravel_coeffs", "unravel_coeffs",
     "cwt", "scale2frequency", "frequency2scale", "central_frequency", "integrate_wavelet", "qmf",
     "orthogonal_filter_bank", "threshold", "threshold_firm", "swt", "iswt", "swt_max_level",
-    "swt2", "iswt2", "swtn", "iswtn",
+    "swt2", "iswt2", "swtn", "iswtn", "mra", "imra", "mra2", "imra2", "mran", "imran",
+    "modwt", "imodwt", "modwtmra",
 ] + list(NOT_IMPLEMENTED)
