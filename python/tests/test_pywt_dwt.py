@@ -182,3 +182,30 @@ def test_downcoef_upcoef_pad(rng):
     y = rng.standard_normal((4, 6))
     for mode in MODES:
         np.testing.assert_allclose(mp.pad(y, ((2, 3), (1, 4)), mode), ref.pad(y, ((2, 3), (1, 4)), mode), atol=1e-12)
+
+
+def test_fswavedecn_fswaverecn_equal_pywt(rng):
+    x = rng.standard_normal((20, 33, 6))
+    for kw in ({}, {"levels": 2}, {"levels": (1, 3), "axes": (0, 1), "wavelet": ("db1", "sym3"), "mode": ("zero", "periodization")}):
+        kw = {"wavelet": "db2", **kw}
+        ours, theirs = mp.fswavedecn(x, **kw), ref.fswavedecn(x, **kw)
+        np.testing.assert_allclose(ours.coeffs, theirs.coeffs, rtol=0, atol=1e-12)
+        assert ours.levels == theirs.levels and ours.axes == tuple(theirs.axes)
+        assert ours.modes == theirs.modes and ours.wavelet_names == theirs.wavelet_names
+        assert ours.detail_keys() == theirs.detail_keys()
+        for key in ours.detail_keys()[:5]:
+            np.testing.assert_allclose(ours[key], theirs[key], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(ours.approx, theirs.approx, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(mp.fswaverecn(ours), ref.fswaverecn(theirs), rtol=0, atol=1e-12)
+        # Zeroing one block and reconstructing agrees too.
+        key = ours.detail_keys()[-1]
+        ours[key] = np.zeros_like(ours[key])
+        theirs[key] = np.zeros_like(theirs[key])
+        np.testing.assert_allclose(mp.fswaverecn(ours), ref.fswaverecn(theirs), rtol=0, atol=1e-12)
+    r = mp.fswavedecn(x, "db1")
+    with pytest.raises(ValueError, match="exceed"):
+        r[(9, 0, 0)]
+    with pytest.raises(ValueError, match="shape"):
+        r[(0, 0, 0)] = np.zeros(3)
+    with pytest.raises(np.exceptions.AxisError if hasattr(np, "exceptions") else ValueError, match="unique"):
+        mp.fswavedecn(x, "db1", axes=(0, 0))

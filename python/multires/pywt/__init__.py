@@ -49,6 +49,7 @@ from ._dwt import (
     waverec2,
     waverecn,
 )
+from ._fswt import FswavedecnResult, fswavedecn, fswaverecn
 from ._mra import imodwt, imra, imra2, imran, modwt, modwtmra, mra, mra2, mran
 from ._swt import iswt, iswt2, iswtn, swt, swt2, swt_max_level, swtn
 from ._thresholding import threshold, threshold_firm
@@ -68,7 +69,6 @@ def _not_yet(name):
 
 
 NOT_IMPLEMENTED = (
-    "fswavedecn", "fswaverecn", "FswavedecnResult",
     "WaveletPacket", "WaveletPacket2D", "WaveletPacketND", "Node", "Node2D", "NodeND", "BaseNode",
 )
 for _n in NOT_IMPLEMENTED:
@@ -83,5 +83,5 @@ __all__ = [
     "cwt", "scale2frequency", "frequency2scale", "central_frequency", "integrate_wavelet", "qmf",
     "orthogonal_filter_bank", "threshold", "threshold_firm", "swt", "iswt", "swt_max_level",
     "swt2", "iswt2", "swtn", "iswtn", "mra", "imra", "mra2", "imra2", "mran", "imran",
-    "modwt", "imodwt", "modwtmra",
+    "modwt", "imodwt", "modwtmra", "fswavedecn", "fswaverecn", "FswavedecnResult",
 ] + list(NOT_IMPLEMENTED)
