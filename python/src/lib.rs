@@ -13,6 +13,7 @@ mod codec;
 mod cwt;
 mod dlpack;
 mod dwt;
+mod packets;
 mod stream;
 mod timefreq;
 mod undecimated;
@@ -215,6 +216,7 @@ fn _multires(m: &Bound<'_, PyModule>) -> PyResult<()> {
     cwt::register(m)?;
     dwt::register(m)?;
     undecimated::register(m)?;
+    packets::register(m)?;
     codec::register(m)?;
     dlpack::register(m)?;
     timefreq::register(m)?;

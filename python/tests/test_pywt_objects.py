@@ -132,13 +132,6 @@ def test_qmf_and_orthogonal_filter_bank():
         np.testing.assert_allclose(p, q, atol=1e-15)
 
 
-def test_unimplemented_functions_say_so():
-    for name in mp.NOT_IMPLEMENTED:
-        assert hasattr(ref, name), name
-        with pytest.raises(NotImplementedError, match=name):
-            getattr(mp, name)(np.zeros(8), "db1")
-
-
 def test_every_public_pywt_name_exists():
     import inspect
 

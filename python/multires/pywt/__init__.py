@@ -51,29 +51,11 @@ from ._dwt import (
 )
 from ._fswt import FswavedecnResult, fswavedecn, fswaverecn
 from ._mra import imodwt, imra, imra2, imran, modwt, modwtmra, mra, mra2, mran
+from ._packets import BaseNode, Node, Node2D, NodeND, WaveletPacket, WaveletPacket2D, WaveletPacketND, get_graycode_order
 from ._swt import iswt, iswt2, iswtn, swt, swt2, swt_max_level, swtn
 from ._thresholding import threshold, threshold_firm
 from ._wavelets import ContinuousWavelet, DiscreteContinuousWavelet, Modes, Wavelet, families, wavelist
 
-
-def _not_yet(name):
-    def f(*args, **kwargs):
-        raise NotImplementedError(
-            f"multires.pywt.{name} is not implemented yet; use PyWavelets' pywt.{name} meanwhile"
-        )
-
-    f.__name__ = name
-    f.__qualname__ = name
-    f.__doc__ = f"Not implemented yet in multires: raises NotImplementedError (PyWavelets has pywt.{name})."
-    return f
-
-
-NOT_IMPLEMENTED = (
-    "WaveletPacket", "WaveletPacket2D", "WaveletPacketND", "Node", "Node2D", "NodeND", "BaseNode",
-)
-for _n in NOT_IMPLEMENTED:
-    globals()[_n] = _not_yet(_n)
-del _n
 
 __all__ = [
     "Wavelet", "ContinuousWavelet", "DiscreteContinuousWavelet", "Modes", "wavelist", "families",
@@ -84,4 +66,5 @@ __all__ = [
     "orthogonal_filter_bank", "threshold", "threshold_firm", "swt", "iswt", "swt_max_level",
     "swt2", "iswt2", "swtn", "iswtn", "mra", "imra", "mra2", "imra2", "mran", "imran",
     "modwt", "imodwt", "modwtmra", "fswavedecn", "fswaverecn", "FswavedecnResult",
-] + list(NOT_IMPLEMENTED)
+    "WaveletPacket", "WaveletPacket2D", "WaveletPacketND", "Node", "Node2D", "NodeND", "BaseNode", "get_graycode_order",
+]

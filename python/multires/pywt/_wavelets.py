@@ -207,6 +207,12 @@ class Wavelet:
     def __len__(self):
         return self.dec_len
 
+    def __reduce__(self):
+        # Pickles (for packet trees, multiprocessing) rebuild from the name or the bank.
+        if self.family_name:
+            return (Wavelet, (self.name,))
+        return (Wavelet, (self.name, self.filter_bank))
+
     def __eq__(self, other):
         return isinstance(other, Wavelet) and self.filter_bank == other.filter_bank
 
