@@ -2,7 +2,8 @@
 
 Exact continuous wavelet transforms (:func:`cwt`, :class:`CwtPlan`), FIR
 filter banks (:func:`fir`), PyWavelets' discrete transforms under their own
-names (:mod:`multires.pywt`) and an error-bounded codec (:func:`compress`,
+names (:mod:`multires.pywt`, with the stationary transform, wavelet packets
+and MATLAB's MODWT), wavelet denoising as scikit-image's (:func:`denoise`) and an error-bounded codec (:func:`compress`,
 :func:`decompress`, :class:`MrzFile`), computed by a Rust engine with the
 GIL released. ``device='auto'`` runs on a CUDA GPU when one can be used and
 on the CPU otherwise; the same package works on machines with and without
@@ -62,6 +63,13 @@ __all__ = [
     "global_wavelet_spectrum",
     "significance",
     "ar1",
+    "denoise",
+    "denoise_wavelet",
+    "estimate_sigma",
+    "cycle_spin",
+    "modwt",
+    "imodwt",
+    "modwtmra",
 ]
 
 
@@ -680,3 +688,8 @@ class MrzFile:
                 raise TypeError(f"MrzFile takes integers and slices, got {type(k).__name__}")
         box = self._core.read(starts, stops)
         return box[tuple(post)]
+
+
+# After CwtPlan: multires.pywt (which these build on) imports it.
+from ._denoise import cycle_spin, denoise, denoise_wavelet, estimate_sigma  # noqa: E402
+from .pywt._mra import imodwt, modwt, modwtmra  # noqa: E402

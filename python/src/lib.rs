@@ -14,6 +14,7 @@ mod cwt;
 mod dlpack;
 mod dwt;
 mod packets;
+mod shrink;
 mod stream;
 mod timefreq;
 mod undecimated;
@@ -217,6 +218,7 @@ fn _multires(m: &Bound<'_, PyModule>) -> PyResult<()> {
     dwt::register(m)?;
     undecimated::register(m)?;
     packets::register(m)?;
+    shrink::register(m)?;
     codec::register(m)?;
     dlpack::register(m)?;
     timefreq::register(m)?;

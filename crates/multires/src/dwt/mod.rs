@@ -3,6 +3,7 @@
 //! (dwt, idwt, wavedec, waverec) and n-D (dwtn, idwtn, wavedecn, waverecn),
 //! computed by the seed's matrix and lattice algorithms or by lifting.
 
+pub mod denoise;
 mod extension;
 #[rustfmt::skip]
 #[allow(clippy::approx_constant, clippy::excessive_precision)]
