@@ -5,7 +5,7 @@
 
 use crate::dwt::{float_dispatch, transform, DiscreteFilters};
 use crate::value_err;
-use multires::dwt::{self, DiscreteWavelet};
+use multires::dwt;
 use multires::real::Real;
 use numpy::{IntoPyArray, PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::prelude::*;
@@ -32,14 +32,6 @@ fn shaped<'py, T: numpy::Element>(
     Ok(a.into_pyarray(py).into_any())
 }
 
-fn scaled(w: &DiscreteWavelet, scale: f64) -> DiscreteWavelet {
-    let mut s = w.clone();
-    for f in [&mut s.dec_lo, &mut s.dec_hi, &mut s.rec_lo, &mut s.rec_hi] {
-        f.iter_mut().for_each(|v| *v *= scale);
-    }
-    s
-}
-
 /// One level of `pywt.swt` over rows: the filters upsampled by `fstep`
 /// and scaled by `scale` (1/sqrt 2 for `norm=True`); (cA, cD).
 #[pyfunction]
@@ -53,7 +45,7 @@ fn swt_level<'py>(
     if fstep == 0 {
         return Err(value_err("fstep must be >= 1"));
     }
-    let w = scaled(&wavelet.wavelet, scale);
+    let w = dwt::swt::scaled_bank(&wavelet.wavelet, scale);
     float_dispatch!(x, T, a => {
         let (flat, shape, n) = rows(&a, "swt's input")?;
         let (ca, cd) = crate::run(py, || {
@@ -77,7 +69,7 @@ fn iswt_level<'py>(
     fstep: usize,
     scale: f64,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let w = scaled(&wavelet.wavelet, scale);
+    let w = dwt::swt::scaled_bank(&wavelet.wavelet, scale);
     float_dispatch!(a, T, ca => {
         let cd: PyReadonlyArrayDyn<T> = d
             .extract()

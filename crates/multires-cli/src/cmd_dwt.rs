@@ -196,7 +196,7 @@ fn nd_variant(o: &TransformOpts) -> Result<multires_cuda::dwt::GpuDwtVariant> {
 }
 
 /// Moves `axis` last: (the array as rows x n, the permutation, n).
-fn axis_last<T: Clone>(x: &ArrayD<T>, ax: usize) -> (Vec<T>, Vec<usize>, usize) {
+pub(crate) fn axis_last<T: Clone>(x: &ArrayD<T>, ax: usize) -> (Vec<T>, Vec<usize>, usize) {
     let nd = x.ndim();
     let mut perm: Vec<usize> = (0..nd).filter(|&i| i != ax).collect();
     perm.push(ax);
@@ -206,7 +206,7 @@ fn axis_last<T: Clone>(x: &ArrayD<T>, ax: usize) -> (Vec<T>, Vec<usize>, usize) 
 }
 
 /// Undoes `axis_last` for a block of rows x len.
-fn axis_back<T: Clone>(
+pub(crate) fn axis_back<T: Clone>(
     v: Vec<T>,
     outer: &[usize],
     len: usize,

@@ -6,10 +6,12 @@ mod bench_cuda;
 mod cmd_codec;
 mod cmd_coherence;
 mod cmd_cwt;
+mod cmd_denoise;
 mod cmd_dwt;
 mod cmd_fir;
 mod cmd_icwt;
 mod cmd_ssq;
+mod cmd_undecimated;
 mod paths;
 mod progress;
 mod streamed;
@@ -62,6 +64,14 @@ enum Command {
     Wavedecn(Box<cmd_dwt::WavedecnArgs>),
     /// Inverse of wavedecn (pywt.waverecn).
     Waverecn(Box<cmd_dwt::WaverecnArgs>),
+    /// Stationary wavelet transform along one axis (pywt.swt) into an .npz.
+    Swt(Box<cmd_undecimated::SwtArgs>),
+    /// Inverse of swt (pywt.iswt).
+    Iswt(Box<cmd_undecimated::IswtArgs>),
+    /// Maximal overlap DWT (MATLAB's modwt; --mra for modwtmra) into an .npy, any length.
+    Modwt(Box<cmd_undecimated::ModwtArgs>),
+    /// Wavelet denoising (BayesShrink, VisuShrink, SureShrink) as scikit-image's denoise_wavelet.
+    Denoise(Box<cmd_denoise::DenoiseArgs>),
     /// List the wavelets multires knows (continuous and discrete).
     Wavelets,
     /// Compress a 2-D/3-D field into an .mrz, every value within the error bound.
@@ -160,6 +170,10 @@ fn run(cli: Cli) -> Result<()> {
         Command::Waverec(a) => cmd_dwt::waverec(*a),
         Command::Wavedecn(a) => cmd_dwt::wavedecn(*a),
         Command::Waverecn(a) => cmd_dwt::waverecn(*a),
+        Command::Swt(a) => cmd_undecimated::swt(*a),
+        Command::Iswt(a) => cmd_undecimated::iswt(*a),
+        Command::Modwt(a) => cmd_undecimated::modwt(*a),
+        Command::Denoise(a) => cmd_denoise::denoise(*a),
         Command::Compress(a) => cmd_codec::compress(*a),
         Command::Decompress(a) => cmd_codec::decompress(a),
         Command::Info(a) => cmd_codec::info(a),

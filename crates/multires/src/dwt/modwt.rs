@@ -95,7 +95,7 @@ fn check_planes<T>(planes: &[Vec<T>], n: usize) -> Result<usize, DwtError> {
         )));
     }
     let len = planes[0].len();
-    if n == 0 || len % n != 0 || planes.iter().any(|p| p.len() != len) {
+    if n == 0 || !len.is_multiple_of(n) || planes.iter().any(|p| p.len() != len) {
         return Err(DwtError::CoefficientMismatch(format!(
             "every plane must hold whole rows of {n} samples and all planes one size"
         )));

@@ -4,7 +4,7 @@
 //! y[o] = Σ_m f[m] x[(o + F/2 - m fstep) mod N] with F = taps x fstep,
 //! the taps summed in ascending order as pywt's `swt_` does.
 
-use super::{DwtError, Mode, Transform};
+use super::{DiscreteWavelet, DwtError, Mode, Transform};
 use crate::real::Real;
 use rayon::prelude::*;
 
@@ -111,7 +111,7 @@ pub fn iswt_level<T: Real>(
     if n == 0 {
         return Ok(());
     }
-    if fstep == 0 || n % (2 * fstep) != 0 {
+    if fstep == 0 || !n.is_multiple_of(2 * fstep) {
         return Err(DwtError::BadLevel {
             level: fstep.trailing_zeros() as usize + 1,
             why: format!("{n} samples do not split into 2 x {fstep} interleaved sequences"),
@@ -145,6 +145,106 @@ pub fn iswt_level<T: Real>(
             }
         });
     Ok(())
+}
+
+/// pywt's length rule: `level` levels from `start_level` need the length
+/// to halve evenly `start_level + level` times.
+pub fn check_swt_levels(n: usize, level: usize, start_level: usize) -> Result<(), DwtError> {
+    let max = swt_max_level(n);
+    if level == 0 || start_level + level > max {
+        return Err(DwtError::BadLevel {
+            level,
+            why: format!(
+                "the stationary transform of {n} samples from level {start_level} has at most {} levels \
+                 (the length must be divisible by 2^(start_level + level))",
+                max.saturating_sub(start_level)
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The bank scaled by `s` (pywt's norm=True: 1/sqrt 2 forward, sqrt 2 inverse).
+pub fn scaled_bank(w: &DiscreteWavelet, s: f64) -> DiscreteWavelet {
+    let mut out = w.clone();
+    for f in [
+        &mut out.dec_lo,
+        &mut out.dec_hi,
+        &mut out.rec_lo,
+        &mut out.rec_hi,
+    ] {
+        f.iter_mut().for_each(|v| *v *= s);
+    }
+    out
+}
+
+/// One level of `swt`: (cA, cD), each of the input's size.
+pub type SwtLevel<T> = (Vec<T>, Vec<T>);
+
+/// `pywt.swt` of every row of `x` (rows of `n`): (cA_j, cD_j) for
+/// j = start_level + level down to start_level + 1, coarsest first.
+pub fn swt<T: Real>(
+    x: &[T],
+    n: usize,
+    w: &DiscreteWavelet,
+    level: usize,
+    start_level: usize,
+    norm: bool,
+) -> Result<Vec<SwtLevel<T>>, DwtError> {
+    check_swt_levels(n, level, start_level)?;
+    let w = if norm {
+        scaled_bank(w, std::f64::consts::FRAC_1_SQRT_2)
+    } else {
+        w.clone()
+    };
+    let mut out = Vec::with_capacity(level);
+    let mut a = x.to_vec();
+    for j in start_level..start_level + level {
+        let (mut ca, mut cd) = (vec![T::zero(); x.len()], vec![T::zero(); x.len()]);
+        swt_level(&a, n, (&w.dec_lo, &w.dec_hi), 1 << j, &mut ca, &mut cd);
+        out.push((ca.clone(), cd));
+        a = ca;
+    }
+    out.reverse();
+    Ok(out)
+}
+
+/// `pywt.iswt`: the rows from the coarsest approximation and the details
+/// coarsest first (as `swt` returns them, from start level 0).
+pub fn iswt<T: Real>(
+    approx: &[T],
+    details: &[Vec<T>],
+    n: usize,
+    w: &DiscreteWavelet,
+    norm: bool,
+) -> Result<Vec<T>, DwtError> {
+    let w = if norm {
+        scaled_bank(w, std::f64::consts::SQRT_2)
+    } else {
+        w.clone()
+    };
+    let t = Transform::<T>::new(
+        &w,
+        Mode::Periodization,
+        Default::default(),
+        Default::default(),
+    )?;
+    let mut out = approx.to_vec();
+    let levels = details.len();
+    for (j, d) in details.iter().enumerate() {
+        if d.len() != out.len() {
+            return Err(DwtError::CoefficientMismatch(format!(
+                "the details of level {} hold {} values, the approximation {}",
+                levels - j,
+                d.len(),
+                out.len()
+            )));
+        }
+        let mut next = vec![T::zero(); out.len()];
+        iswt_level(&out, d, n, &t, 1 << (levels - j - 1), &mut next)?;
+        out = next;
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
