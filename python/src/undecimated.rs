@@ -4,7 +4,7 @@
 //! and MATLAB's MODWT whole. float32 stays float32.
 
 use crate::dwt::{float_dispatch, transform, DiscreteFilters};
-use crate::value_err;
+use crate::{cuda_err, value_err};
 use multires::dwt;
 use multires::real::Real;
 use numpy::{IntoPyArray, PyReadonlyArrayDyn, PyUntypedArrayMethods};
@@ -92,16 +92,23 @@ fn iswt_level<'py>(
 /// MATLAB's `modwt` of every row: an array (level + 1, *rows' shape),
 /// W_1 ... W_level then V_level.
 #[pyfunction]
+#[pyo3(signature = (x, wavelet, level, cuda=false))]
 fn modwt<'py>(
     py: Python<'py>,
     x: &Bound<'py, PyAny>,
     wavelet: &DiscreteFilters,
     level: usize,
+    cuda: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let w = &wavelet.wavelet;
     float_dispatch!(x, _T, a => {
         let (flat, shape, n) = rows(&a, "the signal")?;
-        let planes = crate::run(py, || dwt::modwt::modwt(flat, n, w, level)).map_err(value_err)?;
+        let planes = if cuda {
+            let g = multires_cuda::gpu().map_err(cuda_err)?;
+            crate::run(py, || multires_cuda::undecimated::modwt(&g, flat, n, w, level, None)).map_err(cuda_err)?
+        } else {
+            crate::run(py, || dwt::modwt::modwt(flat, n, w, level)).map_err(value_err)?
+        };
         stacked(py, &shape, planes)
     })
 }
@@ -130,31 +137,68 @@ fn planes_of<T: Copy>(flat: &[T], shape: &[usize]) -> PyResult<(Vec<Vec<T>>, Vec
 
 /// MATLAB's `imodwt`: the signal of `modwt`'s array.
 #[pyfunction]
+#[pyo3(signature = (w, wavelet, cuda=false))]
 fn imodwt<'py>(
     py: Python<'py>,
     w: &Bound<'py, PyAny>,
     wavelet: &DiscreteFilters,
+    cuda: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let wv = &wavelet.wavelet;
     float_dispatch!(w, _T, a => {
         let (flat, shape, _) = rows(&a, "the coefficients")?;
         let (planes, inner, n) = planes_of(flat, &shape)?;
-        let x = crate::run(py, || dwt::modwt::imodwt(&planes, n, &wavelet.wavelet)).map_err(value_err)?;
+        let x = if cuda {
+            let g = multires_cuda::gpu().map_err(cuda_err)?;
+            crate::run(py, || multires_cuda::undecimated::imodwt(&g, &planes, n, wv, None)).map_err(cuda_err)?
+        } else {
+            crate::run(py, || dwt::modwt::imodwt(&planes, n, wv)).map_err(value_err)?
+        };
         shaped(py, &inner, x)
     })
 }
 
 /// MATLAB's `modwtmra`: details and smooth of `modwt`'s array, same shape.
 #[pyfunction]
+#[pyo3(signature = (w, wavelet, cuda=false))]
 fn modwtmra<'py>(
     py: Python<'py>,
     w: &Bound<'py, PyAny>,
     wavelet: &DiscreteFilters,
+    cuda: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let wv = &wavelet.wavelet;
     float_dispatch!(w, _T, a => {
         let (flat, shape, _) = rows(&a, "the coefficients")?;
         let (planes, inner, n) = planes_of(flat, &shape)?;
-        let mra = crate::run(py, || dwt::modwt::modwtmra(&planes, n, &wavelet.wavelet)).map_err(value_err)?;
+        let mra = if cuda {
+            let g = multires_cuda::gpu().map_err(cuda_err)?;
+            crate::run(py, || multires_cuda::undecimated::modwtmra(&g, &planes, n, wv, None)).map_err(cuda_err)?
+        } else {
+            crate::run(py, || dwt::modwt::modwtmra(&planes, n, wv)).map_err(value_err)?
+        };
         stacked(py, &inner, mra)
+    })
+}
+
+/// `pywt.swt` of every row on the GPU, all levels on the device:
+/// [(cA, cD), ...] coarsest first, each of the rows' shape.
+#[pyfunction]
+fn swt_cuda<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    wavelet: &DiscreteFilters,
+    level: usize,
+    start_level: usize,
+    norm: bool,
+) -> PyResult<Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+    let w = &wavelet.wavelet;
+    float_dispatch!(x, _T, a => {
+        let (flat, shape, n) = rows(&a, "swt's input")?;
+        let g = multires_cuda::gpu().map_err(cuda_err)?;
+        let levels = crate::run(py, || multires_cuda::undecimated::swt(&g, flat, n, w, level, start_level, norm, None))
+            .map_err(cuda_err)?;
+        levels.into_iter().map(|(ca, cd)| Ok((shaped(py, &shape, ca)?, shaped(py, &shape, cd)?))).collect()
     })
 }
 
@@ -164,5 +208,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(modwt, m)?)?;
     m.add_function(wrap_pyfunction!(imodwt, m)?)?;
     m.add_function(wrap_pyfunction!(modwtmra, m)?)?;
+    m.add_function(wrap_pyfunction!(swt_cuda, m)?)?;
     Ok(())
 }

@@ -154,3 +154,31 @@ def test_cwt_stream_on_the_gpu_equals_the_gpu_transform(rng, precision, boundary
     got = np.concatenate(parts + [s.finish()], axis=-1)
     assert got.dtype == W.dtype and got.tobytes() == W.tobytes()
     assert before >= n - 2 * s.latency
+
+
+def test_swt_and_modwt_on_the_gpu_equal_the_cpu_bit_for_bit(rng):
+    x = rng.standard_normal((4, 4096))
+    for kw in ({"level": 5}, {"level": 3, "start_level": 2, "norm": True, "trim_approx": True}):
+        g = mp.swt(x, "db4", device="cuda", **kw)
+        c = mp.swt(x, "db4", **kw)
+        flat = lambda r: [v for p in r for v in (p if isinstance(p, tuple) else (p,))]
+        for a, b in zip(flat(g), flat(c)):
+            np.testing.assert_array_equal(a, b)
+    y = rng.standard_normal((3, 1000))
+    w = mp.modwt(y, "sym4", 6, device="cuda")
+    np.testing.assert_array_equal(w, mp.modwt(y, "sym4", 6))
+    np.testing.assert_array_equal(mp.imodwt(w, "sym4", device="cuda"), mp.imodwt(w, "sym4"))
+    np.testing.assert_array_equal(mp.modwtmra(w, "sym4", device="cuda"), mp.modwtmra(w, "sym4"))
+    w32 = mp.modwt(y.astype(np.float32), "sym4", 6, device="cuda")
+    assert w32.dtype == np.float32
+    np.testing.assert_allclose(w32, w, atol=1e-5)
+
+
+def test_wavelet_packets_on_the_gpu_equal_the_cpu(rng):
+    x = rng.standard_normal(1 << 16)
+    g = mp.WaveletPacket(x, "db4", "symmetric", maxlevel=5, device="cuda")
+    c = mp.WaveletPacket(x, "db4", "symmetric", maxlevel=5)
+    for a, b in zip(g.get_level(5), c.get_level(5)):
+        assert a.path == b.path
+        np.testing.assert_allclose(a.data, b.data, rtol=0, atol=1e-12 * np.abs(b.data).max())
+    np.testing.assert_allclose(g.reconstruct(), c.reconstruct(), rtol=0, atol=1e-11)

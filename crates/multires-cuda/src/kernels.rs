@@ -28,6 +28,9 @@ pub enum Kernel {
     /// The error-bounded codec (codec_*.cu), compiled without FMA contraction
     /// so that its doubles equal the CPU's.
     Codec,
+    /// The undecimated transforms' level (atrous.cu), without FMA
+    /// contraction: equal to the CPU bit for bit.
+    Atrous,
 }
 
 impl Kernel {
@@ -39,6 +42,7 @@ impl Kernel {
             Kernel::CwtMasks => "cwt_masks.cu",
             Kernel::Dwt => "dwt.cu",
             Kernel::Codec => "codec_*.cu",
+            Kernel::Atrous => "atrous.cu",
         }
     }
     fn embedded(self) -> &'static str {
@@ -49,6 +53,7 @@ impl Kernel {
             Kernel::CwtMasks => include_str!("../kernels/cwt_masks.cu"),
             Kernel::Dwt => include_str!("../kernels/dwt.cu"),
             Kernel::Codec => CODEC_SOURCE,
+            Kernel::Atrous => include_str!("../kernels/atrous.cu"),
         }
     }
 }
@@ -258,7 +263,7 @@ pub fn compile(
     let named = instance.replacen(&format!("({ENTRY}"), &format!("({entry}"), 1);
     let src = format!("{COMMON}\n{}\n{named}\n", kernel.embedded());
     let mut options = vec!["-std=c++17".to_string()];
-    if kernel == Kernel::Codec {
+    if matches!(kernel, Kernel::Codec | Kernel::Atrous) {
         options.push("--fmad=false".to_string());
     }
     let key = {

@@ -18,6 +18,7 @@ mod masks;
 pub mod spectra;
 pub mod stage;
 pub mod transfer;
+pub mod undecimated;
 mod workers;
 
 pub use cwt::{cwt_chunked, CudaCwt, GpuRecipe, GpuScale};

@@ -10,7 +10,7 @@ import numbers
 import numpy as np
 
 from .. import _multires
-from ._dwt import _axis, _done, _prep, wavedec, wavedec2, wavedecn, waverec, waverec2, waverecn
+from ._dwt import _axis, _device, _done, _prep, wavedec, wavedec2, wavedecn, waverec, waverec2, waverecn
 from ._swt import iswt, iswt2, iswtn, swt, swt2, swt_max_level, swtn
 from ._wavelets import as_wavelet
 
@@ -137,13 +137,19 @@ def _modwt_rows(fn, a, axis):
     return fn(np.ascontiguousarray(np.moveaxis(a, axis, -1)))
 
 
-def modwt(x, wavelet="sym4", level=None, axis=-1):
+def _cuda(device):
+    d = _device(device)
+    return d == "cuda" or (d == "auto" and _multires.cuda_available())
+
+
+def modwt(x, wavelet="sym4", level=None, axis=-1, *, device="cpu"):
     """Maximal overlap DWT, as MATLAB's ``modwt(x, wname, level)``: an array
     of shape ``(level + 1, *x.shape)`` with the details W_1 ... W_level and
     then the smooth V_level (the transformed axis last). Any length works;
     ``level`` defaults to floor(log2(N)), the deepest. Orthogonal wavelets
     only: the synthesis filters scaled by 1/sqrt(2), periodic, so the
-    planes keep the signal's energy."""
+    planes keep the signal's energy. ``device='cuda'`` runs on the GPU,
+    equal to the CPU bit for bit in float64."""
     a, foreign = _prep(x, "x")
     if a.ndim == 0:
         raise ValueError("x must be at least 1-D")
@@ -156,20 +162,20 @@ def modwt(x, wavelet="sym4", level=None, axis=-1):
     if not isinstance(level, (numbers.Integral, np.integer)) or not 1 <= level <= int(np.log2(n)):
         raise ValueError(f"level must be an integer in 1..{int(np.log2(n))} (floor(log2(N)) for N = {n}), got {level!r}")
     w = as_wavelet(wavelet)
-    return _done(_modwt_rows(lambda r: _multires.modwt(r, w._filters, int(level)), a, ax), foreign)
+    return _done(_modwt_rows(lambda r: _multires.modwt(r, w._filters, int(level), _cuda(device)), a, ax), foreign)
 
 
-def imodwt(w, wavelet="sym4"):
+def imodwt(w, wavelet="sym4", *, device="cpu"):
     """The signal of ``modwt``'s array (transformed axis last), as MATLAB's
     ``imodwt``."""
     a, foreign = _prep(w, "w")
     if a.ndim < 2:
         raise ValueError(f"w must be modwt's array of shape (level + 1, ..., N), got shape {a.shape}")
     wv = as_wavelet(wavelet)
-    return _done(_modwt_rows(lambda r: _multires.imodwt(r, wv._filters), a, -1), foreign)
+    return _done(_modwt_rows(lambda r: _multires.imodwt(r, wv._filters, _cuda(device)), a, -1), foreign)
 
 
-def modwtmra(w, wavelet="sym4"):
+def modwtmra(w, wavelet="sym4", *, device="cpu"):
     """MATLAB's ``modwtmra``: the details D_1 ... D_J and the smooth S_J of
     ``modwt``'s array (same shape), each the inverse of one plane alone;
     they sum to the signal."""
@@ -177,4 +183,4 @@ def modwtmra(w, wavelet="sym4"):
     if a.ndim < 2:
         raise ValueError(f"w must be modwt's array of shape (level + 1, ..., N), got shape {a.shape}")
     wv = as_wavelet(wavelet)
-    return _done(_modwt_rows(lambda r: _multires.modwtmra(r, wv._filters), a, -1), foreign)
+    return _done(_modwt_rows(lambda r: _multires.modwtmra(r, wv._filters, _cuda(device)), a, -1), foreign)

@@ -14,7 +14,7 @@ from itertools import product
 import numpy as np
 
 from .. import _multires
-from ._dwt import _check_dtype, dwt, dwt_max_level, dwtn, idwt, idwtn
+from ._dwt import _check_dtype, _device, dwt, dwt_max_level, dwtn, idwt, idwtn
 from ._wavelets import Wavelet, _mode_name, as_wavelet, Modes
 
 
@@ -47,6 +47,7 @@ class BaseNode:
 
     def __init__(self, parent, data, node_name):
         self.parent = parent
+        self._device = getattr(parent, "_device", "cpu")
         if parent is not None:
             self.wavelet = parent.wavelet
             self.mode = parent.mode
@@ -333,6 +334,24 @@ def _packed(node, arrays):
     return type(node)._child_class() is Node and arrays[0].ndim == 1 and arrays[0].dtype in (np.float32, np.float64)
 
 
+def _split_rows(stack, w, mode, device):
+    """(k, n) rows to (2k, m): rows 2i, 2i + 1 the (a, d) of row i."""
+    if device == "cuda":
+        a, d = _multires.wavedec_cuda(stack, w._filters, mode, 1)
+        out = np.empty((2 * a.shape[0], a.shape[1]), dtype=a.dtype)
+        out[0::2], out[1::2] = a, d
+        return out
+    return _multires.packet_split(stack, w._filters, mode)
+
+
+def _merge_rows(pairs, w, mode, keep, device):
+    """(2k, m) interleaved (a, d) rows to (k, keep), as ``_split_rows`` inverted."""
+    if device == "cuda":
+        rec = _multires.waverec_cuda([np.ascontiguousarray(pairs[0::2]), np.ascontiguousarray(pairs[1::2])], w._filters, mode)
+        return np.ascontiguousarray(rec[:, :keep])
+    return _multires.packet_merge(pairs, w._filters, mode, keep)
+
+
 def _decompose_batched(root, level):
     """Decomposes every node above ``level`` the way ``walk`` would (nodes
     with data lacking a subnode), one engine call per level and shape."""
@@ -352,7 +371,7 @@ def _decompose_batched(root, level):
         for nodes in groups.values():
             if _packed(nodes[0], [nodes[0].data]):
                 w, mode = nodes[0].wavelet, _mode_name(Modes.from_object(nodes[0].mode))
-                out = _multires.packet_split(_as_stack([n.data for n in nodes]), as_wavelet(w)._filters, mode)
+                out = _split_rows(_as_stack([n.data for n in nodes]), as_wavelet(w), mode, nodes[0]._device)
                 for i, node in enumerate(nodes):
                     node._create_subnode("a", out[2 * i])
                     node._create_subnode("d", out[2 * i + 1])
@@ -400,7 +419,7 @@ def _reconstruct_batched(root):
                 if n_keep is None:  # pywt's idwt length, untrimmed
                     m = rows[0].shape[0]
                     n_keep = 2 * m if mode == "periodization" else 2 * m - w.rec_len + 2
-                out = _multires.packet_merge(_as_stack(rows), w._filters, mode, n_keep)
+                out = _merge_rows(_as_stack(rows), w, mode, n_keep, first._device)
                 del rows
                 for node, _ in items:
                     for p in node.PARTS:
@@ -533,6 +552,11 @@ class NodeND(BaseNode):
         return self._merge(parts, axes=self._shifted(nd))
 
 
+def _tree_device(device):
+    d = _device(device)
+    return "cuda" if d == "cuda" or (d == "auto" and _multires.cuda_available()) else "cpu"
+
+
 def _check_level(tree, level, order):
     if order not in ("natural", "freq"):
         raise ValueError(f"Invalid order: {order}")
@@ -543,10 +567,13 @@ def _check_level(tree, level, order):
 class WaveletPacket(Node):
     """1-D wavelet packet tree of ``data`` along ``axis``, as
     ``pywt.WaveletPacket``: nodes by path (``wp['ad']``), decomposed on
-    access; ``maxlevel`` defaults to ``dwt_max_level``."""
+    access; ``maxlevel`` defaults to ``dwt_max_level``. ``device='cuda'``
+    (or 'auto' with a GPU) runs the levels of a 1-D signal on the GPU
+    (equal to the CPU's to 1e-12 in float64)."""
 
-    def __init__(self, data, wavelet, mode="symmetric", maxlevel=None, axis=-1):
+    def __init__(self, data, wavelet, mode="symmetric", maxlevel=None, axis=-1, *, device="cpu"):
         super().__init__(None, data, "")
+        self._device = _tree_device(device)
         self.wavelet = as_wavelet(wavelet) if not isinstance(wavelet, Wavelet) else wavelet
         self.mode = mode
         self.axes = axis

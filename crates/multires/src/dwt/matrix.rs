@@ -113,6 +113,8 @@ macro_rules! avx2_dispatch {
     };
 }
 
+pub(crate) use avx2_dispatch;
+
 avx2_dispatch!(
     /// The interior of the matrix form for `auto`: per block, the input window
     /// is split into its even and odd samples, and each filter tap becomes one
