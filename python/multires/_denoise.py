@@ -15,7 +15,8 @@ from itertools import product
 import numpy as np
 
 from . import _multires
-from .pywt import Wavelet, dwtn_max_level, threshold, wavedecn, waverecn
+from .pywt import Wavelet, dwtn_max_level
+from .pywt._dwt import _device
 
 # scipy.stats.norm.ppf(0.75): the median of |N(0, 1)|.
 _MAD_TO_SIGMA = 0.6744897501960817
@@ -29,23 +30,6 @@ _YCBCR_OFFSET = np.array([16.0, 128.0, 128.0])
 METHODS = ("BayesShrink", "VisuShrink", "SureShrink")
 
 
-def _sigma_est_dwt(detail_coeffs):
-    """The noise level of the finest diagonal details: median(|d|) / 0.6745
-    over the nonzero coefficients (Donoho's MAD estimate)."""
-    d = np.asarray(detail_coeffs)
-    return float(_multires.median_abs_nonzero(np.ascontiguousarray(d).ravel())) / _MAD_TO_SIGMA
-
-
-def _bayes_thresh(details, var):
-    dvar = float(_multires.mean_square(np.ascontiguousarray(details).ravel()))
-    eps = np.finfo(details.dtype).eps
-    return var / np.sqrt(max(dvar - var, eps))
-
-
-def _universal_thresh(img, sigma):
-    return sigma * np.sqrt(2 * np.log(img.size))
-
-
 def sure_threshold(details, sigma):
     """SureShrink's threshold for one subband (MATLAB's 'heursure'): the
     minimiser of Stein's unbiased risk of soft thresholding over the
@@ -57,49 +41,27 @@ def sure_threshold(details, sigma):
     return float(_multires.sure_threshold(d.ravel(), float(sigma)))
 
 
-def _wavelet_threshold(image, wavelet, method=None, threshold_value=None, sigma=None, mode="soft", wavelet_levels=None):
+def _wavelet_threshold(image, wavelet, method, sigma=None, mode="soft", wavelet_levels=None, device="cpu"):
+    """skimage's _wavelet_threshold: wavedecn (mode symmetric), a threshold
+    per detail subband, waverecn, cut to the image's extent; one engine
+    call (the transforms on the GPU for device 'cuda')."""
     wavelet = Wavelet(wavelet) if not isinstance(wavelet, Wavelet) else wavelet
     if not wavelet.orthogonal:
         warnings.warn(
             f"Wavelet thresholding was designed for use with orthogonal wavelets. For nonorthogonal "
             f"wavelets such as {wavelet.name},results are likely to be suboptimal."
         )
-    extent = tuple(slice(s) for s in image.shape)
     if wavelet_levels is None:
         wavelet_levels = max(dwtn_max_level(image.shape, wavelet) - 3, 1)
-    coeffs = wavedecn(image, wavelet=wavelet, level=wavelet_levels)
-    dcoeffs = coeffs[1:]
-    if sigma is None:
-        sigma = _sigma_est_dwt(dcoeffs[-1]["d" * image.ndim])
-    if method is not None and threshold_value is not None:
-        warnings.warn(f"Thresholding method {method} selected. The user-specified threshold will be ignored.")
-    if threshold_value is None:
-        var = sigma**2
-        if method is None:
-            raise ValueError("If method is None, a threshold must be provided.")
-        if method == "BayesShrink":
-            threshold_value = [{k: _bayes_thresh(v, var) for k, v in level.items()} for level in dcoeffs]
-        elif method == "VisuShrink":
-            threshold_value = _universal_thresh(image, sigma)
-        elif method == "SureShrink":
-            threshold_value = [{k: sure_threshold(v, sigma) for k, v in level.items()} for level in dcoeffs]
-        else:
-            raise ValueError(f"Unrecognized method: {method}")
-    if np.isscalar(threshold_value):
-        denoised = [{k: _shrink(v, threshold_value, mode) for k, v in level.items()} for level in dcoeffs]
-    else:
-        denoised = [{k: _shrink(v, t[k], mode) for k, v in level.items()} for t, level in zip(threshold_value, dcoeffs)]
-    out = waverecn([coeffs[0]] + denoised, wavelet)[extent]
+    elif not isinstance(wavelet_levels, (numbers.Integral, np.integer)) or wavelet_levels < 1:
+        raise ValueError(f"wavelet_levels must be a positive integer, got {wavelet_levels!r}")
+    a = np.ascontiguousarray(image)
+    if a.dtype not in (np.float32, np.float64):
+        a = a.astype(np.float64)
+    out, _ = _multires.denoise_nd(
+        a, wavelet._filters, method, mode, None if sigma is None else float(sigma), int(wavelet_levels), device == "cuda"
+    )
     return out.astype(image.dtype, copy=False)
-
-
-def _shrink(v, value, mode):
-    """pywt.threshold(v, value, mode) for soft and hard, in place in the
-    engine (the coefficient arrays are the transform's own)."""
-    if mode in ("soft", "hard") and v.dtype in (np.float32, np.float64) and v.flags.c_contiguous and v.flags.writeable:
-        _multires.threshold_inplace(v.reshape(-1), float(value), mode)
-        return v
-    return threshold(v, value=value, mode=mode)
 
 
 def _img_as_float(image):
@@ -171,6 +133,7 @@ def denoise(
     rescale_sigma=True,
     *,
     channel_axis=None,
+    device="cpu",
 ):
     """Wavelet denoising, as ``skimage.restoration.denoise_wavelet``.
 
@@ -185,6 +148,8 @@ def denoise(
     ``rescale_sigma`` scaling a given sigma alike. ``channel_axis`` names
     a colour axis (each channel on its own, or with ``convert2ycbcr`` in
     YCbCr). Works on 1-D, 2-D and 3-D arrays; equal to skimage to 1e-6.
+    ``device='cuda'`` (or 'auto' with a GPU) runs the transforms on the
+    GPU (the thresholds stay on the host).
     """
     if method not in METHODS:
         raise ValueError(f'Invalid method: {method}. The currently supported methods are "BayesShrink", "VisuShrink" and "SureShrink".')
@@ -203,7 +168,9 @@ def denoise(
     if convert2ycbcr and not multichannel:
         raise ValueError("convert2ycbcr requires channel_axis to be set")
     image, sigma = _scale_sigma_and_image(image, sigma, multichannel, rescale_sigma)
-    kw = dict(wavelet=wavelet, method=method, mode=mode, wavelet_levels=wavelet_levels)
+    dev = _device(device)
+    dev = "cuda" if dev == "cuda" or (dev == "auto" and _multires.cuda_available()) else "cpu"
+    kw = dict(wavelet=wavelet, method=method, mode=mode, wavelet_levels=wavelet_levels, device=dev)
     if multichannel:
         if convert2ycbcr:
             if image.shape[-1] != 3:
@@ -251,8 +218,10 @@ def estimate_sigma(image, average_sigmas=False, *, channel_axis=None):
         )
     from .pywt import dwtn
 
-    coeffs = dwtn(image, wavelet="db2")
-    return _sigma_est_dwt(coeffs["d" * image.ndim])
+    d = np.ascontiguousarray(dwtn(image, wavelet="db2")["d" * image.ndim])
+    if d.dtype not in (np.float32, np.float64):
+        d = d.astype(np.float64)
+    return float(_multires.median_abs_nonzero(d.ravel())) / _MAD_TO_SIGMA
 
 
 def _shifts(ndim, multichannel, max_shifts, shift_steps):

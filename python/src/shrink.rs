@@ -1,9 +1,12 @@
 //! The denoiser's kernels over flat numpy arrays: pywt's thresholding in
 //! place, and the subband statistics (mean square, median of |d|).
 
-use crate::value_err;
-use multires::dwt::denoise::{self, ThresholdMode};
-use numpy::{PyReadonlyArray1, PyReadwriteArray1};
+use crate::dwt::{float_dispatch, transform, DiscreteFilters};
+use crate::{cuda_err, value_err};
+use multires::dwt::denoise::{self, DenoiseOptions, ThresholdMode};
+use multires::dwt::Mode;
+use numpy::IntoPyArray;
+use numpy::{PyReadonlyArray1, PyReadonlyArrayDyn, PyReadwriteArray1};
 use pyo3::prelude::*;
 
 macro_rules! flat_dispatch {
@@ -75,7 +78,46 @@ fn sure_threshold(py: Python<'_>, x: &Bound<'_, PyAny>, sigma: f64) -> PyResult<
     })
 }
 
+/// skimage's denoise_wavelet of a float array (mode symmetric): the
+/// denoised array and the noise level used; the transforms on the GPU
+/// with `cuda`.
+#[pyfunction]
+#[pyo3(signature = (x, wavelet, method, mode, sigma=None, levels=None, cuda=false))]
+#[allow(clippy::too_many_arguments)]
+fn denoise_nd<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    wavelet: &DiscreteFilters,
+    method: &str,
+    mode: &str,
+    sigma: Option<f64>,
+    levels: Option<usize>,
+    cuda: bool,
+) -> PyResult<(Bound<'py, PyAny>, f64)> {
+    let o = DenoiseOptions {
+        method: method.parse().map_err(value_err)?,
+        mode: mode.parse().map_err(value_err)?,
+        sigma,
+        levels,
+    };
+    let w = &wavelet.wavelet;
+    float_dispatch!(x, T, a => {
+        let arr = a.as_array();
+        let (y, s) = if cuda {
+            let g = multires_cuda::gpu().map_err(cuda_err)?;
+            let plan = multires_cuda::dwt::GpuDwt::<T>::new(g, w, Mode::Symmetric, multires_cuda::dwt::GpuDwtVariant::Auto)
+                .map_err(cuda_err)?;
+            crate::run(py, || multires_cuda::undecimated::denoise(&plan, &arr.to_owned(), &o)).map_err(cuda_err)?
+        } else {
+            let t = transform::<T>(w, "symmetric")?;
+            crate::run(py, || denoise::denoise(arr, &t, &o)).map_err(value_err)?
+        };
+        Ok((y.into_pyarray(py).into_any(), s))
+    })
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(denoise_nd, m)?)?;
     m.add_function(wrap_pyfunction!(threshold_inplace, m)?)?;
     m.add_function(wrap_pyfunction!(mean_square, m)?)?;
     m.add_function(wrap_pyfunction!(median_abs_nonzero, m)?)?;

@@ -72,13 +72,13 @@ pub fn denoise(a: DenoiseArgs) -> Result<()> {
     let sigma = if x.was_f32 {
         let t =
             Transform::<f32>::new(&w, Mode::Symmetric, Algorithm::Auto, Granularity::default())?;
-        let (y, s) = denoise::denoise(&x.values.mapv(|v| v as f32), &t, &o)?;
+        let (y, s) = denoise::denoise(x.values.mapv(|v| v as f32).view(), &t, &o)?;
         io::write_npy(&a.output, &y)?;
         s
     } else {
         let t =
             Transform::<f64>::new(&w, Mode::Symmetric, Algorithm::Auto, Granularity::default())?;
-        let (y, s) = denoise::denoise(&x.values, &t, &o)?;
+        let (y, s) = denoise::denoise(x.values.view(), &t, &o)?;
         io::write_npy(&a.output, &y)?;
         s
     };

@@ -418,3 +418,25 @@ pub fn modwtmra<T: GpuReal>(
     out.push(s);
     Ok(out)
 }
+
+/// skimage's denoise_wavelet with the transforms on the GPU (wavedecn and
+/// waverecn in `plan`'s mode, symmetric for skimage's results) and the
+/// thresholds on the host (multires::dwt::denoise::shrink, as the CPU's).
+pub fn denoise<T: GpuReal>(
+    plan: &crate::dwt::GpuDwt<T>,
+    x: &ndarray::ArrayD<T>,
+    o: &multires::dwt::denoise::DenoiseOptions,
+) -> Result<(ndarray::ArrayD<T>, f64), CudaError> {
+    use multires::dwt::denoise as dn;
+    dn::check_input(&x.view())?;
+    let axes: Vec<isize> = (0..x.ndim() as isize).collect();
+    let levels = o
+        .levels
+        .unwrap_or_else(|| dn::default_levels(x.shape(), plan.wavelet.filter_len()));
+    let mut c = crate::dwtn::wavedecn(plan, x, Some(levels), &axes)?;
+    let sigma = dn::shrink(&mut c, x.len(), o)?;
+    Ok((
+        dn::cut_to(crate::dwtn::waverecn(plan, &c, &axes)?, x.shape()),
+        sigma,
+    ))
+}

@@ -5,10 +5,10 @@
 //! hybrid SURE rule, MATLAB's 'heursure'), and the whole denoiser as
 //! scikit-image's `denoise_wavelet` runs it on a float image.
 
-use super::nd::{dwtn, wavedecn, waverecn};
+use super::nd::{dwtn, wavedecn, waverecn_into, NdCoefficients};
 use super::{max_level, DwtError, Transform};
 use crate::real::Real;
-use ndarray::ArrayD;
+use ndarray::{ArrayD, ArrayViewD};
 use rayon::prelude::*;
 use std::fmt;
 use std::str::FromStr;
@@ -182,48 +182,44 @@ impl Default for DenoiseOptions {
     }
 }
 
-/// The denoised array and the noise level used.
-pub fn denoise<T: Real>(
-    x: &ArrayD<T>,
-    t: &Transform<T>,
+/// skimage's default levels: the deepest every axis allows, minus 3, at least 1.
+pub fn default_levels(shape: &[usize], filter_len: usize) -> usize {
+    let deepest = shape
+        .iter()
+        .map(|&n| max_level(n, filter_len))
+        .min()
+        .unwrap_or(0);
+    deepest.saturating_sub(3).max(1)
+}
+
+/// Thresholds every detail subband of `c` (the wavedecn of an array of
+/// `size` values) in place by `o`; returns the noise level used.
+pub fn shrink<T: Real>(
+    c: &mut NdCoefficients<T>,
+    size: usize,
     o: &DenoiseOptions,
-) -> Result<(ArrayD<T>, f64), DwtError> {
-    if x.is_empty() {
-        return Err(DwtError::EmptySignal);
-    }
-    if let Some((index, v)) = x.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-        return Err(DwtError::NonFinite {
-            index,
-            value: v.f64(),
-        });
-    }
+) -> Result<f64, DwtError> {
     if !matches!(o.mode, ThresholdMode::Soft | ThresholdMode::Hard) {
         return Err(DwtError::NotAvailable(
             "the denoiser thresholds 'soft' or 'hard'".into(),
         ));
     }
-    let axes: Vec<isize> = (0..x.ndim() as isize).collect();
-    let deepest = x
-        .shape()
-        .iter()
-        .map(|&n| max_level(n, t.filter_len()))
-        .min()
-        .unwrap_or(0);
-    let levels = o.levels.unwrap_or(deepest.saturating_sub(3).max(1));
-    let mut c = wavedecn(x.view(), t, Some(levels), &axes)?;
-    let diag = "d".repeat(x.ndim());
+    let ndim = c.approx.ndim();
     let sigma = match o.sigma {
         Some(s) => s,
         None => {
             let finest = c
                 .details
                 .last()
-                .and_then(|d| d.get(&diag))
+                .and_then(|d| d.get(&"d".repeat(ndim)))
                 .ok_or(DwtError::EmptySignal)?;
-            sigma_mad(&finest.iter().copied().collect::<Vec<_>>())
+            match finest.as_slice() {
+                Some(v) => sigma_mad(v),
+                None => sigma_mad(&finest.iter().copied().collect::<Vec<_>>()),
+            }
         }
     };
-    let universal = universal_threshold(x.len(), sigma);
+    let universal = universal_threshold(size, sigma);
     for band in c.details.iter_mut().flat_map(|d| d.values_mut()) {
         let v = band
             .as_slice_mut()
@@ -235,13 +231,49 @@ pub fn denoise<T: Real>(
         };
         threshold_in_place(v, thr, o.mode, 0.0);
     }
-    let y = waverecn(&c, t, &axes)?;
-    // Odd lengths reconstruct one longer; keep the input's extent.
+    Ok(sigma)
+}
+
+/// `x` cut to `shape` (odd lengths reconstruct one longer).
+pub fn cut_to<T: Real>(y: ArrayD<T>, shape: &[usize]) -> ArrayD<T> {
+    if y.shape() == shape {
+        return y;
+    }
     let mut v = y.view();
-    for (k, &n) in x.shape().iter().enumerate() {
+    for (k, &n) in shape.iter().enumerate() {
         v.slice_axis_inplace(ndarray::Axis(k), ndarray::Slice::from(0..n));
     }
-    Ok((v.to_owned(), sigma))
+    v.to_owned()
+}
+
+/// Refuses what the denoiser cannot take: no values, NaN or Inf.
+pub fn check_input<T: Real>(x: &ArrayViewD<T>) -> Result<(), DwtError> {
+    if x.is_empty() {
+        return Err(DwtError::EmptySignal);
+    }
+    if let Some((index, v)) = x.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        return Err(DwtError::NonFinite {
+            index,
+            value: v.f64(),
+        });
+    }
+    Ok(())
+}
+
+/// The denoised array and the noise level used, on the CPU.
+pub fn denoise<T: Real>(
+    x: ArrayViewD<T>,
+    t: &Transform<T>,
+    o: &DenoiseOptions,
+) -> Result<(ArrayD<T>, f64), DwtError> {
+    check_input(&x)?;
+    let axes: Vec<isize> = (0..x.ndim() as isize).collect();
+    let levels = o
+        .levels
+        .unwrap_or_else(|| default_levels(x.shape(), t.filter_len()));
+    let mut c = wavedecn(x.view(), t, Some(levels), &axes)?;
+    let sigma = shrink(&mut c, x.len(), o)?;
+    Ok((cut_to(waverecn_into(c, t, &axes)?, x.shape()), sigma))
 }
 
 /// skimage's `estimate_sigma` of one channel: the MAD estimate of the

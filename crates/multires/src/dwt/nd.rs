@@ -394,14 +394,16 @@ pub fn wavedecn<T: Real>(
             .unwrap_or(0)
     });
     super::multilevel::check_level(level)?;
-    let mut a = x.to_owned();
+    let mut a: Option<ArrayD<T>> = None;
     let mut details = Vec::with_capacity(level);
     let all_a = "a".repeat(ax.len());
     for _ in 0..level {
-        let mut c = dwtn(a.view(), t, axes)?;
-        a = c.remove(&all_a).expect("dwtn returns every key");
+        // The first level reads the input itself (no copy of it).
+        let mut c = dwtn(a.as_ref().map_or(x.view(), |v| v.view()), t, axes)?;
+        a = c.remove(&all_a);
         details.push(c);
     }
+    let a = a.unwrap_or_else(|| x.to_owned());
     details.reverse();
     Ok(NdCoefficients { approx: a, details })
 }
@@ -413,10 +415,19 @@ pub fn waverecn<T: Real>(
     t: &Transform<T>,
     axes: &[isize],
 ) -> Result<ArrayD<T>, DwtError> {
+    waverecn_into(c.clone(), t, axes)
+}
+
+/// `waverecn` of coefficients it may consume (no copy of them).
+pub fn waverecn_into<T: Real>(
+    c: NdCoefficients<T>,
+    t: &Transform<T>,
+    axes: &[isize],
+) -> Result<ArrayD<T>, DwtError> {
     let ax = check_axes(axes, c.approx.ndim())?;
     let all_a = "a".repeat(ax.len());
-    let mut a = c.approx.clone();
-    for (lvl, d) in c.details.iter().enumerate() {
+    let mut a = c.approx;
+    for (lvl, mut d) in c.details.into_iter().enumerate() {
         let Some(first) = d.values().next() else {
             return Err(DwtError::CoefficientMismatch(format!(
                 "detail level {} is empty",
@@ -432,9 +443,8 @@ pub fn waverecn<T: Real>(
             }
             a = v.to_owned();
         }
-        let mut full = d.clone();
-        full.insert(all_a.clone(), a);
-        a = idwtn(&full, t, axes)?;
+        d.insert(all_a.clone(), a);
+        a = idwtn(&d, t, axes)?;
     }
     Ok(a)
 }
