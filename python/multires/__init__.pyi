@@ -347,3 +347,28 @@ class MrzFile:
     def __len__(self) -> int: ...
     def __getitem__(self, key: Any) -> np.ndarray: ...
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray: ...
+def denoise(
+    image: ArrayLike,
+    sigma: Any = None,
+    wavelet: Any = "db1",
+    mode: str = "soft",
+    wavelet_levels: Optional[int] = None,
+    convert2ycbcr: bool = False,
+    method: str = "BayesShrink",
+    rescale_sigma: bool = True,
+    *,
+    channel_axis: Optional[int] = None,
+    device: str = "cpu",
+) -> np.ndarray:
+    """Wavelet denoising as skimage.restoration.denoise_wavelet (and SureShrink)."""
+denoise_wavelet = denoise
+def estimate_sigma(image: ArrayLike, average_sigmas: bool = False, *, channel_axis: Optional[int] = None) -> Any:
+    """The noise level as skimage's estimate_sigma."""
+def cycle_spin(x: ArrayLike, func: Any, max_shifts: Any, shift_steps: Any = 1, num_workers: Optional[int] = None, func_kw: Any = None, *, workers: Optional[int] = None, channel_axis: Optional[int] = None) -> np.ndarray:
+    """The mean of func over circular shifts, as skimage's cycle_spin."""
+def modwt(x: ArrayLike, wavelet: Any = "sym4", level: Optional[int] = None, axis: int = -1, *, device: str = "cpu") -> np.ndarray:
+    """MATLAB's maximal overlap DWT."""
+def imodwt(w: ArrayLike, wavelet: Any = "sym4", *, device: str = "cpu") -> np.ndarray:
+    """The signal of modwt's array."""
+def modwtmra(w: ArrayLike, wavelet: Any = "sym4", *, device: str = "cpu") -> np.ndarray:
+    """MATLAB's modwtmra."""

@@ -4,7 +4,7 @@
 //! and 2i + 1), and the inverse. No copies between levels.
 
 use crate::dwt::{float_dispatch, transform, DiscreteFilters};
-use crate::value_err;
+use crate::{cuda_err, value_err};
 use multires::dwt::{coeff_len, rec_len};
 use multires::real::Real;
 use numpy::{IntoPyArray, PyReadonlyArrayDyn, PyUntypedArrayMethods};
@@ -93,7 +93,37 @@ fn packet_merge<'py>(
     })
 }
 
+/// Levels 1 ..= maxlevel of the packet tree of a 1-D signal on the GPU,
+/// each a (2^l, m) array in block order (row b: child 'd' for b < 2^(l-1),
+/// else 'a', of row b mod 2^(l-1) of the level before).
+#[pyfunction]
+fn packet_levels_cuda<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyAny>,
+    wavelet: &DiscreteFilters,
+    mode: &str,
+    maxlevel: usize,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    float_dispatch!(x, T, a => {
+        let flat = a.as_slice().map_err(|_| value_err("the signal must be contiguous"))?;
+        let t = transform::<T>(&wavelet.wavelet, mode)?;
+        t.check_len(flat.len()).map_err(value_err)?;
+        let g = multires_cuda::gpu().map_err(cuda_err)?;
+        let plan = multires_cuda::dwt::GpuDwt::<T>::new(g, &wavelet.wavelet, t.mode, multires_cuda::dwt::GpuDwtVariant::Auto)
+            .map_err(cuda_err)?;
+        let levels = crate::run(py, || multires_cuda::packets::packet_levels(&plan, flat, maxlevel)).map_err(cuda_err)?;
+        levels
+            .into_iter()
+            .map(|l| {
+                let arr = ndarray::Array2::from_shape_vec((l.rows, l.len), l.values).map_err(value_err)?;
+                Ok(arr.into_pyarray(py).into_any())
+            })
+            .collect()
+    })
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(packet_levels_cuda, m)?)?;
     m.add_function(wrap_pyfunction!(packet_split, m)?)?;
     m.add_function(wrap_pyfunction!(packet_merge, m)?)?;
     Ok(())

@@ -3,6 +3,7 @@
 //! builds swt, swt2, swtn and their inverses from these, as pywt does)
 //! and MATLAB's MODWT whole. float32 stays float32.
 
+use crate::dlpack::{DType, DeviceArray, DeviceInput};
 use crate::dwt::{float_dispatch, transform, DiscreteFilters};
 use crate::{cuda_err, value_err};
 use multires::dwt;
@@ -202,7 +203,65 @@ fn swt_cuda<'py>(
     })
 }
 
+/// `pywt.swt` of the rows of a CUDA array (DLPack, C-contiguous (rows, n),
+/// float32/float64): [(cA, cD), ...] coarsest first as device arrays.
+#[pyfunction]
+fn swt_device(
+    py: Python<'_>,
+    x: &Bound<'_, PyAny>,
+    wavelet: &DiscreteFilters,
+    level: usize,
+    start_level: usize,
+    norm: bool,
+) -> PyResult<Vec<(DeviceArray, DeviceArray)>> {
+    let input = DeviceInput::read(x)?;
+    if input.shape.len() != 2 {
+        return Err(value_err(format!(
+            "expected a device array of shape (rows, n), got {:?}",
+            input.shape
+        )));
+    }
+    let (rows, n, ptr, dtype) = (input.shape[0], input.shape[1], input.ptr, input.dtype);
+    let g = multires_cuda::gpu().map_err(cuda_err)?;
+    let w = &wavelet.wavelet;
+    macro_rules! go {
+        ($t:ty) => {{
+            // SAFETY: DeviceInput checked a C-contiguous (rows, n) array of $t.
+            let levels = crate::run(py, || unsafe {
+                multires_cuda::undecimated::swt_from_device::<$t>(
+                    &g,
+                    ptr,
+                    rows,
+                    n,
+                    w,
+                    level,
+                    start_level,
+                    norm,
+                )
+            })
+            .map_err(cuda_err)?;
+            levels
+                .into_iter()
+                .map(|(a, d)| {
+                    Ok((
+                        DeviceArray::new(a, 0, vec![rows, n], dtype)?,
+                        DeviceArray::new(d, 0, vec![rows, n], dtype)?,
+                    ))
+                })
+                .collect()
+        }};
+    }
+    match dtype {
+        DType::F32 => go!(f32),
+        DType::F64 => go!(f64),
+        d => Err(crate::type_err(format!(
+            "a device array of {d:?}: swt takes float32 or float64"
+        ))),
+    }
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(swt_device, m)?)?;
     m.add_function(wrap_pyfunction!(swt_level, m)?)?;
     m.add_function(wrap_pyfunction!(iswt_level, m)?)?;
     m.add_function(wrap_pyfunction!(modwt, m)?)?;

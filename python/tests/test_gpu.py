@@ -182,3 +182,30 @@ def test_wavelet_packets_on_the_gpu_equal_the_cpu(rng):
         assert a.path == b.path
         np.testing.assert_allclose(a.data, b.data, rtol=0, atol=1e-12 * np.abs(b.data).max())
     np.testing.assert_allclose(g.reconstruct(), c.reconstruct(), rtol=0, atol=1e-11)
+
+
+def test_denoise_with_the_transforms_on_the_gpu(rng):
+    g = np.linspace(0, 1, 256)
+    x = np.outer(np.sin(5 * g), np.cos(3 * g)) + 0.1 * rng.standard_normal((256, 256))
+    for kw in ({}, {"wavelet": "db4", "method": "VisuShrink"}, {"wavelet": "sym4", "method": "SureShrink", "mode": "hard"}):
+        np.testing.assert_allclose(multires.denoise(x, device="cuda", **kw), multires.denoise(x, **kw), rtol=0, atol=1e-10)
+    v = rng.standard_normal((8, 1000)).astype(np.float32)
+    np.testing.assert_allclose(multires.denoise(v, device="cuda"), multires.denoise(v), atol=1e-5)
+
+
+def test_swt_of_device_arrays_stays_on_the_device_bit_for_bit(rng):
+    libs = _device_libs()
+    if not libs:
+        pytest.fail("neither CuPy nor PyTorch with CUDA is importable on this GPU machine")
+    x = rng.standard_normal((3, 1024))
+    want = mp.swt(x, "sym4", level=4, trim_approx=True)
+    for name, to_dev, to_host, kind in libs:
+        got = mp.swt(to_dev(x), "sym4", level=4, trim_approx=True, device="cuda")
+        assert all(isinstance(v, kind) for v in got), name
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(to_host(a), b)
+        # Along axis 0 of a transposed copy.
+        got = mp.swt(to_dev(np.ascontiguousarray(x.T)), "sym4", level=2, axis=0, device="cuda")
+        for (a, d), (ra, rd) in zip(got, mp.swt(x.T, "sym4", level=2, axis=0)):
+            np.testing.assert_array_equal(to_host(a), ra)
+            np.testing.assert_array_equal(to_host(d), rd)

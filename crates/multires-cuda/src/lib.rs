@@ -15,6 +15,7 @@ mod error;
 pub mod fir;
 pub mod kernels;
 mod masks;
+pub mod packets;
 pub mod spectra;
 pub mod stage;
 pub mod transfer;

@@ -158,7 +158,7 @@ pub fn swt<T: GpuReal>(
 ) -> Result<Vec<SwtLevel<T>>, CudaError> {
     check_swt_levels(n, levels, start_level)?;
     let w = if norm {
-        scaled_bank(w, FRAC_1_SQRT_2)
+        scaled_bank(w, 1.0 / std::f64::consts::SQRT_2)
     } else {
         w.clone()
     };
@@ -439,4 +439,69 @@ pub fn denoise<T: GpuReal>(
         dn::cut_to(crate::dwtn::waverecn(plan, &c, &axes)?, x.shape()),
         sigma,
     ))
+}
+
+/// `swt` of rows already on the device (CUDA arrays through DLPack): the
+/// levels' (cA, cD) stay on the device, each its own buffer, coarsest first.
+///
+/// # Safety
+/// `src` must be the device address of `rows` x `n` values of T,
+/// C-contiguous, readable in this GPU's primary context until this returns.
+#[allow(clippy::too_many_arguments)] // swt's own arguments and the device input
+pub unsafe fn swt_from_device<T: GpuReal>(
+    gpu: &Arc<Gpu>,
+    src: u64,
+    rows: usize,
+    n: usize,
+    w: &DiscreteWavelet,
+    levels: usize,
+    start_level: usize,
+    norm: bool,
+) -> Result<Vec<(CudaSlice<T>, CudaSlice<T>)>, CudaError> {
+    check_swt_levels(n, levels, start_level)?;
+    if rows == 0 {
+        return Err(DwtError::EmptySignal.into());
+    }
+    let w = if norm {
+        scaled_bank(w, 1.0 / std::f64::consts::SQRT_2)
+    } else {
+        w.clone()
+    };
+    let (lo, hi) = (filters::<T>(gpu, &w.dec_lo)?, filters::<T>(gpu, &w.dec_hi)?);
+    let taps = w.dec_lo.len();
+    let mut x = alloc::<T>(gpu, rows * n)?;
+    {
+        use cudarc::driver::DevicePtrMut;
+        let (dst, _sync) = x.device_ptr_mut(&gpu.stream);
+        cudarc::driver::result::memcpy_dtod_async(
+            dst,
+            src,
+            rows * n * std::mem::size_of::<T>(),
+            gpu.stream.cu_stream(),
+        )
+        .during(|| "copying the device signal".into())?;
+    }
+    let mut out: Vec<(CudaSlice<T>, CudaSlice<T>)> = Vec::with_capacity(levels);
+    for j in start_level..start_level + levels {
+        let s = 1usize << j;
+        let (mut a, mut d) = (alloc::<T>(gpu, rows * n)?, alloc::<T>(gpu, rows * n)?);
+        let input = out.last().map_or(&x, |(ca, _)| ca);
+        level(
+            gpu,
+            input,
+            rows,
+            n,
+            taps * s / 2,
+            s,
+            (&lo, &hi),
+            taps,
+            &mut a,
+            &mut d,
+        )?;
+        out.push((a, d));
+    }
+    gpu.synchronize()?;
+    drop(x);
+    out.reverse();
+    Ok(out)
 }

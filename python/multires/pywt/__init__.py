@@ -6,10 +6,12 @@ dtypes, with results equal to PyWavelets' to 1e-12 in float64. Extra
 keyword: ``device='cuda'`` on :func:`wavedec`/:func:`waverec` (and
 :func:`cwt`) runs batches on the GPU.
 
-``swt``, ``iswt`` and ``swt_max_level`` are PyWavelets' 1-D stationary
-transform. The n-D stationary transforms, wavelet packets, the MRA
-functions and the fully separable transforms raise NotImplementedError
-naming the function.
+Beyond the decimated transforms: the stationary transforms (``swt``,
+``swt2``, ``swtn`` and inverses, ``device=`` on ``swt``), ``mra`` and its
+2-D/n-D forms, ``fswavedecn``, wavelet packets (``WaveletPacket``,
+``WaveletPacket2D``, ``WaveletPacketND``, with ``best_basis`` and
+``energies`` added) and MATLAB's ``modwt``/``imodwt``/``modwtmra``.
+PyWavelets' sample data (``pywt.data``) is not included.
 """
 
 from ._coeffs import (

@@ -140,7 +140,6 @@ def threshold(data: ArrayLike, value: float, mode: str = "soft", substitute: flo
 def threshold_firm(data: ArrayLike, value_low: float, value_high: float) -> np.ndarray:
     """Firm thresholding."""
 
-NOT_IMPLEMENTED: tuple[str, ...]
 def swt(
     data: ArrayLike,
     wavelet: Any,
@@ -149,28 +148,90 @@ def swt(
     axis: int = -1,
     trim_approx: bool = False,
     norm: bool = False,
-) -> list:
-    """Multilevel 1-D stationary wavelet transform, as pywt.swt."""
+    *,
+    device: str = "cpu",
+) -> list[Any]:
+    """Multilevel 1-D stationary wavelet transform, as pywt.swt (device='cuda': on the GPU)."""
 def iswt(coeffs: Any, wavelet: Any, norm: bool = False, axis: int = -1) -> np.ndarray:
     """The signal of swt's coefficients, as pywt.iswt."""
-def swt2(*args: Any, **kwargs: Any) -> Any:
-    """Not implemented yet: raises NotImplementedError."""
-def iswt2(*args: Any, **kwargs: Any) -> Any:
-    """Not implemented yet: raises NotImplementedError."""
-def swtn(*args: Any, **kwargs: Any) -> Any:
-    """Not implemented yet: raises NotImplementedError."""
-def iswtn(*args: Any, **kwargs: Any) -> Any:
-    """Not implemented yet: raises NotImplementedError."""
+def swt2(data: ArrayLike, wavelet: Any, level: int, start_level: int = 0, axes: Sequence[int] = (-2, -1), trim_approx: bool = False, norm: bool = False) -> list[Any]:
+    """2-D stationary wavelet transform, as pywt.swt2."""
+def iswt2(coeffs: Any, wavelet: Any, norm: bool = False, axes: Sequence[int] = (-2, -1)) -> np.ndarray:
+    """Inverse of swt2, as pywt.iswt2."""
+def swtn(data: ArrayLike, wavelet: Any, level: int, start_level: int = 0, axes: Axes = None, trim_approx: bool = False, norm: bool = False) -> list[Any]:
+    """n-D stationary wavelet transform, as pywt.swtn."""
+def iswtn(coeffs: Any, wavelet: Any, axes: Axes = None, norm: bool = False) -> np.ndarray:
+    """Inverse of swtn, as pywt.iswtn."""
 def swt_max_level(input_len: Any) -> int:
     """How many times input_len halves evenly (pywt.swt_max_level)."""
-def mra(*args: Any, **kwargs: Any) -> Any:
-    """Not implemented yet: raises NotImplementedError."""
-def imra(*args: Any, **kwargs: Any) -> Any:
-    """Not implemented yet: raises NotImplementedError."""
-def fswavedecn(*args: Any, **kwargs: Any) -> Any:
-    """Not implemented yet: raises NotImplementedError."""
-def fswaverecn(*args: Any, **kwargs: Any) -> Any:
-    """Not implemented yet: raises NotImplementedError."""
-WaveletPacket: Any
-WaveletPacket2D: Any
-WaveletPacketND: Any
+def mra(data: ArrayLike, wavelet: Any, level: Optional[int] = None, axis: int = -1, transform: str = "swt", mode: str = "periodization") -> list[np.ndarray]:
+    """1-D multiresolution analysis, as pywt.mra."""
+def imra(mra_coeffs: Sequence[Any]) -> np.ndarray:
+    """The sum of mra's components."""
+def mra2(data: ArrayLike, wavelet: Any, level: Optional[int] = None, axes: Sequence[int] = (-2, -1), transform: str = "swt2", mode: str = "periodization") -> list[Any]:
+    """2-D multiresolution analysis, as pywt.mra2."""
+def imra2(mra_coeffs: Sequence[Any]) -> np.ndarray:
+    """The sum of mra2's components."""
+def mran(data: ArrayLike, wavelet: Any, level: Optional[int] = None, axes: Axes = None, transform: str = "swtn", mode: str = "periodization") -> list[Any]:
+    """n-D multiresolution analysis, as pywt.mran."""
+def imran(mra_coeffs: Sequence[Any]) -> np.ndarray:
+    """The sum of mran's components."""
+def modwt(x: ArrayLike, wavelet: Any = "sym4", level: Optional[int] = None, axis: int = -1, *, device: str = "cpu") -> np.ndarray:
+    """MATLAB's maximal overlap DWT: (level + 1, ..., N), W_1 ... W_J then V_J."""
+def imodwt(w: ArrayLike, wavelet: Any = "sym4", *, device: str = "cpu") -> np.ndarray:
+    """The signal of modwt's array."""
+def modwtmra(w: ArrayLike, wavelet: Any = "sym4", *, device: str = "cpu") -> np.ndarray:
+    """MATLAB's modwtmra: details and smooth that sum to the signal."""
+class FswavedecnResult:
+    coeffs: np.ndarray
+    coeff_slices: list[Any]
+    axes: tuple[int, ...]
+    levels: list[int]
+    wavelets: list[Wavelet]
+    wavelet_names: list[str]
+    modes: list[str]
+    approx: np.ndarray
+    ndim: int
+    ndim_transform: int
+    def __getitem__(self, levels: Sequence[int]) -> np.ndarray: ...
+    def __setitem__(self, levels: Sequence[int], x: ArrayLike) -> None: ...
+    def detail_keys(self) -> list[tuple[int, ...]]: ...
+def fswavedecn(data: ArrayLike, wavelet: Any, mode: Any = "symmetric", levels: Any = None, axes: Axes = None) -> FswavedecnResult:
+    """Fully separable wavelet transform, as pywt.fswavedecn."""
+def fswaverecn(fswavedecn_result: FswavedecnResult) -> np.ndarray:
+    """Inverse of fswavedecn."""
+def get_graycode_order(level: int, x: str = "a", y: str = "d") -> list[str]:
+    """A level's paths in frequency order."""
+class BaseNode:
+    path: str
+    level: int
+    data: Any
+    parent: Optional["BaseNode"]
+    maxlevel: int
+    node_name: str
+    path_tuple: tuple[str, ...]
+    is_empty: bool
+    has_any_subnode: bool
+    def __getitem__(self, path: Any) -> "BaseNode": ...
+    def __setitem__(self, path: str, data: Any) -> None: ...
+    def __delitem__(self, path: str) -> None: ...
+    def decompose(self) -> tuple["BaseNode", ...]: ...
+    def reconstruct(self, update: bool = False) -> np.ndarray: ...
+    def get_subnode(self, part: str, decompose: bool = True) -> Optional["BaseNode"]: ...
+    def get_leaf_nodes(self, decompose: bool = False) -> list["BaseNode"]: ...
+    def walk(self, func: Any, args: tuple[Any, ...] = (), kwargs: Any = None, decompose: bool = True) -> None: ...
+    def walk_depth(self, func: Any, args: tuple[Any, ...] = (), kwargs: Any = None, decompose: bool = True) -> None: ...
+    def energies(self, level: int, order: str = "freq") -> np.ndarray: ...
+    def best_basis(self, entropy: str = "shannon", level: Optional[int] = None) -> list["BaseNode"]: ...
+class Node(BaseNode): ...
+class Node2D(BaseNode): ...
+class NodeND(BaseNode): ...
+class WaveletPacket(Node):
+    def __init__(self, data: Any, wavelet: Any, mode: str = "symmetric", maxlevel: Optional[int] = None, axis: int = -1, *, device: str = "cpu") -> None: ...
+    def get_level(self, level: int, order: str = "natural", decompose: bool = True) -> list[Node]: ...
+class WaveletPacket2D(Node2D):
+    def __init__(self, data: Any, wavelet: Any, mode: str = "smooth", maxlevel: Optional[int] = None, axes: Sequence[int] = (-2, -1)) -> None: ...
+    def get_level(self, level: int, order: str = "natural", decompose: bool = True) -> list[Any]: ...
+class WaveletPacketND(NodeND):
+    def __init__(self, data: Any, wavelet: Any, mode: str = "smooth", maxlevel: Optional[int] = None, axes: Axes = None) -> None: ...
+    def get_level(self, level: int, decompose: bool = True) -> list[NodeND]: ...

@@ -352,9 +352,31 @@ def _merge_rows(pairs, w, mode, keep, device):
     return _multires.packet_merge(pairs, w._filters, mode, keep)
 
 
+def _whole_tree_on_gpu(root, level):
+    """A fresh 1-D tree on the GPU: every level to ``level`` in one call,
+    the tree on the device between levels. Whether it was done."""
+    if not (root.parent is None and root._device == "cuda" and type(root)._child_class() is Node):
+        return False
+    if root.is_empty or root.has_any_subnode or root.data.ndim != 1 or root.data.dtype not in (np.float32, np.float64):
+        return False
+    depth = min(level, root.maxlevel)
+    if depth < 1:
+        return True
+    w, mode = as_wavelet(root.wavelet), _mode_name(Modes.from_object(root.mode))
+    parents = [root]
+    for arr in _multires.packet_levels_cuda(np.ascontiguousarray(root.data), w._filters, mode, depth):
+        # Block order (the GPU DWT's layout, details first): row b is the
+        # 'd' (b < R) or 'a' child of parent row b mod R.
+        r = len(parents)
+        parents = [parents[b % r]._create_subnode("d" if b < r else "a", arr[b]) for b in range(arr.shape[0])]
+    return True
+
+
 def _decompose_batched(root, level):
     """Decomposes every node above ``level`` the way ``walk`` would (nodes
     with data lacking a subnode), one engine call per level and shape."""
+    if _whole_tree_on_gpu(root, level):
+        return
     frontier = [root]
     while frontier:
         todo, nxt = [], []

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from .. import _multires
+from .._arrays import Foreign
 from ._dwt import _axes, _axis, _device, _done, _per_axis, _prep
 from ._wavelets import Wavelet, as_wavelet
 
@@ -116,6 +117,10 @@ def swt(data, wavelet, level=None, start_level=0, axis=-1, trim_approx=False, no
     ``device='cuda'`` (or 'auto' with a GPU) runs every level of every row
     on the GPU, equal to the CPU's result bit for bit in float64.
     """
+    if _device(device) != "cpu" and not isinstance(data, np.ndarray) and hasattr(data, "__dlpack__"):
+        f = Foreign(data)
+        if f.on_cuda and f.dtype_name in ("float32", "float64") and f.module in ("cupy", "torch", "jax", "jaxlib"):
+            return _swt_on_device(f, wavelet, level, start_level, axis, trim_approx, norm)
     a, foreign = _prep(data)
     if a.ndim == 0:
         raise ValueError("data must be at least 1-D")
@@ -141,6 +146,26 @@ def swt(data, wavelet, level=None, start_level=0, axis=-1, trim_approx=False, no
     if trim_approx:
         return [out[0][0]] + [cd for _, cd in out]
     return out
+
+
+def _swt_on_device(f, wavelet, level, start_level, axis, trim_approx, norm):
+    """swt of a CUDA array on the GPU; the coefficients stay there, as
+    arrays of the input's kind."""
+    ndim = len(f.obj.shape)
+    if ndim == 0:
+        raise ValueError("data must be at least 1-D")
+    ax = _axis(axis, ndim)
+    w = as_wavelet(wavelet)
+    _warn_not_orthogonal([w], norm)
+    n = int(f.obj.shape[ax])
+    if level is None:
+        level = swt_max_level(n)
+    _check_levels(n, level, start_level)
+    rows, outer = f.last_axis_rows(ax)
+    f.sync()
+    back = lambda b: f.last_axis_to(f.wrap(b).reshape(outer + (n,)), ax)
+    out = [(back(a), back(d)) for a, d in _multires.swt_device(rows, w._filters, int(level), int(start_level), bool(norm))]
+    return [out[0][0]] + [d for _, d in out] if trim_approx else out
 
 
 def _common(arrays):

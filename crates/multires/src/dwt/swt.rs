@@ -239,8 +239,10 @@ pub fn swt<T: Real>(
     norm: bool,
 ) -> Result<Vec<SwtLevel<T>>, DwtError> {
     check_swt_levels(n, level, start_level)?;
+    // pywt's norm: the filters times 1/np.sqrt(2) = 0.7071067811865475,
+    // one ulp below FRAC_1_SQRT_2 (so that the results are pywt's bits).
     let w = if norm {
-        scaled_bank(w, std::f64::consts::FRAC_1_SQRT_2)
+        scaled_bank(w, 1.0 / std::f64::consts::SQRT_2)
     } else {
         w.clone()
     };
