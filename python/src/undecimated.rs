@@ -136,49 +136,29 @@ fn planes_of<T: Copy>(flat: &[T], shape: &[usize]) -> PyResult<(Vec<Vec<T>>, Vec
     Ok((planes, shape[1..].to_vec(), *shape.last().unwrap_or(&0)))
 }
 
-/// MATLAB's `imodwt`: the signal of `modwt`'s array.
+/// MATLAB's `imodwt` (the signal of `modwt`'s array) or, with `mra`,
+/// `modwtmra` (its details and smooth, the array's shape).
 #[pyfunction]
-#[pyo3(signature = (w, wavelet, cuda=false))]
-fn imodwt<'py>(
+#[pyo3(signature = (w, wavelet, mra, cuda=false))]
+fn modwt_inverse<'py>(
     py: Python<'py>,
     w: &Bound<'py, PyAny>,
     wavelet: &DiscreteFilters,
+    mra: bool,
     cuda: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
+    use multires_cuda::undecimated as gpu;
     let wv = &wavelet.wavelet;
     float_dispatch!(w, _T, a => {
         let (flat, shape, _) = rows(&a, "the coefficients")?;
         let (planes, inner, n) = planes_of(flat, &shape)?;
-        let x = if cuda {
-            let g = multires_cuda::gpu().map_err(cuda_err)?;
-            crate::run(py, || multires_cuda::undecimated::imodwt(&g, &planes, n, wv, None)).map_err(cuda_err)?
-        } else {
-            crate::run(py, || dwt::modwt::imodwt(&planes, n, wv)).map_err(value_err)?
-        };
-        shaped(py, &inner, x)
-    })
-}
-
-/// MATLAB's `modwtmra`: details and smooth of `modwt`'s array, same shape.
-#[pyfunction]
-#[pyo3(signature = (w, wavelet, cuda=false))]
-fn modwtmra<'py>(
-    py: Python<'py>,
-    w: &Bound<'py, PyAny>,
-    wavelet: &DiscreteFilters,
-    cuda: bool,
-) -> PyResult<Bound<'py, PyAny>> {
-    let wv = &wavelet.wavelet;
-    float_dispatch!(w, _T, a => {
-        let (flat, shape, _) = rows(&a, "the coefficients")?;
-        let (planes, inner, n) = planes_of(flat, &shape)?;
-        let mra = if cuda {
-            let g = multires_cuda::gpu().map_err(cuda_err)?;
-            crate::run(py, || multires_cuda::undecimated::modwtmra(&g, &planes, n, wv, None)).map_err(cuda_err)?
-        } else {
-            crate::run(py, || dwt::modwt::modwtmra(&planes, n, wv)).map_err(value_err)?
-        };
-        stacked(py, &inner, mra)
+        let g = if cuda { Some(multires_cuda::gpu().map_err(cuda_err)?) } else { None };
+        match (mra, g) {
+            (false, Some(g)) => shaped(py, &inner, crate::run(py, || gpu::imodwt(&g, &planes, n, wv, None)).map_err(cuda_err)?),
+            (false, None) => shaped(py, &inner, crate::run(py, || dwt::modwt::imodwt(&planes, n, wv)).map_err(value_err)?),
+            (true, Some(g)) => stacked(py, &inner, crate::run(py, || gpu::modwtmra(&g, &planes, n, wv, None)).map_err(cuda_err)?),
+            (true, None) => stacked(py, &inner, crate::run(py, || dwt::modwt::modwtmra(&planes, n, wv)).map_err(value_err)?),
+        }
     })
 }
 
@@ -265,8 +245,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(swt_level, m)?)?;
     m.add_function(wrap_pyfunction!(iswt_level, m)?)?;
     m.add_function(wrap_pyfunction!(modwt, m)?)?;
-    m.add_function(wrap_pyfunction!(imodwt, m)?)?;
-    m.add_function(wrap_pyfunction!(modwtmra, m)?)?;
+    m.add_function(wrap_pyfunction!(modwt_inverse, m)?)?;
     m.add_function(wrap_pyfunction!(swt_cuda, m)?)?;
     Ok(())
 }

@@ -6,18 +6,9 @@ import pytest
 import pywt as ref
 
 import multires.pywt as mp
+from coeff_lists import flat
 
 
-def _flat(c):
-    out = []
-    for p in c:
-        if isinstance(p, dict):
-            out += [p[k] for k in sorted(p)]
-        elif isinstance(p, (tuple, list)):
-            out += list(p)
-        else:
-            out.append(p)
-    return out
 
 
 @pytest.mark.parametrize("transform,mode", [("swt", "periodization"), ("dwt", "symmetric"), ("dwt", "periodization")])
@@ -37,14 +28,14 @@ def test_mra2_mran_equal_pywt(rng):
         mode = "periodization" if transform == "swt2" else "symmetric"
         ours = mp.mra2(x, "sym4", 2, transform=transform, mode=mode)
         theirs = ref.mra2(x, "sym4", 2, transform=transform, mode=mode)
-        for a, b in zip(_flat(ours), _flat(theirs)):
+        for a, b in zip(flat(ours), flat(theirs)):
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
         np.testing.assert_allclose(mp.imra2(ours), x, atol=1e-10)
     y = rng.standard_normal((16, 8, 8))
     for transform in ("swtn", "dwtn"):
         ours = mp.mran(y, "db2", 2, transform=transform)
         theirs = ref.mran(y, "db2", 2, transform=transform)
-        for a, b in zip(_flat(ours), _flat(theirs)):
+        for a, b in zip(flat(ours), flat(theirs)):
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
         np.testing.assert_allclose(mp.imran(ours), y, atol=1e-11)
     with pytest.raises(ValueError, match="periodization"):

@@ -5,6 +5,7 @@ import pytest
 import pywt as ref
 
 import multires.pywt as mp
+from coeff_lists import flat
 
 WAVELETS = ["haar", "db2", "db4", "sym5", "coif2", "bior2.2", "rbio3.1", "dmey"]
 
@@ -72,21 +73,10 @@ def test_max_level_and_length_rules():
         mp.swt(np.zeros(64), "db1", level=1, start_level=6)
 
 
-def _flat(c):
-    """Every array of an swt2/swtn result, in order (dict keys sorted)."""
-    out = []
-    for p in c:
-        if isinstance(p, dict):
-            out += [p[k] for k in sorted(p)]
-        elif isinstance(p, (tuple, list)):
-            out += _flat(p)
-        else:
-            out.append(p)
-    return out
 
 
 def _close(ours, theirs, atol=1e-12):
-    a, b = _flat(ours), _flat(theirs)
+    a, b = flat(ours), flat(theirs)
     assert len(a) == len(b)
     for u, v in zip(a, b):
         assert u.shape == v.shape and u.dtype == v.dtype

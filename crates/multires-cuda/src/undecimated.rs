@@ -48,6 +48,25 @@ fn rows_per_block<T>(
     Ok((budget / row).max(1))
 }
 
+/// Calls `launch(span, cfg)` for each chunk of at most 65535 rows of `n`
+/// (one block row of threads per row of samples).
+fn by_row_chunks(
+    rows: usize,
+    n: usize,
+    mut launch: impl FnMut(std::ops::Range<usize>, LaunchConfig) -> Result<(), CudaError>,
+) -> Result<(), CudaError> {
+    for r0 in (0..rows).step_by(MAX_GRID_Y) {
+        let r = (rows - r0).min(MAX_GRID_Y);
+        let cfg = LaunchConfig {
+            grid_dim: ((n as u32).div_ceil(THREADS), r as u32, 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        launch(r0 * n..(r0 + r) * n, cfg)?;
+    }
+    Ok(())
+}
+
 /// `a, d` of `x` (rows x n) by the bank (lo, hi) upsampled by `s` at `off`.
 #[allow(clippy::too_many_arguments)]
 fn level<T: GpuReal>(
@@ -65,17 +84,9 @@ fn level<T: GpuReal>(
     let inst = format!("ATROUS(kernel, {})", T::CUDA);
     let func = gpu.function(Kernel::Atrous, &inst, 0)?;
     let (n_i, off_i, s_i, taps_i) = (n as i64, off as i64, s as i64, taps as i32);
-    for r0 in (0..rows).step_by(MAX_GRID_Y) {
-        let r = (rows - r0).min(MAX_GRID_Y);
-        let span = r0 * n..(r0 + r) * n;
-        let cfg = LaunchConfig {
-            grid_dim: ((n as u32).div_ceil(THREADS), r as u32, 1),
-            block_dim: (THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
+    by_row_chunks(rows, n, |span, cfg| {
         let xs = x.slice(span.clone());
-        let mut sa = a.slice_mut(span.clone());
-        let mut sd = d.slice_mut(span);
+        let (mut sa, mut sd) = (a.slice_mut(span.clone()), d.slice_mut(span));
         let mut b = gpu.stream.launch_builder(&func);
         b.arg(&xs)
             .arg(&n_i)
@@ -86,10 +97,10 @@ fn level<T: GpuReal>(
             .arg(&taps_i)
             .arg(&mut sa)
             .arg(&mut sd);
-        // SAFETY: matches ATROUS; r rows of n in, two outputs of r rows of n.
+        // SAFETY: matches ATROUS; a chunk of rows of n in, two outputs alike.
         unsafe { b.launch(cfg) }.during(|| format!("launching {inst}"))?;
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// `y = Σ f v + Σ g w` (the MODWT's inverse level) over rows x n.
@@ -108,14 +119,7 @@ fn level_sum<T: GpuReal>(
     let inst = format!("ATROUS_SUM(kernel, {})", T::CUDA);
     let func = gpu.function(Kernel::Atrous, &inst, 0)?;
     let (n_i, off_i, s_i, taps_i) = (n as i64, off as i64, s as i64, taps as i32);
-    for r0 in (0..rows).step_by(MAX_GRID_Y) {
-        let r = (rows - r0).min(MAX_GRID_Y);
-        let span = r0 * n..(r0 + r) * n;
-        let cfg = LaunchConfig {
-            grid_dim: ((n as u32).div_ceil(THREADS), r as u32, 1),
-            block_dim: (THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
+    by_row_chunks(rows, n, |span, cfg| {
         let (vs, ws) = (v.slice(span.clone()), w.slice(span.clone()));
         let mut ys = y.slice_mut(span);
         let mut b = gpu.stream.launch_builder(&func);
@@ -128,10 +132,10 @@ fn level_sum<T: GpuReal>(
             .arg(g)
             .arg(&taps_i)
             .arg(&mut ys);
-        // SAFETY: matches ATROUS_SUM; two inputs and one output of r rows of n.
+        // SAFETY: matches ATROUS_SUM; two inputs and one output of a chunk of rows.
         unsafe { b.launch(cfg) }.during(|| format!("launching {inst}"))?;
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// The first `dst.len()` values of `src`, after the stream's earlier work.

@@ -10,8 +10,8 @@ import numbers
 import numpy as np
 
 from .. import _multires
-from ._dwt import _axis, _device, _done, _prep, wavedec, wavedec2, wavedecn, waverec, waverec2, waverecn
-from ._swt import iswt, iswt2, iswtn, swt, swt2, swt_max_level, swtn
+from ._dwt import _axis, _device, _done, _prep, wavedec, wavedecn, waverec, waverecn
+from ._swt import iswt, iswtn, swt, swt_max_level, swtn
 from ._wavelets import as_wavelet
 
 
@@ -72,18 +72,13 @@ def mra(data, wavelet, level=None, axis=-1, transform="swt", mode="periodization
 def mra2(data, wavelet, level=None, axes=(-2, -1), transform="swt2", mode="periodization"):
     """2-D multiresolution analysis, as ``pywt.mra2``: ``[cA_n, (cH_n, cV_n,
     cD_n), ...]`` as arrays of the input's shape that sum to it."""
-    data = _prep(data)[0]
-    if transform == "swt2":
-        if mode != "periodization":
-            raise ValueError("transform swt only supports mode='periodization'")
-        if level is None:
-            level = min(swt_max_level(data.shape[a]) for a in axes)
-        coeffs = swt2(data, wavelet, level, axes=axes, trim_approx=True, norm=True)
-        return _one_at_a_time(coeffs, lambda c: iswt2(c, wavelet, norm=True, axes=axes), data.shape)
-    if transform == "dwt2":
-        coeffs = wavedec2(data, wavelet, mode=mode, level=level, axes=axes)
-        return _one_at_a_time(coeffs, lambda c: waverec2(c, wavelet, mode=mode, axes=axes), data.shape)
-    raise ValueError(f"unrecognized transform: {transform!r} (use 'swt2' or 'dwt2')")
+    nd = {"swt2": "swtn", "dwt2": "dwtn"}.get(transform)
+    if nd is None:
+        raise ValueError(f"unrecognized transform: {transform!r} (use 'swt2' or 'dwt2')")
+    if len(tuple(axes)) != 2:
+        raise ValueError("Expected 2 axes")
+    out = mran(data, wavelet, level, axes, nd, mode)
+    return [out[0]] + [(d["da"], d["ad"], d["dd"]) for d in out[1:]]
 
 
 def mran(data, wavelet, level=None, axes=None, transform="swtn", mode="periodization"):
@@ -104,30 +99,31 @@ def mran(data, wavelet, level=None, axes=None, transform="swtn", mode="periodiza
     raise ValueError(f"unrecognized transform: {transform!r} (use 'swtn' or 'dwtn')")
 
 
+def _leaves(c):
+    if isinstance(c, dict):
+        return [v for x in c.values() for v in _leaves(x)]
+    if isinstance(c, (tuple, list)):
+        return [v for x in c for v in _leaves(x)]
+    return [c]
+
+
 def imra(mra_coeffs):
     """The signal of ``mra``'s components: their sum."""
-    out = np.array(mra_coeffs[0], copy=True)
-    for c in mra_coeffs[1:]:
+    parts = _leaves(list(mra_coeffs))
+    out = np.array(parts[0], copy=True)
+    for c in parts[1:]:
         out = out + c
     return out
 
 
 def imra2(mra_coeffs):
     """The array of ``mra2``'s components: their sum."""
-    out = np.array(mra_coeffs[0], copy=True)
-    for bands in mra_coeffs[1:]:
-        for c in bands:
-            out = out + c
-    return out
+    return imra(mra_coeffs)
 
 
 def imran(mra_coeffs):
     """The array of ``mran``'s components: their sum."""
-    out = np.array(mra_coeffs[0], copy=True)
-    for bands in mra_coeffs[1:]:
-        for c in bands.values():
-            out = out + c
-    return out
+    return imra(mra_coeffs)
 
 
 def _modwt_rows(fn, a, axis):
@@ -172,7 +168,7 @@ def imodwt(w, wavelet="sym4", *, device="cpu"):
     if a.ndim < 2:
         raise ValueError(f"w must be modwt's array of shape (level + 1, ..., N), got shape {a.shape}")
     wv = as_wavelet(wavelet)
-    return _done(_modwt_rows(lambda r: _multires.imodwt(r, wv._filters, _cuda(device)), a, -1), foreign)
+    return _done(_modwt_rows(lambda r: _multires.modwt_inverse(r, wv._filters, False, _cuda(device)), a, -1), foreign)
 
 
 def modwtmra(w, wavelet="sym4", *, device="cpu"):
@@ -183,4 +179,4 @@ def modwtmra(w, wavelet="sym4", *, device="cpu"):
     if a.ndim < 2:
         raise ValueError(f"w must be modwt's array of shape (level + 1, ..., N), got shape {a.shape}")
     wv = as_wavelet(wavelet)
-    return _done(_modwt_rows(lambda r: _multires.modwtmra(r, wv._filters, _cuda(device)), a, -1), foreign)
+    return _done(_modwt_rows(lambda r: _multires.modwt_inverse(r, wv._filters, True, _cuda(device)), a, -1), foreign)
