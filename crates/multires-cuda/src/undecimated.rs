@@ -445,6 +445,9 @@ pub fn denoise<T: GpuReal>(
     ))
 }
 
+/// One level of `swt_from_device`: (cA, cD) on the device.
+pub type DeviceLevel<T> = (CudaSlice<T>, CudaSlice<T>);
+
 /// `swt` of rows already on the device (CUDA arrays through DLPack): the
 /// levels' (cA, cD) stay on the device, each its own buffer, coarsest first.
 ///
@@ -461,7 +464,7 @@ pub unsafe fn swt_from_device<T: GpuReal>(
     levels: usize,
     start_level: usize,
     norm: bool,
-) -> Result<Vec<(CudaSlice<T>, CudaSlice<T>)>, CudaError> {
+) -> Result<Vec<DeviceLevel<T>>, CudaError> {
     check_swt_levels(n, levels, start_level)?;
     if rows == 0 {
         return Err(DwtError::EmptySignal.into());
@@ -485,7 +488,7 @@ pub unsafe fn swt_from_device<T: GpuReal>(
         )
         .during(|| "copying the device signal".into())?;
     }
-    let mut out: Vec<(CudaSlice<T>, CudaSlice<T>)> = Vec::with_capacity(levels);
+    let mut out: Vec<DeviceLevel<T>> = Vec::with_capacity(levels);
     for j in start_level..start_level + levels {
         let s = 1usize << j;
         let (mut a, mut d) = (alloc::<T>(gpu, rows * n)?, alloc::<T>(gpu, rows * n)?);
