@@ -50,8 +50,8 @@ fn swt_level<'py>(
     float_dispatch!(x, T, a => {
         let (flat, shape, n) = rows(&a, "swt's input")?;
         let (ca, cd) = crate::run(py, || {
-            let mut ca = vec![T::of(0.0); flat.len()];
-            let mut cd = vec![T::of(0.0); flat.len()];
+            let mut ca = multires::memory::zeroed_vec::<T>(flat.len());
+            let mut cd = multires::memory::zeroed_vec::<T>(flat.len());
             dwt::swt::swt_level(flat, n, (&w.dec_lo, &w.dec_hi), fstep, &mut ca, &mut cd);
             (ca, cd)
         });
@@ -82,7 +82,7 @@ fn iswt_level<'py>(
         }
         let t = transform::<T>(&w, "periodization")?;
         let out = crate::run(py, || {
-            let mut out = vec![T::of(0.0); fa.len()];
+            let mut out = multires::memory::zeroed_vec::<T>(fa.len());
             dwt::swt::iswt_level(fa, fd, n, &t, fstep, &mut out).map(|_| out)
         })
         .map_err(value_err)?;

@@ -57,7 +57,10 @@ pub fn modwt<T: Real>(
     let mut planes = Vec::with_capacity(level + 1);
     let mut v = x.to_vec();
     for j in 1..=level {
-        let (mut vn, mut wj) = (vec![T::zero(); x.len()], vec![T::zero(); x.len()]);
+        let (mut vn, mut wj) = (
+            crate::memory::zeroed_vec::<T>(x.len()),
+            crate::memory::zeroed_vec::<T>(x.len()),
+        );
         atrous_level(&v, n, (&g, &h), 1 << (j - 1), 0, &mut vn, &mut wj);
         planes.push(wj);
         v = vn;

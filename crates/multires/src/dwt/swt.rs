@@ -51,32 +51,31 @@ pub fn atrous_level<T: Real>(
     let lo: Vec<T> = lo.iter().map(|&v| T::of(v)).collect();
     let hi: Vec<T> = hi.iter().map(|&v| T::of(v)).collect();
     let taps = lo.len();
-    // The row extended periodically so no index wraps: xe[j] is
-    // x[(j - left) mod n], and output o, tap m reads xe[o + offset - m fstep + left].
+    // Output o, tap m reads x[(o + offset - m fstep) mod n]: a block of
+    // outputs reads the window [o0 + offset - left, o0 + len + offset).
+    // Blocks whose window lies inside the row read the row itself; the
+    // few at the ends read a wrapped copy of their window. Each output
+    // is accumulated tap by tap (an axpy the compiler vectorises) and
+    // still sums its taps in ascending order.
     let left = (taps - 1) * fstep;
-    // Blocks of outputs, each accumulated tap by tap (an axpy the compiler
-    // vectorises); every output still sums its taps in ascending order.
     const BLOCK: usize = 2048;
     ca.par_chunks_mut(n)
         .zip(cd.par_chunks_mut(n))
         .zip(x.par_chunks(n))
         .for_each(|((a, d), row)| {
-            let len = n + left + offset;
-            let xe: Vec<T> = if left <= n && offset <= n {
-                // The row's end, the row, its start: copies, no division.
-                let mut v = Vec::with_capacity(len);
-                v.extend_from_slice(&row[n - left..]);
-                v.extend_from_slice(row);
-                v.extend_from_slice(&row[..offset]);
-                v
-            } else {
-                (0..len)
-                    .map(|j| row[(j as i64 - left as i64).rem_euclid(n as i64) as usize])
-                    .collect()
-            };
             let blocks = a.par_chunks_mut(BLOCK).zip(d.par_chunks_mut(BLOCK));
             blocks.enumerate().for_each(|(b, (ab, db))| {
-                atrous_block(&xe, b * BLOCK + offset + left, &lo, &hi, fstep, ab, db)
+                let o0 = b * BLOCK;
+                let lo_idx = (o0 + offset) as i64 - left as i64;
+                let hi_idx = o0 + ab.len() + offset;
+                if lo_idx >= 0 && hi_idx <= n {
+                    atrous_block(row, o0 + offset, &lo, &hi, fstep, ab, db)
+                } else {
+                    let w: Vec<T> = (0..ab.len() + left)
+                        .map(|k| row[(lo_idx + k as i64).rem_euclid(n as i64) as usize])
+                        .collect();
+                    atrous_block(&w, left, &lo, &hi, fstep, ab, db)
+                }
             });
         });
 }
@@ -249,7 +248,10 @@ pub fn swt<T: Real>(
     let mut out = Vec::with_capacity(level);
     let mut a = x.to_vec();
     for j in start_level..start_level + level {
-        let (mut ca, mut cd) = (vec![T::zero(); x.len()], vec![T::zero(); x.len()]);
+        let (mut ca, mut cd) = (
+            crate::memory::zeroed_vec::<T>(x.len()),
+            crate::memory::zeroed_vec::<T>(x.len()),
+        );
         swt_level(&a, n, (&w.dec_lo, &w.dec_hi), 1 << j, &mut ca, &mut cd);
         out.push((ca.clone(), cd));
         a = ca;
