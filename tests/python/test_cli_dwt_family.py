@@ -34,6 +34,9 @@ def test_swt_npz_equals_pywt_and_iswt_inverts(tmp_path):
     np.testing.assert_allclose(np.load(tmp_path / "nb.npy"), x.T, atol=1e-10)
     r = run(tmp_path, "swt", "x.npy", "-o", "bad.npz", "--wavelet", "db1", "--level", "9", ok=False)
     assert r.returncode != 0 and "level" in r.stderr and not (tmp_path / "bad.npz").exists()
+    np.save(tmp_path / "odd.npy", x[0, :101])
+    r = run(tmp_path, "swt", "odd.npy", "-o", "odd.npz", "--wavelet", "db1", ok=False)
+    assert r.returncode != 0 and "pad" in r.stderr and not (tmp_path / "odd.npz").exists()
 
 
 def test_modwt_npy_and_mra_plot(tmp_path):
@@ -74,3 +77,9 @@ def test_denoise_npy_equals_skimage(tmp_path):
     np.testing.assert_allclose(np.load(tmp_path / "s.npy"), mr.denoise(x, method="SureShrink", wavelet="db4"), atol=1e-12)
     r = run(tmp_path, "denoise", "x.npy", "-o", "z.npy", "--method", "wiener", ok=False)
     assert r.returncode != 0 and "method" in r.stderr and not (tmp_path / "z.npy").exists()
+    x[3, 4] = np.nan
+    np.save(tmp_path / "nan.npy", x)
+    r = run(tmp_path, "denoise", "nan.npy", "-o", "z.npy", ok=False)
+    assert r.returncode != 0 and "finite" in r.stderr and not (tmp_path / "z.npy").exists()
+    r = run(tmp_path, "denoise", "x.npy", "-o", "z.npy", "--sigma", "-1", ok=False)
+    assert r.returncode != 0 and "--sigma" in r.stderr

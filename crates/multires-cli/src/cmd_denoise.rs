@@ -29,7 +29,7 @@ pub struct DenoiseArgs {
     pub mode: ThresholdMode,
     /// The noise's standard deviation (default: estimated from the finest
     /// diagonal details by their median absolute deviation).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub sigma: Option<f64>,
     /// Levels (default: the deepest level minus 3, at least 1, as skimage).
     #[arg(long)]
@@ -56,6 +56,12 @@ pub fn denoise(a: DenoiseArgs) -> Result<()> {
         },
     )?;
     crate::paths::say(&x.notes);
+    if let Some((i, v)) = x.values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        bail!(
+            "'{}': element {i} (flat index) is {v}; denoising needs finite samples (fill or mask them first)",
+            a.input.display()
+        );
+    }
     let w = DiscreteWavelet::from_name(&a.wavelet)?;
     if !w.orthogonal {
         eprintln!(

@@ -197,6 +197,12 @@ pub fn iswt_level<T: Real>(
 /// to halve evenly `start_level + level` times.
 pub fn check_swt_levels(n: usize, level: usize, start_level: usize) -> Result<(), DwtError> {
     let max = swt_max_level(n);
+    if max == 0 {
+        return Err(DwtError::BadLevel {
+            level,
+            why: format!("{n} samples do not halve evenly even once; the stationary transform needs a length divisible by 2^level (pad the signal)"),
+        });
+    }
     if level == 0 || start_level + level > max {
         return Err(DwtError::BadLevel {
             level,
