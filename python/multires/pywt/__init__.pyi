@@ -154,11 +154,11 @@ def swt(
     """Multilevel 1-D stationary wavelet transform, as pywt.swt (device='cuda': on the GPU)."""
 def iswt(coeffs: Any, wavelet: Any, norm: bool = False, axis: int = -1) -> np.ndarray:
     """The signal of swt's coefficients, as pywt.iswt."""
-def swt2(data: ArrayLike, wavelet: Any, level: int, start_level: int = 0, axes: Sequence[int] = (-2, -1), trim_approx: bool = False, norm: bool = False) -> list[Any]:
+def swt2(data: ArrayLike, wavelet: Any, level: int, start_level: int = 0, axes: Sequence[int] = (-2, -1), trim_approx: bool = False, norm: bool = False, *, device: str = "cpu") -> list[Any]:
     """2-D stationary wavelet transform, as pywt.swt2."""
 def iswt2(coeffs: Any, wavelet: Any, norm: bool = False, axes: Sequence[int] = (-2, -1)) -> np.ndarray:
     """Inverse of swt2, as pywt.iswt2."""
-def swtn(data: ArrayLike, wavelet: Any, level: int, start_level: int = 0, axes: Axes = None, trim_approx: bool = False, norm: bool = False) -> list[Any]:
+def swtn(data: ArrayLike, wavelet: Any, level: int, start_level: int = 0, axes: Axes = None, trim_approx: bool = False, norm: bool = False, *, device: str = "cpu") -> list[Any]:
     """n-D stationary wavelet transform, as pywt.swtn."""
 def iswtn(coeffs: Any, wavelet: Any, axes: Axes = None, norm: bool = False) -> np.ndarray:
     """Inverse of swtn, as pywt.iswtn."""

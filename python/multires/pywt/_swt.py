@@ -92,7 +92,11 @@ def _on_rows(fn, arrays, axis):
     return tuple(back(v) for v in out) if isinstance(out, tuple) else back(out)
 
 
-def _swt_level(x, w, fstep, axis):
+def _swt_level(x, w, fstep, axis, gpu=False):
+    if gpu and x.dtype.kind == "f":
+        # One level on the GPU: swt_cuda's level start_level + 1 has filter step 2^start_level.
+        start = int(fstep).bit_length() - 1
+        return _on_rows(lambda r: _multires.swt_cuda(r, w._filters, 1, start, False)[0], [x], axis)
     return _on_rows(lambda r: _multires.swt_level(r, w._filters, fstep, 1.0), [x], axis)
 
 
@@ -197,12 +201,13 @@ def iswt(coeffs, wavelet, norm=False, axis=-1):
     return output
 
 
-def swtn(data, wavelet, level, start_level=0, axes=None, trim_approx=False, norm=False):
+def swtn(data, wavelet, level, start_level=0, axes=None, trim_approx=False, norm=False, *, device="cpu"):
     """n-D stationary wavelet transform, as ``pywt.swtn``:
     ``[{coeffs_level_n}, ..., {coeffs_level_1}]``, dicts keyed by one
     'a'/'d' letter per axis (with ``trim_approx`` the first entry is the
     coarsest approximation and the dicts hold details only). ``wavelet``
-    may be one per axis."""
+    may be one per axis. ``device='cuda'`` runs each axis pass on the GPU
+    (equal to the CPU bit for bit in float64)."""
     a, foreign = _prep(data)
     if a.ndim < 1:
         raise ValueError("Input data must be at least 1D")
@@ -212,13 +217,14 @@ def swtn(data, wavelet, level, start_level=0, axes=None, trim_approx=False, norm
     ws = [_normed(w, norm, 1 / np.sqrt(2)) for w in ws]
     for ax in axes:
         _check_levels(a.shape[ax], level, start_level)
+    gpu = _on_gpu(device, a)
     ret = []
     for j in range(start_level, start_level + level):
         bands = [("", a)]
         for ax, w in zip(axes, ws):
             nxt = []
             for key, x in bands:
-                ca, cd = _swt_level(x, w, 2**j, ax)
+                ca, cd = _swt_level(x, w, 2**j, ax, gpu)
                 nxt += [(key + "a", ca), (key + "d", cd)]
             bands = nxt
         bands = dict(bands)
@@ -278,15 +284,15 @@ def _check_2d(axes):
     return axes
 
 
-def swt2(data, wavelet, level, start_level=0, axes=(-2, -1), trim_approx=False, norm=False):
+def swt2(data, wavelet, level, start_level=0, axes=(-2, -1), trim_approx=False, norm=False, *, device="cpu"):
     """2-D stationary wavelet transform, as ``pywt.swt2``:
     ``[(cA_n, (cH_n, cV_n, cD_n)), ..., (cA_1, (cH_1, cV_1, cD_1))]``, or
     with ``trim_approx`` ``[cA_n, (cH_n, cV_n, cD_n), ...]`` (wavedec2's
-    layout)."""
+    layout). ``device='cuda'``: on the GPU, as ``swtn``."""
     axes = _check_2d(axes)
     if np.ndim(data) < 2:
         raise ValueError("Input array has fewer dimensions than the specified axes")
-    levels = swtn(data, wavelet, level, start_level, axes, trim_approx, norm)
+    levels = swtn(data, wavelet, level, start_level, axes, trim_approx, norm, device=device)
     ret = [levels.pop(0)] if trim_approx else []
     for c in levels:
         details = (c["da"], c["ad"], c["dd"])
