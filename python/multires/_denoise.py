@@ -16,10 +16,7 @@ import numpy as np
 
 from . import _multires
 from .pywt import Wavelet, dwtn_max_level
-from .pywt._dwt import _device
-
-# scipy.stats.norm.ppf(0.75): the median of |N(0, 1)|.
-_MAD_TO_SIGMA = 0.6744897501960817
+from .pywt._dwt import _check_dtype, _use_gpu
 
 # skimage.color's ITU-R BT.601 matrix (RGB in [0, 1] to YCbCr in [16, 235]).
 _YCBCR_FROM_RGB = np.array(
@@ -168,8 +165,7 @@ def denoise(
     if convert2ycbcr and not multichannel:
         raise ValueError("convert2ycbcr requires channel_axis to be set")
     image, sigma = _scale_sigma_and_image(image, sigma, multichannel, rescale_sigma)
-    dev = _device(device)
-    dev = "cuda" if dev == "cuda" or (dev == "auto" and _multires.cuda_available()) else "cpu"
+    dev = "cuda" if _use_gpu(device) else "cpu"
     kw = dict(wavelet=wavelet, method=method, mode=mode, wavelet_levels=wavelet_levels, device=dev)
     if multichannel:
         if convert2ycbcr:
@@ -216,12 +212,8 @@ def estimate_sigma(image, average_sigmas=False, *, channel_axis=None):
             f"image is size {image.shape[-1]} on the last axis, but channel_axis is None. If this is a color "
             "image, please set channel_axis=-1 for proper noise estimation."
         )
-    from .pywt import dwtn
-
-    d = np.ascontiguousarray(dwtn(image, wavelet="db2")["d" * image.ndim])
-    if d.dtype not in (np.float32, np.float64):
-        d = d.astype(np.float64)
-    return float(_multires.median_abs_nonzero(d.ravel())) / _MAD_TO_SIGMA
+    a = np.ascontiguousarray(image, dtype=_check_dtype(image))
+    return float(_multires.estimate_sigma(a))
 
 
 def _shifts(ndim, multichannel, max_shifts, shift_steps):

@@ -243,7 +243,7 @@ fn waverec<'py>(
     })
 }
 
-fn gpu_plan<T: multires_cuda::GpuReal>(
+pub(crate) fn gpu_plan<T: multires_cuda::GpuReal>(
     w: &DiscreteWavelet,
     mode: &str,
 ) -> PyResult<multires_cuda::dwt::GpuDwt<T>> {

@@ -3,7 +3,7 @@
 //! level's stack in pywt's natural order (node i's children are rows 2i
 //! and 2i + 1), and the inverse. No copies between levels.
 
-use crate::dwt::{float_dispatch, transform, DiscreteFilters};
+use crate::dwt::{float_dispatch, gpu_plan, transform, DiscreteFilters};
 use crate::{cuda_err, value_err};
 use multires::dwt::{coeff_len, rec_len};
 use multires::real::Real;
@@ -108,9 +108,7 @@ fn packet_levels_cuda<'py>(
         let flat = a.as_slice().map_err(|_| value_err("the signal must be contiguous"))?;
         let t = transform::<T>(&wavelet.wavelet, mode)?;
         t.check_len(flat.len()).map_err(value_err)?;
-        let g = multires_cuda::gpu().map_err(cuda_err)?;
-        let plan = multires_cuda::dwt::GpuDwt::<T>::new(g, &wavelet.wavelet, t.mode, multires_cuda::dwt::GpuDwtVariant::Auto)
-            .map_err(cuda_err)?;
+        let plan = gpu_plan::<T>(&wavelet.wavelet, mode)?;
         let levels = crate::run(py, || multires_cuda::packets::packet_levels(&plan, flat, maxlevel)).map_err(cuda_err)?;
         levels
             .into_iter()

@@ -1,12 +1,11 @@
-//! The denoiser's kernels over flat numpy arrays: pywt's thresholding in
-//! place, and the subband statistics (mean square, median of |d|).
+//! The denoiser (skimage's denoise_wavelet, one engine call), its noise
+//! estimate and SureShrink's threshold of a subband.
 
-use crate::dwt::{float_dispatch, transform, DiscreteFilters};
+use crate::dwt::{float_dispatch, gpu_plan, transform, DiscreteFilters};
 use crate::{cuda_err, value_err};
-use multires::dwt::denoise::{self, DenoiseOptions, ThresholdMode};
-use multires::dwt::Mode;
+use multires::dwt::denoise::{self, DenoiseOptions};
 use numpy::IntoPyArray;
-use numpy::{PyReadonlyArray1, PyReadonlyArrayDyn, PyReadwriteArray1};
+use numpy::{PyReadonlyArray1, PyReadonlyArrayDyn};
 use pyo3::prelude::*;
 
 macro_rules! flat_dispatch {
@@ -21,51 +20,15 @@ macro_rules! flat_dispatch {
     }};
 }
 
-/// `pywt.threshold(x, value, mode)` into x (1-D, C-contiguous, writeable).
+/// skimage's `estimate_sigma` of one channel: the MAD estimate of the
+/// finest db2 diagonal details (mode symmetric).
 #[pyfunction]
-#[pyo3(signature = (x, value, mode, substitute=0.0))]
-fn threshold_inplace(
-    py: Python<'_>,
-    x: &Bound<'_, PyAny>,
-    value: f64,
-    mode: &str,
-    substitute: f64,
-) -> PyResult<()> {
-    let m: ThresholdMode = mode.parse().map_err(value_err)?;
-    if let Ok(mut a) = x.extract::<PyReadwriteArray1<f64>>() {
-        let s = a
-            .as_slice_mut()
-            .map_err(|_| value_err("threshold_inplace needs a contiguous array"))?;
-        crate::run(py, || denoise::threshold_in_place(s, value, m, substitute));
-        Ok(())
-    } else if let Ok(mut a) = x.extract::<PyReadwriteArray1<f32>>() {
-        let s = a
-            .as_slice_mut()
-            .map_err(|_| value_err("threshold_inplace needs a contiguous array"))?;
-        crate::run(py, || denoise::threshold_in_place(s, value, m, substitute));
-        Ok(())
-    } else {
-        Err(crate::type_err(
-            "expected a writeable 1-D float32 or float64 array",
-        ))
-    }
-}
-
-/// The mean of x² (float64 accumulation).
-#[pyfunction]
-fn mean_square(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<f64> {
-    flat_dispatch!(x, a => {
-        let s = a.as_slice().map_err(|_| value_err("mean_square needs a contiguous array"))?;
-        Ok(crate::run(py, || denoise::mean_square(s)))
-    })
-}
-
-/// numpy's median of |x| over the nonzero entries.
-#[pyfunction]
-fn median_abs_nonzero(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<f64> {
-    flat_dispatch!(x, a => {
-        let s = a.as_slice().map_err(|_| value_err("median_abs_nonzero needs a contiguous array"))?;
-        Ok(crate::run(py, || denoise::median_abs_nonzero(s)))
+fn estimate_sigma(py: Python<'_>, x: &Bound<'_, PyAny>) -> PyResult<f64> {
+    let db2 = multires::dwt::DiscreteWavelet::from_name("db2").map_err(value_err)?;
+    float_dispatch!(x, T, a => {
+        let t = transform::<T>(&db2, "symmetric")?;
+        let arr = a.as_array();
+        crate::run(py, || denoise::estimate_sigma(arr, &t)).map_err(value_err)
     })
 }
 
@@ -104,9 +67,7 @@ fn denoise_nd<'py>(
     float_dispatch!(x, T, a => {
         let arr = a.as_array();
         let (y, s) = if cuda {
-            let g = multires_cuda::gpu().map_err(cuda_err)?;
-            let plan = multires_cuda::dwt::GpuDwt::<T>::new(g, w, Mode::Symmetric, multires_cuda::dwt::GpuDwtVariant::Auto)
-                .map_err(cuda_err)?;
+            let plan = gpu_plan::<T>(w, "symmetric")?;
             crate::run(py, || multires_cuda::undecimated::denoise(&plan, &arr.to_owned(), &o)).map_err(cuda_err)?
         } else {
             let t = transform::<T>(w, "symmetric")?;
@@ -118,9 +79,7 @@ fn denoise_nd<'py>(
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(denoise_nd, m)?)?;
-    m.add_function(wrap_pyfunction!(threshold_inplace, m)?)?;
-    m.add_function(wrap_pyfunction!(mean_square, m)?)?;
-    m.add_function(wrap_pyfunction!(median_abs_nonzero, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate_sigma, m)?)?;
     m.add_function(wrap_pyfunction!(sure_threshold, m)?)?;
     Ok(())
 }

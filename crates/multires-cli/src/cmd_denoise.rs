@@ -5,7 +5,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 use multires::dwt::denoise::{self, DenoiseOptions, ShrinkMethod, ThresholdMode};
 use multires::dwt::{Algorithm, DiscreteWavelet, Granularity, Mode, Transform};
-use multires::io::{self, ReadOptions};
+use multires::io;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -48,20 +48,10 @@ pub fn denoise(a: DenoiseArgs) -> Result<()> {
         bail!("--levels 0: give at least 1 level (or leave it out for skimage's default)");
     }
     let t0 = Instant::now();
-    let x = io::read_real_array(
+    let x = crate::cmd_dwt::read_finite(
         &a.input,
-        &ReadOptions {
-            raw: None,
-            channel: 0,
-        },
+        "denoising needs finite samples (fill or mask them first)",
     )?;
-    crate::paths::say(&x.notes);
-    if let Some((i, v)) = x.values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-        bail!(
-            "'{}': element {i} (flat index) is {v}; denoising needs finite samples (fill or mask them first)",
-            a.input.display()
-        );
-    }
     let w = DiscreteWavelet::from_name(&a.wavelet)?;
     if !w.orthogonal {
         eprintln!(

@@ -239,13 +239,33 @@ fn check_finite(a: &ArrayD<f64>, allow: bool, path: &Path) -> Result<()> {
     if allow {
         return Ok(());
     }
+    refuse_nonfinite(a, path, "pass --allow-nonfinite to let it propagate")
+}
+
+/// An error naming the first NaN/Inf of `a` (read from `path`) and what to do.
+pub(crate) fn refuse_nonfinite(a: &ArrayD<f64>, path: &Path, remedy: &str) -> Result<()> {
     if let Some((i, v)) = a.iter().enumerate().find(|(_, v)| !v.is_finite()) {
         bail!(
-            "'{}': element {i} (flat index) is {v} (not finite); pass --allow-nonfinite to let it propagate",
+            "'{}': element {i} (flat index) is {v} (not finite); {remedy}",
             path.display()
         );
     }
     Ok(())
+}
+
+/// The real array of `path` (its notes said), refused if it holds NaN/Inf
+/// (`remedy` says what to do about them).
+pub(crate) fn read_finite(path: &Path, remedy: &str) -> Result<io::RealArray> {
+    let x = io::read_real_array(
+        path,
+        &ReadOptions {
+            raw: None,
+            channel: 0,
+        },
+    )?;
+    crate::paths::say(&x.notes);
+    refuse_nonfinite(&x.values, path, remedy)?;
+    Ok(x)
 }
 
 fn cast<T: Real>(a: &ArrayD<f64>) -> ArrayD<T> {

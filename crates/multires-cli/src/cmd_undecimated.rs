@@ -2,11 +2,11 @@
 //! (or of every row along --axis). swt's .npz holds cA{j}/cD{j} by level
 //! (pywt.swt's arrays, coarsest first); modwt's .npy is MATLAB's
 //! (level + 1, N) array, details W_1 ... W_J then the smooth V_J.
-use crate::cmd_dwt::{axis_back, axis_last};
+use crate::cmd_dwt::{axis_back, axis_last, read_finite};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use multires::dwt::{self, DiscreteWavelet};
-use multires::io::{self, ReadOptions};
+use multires::io;
 use ndarray::ArrayD;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -92,17 +92,7 @@ struct Rows {
 }
 
 fn read_rows(path: &std::path::Path, axis: isize) -> Result<Rows> {
-    let x = io::read_real_array(
-        path,
-        &ReadOptions {
-            raw: None,
-            channel: 0,
-        },
-    )?;
-    crate::paths::say(&x.notes);
-    if let Some((i, v)) = x.values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-        bail!("'{}': element {i} (flat index) is {v} (not finite); the transform needs finite samples", path.display());
-    }
+    let x = read_finite(path, "the transform needs finite samples")?;
     let ax = dwt::nd::axis_index(axis, x.values.ndim())?;
     let (rows, perm, n) = axis_last(&x.values, ax);
     let outer: Vec<usize> = perm[..perm.len() - 1]

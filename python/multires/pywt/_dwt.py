@@ -66,6 +66,13 @@ def _device(device):
     return "cuda" if d == "gpu" else d
 
 
+def _use_gpu(device):
+    """Whether ``device`` ('cpu', 'cuda', 'gpu' or 'auto') runs on the GPU:
+    'cuda' always (errors name a missing GPU), 'auto' when one can be used."""
+    d = _device(device)
+    return d == "cuda" or (d == "auto" and _multires.cuda_available())
+
+
 def dwt_max_level(data_len, filter_len):
     """The deepest useful level: floor(log2(data_len / (filter_len - 1)))."""
     if isinstance(filter_len, Wavelet):
@@ -244,7 +251,7 @@ def wavedec(data, wavelet, mode="symmetric", level=None, axis=-1, *, device="cpu
             f"Level value of {level} is too high: all coefficients will experience boundary effects.",
             stacklevel=2,
         )
-    if dev != "cpu" and a.dtype.kind != "c" and (dev == "cuda" or _multires.cuda_available()):
+    if a.dtype.kind != "c" and _use_gpu(dev):
         moved = np.ascontiguousarray(np.moveaxis(a, ax, -1))
         outer = moved.shape[:-1]
         blocks = _multires.wavedec_cuda(moved.reshape(-1, n), w._filters, _mode_name(mode), int(level))
@@ -302,7 +309,7 @@ def waverec(coeffs, wavelet, mode="symmetric", axis=-1, *, device="cpu"):
     ax = _axis(axis, ndim)
     w = as_wavelet(wavelet)
     dev = _device(device)
-    if dev != "cpu" and dt.kind != "c" and (dev == "cuda" or _multires.cuda_available()):
+    if dt.kind != "c" and _use_gpu(dev):
         moved = [np.ascontiguousarray(np.moveaxis(a, ax, -1)) for a in arrs]
         outer = moved[0].shape[:-1]
         y = _multires.waverec_cuda([m.reshape(-1, m.shape[-1]) for m in moved], w._filters, _mode_name(mode))

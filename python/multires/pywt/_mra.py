@@ -10,7 +10,7 @@ import numbers
 import numpy as np
 
 from .. import _multires
-from ._dwt import _axis, _device, _done, _prep, wavedec, wavedecn, waverec, waverecn
+from ._dwt import _axis, _done, _use_gpu, _prep, wavedec, wavedecn, waverec, waverecn
 from ._swt import iswt, iswtn, swt, swt_max_level, swtn
 from ._wavelets import as_wavelet
 
@@ -133,11 +133,6 @@ def _modwt_rows(fn, a, axis):
     return fn(np.ascontiguousarray(np.moveaxis(a, axis, -1)))
 
 
-def _cuda(device):
-    d = _device(device)
-    return d == "cuda" or (d == "auto" and _multires.cuda_available())
-
-
 def modwt(x, wavelet="sym4", level=None, axis=-1, *, device="cpu"):
     """Maximal overlap DWT, as MATLAB's ``modwt(x, wname, level)``: an array
     of shape ``(level + 1, *x.shape)`` with the details W_1 ... W_level and
@@ -158,7 +153,7 @@ def modwt(x, wavelet="sym4", level=None, axis=-1, *, device="cpu"):
     if not isinstance(level, (numbers.Integral, np.integer)) or not 1 <= level <= int(np.log2(n)):
         raise ValueError(f"level must be an integer in 1..{int(np.log2(n))} (floor(log2(N)) for N = {n}), got {level!r}")
     w = as_wavelet(wavelet)
-    return _done(_modwt_rows(lambda r: _multires.modwt(r, w._filters, int(level), _cuda(device)), a, ax), foreign)
+    return _done(_modwt_rows(lambda r: _multires.modwt(r, w._filters, int(level), _use_gpu(device)), a, ax), foreign)
 
 
 def imodwt(w, wavelet="sym4", *, device="cpu"):
@@ -168,7 +163,7 @@ def imodwt(w, wavelet="sym4", *, device="cpu"):
     if a.ndim < 2:
         raise ValueError(f"w must be modwt's array of shape (level + 1, ..., N), got shape {a.shape}")
     wv = as_wavelet(wavelet)
-    return _done(_modwt_rows(lambda r: _multires.modwt_inverse(r, wv._filters, False, _cuda(device)), a, -1), foreign)
+    return _done(_modwt_rows(lambda r: _multires.modwt_inverse(r, wv._filters, False, _use_gpu(device)), a, -1), foreign)
 
 
 def modwtmra(w, wavelet="sym4", *, device="cpu"):
@@ -179,4 +174,4 @@ def modwtmra(w, wavelet="sym4", *, device="cpu"):
     if a.ndim < 2:
         raise ValueError(f"w must be modwt's array of shape (level + 1, ..., N), got shape {a.shape}")
     wv = as_wavelet(wavelet)
-    return _done(_modwt_rows(lambda r: _multires.modwt_inverse(r, wv._filters, True, _cuda(device)), a, -1), foreign)
+    return _done(_modwt_rows(lambda r: _multires.modwt_inverse(r, wv._filters, True, _use_gpu(device)), a, -1), foreign)

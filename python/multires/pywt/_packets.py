@@ -14,7 +14,7 @@ from itertools import product
 import numpy as np
 
 from .. import _multires
-from ._dwt import _check_dtype, _device, dwt, dwt_max_level, dwtn, idwt, idwtn
+from ._dwt import _check_dtype, _use_gpu, dwt, dwt_max_level, dwtn, idwt, idwtn
 from ._wavelets import Wavelet, _mode_name, as_wavelet, Modes
 
 
@@ -574,11 +574,6 @@ class NodeND(BaseNode):
         return self._merge(parts, axes=self._shifted(nd))
 
 
-def _tree_device(device):
-    d = _device(device)
-    return "cuda" if d == "cuda" or (d == "auto" and _multires.cuda_available()) else "cpu"
-
-
 def _check_level(tree, level, order):
     if order not in ("natural", "freq"):
         raise ValueError(f"Invalid order: {order}")
@@ -595,7 +590,7 @@ class WaveletPacket(Node):
 
     def __init__(self, data, wavelet, mode="symmetric", maxlevel=None, axis=-1, *, device="cpu"):
         super().__init__(None, data, "")
-        self._device = _tree_device(device)
+        self._device = "cuda" if _use_gpu(device) else "cpu"
         self.wavelet = as_wavelet(wavelet) if not isinstance(wavelet, Wavelet) else wavelet
         self.mode = mode
         self.axes = axis

@@ -14,8 +14,8 @@ import numpy as np
 
 from .. import _multires
 from .._arrays import Foreign
-from ._dwt import _axes, _axis, _device, _done, _per_axis, _prep
-from ._wavelets import Wavelet, as_wavelet
+from ._dwt import _axes, _axis, _device, _done, _per_axis, _prep, _use_gpu
+from ._wavelets import as_wavelet
 
 
 def swt_max_level(input_len):
@@ -39,14 +39,13 @@ def swt_max_level(input_len):
     return level
 
 
-def _normed(w: Wavelet, norm: bool, s: float) -> Wavelet:
-    """pywt's norm=True: the filter bank times ``s`` (1/sqrt(2) forward,
-    sqrt(2) inverse), so that the transform is a tight frame (an
-    orthogonal wavelet's energy is kept)."""
+def _scale(norm, inverse=False):
+    """pywt's norm=True: the filter bank times 1/sqrt(2) forward and
+    sqrt(2) inverse (numpy's values), so that the transform is a tight
+    frame (an orthogonal wavelet's energy is kept)."""
     if not norm:
-        return w
-    bank = [np.asarray(f) * s for f in w.filter_bank]
-    return Wavelet(w.name, filter_bank=bank)
+        return 1.0
+    return float(np.sqrt(2)) if inverse else float(1 / np.sqrt(2))
 
 
 def _warn_not_orthogonal(ws, norm):
@@ -92,22 +91,21 @@ def _on_rows(fn, arrays, axis):
     return tuple(back(v) for v in out) if isinstance(out, tuple) else back(out)
 
 
-def _swt_level(x, w, fstep, axis, gpu=False):
+def _swt_level(x, w, fstep, axis, scale, gpu=False):
     if gpu and x.dtype.kind == "f":
         # One level on the GPU: swt_cuda's level start_level + 1 has filter step 2^start_level.
         start = int(fstep).bit_length() - 1
-        return _on_rows(lambda r: _multires.swt_cuda(r, w._filters, 1, start, False)[0], [x], axis)
-    return _on_rows(lambda r: _multires.swt_level(r, w._filters, fstep, 1.0), [x], axis)
+        return _on_rows(lambda r: _multires.swt_cuda(r, w._filters, 1, start, scale != 1.0)[0], [x], axis)
+    return _on_rows(lambda r: _multires.swt_level(r, w._filters, fstep, scale), [x], axis)
 
 
-def _iswt_level(a, d, w, fstep, axis):
-    return _on_rows(lambda ra, rd: _multires.iswt_level(ra, rd, w._filters, fstep, 1.0), [a, d], axis)
+def _iswt_level(a, d, w, fstep, axis, scale):
+    return _on_rows(lambda ra, rd: _multires.iswt_level(ra, rd, w._filters, fstep, scale), [a, d], axis)
 
 
 def _on_gpu(device, a):
     """Whether a real array goes to the GPU for ``device``."""
-    d = _device(device)
-    return a.dtype.kind == "f" and (d == "cuda" or (d == "auto" and _multires.cuda_available()))
+    return a.dtype.kind == "f" and _use_gpu(device)
 
 
 def swt(data, wavelet, level=None, start_level=0, axis=-1, trim_approx=False, norm=False, *, device="cpu"):
@@ -131,19 +129,17 @@ def swt(data, wavelet, level=None, start_level=0, axis=-1, trim_approx=False, no
     ax = _axis(axis, a.ndim)
     w = as_wavelet(wavelet)
     _warn_not_orthogonal([w], norm)
-    w = _normed(w, norm, 1 / np.sqrt(2))
     n = a.shape[ax]
     if level is None:
         level = swt_max_level(n)
     _check_levels(n, level, start_level)
     if _on_gpu(device, a):
-        plain = as_wavelet(wavelet)
-        levels = _on_rows(lambda r: tuple(v for p in _multires.swt_cuda(r, plain._filters, int(level), int(start_level), bool(norm)) for v in p), [a], ax)
+        levels = _on_rows(lambda r: tuple(v for p in _multires.swt_cuda(r, w._filters, int(level), int(start_level), bool(norm)) for v in p), [a], ax)
         out = [(_done(levels[2 * i], foreign), _done(levels[2 * i + 1], foreign)) for i in range(level)]
         return [out[0][0]] + [cd for _, cd in out] if trim_approx else out
     out, x = [], a
     for j in range(start_level, start_level + level):
-        ca, cd = _swt_level(x, w, 2**j, ax)
+        ca, cd = _swt_level(x, w, 2**j, ax, _scale(norm))
         out.append((_done(ca, foreign), _done(cd, foreign)))
         x = ca
     out.reverse()
@@ -189,7 +185,7 @@ def iswt(coeffs, wavelet, norm=False, axis=-1):
     else:
         first, details = coeffs[0][0], [c[1] for c in coeffs]
     output, *details = _common([first] + details)
-    w = _normed(as_wavelet(wavelet), norm, np.sqrt(2))
+    w = as_wavelet(wavelet)
     ax = _axis(axis, output.ndim)
     num_levels = len(details)
     for j, cd in enumerate(details):
@@ -197,7 +193,7 @@ def iswt(coeffs, wavelet, norm=False, axis=-1):
             raise ValueError(
                 f"the detail coefficients of level {num_levels - j} have shape {cd.shape}, the approximation {output.shape}"
             )
-        output = _iswt_level(output, cd, w, 2 ** (num_levels - j - 1), ax)
+        output = _iswt_level(output, cd, w, 2 ** (num_levels - j - 1), ax, _scale(norm, inverse=True))
     return output
 
 
@@ -214,7 +210,6 @@ def swtn(data, wavelet, level, start_level=0, axes=None, trim_approx=False, norm
     axes = _axes(axes, a.ndim)
     ws = _per_axis(wavelet, axes, as_wavelet, "wavelet")
     _warn_not_orthogonal(ws, norm)
-    ws = [_normed(w, norm, 1 / np.sqrt(2)) for w in ws]
     for ax in axes:
         _check_levels(a.shape[ax], level, start_level)
     gpu = _on_gpu(device, a)
@@ -224,7 +219,7 @@ def swtn(data, wavelet, level, start_level=0, axes=None, trim_approx=False, norm
         for ax, w in zip(axes, ws):
             nxt = []
             for key, x in bands:
-                ca, cd = _swt_level(x, w, 2**j, ax, gpu)
+                ca, cd = _swt_level(x, w, 2**j, ax, _scale(norm), gpu)
                 nxt += [(key + "a", ca), (key + "d", cd)]
             bands = nxt
         bands = dict(bands)
@@ -252,7 +247,7 @@ def iswtn(coeffs, wavelet, axes=None, norm=False):
     axes = _axes(axes, output.ndim)
     if len(axes) != ndim_t:
         raise ValueError("The number of axes used in iswtn must match the number of dimensions transformed in swtn.")
-    ws = [_normed(w, norm, np.sqrt(2)) for w in _per_axis(wavelet, axes, as_wavelet, "wavelet")]
+    ws = _per_axis(wavelet, axes, as_wavelet, "wavelet")
     num_levels = len(levels)
     for j, details in enumerate(levels):
         details = {k: v for k, v in details.items() if k != "a" * ndim_t}
@@ -269,7 +264,7 @@ def iswtn(coeffs, wavelet, axes=None, norm=False):
                 a, d = bands.get(key + "a"), bands.get(key + "d")
                 a = np.zeros_like(d) if a is None else a
                 d = np.zeros_like(a) if d is None else d
-                nxt[key] = _iswt_level(a, d, ws[k], fstep, axes[k])
+                nxt[key] = _iswt_level(a, d, ws[k], fstep, axes[k], _scale(norm, inverse=True))
             bands = nxt
         output = bands[""]
     return output

@@ -116,6 +116,14 @@ pub fn sigma_mad<T: Real>(finest_diagonal: &[T]) -> f64 {
     median_abs_nonzero(finest_diagonal) / MAD_TO_SIGMA
 }
 
+/// `sigma_mad` of a subband in any layout.
+fn band_sigma<T: Real>(band: &ArrayD<T>) -> f64 {
+    match band.as_slice() {
+        Some(v) => sigma_mad(v),
+        None => sigma_mad(&band.iter().copied().collect::<Vec<_>>()),
+    }
+}
+
 /// BayesShrink's threshold of one subband: σ² / sqrt(max(E[d²] - σ², eps)).
 pub fn bayes_threshold<T: Real>(details: &[T], sigma: f64) -> f64 {
     let var = sigma * sigma;
@@ -213,10 +221,7 @@ pub fn shrink<T: Real>(
                 .last()
                 .and_then(|d| d.get(&"d".repeat(ndim)))
                 .ok_or(DwtError::EmptySignal)?;
-            match finest.as_slice() {
-                Some(v) => sigma_mad(v),
-                None => sigma_mad(&finest.iter().copied().collect::<Vec<_>>()),
-            }
+            band_sigma(finest)
         }
     };
     let universal = universal_threshold(size, sigma);
@@ -278,11 +283,13 @@ pub fn denoise<T: Real>(
 
 /// skimage's `estimate_sigma` of one channel: the MAD estimate of the
 /// finest db2 diagonal details.
-pub fn estimate_sigma<T: Real>(x: &ArrayD<T>, db2: &Transform<T>) -> Result<f64, DwtError> {
+pub fn estimate_sigma<T: Real>(x: ArrayViewD<T>, db2: &Transform<T>) -> Result<f64, DwtError> {
     let axes: Vec<isize> = (0..x.ndim() as isize).collect();
-    let c = dwtn(x.view(), db2, &axes)?;
-    let d = c.get(&"d".repeat(x.ndim())).ok_or(DwtError::EmptySignal)?;
-    Ok(sigma_mad(&d.iter().copied().collect::<Vec<_>>()))
+    let c = dwtn(x, db2, &axes)?;
+    let d = c
+        .get(&"d".repeat(axes.len()))
+        .ok_or(DwtError::EmptySignal)?;
+    Ok(band_sigma(d))
 }
 
 #[cfg(test)]
