@@ -162,7 +162,7 @@ mod multiro {
 
     pub fn write_forged_mrz(path: &Path, dims: [usize; 3], brick: [usize; 3]) {
         let h = MrzHeader {
-            version: container::VERSION,
+            version: container::PLAIN_VERSION,
             dtype: DType::F32,
             ndim: 3,
             dims,
@@ -171,6 +171,8 @@ mod multiro {
             abs_bound: 1.0,
             brick,
             value_range: (0.0, 1.0),
+            elem: codec::Elem::F32,
+            axes: dims.to_vec(),
         };
         let n = h.grid().len();
         let payload = [7u8; 16];

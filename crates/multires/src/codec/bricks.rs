@@ -92,6 +92,8 @@ pub struct BrickScratch {
     pub zz: Vec<u32>,
     /// The rANS coder's entries and words (compression).
     pub rans: rans::EncodeScratch,
+    /// A lossless brick's bits (float32's in the low half).
+    pub bits: Vec<u64>,
 }
 
 /// Scratch buffers lent to one call's bricks: a brick takes the buffers a
@@ -193,7 +195,7 @@ pub(super) fn reconstruct(
 /// The steps of 2e that bring `got` within `e` of `want` after rounding to
 /// the stored type, if any (None: the exact value must be stored).
 pub(super) fn correction(want: f64, got: f64, e: f64, dtype: DType) -> Option<i32> {
-    if !(e > 0.0 && got.is_finite()) {
+    if !(e > 0.0 && got.is_finite() && want.is_finite()) {
         return None;
     }
     let k = ((want - got) / (2.0 * e)).round();
@@ -263,13 +265,47 @@ pub(crate) fn encode_brick_with(
     (e, chunk_log): (f64, u32),
     s: &mut BrickScratch,
 ) -> Result<CodedBrick, CodecError> {
-    let peak = x.iter().fold(0f64, |m, v| m.max(v.abs()));
+    if x.iter().all(|v| v.is_finite()) {
+        return encode_finite_brick(x, x, dims, t, dtype, (e, chunk_log), s);
+    }
+    // NaN and infinities are coded as the mean of the brick's finite
+    // values (a value every predictor takes in its stride) and stored
+    // exactly among the outliers, so that the decoder needs nothing new
+    // and the bound holds on every finite value.
+    let (sum, count) = x
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold((0.0, 0usize), |(s, c), &v| (s + v, c + 1));
+    let fill = dtype.round(if count > 0 { sum / count as f64 } else { 0.0 });
+    let filled: Vec<f64> = x
+        .iter()
+        .map(|&v| if v.is_finite() { v } else { fill })
+        .collect();
+    encode_finite_brick(x, &filled, dims, t, dtype, (e, chunk_log), s)
+}
+
+/// `encode_brick_with` of the brick `x` coded as `xc`: equal to it but
+/// where `x` is not finite (those values become exact outliers).
+fn encode_finite_brick(
+    x: &[f64],
+    xc: &[f64],
+    dims: [usize; 3],
+    t: Lifting,
+    dtype: DType,
+    (e, chunk_log): (f64, u32),
+    s: &mut BrickScratch,
+) -> Result<CodedBrick, CodecError> {
+    let peak = xc.iter().fold(0f64, |m, v| m.max(v.abs()));
     if t == Lifting::Interp {
         let q = interp_step(e, peak, dtype);
-        let ck = match dtype {
-            DType::F32 => interp::forward::<f32>(x, dims, (q, e), (&mut s.zz, &mut s.r)),
-            DType::F64 => interp::forward::<f64>(x, dims, (q, e), (&mut s.zz, &mut s.r)),
+        let mut ck = match dtype {
+            DType::F32 => interp::forward::<f32>(xc, dims, (q, e), (&mut s.zz, &mut s.r)),
+            DType::F64 => interp::forward::<f64>(xc, dims, (q, e), (&mut s.zz, &mut s.r)),
         };
+        if !std::ptr::eq(x, xc) {
+            let special = x.iter().enumerate().filter(|(_, v)| !v.is_finite());
+            ck.bad.extend(special.map(|(k, _)| k as u32));
+        }
         let cl = interp::classes(dims, interp::Order::CURRENT);
         return Ok(finish_brick(
             (x, &s.r),
@@ -280,7 +316,7 @@ pub(crate) fn encode_brick_with(
         ));
     }
     let levels = lifting::levels_for(dims, MAX_LEVELS);
-    let mut c = x.to_vec();
+    let mut c = xc.to_vec();
     lifting::forward(t, true, &mut c, dims, levels);
     let order = morton::order(dims);
     // The candidate steps run side by side (a field may have fewer bricks
@@ -328,6 +364,7 @@ pub(super) fn finish_brick(
     // The outliers in index order (the interpolation meets them in its
     // coding order).
     bad.sort_unstable();
+    bad.dedup();
     let (mut steps, mut raw) = (Vec::with_capacity(bad.len()), Vec::new());
     for &k in &bad {
         let (a, b) = (x[k as usize], dtype.round(y[k as usize]));
@@ -340,9 +377,12 @@ pub(super) fn finish_brick(
                 a
             }
         };
-        let d = (a - v).abs();
-        maxe = maxe.max(d);
-        sse += d * d;
+        // A NaN or infinity is stored as it is: no error to count.
+        if a.is_finite() {
+            let d = (a - v).abs();
+            maxe = maxe.max(d);
+            sse += d * d;
+        }
     }
     let idx = bad;
     let words = match classes {
@@ -446,6 +486,12 @@ pub fn decode_brick_with(
     s: &mut BrickScratch,
 ) -> Result<(), String> {
     let n: usize = dims.iter().product();
+    if h.is_lossless() {
+        lossless::decode(payload, dims, h.dtype, &mut s.bits)?;
+        s.r.clear();
+        s.r.extend(s.bits.iter().map(|&b| lossless::value_of(b, h.dtype)));
+        return Ok(());
+    }
     let (q, words) = brick_step(payload)?;
     let (t, o) = (h.transform, interp::Order::of_version(h.version));
     let used = if t == Lifting::Interp && o == interp::Order::Passes {

@@ -5,28 +5,46 @@
 //! header  "MRZ" 0x1a | version u16 | dtype u8 | ndim u8 | transform u8 |
 //!         bound kind u8 | bound f64 | absolute bound f64 | dims 3 x u64 |
 //!         brick 3 x u32 | value min f64 | value max f64 | bricks u64 |
-//!         index offset u64 | crc32 of the above u32
+//!         index offset u64 | [version 8: element u8 | axes u8 | 0 u16 |
+//!         first axis u32] | crc32 of the above u32
 //! bricks  payloads, one after the other
 //! index   per brick: offset u64 | length u64 | crc32 u32; then crc32 of the index
 //! ```
 
-use super::{BrickGrid, CodecError, DType, ErrorBound, Lifting};
+use super::{BrickGrid, CodecError, DType, Elem, ErrorBound, Lifting};
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;
 
 pub const MAGIC: [u8; 4] = *b"MRZ\x1a";
+/// 8: integer elements, 1-D and 4-D shapes and lossless bricks (the
+/// header's eight bytes more say which; a float field of 2 or 3 axes under
+/// a lossy bound is still written as version 7, byte for byte);
 /// 7: rANS contexts restart every 2^11 values and chunks may be 2^11
 /// (`rans::RESET`; a stream's first word says which restart it has);
 /// 6: rANS chunks of 2^12 and 2^13 values (`rans::CHUNK_MIN_LOG`);
 /// 5: the interpolation's details coded pass by pass (`interp::Order`);
 /// 4: dense rANS chunks split; 3: the interpolating wavelet's bricks
 /// rANS-coded; 2: all Rice-coded; 1, zstd, was never released.
-pub const VERSION: u16 = 7;
+pub const VERSION: u16 = 8;
+/// What a float field of 2 or 3 axes under a lossy bound is written as:
+/// the bytes of the builds before version 8.
+pub const PLAIN_VERSION: u16 = 7;
 /// The oldest version this build reads (version 4 codes the
 /// interpolation's details in Morton order, and version 3 also has no
 /// split rANS chunks: `rans::Split`).
 pub const OLDEST_VERSION: u16 = 3;
 pub const HEADER_LEN: usize = 4 + 2 + 4 + 8 + 8 + 24 + 12 + 16 + 8 + 8 + 4;
+/// Version 8's header: `HEADER_LEN` and the layout's eight bytes.
+pub const HEADER_LEN_V8: usize = HEADER_LEN + 8;
+
+/// The header's length in a file of `version`.
+pub fn header_len(version: u16) -> usize {
+    if version >= 8 {
+        HEADER_LEN_V8
+    } else {
+        HEADER_LEN
+    }
+}
 const ENTRY_LEN: usize = 20;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -42,11 +60,39 @@ pub struct MrzHeader {
     pub abs_bound: f64,
     pub brick: [usize; 3],
     pub value_range: (f64, f64),
+    /// The element type the field was given in (integers are coded as
+    /// floats of `dtype` and decoded back).
+    pub elem: Elem,
+    /// The field's shape as given (1 to 4 axes): a 1-D signal is coded as
+    /// a 1 x N field, a 4-D one with its first two axes as one.
+    pub axes: Vec<usize>,
 }
 
 impl MrzHeader {
+    /// The field's shape as given.
     pub fn shape(&self) -> Vec<usize> {
+        self.axes.clone()
+    }
+    /// Whether the bricks are lossless float bricks (`lossless`; an
+    /// integer field's lossless bricks are lossy ones within 0.49).
+    pub fn is_lossless(&self) -> bool {
+        self.bound == ErrorBound::Lossless && !self.elem.is_integer()
+    }
+    /// The coded field's shape (2 or 3 axes).
+    pub fn coded_shape(&self) -> Vec<usize> {
         self.dims[3 - self.ndim..].to_vec()
+    }
+    /// The version a header of this field is written with: 7 unless the
+    /// field needs version 8.
+    pub fn needed_version(&self) -> u16 {
+        let plain = self.elem == Elem::of_dtype(self.dtype)
+            && self.axes == self.coded_shape()
+            && self.bound != ErrorBound::Lossless;
+        if plain {
+            PLAIN_VERSION
+        } else {
+            VERSION
+        }
     }
     pub fn grid(&self) -> BrickGrid {
         BrickGrid {
@@ -54,8 +100,9 @@ impl MrzHeader {
             brick: self.brick,
         }
     }
+    /// The field's size as given (a uint8 image is a byte a value).
     pub fn raw_bytes(&self) -> usize {
-        self.dims.iter().product::<usize>() * self.dtype.size()
+        self.dims.iter().product::<usize>() * self.elem.size()
     }
 }
 
@@ -103,8 +150,9 @@ pub fn parts_with_checksums<P: AsRef<[u8]> + Sync>(
         return parts(h, payloads);
     }
     let total: usize = payloads.iter().map(|p| p.as_ref().len()).sum();
-    let mut out = Vec::with_capacity(HEADER_LEN);
-    let index_offset = (HEADER_LEN + total) as u64;
+    let head_len = header_len(h.version);
+    let mut out = Vec::with_capacity(head_len);
+    let index_offset = (head_len + total) as u64;
     out.extend_from_slice(&MAGIC);
     out.extend_from_slice(&h.version.to_le_bytes());
     let (bk, bv) = h.bound.code();
@@ -127,9 +175,16 @@ pub fn parts_with_checksums<P: AsRef<[u8]> + Sync>(
     out.extend_from_slice(&h.value_range.1.to_le_bytes());
     out.extend_from_slice(&(payloads.len() as u64).to_le_bytes());
     out.extend_from_slice(&index_offset.to_le_bytes());
+    if h.version >= 8 {
+        out.push(h.elem.code());
+        out.push(h.axes.len() as u8);
+        out.extend_from_slice(&[0, 0]);
+        let first = if h.axes.len() == 4 { h.axes[0] } else { 1 };
+        out.extend_from_slice(&(first as u32).to_le_bytes());
+    }
     let crc = crc32(&out);
     out.extend_from_slice(&crc.to_le_bytes());
-    debug_assert_eq!(out.len(), HEADER_LEN);
+    debug_assert_eq!(out.len(), head_len);
     let mut index = Vec::with_capacity(payloads.len() * ENTRY_LEN + 4);
     let mut at = out.len() as u64;
     for (p, crc) in payloads.iter().zip(&crcs) {
@@ -352,7 +407,7 @@ impl MrzReader {
             what,
         };
         let file_len = file.len().map_err(io)?;
-        let mut head = vec![0u8; (HEADER_LEN as u64).min(file_len) as usize];
+        let mut head = vec![0u8; (HEADER_LEN_V8 as u64).min(file_len) as usize];
         file.read_at(&mut head, 0).map_err(io)?;
         if head.len() < 6 || head[..4] != MAGIC {
             return Err(CodecError::NotMrz {
@@ -369,13 +424,15 @@ impl MrzReader {
                 ),
             });
         }
-        if head.len() < HEADER_LEN {
+        let head_len = header_len(version);
+        if head.len() < head_len {
             return Err(corrupt(format!(
-                "truncated: {file_len} bytes, shorter than the {HEADER_LEN}-byte header"
+                "truncated: {file_len} bytes, shorter than the {head_len}-byte header"
             )));
         }
-        let crc = u32::from_le_bytes(head[HEADER_LEN - 4..].try_into().unwrap_or_default());
-        if crc32(&head[..HEADER_LEN - 4]) != crc {
+        head.truncate(head_len);
+        let crc = u32::from_le_bytes(head[head_len - 4..].try_into().unwrap_or_default());
+        if crc32(&head[..head_len - 4]) != crc {
             return Err(corrupt("the header's checksum does not match".into()));
         }
         let mut c = Cursor { b: &head, pos: 6 };
@@ -397,6 +454,20 @@ impl MrzReader {
         let value_range = (c.f64(), c.f64());
         let n_bricks = c.u64();
         let index_offset = c.u64();
+        let (elem, n_axes, first) = if version >= 8 {
+            let (e, a, _, _) = (c.u8(), c.u8(), c.u8(), c.u8());
+            let elem = Elem::from_code(e).ok_or_else(|| corrupt(format!("unknown element type {e}")))?;
+            (elem, a as usize, c.u32() as u64)
+        } else {
+            (Elem::of_dtype(dtype), ndim, 1)
+        };
+        if elem.coding() != dtype && elem.is_integer() {
+            return Err(corrupt(format!(
+                "{} values coded as {}",
+                elem.name(),
+                dtype.name()
+            )));
+        }
         if !(ndim == 2 || ndim == 3) || dims.contains(&0) || brick.contains(&0) {
             return Err(corrupt(format!(
                 "shape {dims:?} / brick {brick:?} of a {ndim}-D field"
@@ -409,6 +480,21 @@ impl MrzReader {
         if count.is_none_or(|c| c > (1u128 << 48)) || (ndim == 2 && dims[0] != 1) {
             return Err(corrupt(format!("implausible shape {dims:?}")));
         }
+        let axes = match (n_axes, ndim) {
+            (1, 2) if dims[1] == 1 => vec![dims[2]],
+            (2, 2) | (3, 3) => dims[3 - ndim..].to_vec(),
+            (4, 3) if first >= 1 && (dims[0] as u64).is_multiple_of(first) => vec![
+                first as usize,
+                dims[0] / first as usize,
+                dims[1],
+                dims[2],
+            ],
+            _ => {
+                return Err(corrupt(format!(
+                    "a field of {n_axes} axes coded as {dims:?} ({ndim}-D)"
+                )))
+            }
+        };
         let brick = [0, 1, 2].map(|a| brick[a].min(dims[a]));
         if brick.iter().product::<usize>() > super::MAX_BRICK_VALUES {
             return Err(corrupt(format!(
@@ -426,6 +512,8 @@ impl MrzReader {
             abs_bound,
             brick,
             value_range,
+            elem,
+            axes,
         };
         let grid = header.grid();
         if grid.len() as u64 != n_bricks {
@@ -453,7 +541,7 @@ impl MrzReader {
         let mut index = Vec::with_capacity(n_bricks as usize);
         for k in 0..n_bricks as usize {
             let (o, l, crc) = (c.u64(), c.u64(), c.u32());
-            if o < HEADER_LEN as u64 || o.checked_add(l).is_none_or(|e| e > index_offset) {
+            if o < head_len as u64 || o.checked_add(l).is_none_or(|e| e > index_offset) {
                 return Err(corrupt(format!(
                     "brick {k} ({}) lies outside the data ({o} + {l} bytes)",
                     grid.describe(k)

@@ -239,7 +239,7 @@ fn cubic4(a: f64, b: f64, c: f64, e: f64) -> f64 {
 
 /// `predict`'s cubic case at flat index k, neighbours d apart.
 #[inline(always)]
-fn cubic(r: &[f64], k: usize, d: usize) -> f64 {
+pub(crate) fn cubic(r: &[f64], k: usize, d: usize) -> f64 {
     cubic4(r[k - 3 * d], r[k - d], r[k + d], r[k + 3 * d])
 }
 
@@ -247,7 +247,7 @@ fn cubic(r: &[f64], k: usize, d: usize) -> f64 {
 /// from its prediction and its level's step. A trait, not a closure, so
 /// that the step is inlined into the walk's loops (a closure was not, and
 /// the bound check's sums then went through memory on every point).
-trait Point {
+pub(crate) trait Point {
     fn point(&mut self, r: &mut [f64], k: usize, pred: f64, qs: f64);
 
     /// The `m` points from k0 on, one apart, all predicted by the cubic
@@ -259,7 +259,7 @@ trait Point {
 /// Walks a brick's points in coding order (the anchors, then each pass's
 /// runs) with the values known so far in `r` and the brick's step `q`.
 #[inline(always)]
-fn walk(dims: [usize; 3], q: f64, r: &mut [f64], f: &mut impl Point) {
+pub(crate) fn walk(dims: [usize; 3], q: f64, r: &mut [f64], f: &mut impl Point) {
     let q0 = step_at(q, levels(dims));
     for k in anchors(dims) {
         f.point(r, k, 0.0, q0);

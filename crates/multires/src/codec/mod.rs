@@ -19,9 +19,11 @@
 //! (rate-distortion).
 
 pub mod container;
+mod elements;
 pub mod fields;
 pub mod interp;
 pub mod lifting;
+pub mod lossless;
 pub mod morton;
 pub mod rans;
 mod rans_wide;
@@ -29,6 +31,7 @@ pub mod rice;
 pub mod seed;
 
 pub use container::{MrzHeader, MrzParts, MrzReader, SharedBytes};
+pub use elements::*;
 use interp::Check;
 pub use lifting::Lifting;
 
@@ -40,7 +43,7 @@ use std::str::FromStr;
 pub enum CodecError {
     #[error("{0}")]
     Invalid(String),
-    #[error("value {index} is {value}: the codec bounds the error of finite values only; replace NaN/Inf first")]
+    #[error("value {index} is {value}: the GPU codec takes finite fields; one with NaN or infinities is coded on the CPU (--device cpu), which keeps them exactly")]
     NonFinite { index: usize, value: f64 },
     /// The reason is in the message, not a source, so that a chain of
     /// errors names it once.
@@ -60,12 +63,15 @@ pub enum CodecError {
 }
 
 /// What the user bounds: the largest absolute error, that error relative
-/// to the value range, or the PSNR (the range over the RMS error).
+/// to the value range, or the PSNR (the range over the RMS error); or
+/// nothing lost at all (every value's bits come back, NaN payloads,
+/// infinities, signed zeros and subnormals included).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ErrorBound {
     Abs(f64),
     Rel(f64),
     Psnr(f64),
+    Lossless,
 }
 
 impl ErrorBound {
@@ -74,6 +80,7 @@ impl ErrorBound {
             ErrorBound::Abs(e) => (0, e),
             ErrorBound::Rel(e) => (1, e),
             ErrorBound::Psnr(d) => (2, d),
+            ErrorBound::Lossless => (3, 0.0),
         }
     }
     pub(crate) fn from_code(c: u8, v: f64) -> Option<Self> {
@@ -81,6 +88,7 @@ impl ErrorBound {
             0 => Some(ErrorBound::Abs(v)),
             1 => Some(ErrorBound::Rel(v)),
             2 => Some(ErrorBound::Psnr(v)),
+            3 => Some(ErrorBound::Lossless),
             _ => None,
         }
     }
@@ -92,6 +100,7 @@ impl ErrorBound {
             ErrorBound::Abs(e) => e,
             ErrorBound::Rel(e) => e * range,
             ErrorBound::Psnr(db) => range * 10f64.powf(-db / 20.0),
+            ErrorBound::Lossless => 0.0,
         }
     }
 }
@@ -102,6 +111,7 @@ impl fmt::Display for ErrorBound {
             ErrorBound::Abs(e) => write!(f, "abs:{e:e}"),
             ErrorBound::Rel(e) => write!(f, "rel:{e:e}"),
             ErrorBound::Psnr(d) => write!(f, "psnr:{d}"),
+            ErrorBound::Lossless => write!(f, "lossless"),
         }
     }
 }
@@ -109,8 +119,10 @@ impl fmt::Display for ErrorBound {
 impl FromStr for ErrorBound {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let help =
-            "give abs:E (largest error), rel:E (of the value range) or psnr:DB, e.g. abs:1e-3";
+        let help = "give abs:E (largest error), rel:E (of the value range), psnr:DB or lossless, e.g. abs:1e-3";
+        if s.trim().eq_ignore_ascii_case("lossless") {
+            return Ok(ErrorBound::Lossless);
+        }
         let (kind, v) = s
             .split_once(':')
             .ok_or_else(|| format!("error bound '{s}': {help}"))?;
@@ -160,6 +172,92 @@ impl DType {
     }
 }
 
+/// The element type of the field as the user gave it: a float type, or
+/// an integer type whose values are coded as floats of `coding()` (exact
+/// for these) and decoded back to integers, rounded and clamped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Elem {
+    F32,
+    F64,
+    U8,
+    U16,
+    I16,
+    I32,
+}
+
+impl Elem {
+    pub const ALL: [Elem; 6] = [
+        Elem::F32,
+        Elem::F64,
+        Elem::U8,
+        Elem::U16,
+        Elem::I16,
+        Elem::I32,
+    ];
+    pub fn code(self) -> u8 {
+        Elem::ALL.iter().position(|&e| e == self).unwrap_or(0) as u8
+    }
+    pub fn from_code(c: u8) -> Option<Self> {
+        Elem::ALL.get(c as usize).copied()
+    }
+    pub fn size(self) -> usize {
+        match self {
+            Elem::U8 => 1,
+            Elem::U16 | Elem::I16 => 2,
+            Elem::F32 | Elem::I32 => 4,
+            Elem::F64 => 8,
+        }
+    }
+    /// numpy's name of the type.
+    pub fn name(self) -> &'static str {
+        match self {
+            Elem::F32 => "float32",
+            Elem::F64 => "float64",
+            Elem::U8 => "uint8",
+            Elem::U16 => "uint16",
+            Elem::I16 => "int16",
+            Elem::I32 => "int32",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<Self> {
+        Elem::ALL.into_iter().find(|e| e.name() == s)
+    }
+    pub fn is_integer(self) -> bool {
+        !matches!(self, Elem::F32 | Elem::F64)
+    }
+    /// The float type the values are coded as: float32 holds every
+    /// 8- and 16-bit integer exactly, float64 every 32-bit one.
+    pub fn coding(self) -> DType {
+        match self {
+            Elem::F32 | Elem::U8 | Elem::U16 | Elem::I16 => DType::F32,
+            Elem::F64 | Elem::I32 => DType::F64,
+        }
+    }
+    /// The float type's own element.
+    pub fn of_dtype(d: DType) -> Self {
+        match d {
+            DType::F32 => Elem::F32,
+            DType::F64 => Elem::F64,
+        }
+    }
+    /// The type's least and greatest values (integers).
+    pub fn limits(self) -> (f64, f64) {
+        match self {
+            Elem::U8 => (0.0, u8::MAX as f64),
+            Elem::U16 => (0.0, u16::MAX as f64),
+            Elem::I16 => (i16::MIN as f64, i16::MAX as f64),
+            Elem::I32 => (i32::MIN as f64, i32::MAX as f64),
+            Elem::F32 | Elem::F64 => (f64::NEG_INFINITY, f64::INFINITY),
+        }
+    }
+    /// The absolute bound integers are coded under for a bound `e` in
+    /// integer units: a decoded value within floor(e) + 0.49 of an integer
+    /// rounds to one within floor(e) of it (and to it below 1: lossless).
+    pub fn integer_bound(e: f64) -> f64 {
+        e.floor() + 0.49
+    }
+}
+
 /// A stored value type: float32 fields stay float32 on the host (half
 /// the memory and bandwidth of widening them), and the codec computes in
 /// f64 from either.
@@ -167,6 +265,12 @@ pub trait Sample: Copy + Send + Sync + 'static {
     fn to_f64(self) -> f64;
     /// `v` rounded to this type (exact for values decoded to it).
     fn of_f64(v: f64) -> Self;
+    /// The value's bits (float32's in the low half): what a lossless
+    /// brick codes, which a widening to f64 would change for a
+    /// signaling NaN.
+    fn to_bits64(self) -> u64;
+    /// The value of `bits` of `dtype`, exact where `dtype` is this type.
+    fn of_bits64(bits: u64, dtype: DType) -> Self;
 }
 
 impl Sample for f32 {
@@ -178,6 +282,17 @@ impl Sample for f32 {
     fn of_f64(v: f64) -> Self {
         v as f32
     }
+    #[inline]
+    fn to_bits64(self) -> u64 {
+        self.to_bits() as u64
+    }
+    #[inline]
+    fn of_bits64(bits: u64, dtype: DType) -> Self {
+        match dtype {
+            DType::F32 => f32::from_bits(bits as u32),
+            DType::F64 => f64::from_bits(bits) as f32,
+        }
+    }
 }
 
 impl Sample for f64 {
@@ -188,6 +303,17 @@ impl Sample for f64 {
     #[inline]
     fn of_f64(v: f64) -> Self {
         v
+    }
+    #[inline]
+    fn to_bits64(self) -> u64 {
+        self.to_bits()
+    }
+    #[inline]
+    fn of_bits64(bits: u64, dtype: DType) -> Self {
+        match dtype {
+            DType::F32 => f32::from_bits(bits as u32) as f64,
+            DType::F64 => f64::from_bits(bits),
+        }
     }
 }
 
@@ -488,6 +614,13 @@ pub struct CodecOptions {
     /// only fields of very few bits a value notice (the smooth benchmark
     /// field at 1024^3: 2.3 times larger files at 2^14, 1.6 at 2^15).
     pub rans_chunk: usize,
+    /// The element type the field was given in, when it is not the
+    /// values' float type (integers: `Elem::coding`).
+    pub elem: Option<Elem>,
+    /// The shape the field was given in, when it is not the coded one
+    /// (a 1-D signal coded as 1 x N, a 4-D field with its first two axes
+    /// as one).
+    pub axes: Option<Vec<usize>>,
 }
 
 impl CodecOptions {
@@ -497,6 +630,8 @@ impl CodecOptions {
             bound,
             brick: None,
             rans_chunk: 1 << rans::CHUNK_MAX_LOG,
+            elem: None,
+            axes: None,
         }
     }
 

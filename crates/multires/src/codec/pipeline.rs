@@ -5,7 +5,8 @@
 use super::*;
 
 /// What every compression of `v` starts from: the value range, the
-/// absolute bound and the bricks (errors for non-finite values or bounds).
+/// absolute bound and the bricks (an error for a bound that is not a
+/// finite number; the range is that of the finite values).
 pub fn plan(v: &Volume, opts: &CodecOptions) -> Result<((f64, f64), f64, BrickGrid), CodecError> {
     plan_view(v.view(), opts)
 }
@@ -15,20 +16,35 @@ pub fn plan_view(
     v: FieldView,
     opts: &CodecOptions,
 ) -> Result<((f64, f64), f64, BrickGrid), CodecError> {
-    // One pass for the range and the finiteness; the offending index is
-    // looked up only on error.
-    let (lo, hi, nan) = with_values_ref!(v.data, d => scan(d));
+    // One pass for the range and the finiteness; a field with NaN or
+    // infinities takes a second pass for the range of its finite values
+    // (the bound holds on those; the others are kept exactly).
+    let (mut lo, mut hi, nan) = with_values_ref!(v.data, d => scan(d));
     if nan || !lo.is_finite() || !hi.is_finite() {
-        let first =
-            with_values_ref!(v.data, d => d.par_iter().position_first(|x| !x.to_f64().is_finite()));
-        if let Some(i) = first {
-            return Err(CodecError::NonFinite {
-                index: i,
-                value: v.data.get(i),
-            });
-        }
+        (lo, hi) = finite_range(v.data);
     }
     plan_range((lo, hi), v.dims, opts)
+}
+
+/// The smallest and largest finite values ((0, 0) when none is finite).
+pub fn finite_range(v: ValuesRef) -> (f64, f64) {
+    let (lo, hi) = with_values_ref!(v, d => d
+        .par_iter()
+        .map(|x| x.to_f64())
+        .filter(|x| x.is_finite())
+        .fold(
+            || (f64::INFINITY, f64::NEG_INFINITY),
+            |(l, h), x| (l.min(x), h.max(x)),
+        )
+        .reduce(
+            || (f64::INFINITY, f64::NEG_INFINITY),
+            |a, b| (a.0.min(b.0), a.1.max(b.1)),
+        ));
+    if lo <= hi {
+        (lo, hi)
+    } else {
+        (0.0, 0.0)
+    }
 }
 
 /// `plan` from a range found elsewhere (the GPU's, for a field on the
@@ -39,7 +55,20 @@ pub fn plan_range(
     opts: &CodecOptions,
 ) -> Result<((f64, f64), f64, BrickGrid), CodecError> {
     opts.rans_chunk_log()?;
-    let e = opts.bound.absolute(hi - lo);
+    let mut e = opts.bound.absolute(hi - lo);
+    if let Some(elem) = opts.elem.filter(|e| e.is_integer()) {
+        if opts.transform != Lifting::Interp {
+            return Err(CodecError::Invalid(format!(
+                "{} fields are coded by the interpolation (transform interp), which holds their bound exactly",
+                elem.name()
+            )));
+        }
+        e = Elem::integer_bound(e);
+    } else if opts.bound == ErrorBound::Lossless && opts.transform != Lifting::Interp {
+        return Err(CodecError::Invalid(
+            "lossless coding predicts with the interpolation: use transform interp".into(),
+        ));
+    }
     if !(e.is_finite() && e >= 0.0) {
         let why = if (hi - lo).is_finite() {
             String::new()
@@ -88,7 +117,7 @@ pub fn assemble_parts<P: AsRef<[u8]> + Sync>(
     stats: impl Iterator<Item = (f64, f64, usize)>,
 ) -> (container::MrzParts<P>, CodecStats) {
     let (lo, hi) = range;
-    let header = MrzHeader {
+    let mut header = MrzHeader {
         version: container::VERSION,
         dtype: v.dtype,
         ndim: v.ndim,
@@ -98,7 +127,10 @@ pub fn assemble_parts<P: AsRef<[u8]> + Sync>(
         abs_bound: e,
         brick: grid.brick,
         value_range: (lo, hi),
+        elem: opts.elem.unwrap_or(Elem::of_dtype(v.dtype)),
+        axes: opts.axes.clone().unwrap_or_else(|| v.shape()),
     };
+    header.version = header.needed_version();
     let parts = match crcs {
         Some(c) => container::parts_with_checksums(&header, payloads, c),
         None => container::parts(&header, payloads),
@@ -118,7 +150,7 @@ pub fn assemble_parts<P: AsRef<[u8]> + Sync>(
         psnr_bound,
         outliers,
         bytes,
-        ratio: (v.len() * v.dtype.size()) as f64 / bytes as f64,
+        ratio: header.raw_bytes() as f64 / bytes as f64,
     };
     (parts, stats)
 }
@@ -143,11 +175,22 @@ pub fn compress_view(
     let chunk_log = opts.rans_chunk_log()?;
     let done = std::sync::atomic::AtomicUsize::new(0);
     let scratch = ScratchPool::default();
+    let lossless = opts.bound == ErrorBound::Lossless && !opts.elem.is_some_and(|e| e.is_integer());
     let coded: Vec<CodedBrick> = (0..grid.len())
         .into_par_iter()
         .map(|k| {
             scratch.with(|sc| {
                 let (s, ext) = grid.bounds(k);
+                if lossless {
+                    let mut bits = std::mem::take(&mut sc.bits);
+                    bits.clear();
+                    with_values_ref!(v.data, d => brick_rows(d, v.dims, s, ext)
+                        .for_each(|r| bits.extend(r.iter().map(|x| x.to_bits64()))));
+                    let p = lossless::encode(&bits, ext, v.data.dtype(), chunk_log);
+                    sc.bits = bits;
+                    progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
+                    return Ok((p, 0.0, 0.0, 0));
+                }
                 let mut x = std::mem::take(&mut sc.x);
                 gather_view(v, s, ext, &mut x);
                 let r =
@@ -317,6 +360,41 @@ impl<'a, U: Sample> RegionOut<'a, U> {
     }
 }
 
+impl<U: Sample> RegionOut<'_, U> {
+    /// Places a lossless brick `k`'s values by their bits (exact where
+    /// the output is the stored type; converted where it is not).
+    pub fn place_bits(&self, k: usize, bits: &[u64], dtype: DType) -> bool {
+        use std::sync::atomic::Ordering;
+        if k >= self.grid.len() {
+            return false;
+        }
+        let (s, ext) = self.grid.bounds(k);
+        if bits.len() != ext.iter().product::<usize>() || self.placed[k].swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        let (r, d) = (self.region, self.dims);
+        let lo = [0, 1, 2].map(|a| s[a].max(r[a].0));
+        let hi = [0, 1, 2].map(|a| (s[a] + ext[a]).min(r[a].1));
+        if (0..3).any(|a| lo[a] >= hi[a]) {
+            return true;
+        }
+        for z in lo[0]..hi[0] {
+            for yy in lo[1]..hi[1] {
+                let src = ((z - s[0]) * ext[1] + (yy - s[1])) * ext[2] + lo[2] - s[2];
+                let len = hi[2] - lo[2];
+                let at = ((z - r[0].0) * d[1] + yy - r[1].0) * d[2] + lo[2] - r[2].0;
+                // SAFETY: the row lies in brick k's box within the region
+                // (inside `out`), which only this call writes.
+                let row = unsafe { std::slice::from_raw_parts_mut(self.ptr.add(at), len) };
+                for (o, &b) in row.iter_mut().zip(&bits[src..src + len]) {
+                    *o = U::of_bits64(b, dtype);
+                }
+            }
+        }
+        true
+    }
+}
+
 /// Decodes the bricks that meet `region` (all when None) of an open .mrz.
 pub fn decompress(
     r: &mut MrzReader,
@@ -370,7 +448,11 @@ pub fn decompress_into<U: Sample>(
                 place: grid.describe(k),
                 what,
             })?;
-            o.place(k, &sc.r, &[], 0.0, h.dtype);
+            if h.is_lossless() {
+                o.place_bits(k, &sc.bits, h.dtype);
+            } else {
+                o.place(k, &sc.r, &[], 0.0, h.dtype);
+            }
             progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
             Ok::<(), CodecError>(())
         })

@@ -382,17 +382,19 @@ fn bad_inputs_are_errors() {
     if let Values::F64(d) = &mut v.data {
         d[9] = f64::NAN;
     }
-    let e = compress(
+    // A NaN is kept (Haar too), not refused.
+    let (b, _) = compress(
         &v,
         &CodecOptions::new(Lifting::Haar, ErrorBound::Abs(1.0)),
         &quiet,
     )
-    .unwrap_err()
-    .to_string();
-    assert!(e.contains("value 9"), "{e}");
+    .unwrap();
+    let back = decompress(&mut reader(b).unwrap(), None, &quiet).unwrap();
+    assert!(back.data.get(9).is_nan());
     assert!(Volume::new(&[4], vec![0.0; 4], DType::F32).is_err());
     assert!(Volume::new(&[2, 3], vec![0.0; 5], DType::F32).is_err());
     assert!(Volume::new(&[0, 3], vec![], DType::F32).is_err());
+    assert_eq!("lossless".parse::<ErrorBound>(), Ok(ErrorBound::Lossless));
     for s in ["abs", "abs:-1", "rel:x", "psnr:0", "foo:1", "abs:inf"] {
         assert!(s.parse::<ErrorBound>().is_err(), "{s}");
     }
@@ -672,13 +674,39 @@ fn float32_fields_stay_float32() {
     // The same values given as f64 with dtype F32 give the same bytes.
     let wide = Volume::new(&[12, 20, 17], v.data.to_f64(), DType::F32).unwrap();
     assert_eq!(compress(&wide, &opts, &quiet).unwrap().0, b);
-    // A NaN in a float32 field is named by its index.
+    // NaN and infinities come back as they were (a NaN's payload too),
+    // the finite values within the bound of their own range.
     let mut bad = v.clone();
+    let payload = f32::from_bits(0x7fc0_1234);
     if let Values::F32(d) = &mut bad.data {
-        d[77] = f32::NAN;
+        d[77] = payload;
+        d[78] = f32::INFINITY;
+        d[500] = f32::NEG_INFINITY;
+        d[3000] = 1e30;
     }
-    let e = compress(&bad, &opts, &quiet).unwrap_err().to_string();
-    assert!(e.contains("value 77"), "{e}");
+    for t in [Lifting::Interp, Lifting::Cdf97] {
+        let o = CodecOptions::new(t, ErrorBound::Rel(1e-3));
+        let (b, s) = compress(&bad, &o, &quiet).unwrap();
+        let back = decompress(&mut reader(b).unwrap(), None, &quiet).unwrap();
+        let (Values::F32(x), Values::F32(y)) = (&bad.data, &back.data) else {
+            panic!("float32 in, float32 out");
+        };
+        assert_eq!(y[77].to_bits(), payload.to_bits(), "{t:?}");
+        assert_eq!((y[78], y[500]), (f32::INFINITY, f32::NEG_INFINITY));
+        assert!(s.psnr.is_finite() && s.max_error <= s.abs_bound, "{s:?}");
+        // The range is the finite values' (1e30 included).
+        assert!(s.abs_bound > 1e26 && s.abs_bound <= 1.001e27, "{s:?}");
+        for (k, (a, b)) in x.iter().zip(y).enumerate() {
+            if a.is_finite() {
+                assert!(((a - b) as f64).abs() <= s.abs_bound, "{t:?} value {k}");
+            }
+        }
+    }
+    // A field with no finite value at all.
+    let all_nan = Volume::new(&[5, 6], vec![f64::NAN; 30], DType::F64).unwrap();
+    let (b, _) = compress(&all_nan, &opts, &quiet).unwrap();
+    let back = decompress(&mut reader(b).unwrap(), None, &quiet).unwrap();
+    assert!(back.data.to_f64().iter().all(|v| v.is_nan()));
     // Placing decoded f64 bricks into a float32 output rounds each value
     // once, as the f64 output rounded afterwards would.
     let grid = opts.grid(v.dims).unwrap();
@@ -996,4 +1024,136 @@ fn container_crc32_sums_as_crc32fast() {
             );
         }
     }
+}
+
+#[test]
+fn lossless_fields_come_back_bit_for_bit() {
+    // Smooth values with every kind of special float sprinkled in, in
+    // both types, 2-D and 3-D, bricks cut unevenly.
+    let mut next = xorshift(41);
+    for dtype in [DType::F32, DType::F64] {
+        for shape in [vec![19, 23], vec![9, 14, 31]] {
+            let n: usize = shape.iter().product();
+            let data = match dtype {
+                DType::F32 => Values::F32(
+                    (0..n)
+                        .map(|i| match next() % 23 {
+                            0 => f32::from_bits(0x7f80_0001), // signaling NaN
+                            1 => f32::from_bits(0xffc0_beef),
+                            2 => f32::NEG_INFINITY,
+                            3 => -0.0,
+                            4 => f32::from_bits(3), // subnormal
+                            5 => f32::from_bits(next() as u32),
+                            _ => ((i as f32) * 0.013).sin() * 40.0,
+                        })
+                        .collect(),
+                ),
+                DType::F64 => Values::F64(
+                    (0..n)
+                        .map(|i| match next() % 23 {
+                            0 => f64::from_bits(0x7ff0_0000_0000_0001),
+                            1 => f64::from_bits(0xfff8_dead_beef_0000),
+                            2 => f64::INFINITY,
+                            3 => -0.0,
+                            4 => f64::from_bits(7),
+                            5 => f64::from_bits(next()),
+                            _ => ((i as f64) * 0.013).sin() * 40.0,
+                        })
+                        .collect(),
+                ),
+            };
+            let v = Volume::of(&shape, data).unwrap();
+            let mut opts = CodecOptions::new(Lifting::Interp, ErrorBound::Lossless);
+            opts.brick = Some([4, 8, 16]);
+            let (b, s) = compress(&v, &opts, &quiet).unwrap();
+            assert_eq!((s.max_error, s.abs_bound), (0.0, 0.0));
+            let mut r = reader(b.clone()).unwrap();
+            assert_eq!(r.version(), container::VERSION);
+            assert_eq!(r.header().bound, ErrorBound::Lossless);
+            let back = decompress(&mut r, None, &quiet).unwrap();
+            let bits = |v: &Values| -> Vec<u64> {
+                with_values!(v, d => d.iter().map(|x| x.to_bits64()).collect())
+            };
+            assert_eq!(bits(&back.data), bits(&v.data), "{dtype:?} {shape:?}");
+            // A region, too.
+            let region = [(0, 1), (3, 11), (5, 20)];
+            let region = if shape.len() == 3 { [(2, 7), (3, 11), (5, 20)] } else { region };
+            let part = decompress(&mut reader(b).unwrap(), Some(region), &quiet).unwrap();
+            let (want, got) = (bits(&v.data), bits(&part.data));
+            let dims = v.dims;
+            let mut k = 0;
+            for z in region[0].0..region[0].1 {
+                for y in region[1].0..region[1].1 {
+                    for x in region[2].0..region[2].1 {
+                        assert_eq!(got[k], want[(z * dims[1] + y) * dims[2] + x]);
+                        k += 1;
+                    }
+                }
+            }
+        }
+    }
+    // The open-loop transforms cannot code losslessly: said, not ignored.
+    let v = field(&[8, 8], 1, DType::F64);
+    let e = compress(&v, &CodecOptions::new(Lifting::Cdf97, ErrorBound::Lossless), &quiet)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("interp"), "{e}");
+}
+
+#[test]
+fn integer_fields_keep_the_bound_in_integer_units() {
+    let mut next = xorshift(5);
+    let shape = [33, 40];
+    for elem in [Elem::U8, Elem::U16, Elem::I16, Elem::I32] {
+        let (lo, hi) = elem.limits();
+        let span = (hi - lo).min(5000.0);
+        let x: Vec<f64> = (0..33 * 40)
+            .map(|i| {
+                let smooth = ((i % 40) as f64 * 0.2).sin() * 0.4 + 0.5;
+                (lo + (smooth * span).round() + (next() % 3) as f64).min(hi)
+            })
+            .collect();
+        for bound in [ErrorBound::Lossless, ErrorBound::Abs(0.05), ErrorBound::Abs(3.7)] {
+            let mut opts = CodecOptions::new(Lifting::Interp, bound);
+            opts.elem = Some(elem);
+            let v = Volume::new(&shape, x.clone(), elem.coding()).unwrap();
+            let (b, s) = compress(&v, &opts, &quiet).unwrap();
+            let mut r = reader(b.clone()).unwrap();
+            assert_eq!(r.header().elem, elem);
+            assert_eq!(r.version(), container::VERSION);
+            // The ratio is against the integers' own size.
+            assert!((s.ratio - (x.len() * elem.size()) as f64 / b.len() as f64).abs() < 1e-12);
+            let back = decompress(&mut r, None, &quiet).unwrap().data.to_f64();
+            let allowed = match bound {
+                ErrorBound::Abs(e) => e.floor(),
+                _ => 0.0,
+            };
+            for (k, (a, y)) in x.iter().zip(&back).enumerate() {
+                let got = integer_value(*y, elem);
+                assert!(is_integer_of(got, elem));
+                assert!((a - got).abs() <= allowed, "{elem:?} {bound:?} value {k}: {a} -> {got}");
+            }
+        }
+    }
+}
+
+#[test]
+fn one_and_four_axis_shapes_are_kept_in_the_header() {
+    for shape in [vec![1000], vec![3, 4, 10, 12]] {
+        let coded = coded_shape(&shape).unwrap();
+        let v = field(&coded, 3, DType::F32);
+        let mut opts = CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3));
+        opts.axes = Some(shape.clone());
+        let (b, _) = compress(&v, &opts, &quiet).unwrap();
+        let mut r = reader(b).unwrap();
+        assert_eq!(r.header().shape(), shape);
+        assert_eq!(r.header().coded_shape(), coded);
+        let back = decompress(&mut r, None, &quiet).unwrap();
+        assert!(max_err(&v, &back) <= r.header().abs_bound);
+    }
+    assert!(coded_shape(&[2, 2, 2, 2, 2]).is_err());
+    // A plain float field is still written as version 7.
+    let v = field(&[10, 12], 3, DType::F32);
+    let (b, _) = compress(&v, &CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3)), &quiet).unwrap();
+    assert_eq!(reader(b).unwrap().version(), container::PLAIN_VERSION);
 }
