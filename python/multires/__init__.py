@@ -543,10 +543,16 @@ def fir(x, filters, mode="same", post=None, *, algorithm="auto", device="auto"):
     return foreign.like(y) if foreign is not None else y
 
 
-def _bound(abs, rel, psnr):
+def _bound(abs, rel, psnr, lossless=False):
     given = [(k, v) for k, v in (("abs", abs), ("rel", rel), ("psnr", psnr)) if v is not None]
+    if lossless:
+        if given:
+            raise ValueError(f"lossless=True keeps every bit; drop {given[0][0]}=")
+        return "lossless", 0.0
     if len(given) != 1:
-        raise ValueError("give exactly one error bound: abs=E (largest error), rel=E (of the value range) or psnr=DB")
+        raise ValueError(
+            "give exactly one error bound: abs=E (largest error), rel=E (of the value range), psnr=DB, or lossless=True"
+        )
     k, v = given[0]
     v = float(v)
     if not math.isfinite(v) or v < 0 or (k == "psnr" and v <= 0):
@@ -554,59 +560,95 @@ def _bound(abs, rel, psnr):
     return k, v
 
 
+#: The integer types the codec keeps as integers (others are refused).
+_INTEGERS = (np.uint8, np.uint16, np.int16, np.int32)
+
+
 def _field(a):
     an, _ = split(a)
-    f = as_float(an, "a")
-    if f.ndim not in (2, 3):
-        raise ValueError(f"the codec takes 2-D or 3-D arrays, got shape {f.shape} (reshape a 1-D signal to (1, N))")
+    an = np.asarray(an)
+    if an.dtype in _INTEGERS:
+        f = np.ascontiguousarray(an)
+    elif an.dtype.kind in "iub":
+        raise TypeError(
+            f"the codec keeps uint8, uint16, int16 and int32 as integers; {an.dtype} is not one of them "
+            "(convert it, e.g. a.astype(np.int32) or np.float64)"
+        )
+    else:
+        f = as_float(an, "a")
+    if not 1 <= f.ndim <= 4:
+        raise ValueError(f"the codec takes arrays of 1 to 4 axes, got shape {f.shape}")
     if f.size == 0:
         raise ValueError(f"the array of shape {f.shape} is empty")
     return f
 
 
-def compress(a, *, abs=None, rel=None, psnr=None, transform="interp", device="auto", info=False):
-    """Compresses a 2-D or 3-D float array with a guaranteed error bound.
+def _as_elem(y, info):
+    """Decoded values as the file's element type: integers rounded and
+    clamped to their type (each within the bound asked for)."""
+    dt = np.dtype(info["dtype"])
+    if dt.kind in "iu":
+        lim = np.iinfo(dt)
+        return np.clip(np.rint(y), lim.min, lim.max).astype(dt)
+    return y
+
+
+def compress(a, *, abs=None, rel=None, psnr=None, lossless=False, transform="interp", device="auto", info=False):
+    """Compresses an array with a guaranteed error bound, or losslessly.
 
     Every decoded value is within the bound of the input: ``abs`` is the
-    largest absolute error, ``rel`` that error relative to the value range,
-    ``psnr`` a PSNR floor in dB. NaN and Inf are refused (ValueError).
+    largest absolute error, ``rel`` that error relative to the range of
+    the finite values, ``psnr`` a PSNR floor in dB. ``lossless=True``
+    gives every value's bits back (NaN payloads, infinities, signed zeros
+    and subnormals included). Under a lossy bound NaN and infinities are
+    kept as they are.
 
     Parameters
     ----------
-    a : array_like, 2-D or 3-D
-        float32 or float64 (other dtypes are converted to float64).
+    a : array_like, 1 to 4 axes
+        float32 or float64 (float16 becomes float32, other non-integer
+        types float64); uint8, uint16, int16 and int32 are coded as
+        integers and come back as them, ``abs`` then in integer units
+        (below 1: exact).
     abs, rel, psnr : float
-        Exactly one error bound.
+        One error bound (or ``lossless=True``).
+    lossless : bool
+        Bit-exact coding.
     transform : {'interp', 'cdf97', 'cdf53', 'haar'}
+        Integer and lossless coding take ``'interp'``.
     device : {'auto', 'cpu', 'cuda'}
+        The GPU codes float fields with finite values under a lossy bound;
+        'auto' codes the others on the CPU.
     info : bool
-        Also return a dict with the bound, the largest error made, the PSNR and the ratio.
+        Also return a dict with the bound, the largest error made, the PSNR
+        and the ratio (against the input's own size).
 
     Returns
     -------
     bytes
         The .mrz file's bytes (or ``(bytes, info)``).
     """
-    kind, v = _bound(abs, rel, psnr)
+    kind, v = _bound(abs, rel, psnr, lossless)
     b, stats = _multires.compress(_field(a), kind, v, str(transform), str(device))
     return (b, stats) if info else b
 
 
 def decompress(b) -> np.ndarray:
-    """The array held by .mrz bytes (float32 or float64 as compressed)."""
+    """The array held by .mrz bytes, in its shape and type as compressed."""
     if not isinstance(b, (bytes, bytearray, memoryview)):
         raise TypeError(f"decompress takes the bytes of a .mrz file, got {type(b).__name__}")
-    return _multires.decompress(bytes(b))
+    y, info = _multires.decompress(bytes(b))
+    return _as_elem(y.reshape(info["shape"]), info)
 
 
-def save(path, a, *, abs=None, rel=None, psnr=None, transform="interp", device="auto"):
+def save(path, a, *, abs=None, rel=None, psnr=None, lossless=False, transform="interp", device="auto"):
     """Compresses ``a`` (as :func:`compress`) into the file ``path``.
 
     The file is written under a temporary name and renamed into place, so
     an error or an interrupt never leaves a partial file. Returns the
     compression statistics.
     """
-    kind, v = _bound(abs, rel, psnr)
+    kind, v = _bound(abs, rel, psnr, lossless)
     b, stats = _multires.compress(_field(a), kind, v, str(transform), str(device))
     _multires.write_atomic(os.fspath(path), b)
     return stats
@@ -639,6 +681,7 @@ class MrzFile:
         self.shape = tuple(self.info["shape"])
         self.dtype = np.dtype(self.info["dtype"])
         self.ndim = len(self.shape)
+        self._coded = tuple(self.info["coded_shape"])
 
     def __enter__(self):
         return self
@@ -686,8 +729,25 @@ class MrzFile:
                 post.append(0)
             else:
                 raise TypeError(f"MrzFile takes integers and slices, got {type(k).__name__}")
-        box = self._core.read(starts, stops)
-        return box[tuple(post)]
+        return _as_elem(self._read(starts, stops), self.info)[tuple(post)]
+
+    def _read(self, starts, stops):
+        """The box [starts, stops) of the field's shape, through the coded
+        field's (a 1-D signal is coded as 1 x N, a 4-D field with its
+        first two axes as one)."""
+        if len(self._coded) == self.ndim:
+            return self._core.read(starts, stops)
+        if self.ndim == 1:
+            return self._core.read([0, starts[0]], [1, stops[0]]).reshape(stops[0] - starts[0])
+        (t0, z0, y0, x0), (t1, z1, y1, x1) = starts, stops
+        nz = self.shape[1]
+        if t1 <= t0 or z1 <= z0:
+            return np.zeros([b - a for a, b in zip(starts, stops)], self._coded_dtype())
+        box = self._core.read([t0 * nz, y0, x0], [t1 * nz, y1, x1])
+        return box.reshape(t1 - t0, nz, y1 - y0, x1 - x0)[:, z0:z1]
+
+    def _coded_dtype(self):
+        return np.float64 if self.dtype.itemsize > 4 or self.dtype == np.int32 else np.float32
 
 
 # After CwtPlan: multires.pywt (which these build on) imports it.
