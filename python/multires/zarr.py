@@ -24,25 +24,36 @@ NAME = "multires.mrz"
 TRANSFORMS = ("interp", "cdf97", "cdf53", "haar")
 
 
-def _config(abs, rel, psnr, transform):
+def _config(abs, rel, psnr, transform, lossless=False):
     given = {k: v for k, v in (("abs", abs), ("rel", rel), ("psnr", psnr)) if v is not None}
+    if transform not in TRANSFORMS:
+        raise ValueError(f"transform must be one of {', '.join(TRANSFORMS)}, got {transform!r}")
+    if lossless:
+        if given:
+            raise ValueError(f"lossless=True keeps every bit; drop {sorted(given)}")
+        return {"lossless": True, "transform": transform}
     if len(given) != 1:
-        raise ValueError(f"give exactly one error bound (abs=, rel= or psnr=), got {sorted(given) or 'none'}")
+        raise ValueError(
+            f"give exactly one error bound (abs=, rel=, psnr=) or lossless=True, got {sorted(given) or 'none'}"
+        )
     (kind, value), = given.items()
     value = float(value)
     if not np.isfinite(value) or value <= 0:
         raise ValueError(f"{kind}={value}: the bound must be a finite number above 0")
-    if transform not in TRANSFORMS:
-        raise ValueError(f"transform must be one of {', '.join(TRANSFORMS)}, got {transform!r}")
     return {kind: value, "transform": transform}
+
+
+_DTYPES = (np.float32, np.float64, np.uint8, np.uint16, np.int16, np.int32)
 
 
 def _encode(a, config):
     a = np.asarray(a)
-    if a.ndim not in (2, 3):
-        raise ValueError(f"multires.mrz codes 2-D and 3-D chunks; this chunk has shape {a.shape} (choose 2-D or 3-D chunks)")
-    if a.dtype not in (np.float32, np.float64):
-        raise TypeError(f"multires.mrz codes float32 and float64 chunks, got {a.dtype}")
+    if not 1 <= a.ndim <= 4:
+        raise ValueError(f"multires.mrz codes chunks of 1 to 4 axes; this chunk has shape {a.shape}")
+    if a.dtype not in _DTYPES:
+        raise TypeError(
+            f"multires.mrz codes float32, float64, uint8, uint16, int16 and int32 chunks, got {a.dtype}"
+        )
     return compress(np.ascontiguousarray(a), device="cpu", **config)
 
 
@@ -56,16 +67,19 @@ if ArrayBytesCodec is not None:
 
     @dataclass(frozen=True)
     class Mrz(ArrayBytesCodec):
-        """zarr v3 array-to-bytes codec: each chunk an error-bounded .mrz stream."""
+        """zarr v3 array-to-bytes codec: each chunk a .mrz stream, within one
+        bound (abs, rel, psnr) or lossless; float32/float64 and
+        uint8/uint16/int16/int32 chunks of 1 to 4 axes."""
 
         is_fixed_size = False
         abs: float | None = None
         rel: float | None = None
         psnr: float | None = None
         transform: str = "interp"
+        lossless: bool = False
 
         def __post_init__(self):
-            _config(self.abs, self.rel, self.psnr, self.transform)
+            _config(self.abs, self.rel, self.psnr, self.transform, self.lossless)
 
         @classmethod
         def from_dict(cls, data):
@@ -73,10 +87,10 @@ if ArrayBytesCodec is not None:
             return cls(**config)
 
         def to_dict(self):
-            return {"name": NAME, "configuration": _config(self.abs, self.rel, self.psnr, self.transform)}
+            return {"name": NAME, "configuration": self._config()}
 
         def _config(self):
-            return _config(self.abs, self.rel, self.psnr, self.transform)
+            return _config(self.abs, self.rel, self.psnr, self.transform, self.lossless)
 
         async def _encode_single(self, chunk_array, chunk_spec):
             b = _encode(chunk_array.as_numpy_array(), self._config())
@@ -105,13 +119,14 @@ except ImportError:  # numcodecs is optional
 
 class MrzCodec(Codec):
     """numcodecs codec (zarr v2 stores, and everything built on numcodecs):
-    ``encode`` takes a 2-D/3-D float32/float64 array, ``decode`` returns it
-    within the bound."""
+    ``encode`` takes an array of 1 to 4 axes (float32/float64 or
+    uint8/uint16/int16/int32), ``decode`` returns it within the bound (or
+    exactly, ``lossless=True``)."""
 
     codec_id = NAME
 
-    def __init__(self, abs=None, rel=None, psnr=None, transform="interp"):
-        self.config = _config(abs, rel, psnr, transform)
+    def __init__(self, abs=None, rel=None, psnr=None, transform="interp", lossless=False):
+        self.config = _config(abs, rel, psnr, transform, lossless)
         for k, v in self.config.items():
             setattr(self, k, v)
 

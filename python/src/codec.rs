@@ -127,8 +127,8 @@ fn compress<'py>(
             };
             let v = Volume::of(&coded, values).map_err(codec_err)?;
             let g = multires_cuda::gpu().map_err(cuda_err)?;
-            let (parts, s, _) = multires_cuda::codec::compress(&v, &opts, &[g], None, &|_| {})
-                .map_err(cuda_err)?;
+            let (parts, s, _) =
+                multires_cuda::codec::compress(&v, &opts, &[g], None, &|_| {}).map_err(cuda_err)?;
             Ok((parts.to_vec(), s))
         } else {
             codec::compress_view(view, &opts, &|_| {}).map_err(codec_err)
@@ -197,10 +197,7 @@ fn decode<'py>(
 /// The values of .mrz bytes (in the coded shape and float type) and the
 /// header (the Python layer gives them the field's shape and type).
 #[pyfunction]
-fn decompress<'py>(
-    py: Python<'py>,
-    b: &[u8],
-) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
+fn decompress<'py>(py: Python<'py>, b: &[u8]) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
     let mut r = MrzReader::from_bytes(b.to_vec(), "<bytes>").map_err(codec_err)?;
     let d = header_dict(py, &r)?;
     Ok((decode(py, &mut r, None)?, d))
@@ -265,8 +262,15 @@ fn write_atomic(py: Python<'_>, path: std::path::PathBuf, b: &[u8]) -> PyResult<
     .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
 }
 
+/// The HDF5 filter plugin's ID (crates/multires-hdf5).
+#[pyfunction]
+fn hdf5_filter_id() -> i32 {
+    h5multires::FILTER_ID
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<MrzFileCore>()?;
+    m.add_function(wrap_pyfunction!(hdf5_filter_id, m)?)?;
     m.add_function(wrap_pyfunction!(compress, m)?)?;
     m.add_function(wrap_pyfunction!(decompress, m)?)?;
     m.add_function(wrap_pyfunction!(write_atomic, m)?)?;

@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import zlib
 
 import numpy as np
 import pytest
@@ -64,12 +65,14 @@ def test_bad_codec_inputs(rng, tmp_path):
         multires.compress(np.zeros((4, 4)))
     with pytest.raises(ValueError, match="exactly one error bound"):
         multires.compress(np.zeros((4, 4)), abs=1, rel=1)
-    with pytest.raises(ValueError, match="2-D or 3-D"):
-        multires.compress(np.zeros(16), abs=1e-3)
-    a = np.ones((8, 8))
-    a[3, 4] = np.nan
-    with pytest.raises(ValueError, match="NaN|not finite|nan"):
-        multires.compress(a, abs=1e-3)
+    with pytest.raises(ValueError, match="1 to 4 axes"):
+        multires.compress(np.zeros((2, 2, 2, 2, 2)), abs=1e-3)
+    with pytest.raises(TypeError, match="int8|uint8|dtype"):
+        multires.compress(np.zeros((4, 4), np.int64), abs=1)
+    with pytest.raises(ValueError, match="lossless"):
+        multires.compress(np.zeros((4, 4)), abs=1, lossless=True)
+    with pytest.raises(ValueError, match="interp"):
+        multires.compress(np.zeros((4, 4)), lossless=True, transform="cdf97")
     with pytest.raises(ValueError, match="transform"):
         multires.compress(np.ones((8, 8)), abs=1e-3, transform="jpeg")
     with pytest.raises(ValueError, match="mrz"):
@@ -99,3 +102,103 @@ def test_interrupted_save_leaves_nothing(tmp_path):
         assert multires.MrzFile(target).shape == (256, 512, 512)
     leftovers = [f for f in os.listdir(tmp_path) if f != "big.mrz"]
     assert leftovers == []
+
+
+def _adversarial(rng, dtype):
+    """Every kind of bit pattern a float field can hold: NaNs with payloads
+    and sign, infinities, both zeros, subnormals, the extremes, noise."""
+    it = np.uint32 if dtype == np.float32 else np.uint64
+    info = np.finfo(dtype)
+    x = field(rng, (23, 31, 17), dtype)
+    flat = x.reshape(-1)
+    special = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, info.tiny, -info.tiny,
+                        info.max, info.min, info.eps], dtype=dtype)
+    idx = rng.choice(flat.size, 400, replace=False)
+    flat[idx[:special.size * 20]] = np.tile(special, 20)
+    bits = flat.view(it)
+    nbits = 32 if dtype == np.float32 else 64
+    mant = (1 << (23 if dtype == np.float32 else 52)) - 1
+    # NaN payloads (quiet and signalling) and subnormals of random mantissas.
+    exp_all = it(((1 << (nbits - 1)) - 1) ^ mant)
+    bits[idx[220:260]] = exp_all | rng.integers(1, mant, 40, dtype=np.uint64).astype(it)
+    bits[idx[260:300]] = rng.integers(1, mant, 40, dtype=np.uint64).astype(it)
+    bits[idx[300:320]] = (exp_all | it(1 << (nbits - 1))) | it(5)
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_lossless_keeps_every_bit(rng, dtype, tmp_path):
+    x = _adversarial(rng, dtype)
+    b = multires.compress(x, lossless=True)
+    y = multires.decompress(b)
+    assert y.dtype == dtype and y.shape == x.shape
+    assert y.tobytes() == x.tobytes()
+    p = tmp_path / "l.mrz"
+    multires.save(p, x, lossless=True)
+    with multires.MrzFile(p) as f:
+        assert f.info["lossless"]
+        part = f[3:20, 5:9, ::2]
+    assert part.tobytes() == np.ascontiguousarray(x[3:20, 5:9, ::2]).tobytes()
+    # A smooth field shrinks, more than under zlib: lossless is a codec, not a copy.
+    z, y, w = np.meshgrid(*[np.linspace(0, 3, 64)] * 3, indexing="ij")
+    s = (np.sin(2 * y + z) * np.cos(3 * w)).astype(dtype)
+    n = len(multires.compress(s, lossless=True))
+    assert n < s.nbytes / 1.5 and n < len(zlib.compress(s.tobytes(), 9)) / 1.3
+
+
+@pytest.mark.parametrize("transform", ["interp", "cdf97"])
+def test_nan_and_inf_kept_with_the_bound_on_finite_values(rng, transform):
+    x = field(rng, (40, 33, 20), np.float32)
+    x[5, :, :] = np.nan           # a masked plane
+    x[:, 7, 3] = -np.inf
+    x[rng.random(x.shape) < 0.02] = np.nan
+    x[0, 0, 0] = np.inf
+    for kw in (dict(abs=1e-3), dict(rel=1e-3)):
+        b, st = multires.compress(x, transform=transform, info=True, **kw)
+        y = multires.decompress(b)
+        fin = np.isfinite(x)
+        assert np.array_equal(np.isnan(y), np.isnan(x))
+        assert np.array_equal(y[~fin & ~np.isnan(x)], x[~fin & ~np.isnan(x)])
+        # rel is of the range of the finite values.
+        e = 1e-3 if "abs" in kw else 1e-3 * (x[fin].max() - x[fin].min())
+        assert np.abs(y[fin].astype(np.float64) - x[fin]).max() <= e
+        assert st["ratio"] > 2
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int16, np.int32])
+def test_integers_back_as_integers(rng, dtype):
+    lo, hi = np.iinfo(dtype).min, np.iinfo(dtype).max
+    span = min(hi - lo, 60000)
+    base = (np.sin(np.linspace(0, 6, 90))[:, None] * np.cos(np.linspace(0, 4, 70))[None] + 1) / 2
+    x = np.clip(lo + np.round(base * span) + rng.integers(0, 3, base.shape), lo, hi).astype(dtype)
+    x[0, :4] = [lo, hi, lo, hi]
+    for e in (0, 1, 5):
+        b, st = multires.compress(x, abs=e, info=True)
+        y = multires.decompress(b)
+        assert y.dtype == dtype and y.shape == x.shape
+        assert np.abs(y.astype(np.int64) - x).max() <= e
+        # The ratio is against the input's own size, not float64's.
+        assert abs(st["ratio"] - x.nbytes / len(b)) < 1e-6 * st["ratio"]
+    assert multires.decompress(multires.compress(x, lossless=True)).tobytes() == x.tobytes()
+
+
+def test_one_and_four_axes(rng, tmp_path):
+    s = np.cumsum(rng.standard_normal(5000))
+    y = multires.decompress(multires.compress(s, abs=1e-2))
+    assert y.shape == s.shape and np.abs(y - s).max() <= 1e-2
+    v = np.cumsum(rng.standard_normal((3, 10, 20, 24)), axis=-1).astype(np.float32)
+    y = multires.decompress(multires.compress(v, rel=1e-3))
+    assert y.shape == v.shape and np.abs(y - v).max() <= 1e-3 * np.ptp(v) * (1 + 1e-6)
+    p = tmp_path / "v.mrz"
+    multires.save(p, v, abs=1e-2)
+    full = multires.load(p)
+    assert full.shape == v.shape
+    with multires.MrzFile(p) as f:
+        assert f.shape == v.shape and f.ndim == 4
+        np.testing.assert_array_equal(f[1, 2:7, :, 5:9], full[1, 2:7, :, 5:9])
+        np.testing.assert_array_equal(f[:, 3], full[:, 3])
+    p1 = tmp_path / "s.mrz"
+    multires.save(p1, s, lossless=True)
+    with multires.MrzFile(p1) as f:
+        assert f.shape == s.shape
+        assert f[100:2000:7].tobytes() == s[100:2000:7].tobytes()

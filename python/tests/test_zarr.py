@@ -70,7 +70,27 @@ def test_bad_configurations_and_chunks_say_what_is_wrong():
         mz.Mrz(rel=-1)
     with pytest.raises(ValueError, match="transform"):
         mz.MrzCodec(abs=1, transform="fft")
-    with pytest.raises(ValueError, match="2-D and 3-D"):
-        mz.MrzCodec(abs=1).encode(np.zeros(100))
+    with pytest.raises(ValueError, match="1 to 4 axes"):
+        mz.MrzCodec(abs=1).encode(np.zeros((2,) * 5))
     with pytest.raises(TypeError, match="float32"):
-        mz.MrzCodec(abs=1).encode(np.zeros((8, 8), dtype=np.int16))
+        mz.MrzCodec(abs=1).encode(np.zeros((8, 8), dtype=np.int64))
+    with pytest.raises(ValueError, match="lossless"):
+        mz.Mrz(abs=1, lossless=True)
+
+
+def test_lossless_and_integer_zarr_arrays(rng, tmp_path):
+    x = _field(rng, (40, 36), np.float64)
+    x[3, 4] = np.nan
+    img = (np.cumsum(rng.integers(-2, 3, size=(50, 60)), axis=1) + 500).astype(np.uint16)
+    zx = zarr.create_array(store=str(tmp_path / "x.zarr"), shape=x.shape, chunks=(16, 36), dtype="float64",
+                           serializer=mz.Mrz(lossless=True), compressors=None)
+    zx[:] = x
+    zi = zarr.create_array(store=str(tmp_path / "i.zarr"), shape=img.shape, chunks=(32, 32), dtype="uint16",
+                           serializer=mz.Mrz(abs=1), compressors=None)
+    zi[:] = img
+    assert zarr.open_array(str(tmp_path / "x.zarr"))[:].tobytes() == x.tobytes()
+    back = zarr.open_array(str(tmp_path / "i.zarr"))[:]
+    assert back.dtype == np.uint16 and np.abs(back.astype(int) - img).max() <= 1
+    c = mz.MrzCodec(lossless=True)
+    s = np.cumsum(rng.standard_normal(1000)).astype(np.float32)
+    assert c.decode(c.encode(s)).tobytes() == s.tobytes()

@@ -456,7 +456,8 @@ impl MrzReader {
         let index_offset = c.u64();
         let (elem, n_axes, first) = if version >= 8 {
             let (e, a, _, _) = (c.u8(), c.u8(), c.u8(), c.u8());
-            let elem = Elem::from_code(e).ok_or_else(|| corrupt(format!("unknown element type {e}")))?;
+            let elem =
+                Elem::from_code(e).ok_or_else(|| corrupt(format!("unknown element type {e}")))?;
             (elem, a as usize, c.u32() as u64)
         } else {
             (Elem::of_dtype(dtype), ndim, 1)
@@ -483,12 +484,9 @@ impl MrzReader {
         let axes = match (n_axes, ndim) {
             (1, 2) if dims[1] == 1 => vec![dims[2]],
             (2, 2) | (3, 3) => dims[3 - ndim..].to_vec(),
-            (4, 3) if first >= 1 && (dims[0] as u64).is_multiple_of(first) => vec![
-                first as usize,
-                dims[0] / first as usize,
-                dims[1],
-                dims[2],
-            ],
+            (4, 3) if first >= 1 && (dims[0] as u64).is_multiple_of(first) => {
+                vec![first as usize, dims[0] / first as usize, dims[1], dims[2]]
+            }
             _ => {
                 return Err(corrupt(format!(
                     "a field of {n_axes} axes coded as {dims:?} ({ndim}-D)"

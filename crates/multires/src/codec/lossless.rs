@@ -126,7 +126,8 @@ impl Point for Encode<'_> {
     fn point(&mut self, r: &mut [f64], k: usize, pred: f64, _: f64) {
         let b = self.bits[k];
         let o = ordered(b, self.dtype);
-        self.zz.push(difference(o, predicted(pred, self.dtype), self.dtype));
+        self.zz
+            .push(difference(o, predicted(pred, self.dtype), self.dtype));
         r[k] = known(b, self.dtype);
     }
     fn cubic_row(&mut self, r: &mut [f64], k0: usize, m: usize, d: usize, qs: f64) {
@@ -224,7 +225,12 @@ pub fn encode(bits: &[u64], dims: [usize; 3], dtype: DType, chunk_log: u32) -> V
 }
 
 /// Decodes a lossless brick of extent `dims` into `bits` (row-major).
-pub fn decode(payload: &[u8], dims: [usize; 3], dtype: DType, bits: &mut Vec<u64>) -> Result<(), String> {
+pub fn decode(
+    payload: &[u8],
+    dims: [usize; 3],
+    dtype: DType,
+    bits: &mut Vec<u64>,
+) -> Result<(), String> {
     let n: usize = dims.iter().product();
     let word = |i: usize| -> Option<u32> {
         payload
@@ -236,7 +242,9 @@ pub fn decode(payload: &[u8], dims: [usize; 3], dtype: DType, bits: &mut Vec<u64
     };
     let n_wide = n_wide as usize;
     if shift > 34 || n_wide > n {
-        return Err(format!("shift {shift}, {n_wide} wide values: not a lossless brick of {n} values"));
+        return Err(format!(
+            "shift {shift}, {n_wide} wide values: not a lossless brick of {n} values"
+        ));
     }
     let wide_bytes = 8 * n_wide;
     let body = payload
@@ -246,7 +254,12 @@ pub fn decode(payload: &[u8], dims: [usize; 3], dtype: DType, bits: &mut Vec<u64
         .ok_or_else(|| format!("{} bytes: the lossless brick is cut short", payload.len()))?;
     let words: Vec<u32> = (0..body / 4).filter_map(|i| word(2 + i)).collect();
     let mut hi = Vec::new();
-    let used = rans::decode_into(&words, n, &interp::classes(dims, interp::Order::CURRENT), &mut hi)?;
+    let used = rans::decode_into(
+        &words,
+        n,
+        &interp::classes(dims, interp::Order::CURRENT),
+        &mut hi,
+    )?;
     let wides: Vec<u64> = payload[8 + body..]
         .chunks_exact(8)
         .map(|w| u64::from_le_bytes(w.try_into().unwrap_or_default()))
@@ -362,8 +375,22 @@ mod tests {
 
     #[test]
     fn ordered_images_keep_value_order_and_invert() {
-        let vals = [-f32::INFINITY, -1e30, -1.0, -1e-45, -0.0, 0.0, 1e-45, 1.0, 3e38, f32::INFINITY];
-        let o: Vec<u64> = vals.iter().map(|v| ordered(v.to_bits() as u64, DType::F32)).collect();
+        let vals = [
+            -f32::INFINITY,
+            -1e30,
+            -1.0,
+            -1e-45,
+            -0.0,
+            0.0,
+            1e-45,
+            1.0,
+            3e38,
+            f32::INFINITY,
+        ];
+        let o: Vec<u64> = vals
+            .iter()
+            .map(|v| ordered(v.to_bits() as u64, DType::F32))
+            .collect();
         assert!(o.windows(2).all(|w| w[0] < w[1]), "{o:?}");
         for b in [0u64, 1, 0x7fc0_1234, 0xffff_ffff, 0x8000_0000] {
             assert_eq!(unordered(ordered(b, DType::F32), DType::F32), b);
@@ -393,15 +420,25 @@ mod tests {
                             0x7ff0_0000_0000_0001, // signaling NaN
                             f64::INFINITY.to_bits(),
                             (-0.0f64).to_bits(),
-                            1,  // the least subnormal
+                            1, // the least subnormal
                             next(),
                         ];
-                        let v = if i % 5 == 0 { special[(next() % 6) as usize] } else { smooth.to_bits() };
+                        let v = if i % 5 == 0 {
+                            special[(next() % 6) as usize]
+                        } else {
+                            smooth.to_bits()
+                        };
                         match dtype {
                             DType::F64 => v,
                             DType::F32 => {
                                 if i % 5 == 0 {
-                                    [0x7fc0_1234u64, 0x7f80_0001, 0x8000_0000, 1, next() & 0xffff_ffff][(next() % 5) as usize]
+                                    [
+                                        0x7fc0_1234u64,
+                                        0x7f80_0001,
+                                        0x8000_0000,
+                                        1,
+                                        next() & 0xffff_ffff,
+                                    ][(next() % 5) as usize]
                                 } else {
                                     (smooth as f32).to_bits() as u64
                                 }

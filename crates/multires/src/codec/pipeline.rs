@@ -29,17 +29,17 @@ pub fn plan_view(
 /// The smallest and largest finite values ((0, 0) when none is finite).
 pub fn finite_range(v: ValuesRef) -> (f64, f64) {
     let (lo, hi) = with_values_ref!(v, d => d
-        .par_iter()
-        .map(|x| x.to_f64())
-        .filter(|x| x.is_finite())
-        .fold(
-            || (f64::INFINITY, f64::NEG_INFINITY),
-            |(l, h), x| (l.min(x), h.max(x)),
-        )
-        .reduce(
-            || (f64::INFINITY, f64::NEG_INFINITY),
-            |a, b| (a.0.min(b.0), a.1.max(b.1)),
-        ));
+    .par_iter()
+    .map(|x| x.to_f64())
+    .filter(|x| x.is_finite())
+    .fold(
+        || (f64::INFINITY, f64::NEG_INFINITY),
+        |(l, h), x| (l.min(x), h.max(x)),
+    )
+    .reduce(
+        || (f64::INFINITY, f64::NEG_INFINITY),
+        |a, b| (a.0.min(b.0), a.1.max(b.1)),
+    ));
     if lo <= hi {
         (lo, hi)
     } else {
@@ -369,7 +369,9 @@ impl<U: Sample> RegionOut<'_, U> {
             return false;
         }
         let (s, ext) = self.grid.bounds(k);
-        if bits.len() != ext.iter().product::<usize>() || self.placed[k].swap(true, Ordering::AcqRel) {
+        if bits.len() != ext.iter().product::<usize>()
+            || self.placed[k].swap(true, Ordering::AcqRel)
+        {
             return false;
         }
         let (r, d) = (self.region, self.dims);

@@ -1077,7 +1077,11 @@ fn lossless_fields_come_back_bit_for_bit() {
             assert_eq!(bits(&back.data), bits(&v.data), "{dtype:?} {shape:?}");
             // A region, too.
             let region = [(0, 1), (3, 11), (5, 20)];
-            let region = if shape.len() == 3 { [(2, 7), (3, 11), (5, 20)] } else { region };
+            let region = if shape.len() == 3 {
+                [(2, 7), (3, 11), (5, 20)]
+            } else {
+                region
+            };
             let part = decompress(&mut reader(b).unwrap(), Some(region), &quiet).unwrap();
             let (want, got) = (bits(&v.data), bits(&part.data));
             let dims = v.dims;
@@ -1094,9 +1098,13 @@ fn lossless_fields_come_back_bit_for_bit() {
     }
     // The open-loop transforms cannot code losslessly: said, not ignored.
     let v = field(&[8, 8], 1, DType::F64);
-    let e = compress(&v, &CodecOptions::new(Lifting::Cdf97, ErrorBound::Lossless), &quiet)
-        .unwrap_err()
-        .to_string();
+    let e = compress(
+        &v,
+        &CodecOptions::new(Lifting::Cdf97, ErrorBound::Lossless),
+        &quiet,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("interp"), "{e}");
 }
 
@@ -1113,7 +1121,11 @@ fn integer_fields_keep_the_bound_in_integer_units() {
                 (lo + (smooth * span).round() + (next() % 3) as f64).min(hi)
             })
             .collect();
-        for bound in [ErrorBound::Lossless, ErrorBound::Abs(0.05), ErrorBound::Abs(3.7)] {
+        for bound in [
+            ErrorBound::Lossless,
+            ErrorBound::Abs(0.05),
+            ErrorBound::Abs(3.7),
+        ] {
             let mut opts = CodecOptions::new(Lifting::Interp, bound);
             opts.elem = Some(elem);
             let v = Volume::new(&shape, x.clone(), elem.coding()).unwrap();
@@ -1131,7 +1143,10 @@ fn integer_fields_keep_the_bound_in_integer_units() {
             for (k, (a, y)) in x.iter().zip(&back).enumerate() {
                 let got = integer_value(*y, elem);
                 assert!(is_integer_of(got, elem));
-                assert!((a - got).abs() <= allowed, "{elem:?} {bound:?} value {k}: {a} -> {got}");
+                assert!(
+                    (a - got).abs() <= allowed,
+                    "{elem:?} {bound:?} value {k}: {a} -> {got}"
+                );
             }
         }
     }
@@ -1154,6 +1169,11 @@ fn one_and_four_axis_shapes_are_kept_in_the_header() {
     assert!(coded_shape(&[2, 2, 2, 2, 2]).is_err());
     // A plain float field is still written as version 7.
     let v = field(&[10, 12], 3, DType::F32);
-    let (b, _) = compress(&v, &CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3)), &quiet).unwrap();
+    let (b, _) = compress(
+        &v,
+        &CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3)),
+        &quiet,
+    )
+    .unwrap();
     assert_eq!(reader(b).unwrap().version(), container::PLAIN_VERSION);
 }
