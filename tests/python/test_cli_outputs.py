@@ -326,3 +326,45 @@ def test_coherence_significance_in_the_npz_and_on_the_plot(tmp_path):
     run(tmp_path, *common, "-o", "D.npz", "--sig", "--mc-count", "80", "--seed", "5")
     with np.load(tmp_path / "D.npz") as f:
         np.testing.assert_array_equal(f["sig"], sig)  # seeded: a run repeats
+
+
+def test_codec_files_keep_integers_shapes_nan_and_bits(tmp_path):
+    rng = np.random.default_rng(8)
+    img = (np.cumsum(rng.integers(-3, 4, (60, 70)), 1) + 1000).astype(np.uint16)
+    sig = np.cumsum(rng.standard_normal(3000))
+    v4 = np.cumsum(rng.standard_normal((3, 5, 20, 24)), -1).astype(np.float32)
+    nan = np.cumsum(rng.standard_normal((30, 40)), 1).astype(np.float32)
+    nan[3] = np.nan
+    nan[5, 5] = -np.inf
+    for name, a in [("img", img), ("sig", sig), ("v4", v4), ("nan", nan)]:
+        np.save(tmp_path / f"{name}.npy", a)
+    run(tmp_path, "compress", "img.npy", "-o", "img.mrz", "--error-bound", "abs:2", "--device", "cpu")
+    run(tmp_path, "decompress", "img.mrz", "-o", "img2.npy", "--device", "cpu")
+    back = np.load(tmp_path / "img2.npy")
+    assert back.dtype == np.uint16 and np.abs(back.astype(int) - img).max() <= 2
+    info = run(tmp_path, "info", "img.mrz").stdout
+    assert "uint16" in info and "integers within 2" in info
+    # Lossless: the same bytes, also for a region of a 1-D signal.
+    r = run(tmp_path, "compress", "sig.npy", "-o", "sig.mrz", "--error-bound", "lossless", "--device", "cpu")
+    assert "max error 0.000e0" in r.stdout
+    run(tmp_path, "decompress", "sig.mrz", "-o", "part.npy", "--region", "100:2500", "--device", "cpu")
+    assert np.load(tmp_path / "part.npy").tobytes() == sig[100:2500].tobytes()
+    # 4-D, whole and a box across steps of the first axis.
+    run(tmp_path, "compress", "v4.npy", "-o", "v4.mrz", "--error-bound", "abs:0.01", "--device", "cpu")
+    run(tmp_path, "decompress", "v4.mrz", "-o", "v4b.npy", "--device", "cpu")
+    run(tmp_path, "decompress", "v4.mrz", "-o", "box.npy", "--region", "1:3,2:4,:,5:9", "--device", "cpu")
+    whole, box = np.load(tmp_path / "v4b.npy"), np.load(tmp_path / "box.npy")
+    assert whole.shape == v4.shape and np.abs(whole - v4).max() <= 0.01
+    np.testing.assert_array_equal(box, whole[1:3, 2:4, :, 5:9])
+    # NaN and infinities come back where they were; the rest within the bound.
+    run(tmp_path, "compress", "nan.npy", "-o", "nan.mrz", "--error-bound", "rel:1e-3", "--device", "cpu")
+    run(tmp_path, "decompress", "nan.mrz", "-o", "nan2.npy", "--device", "cpu")
+    got = np.load(tmp_path / "nan2.npy")
+    fin = np.isfinite(nan)
+    assert np.array_equal(np.isnan(got), np.isnan(nan)) and got[5, 5] == -np.inf
+    assert np.abs(got[fin] - nan[fin]).max() <= 1e-3 * np.ptp(nan[fin])
+    # What cannot be done says so and writes nothing.
+    r = run(tmp_path, "decompress", "v4.mrz", "-o", "v4.png", ok=False)
+    assert r.returncode != 0 and "2-D" in r.stderr and not (tmp_path / "v4.png").exists()
+    r = run(tmp_path, "compress", "sig.npy", "-o", "bad.mrz", "--error-bound", "lossless", "--transform", "cdf97", ok=False)
+    assert r.returncode != 0 and "interp" in r.stderr and not (tmp_path / "bad.mrz").exists()

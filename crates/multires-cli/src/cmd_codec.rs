@@ -4,7 +4,8 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use multires::backend::Device;
 use multires::codec::{
-    self, fields::FieldKind, CodecOptions, DType, ErrorBound, Lifting, MrzReader, Values, Volume,
+    self, fields::FieldKind, CodecOptions, DType, Elem, ErrorBound, Lifting, MrzReader, Values,
+    Volume,
 };
 use multires::io::{self, RawType, ReadOptions};
 use std::path::{Path, PathBuf};
@@ -12,13 +13,16 @@ use std::time::Instant;
 
 #[derive(Args)]
 pub struct CompressArgs {
-    /// Input field: .npy (2-D or 3-D, float32/float64 or integers), .pgm/.png
-    /// (grey image), or raw little-endian samples with --raw and --shape.
+    /// Input field: .npy (1 to 4 axes; float32/float64, or uint8/uint16/int16/int32
+    /// coded as integers and decoded to them), .pgm/.png (grey image), or raw
+    /// little-endian samples with --raw and --shape.
     pub input: PathBuf,
     /// Output .mrz (required unless --seed-thresholds runs the seed's experiment).
     #[arg(short, long, required_unless_present = "seed_thresholds")]
     pub output: Option<PathBuf>,
-    /// Largest error allowed on every value: abs:E, rel:E (of the value range) or psnr:DB.
+    /// Largest error allowed on every finite value: abs:E, rel:E (of the finite
+    /// values' range) or psnr:DB; or lossless (every bit kept). NaN and
+    /// infinities are kept exactly; integer inputs take abs:E in integer units.
     #[arg(long, default_value = "rel:1e-3")]
     pub error_bound: ErrorBound,
     /// Transform: interp (interpolating wavelet in closed loop, the smallest files),
@@ -69,11 +73,11 @@ pub struct CompressArgs {
 pub struct DecompressArgs {
     /// Input .mrz.
     pub input: PathBuf,
-    /// Output: .npy (the stored precision) or .png (2-D, grey over the stored value range).
+    /// Output: .npy (the input's type and shape) or .png (2-D, grey over the stored value range).
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Decode only this box: z0:z1,y0:y1,x0:x1 (3-D) or y0:y1,x0:x1 (2-D); an
-    /// empty bound means the axis's end. Only the bricks it meets are read.
+    /// Decode only this box: one start:end per axis (z0:z1,y0:y1,x0:x1 for 3-D);
+    /// an empty bound means the axis's end. Only the bricks it meets are read.
     #[arg(long)]
     pub region: Option<String>,
     /// auto (the GPU when there is one), cpu or cuda. Both decode the same values.
@@ -210,14 +214,42 @@ fn mapped_input(a: &CompressArgs) -> Result<Option<(Mapped, Vec<usize>)>> {
     Ok(io::MappedValues::open(p, &h)?.map(|m| (Mapped::F64(m), h.shape)))
 }
 
+/// The integer type of an .npy input, which is coded as that type (None:
+/// floats, and integers of other widths, coded as float64 values).
+fn npy_elem(a: &CompressArgs) -> Result<Option<Elem>> {
+    if a.raw.is_some() || !is_npy(&a.input) {
+        return Ok(None);
+    }
+    let h = io::read_npy_header(&a.input)?;
+    Ok(match h.descr.trim_start_matches(['<', '>', '|', '=']) {
+        "u1" => Some(Elem::U8),
+        "u2" => Some(Elem::U16),
+        "i2" => Some(Elem::I16),
+        "i4" => Some(Elem::I32),
+        _ => None,
+    })
+}
+
+/// Work the GPU codec does not do (`why`) goes to the CPU under --device
+/// auto, with a note; --device cuda is refused.
+fn on_cpu<T>(device: Device, why: &str) -> Result<Option<T>> {
+    if device == Device::Cuda {
+        bail!("--device cuda: {why} runs on the CPU; use --device cpu or auto");
+    }
+    eprintln!("note: {why} runs on the CPU");
+    Ok(None)
+}
+
 /// The input as a codec volume, and the bytes a value takes in the input
 /// file (1 for a grey image or uint8, 4 for float32), which the ratio is
-/// reported against.
-fn read_volume(a: &CompressArgs) -> Result<(Volume, usize)> {
+/// reported against, and the input's shape (the volume has the shape it
+/// is coded as, `codec::coded_shape`). Integers of `elem` are held in its
+/// coding precision.
+fn read_volume(a: &CompressArgs, elem: Option<Elem>) -> Result<(Volume, usize, Vec<usize>)> {
     let p = &a.input;
     if is_image(p) && a.raw.is_none() {
         let (h, w, data) = io::read_grey_image(p)?;
-        return Ok((Volume::new(&[h, w], data, DType::F32)?, 1));
+        return Ok((Volume::new(&[h, w], data, DType::F32)?, 1, vec![h, w]));
     }
     if a.shape.is_some() && a.raw.is_none() {
         bail!("--shape is for raw inputs (with --raw f32|f64); an .npy carries its shape");
@@ -250,7 +282,11 @@ fn read_volume(a: &CompressArgs) -> Result<(Volume, usize)> {
                     r.inexact_integers
                 );
             }
-            let dtype = if r.was_f32 { DType::F32 } else { DType::F64 };
+            let dtype = match (elem, r.was_f32) {
+                (Some(e), _) => e.coding(),
+                (None, true) => DType::F32,
+                (None, false) => DType::F64,
+            };
             let shape = r.values.shape().to_vec();
             (
                 shape,
@@ -268,9 +304,11 @@ fn read_volume(a: &CompressArgs) -> Result<(Volume, usize)> {
             values.len()
         );
     }
+    let coded = codec::coded_shape(&shape).with_context(|| format!("{}", p.display()))?;
     Ok((
-        Volume::of(&shape, values).with_context(|| format!("{}", p.display()))?,
+        Volume::of(&coded, values).with_context(|| format!("{}", p.display()))?,
         size,
+        shape,
     ))
 }
 
@@ -362,7 +400,15 @@ pub fn compress(a: CompressArgs) -> Result<()> {
         outputs.push(crate::paths::Output::new(p, "--plot", &["png"]));
     }
     crate::paths::check(&[&a.input], &outputs)?;
-    let gpus = codec_gpus(&a)?;
+    let elem = npy_elem(&a)?;
+    let mut gpus = codec_gpus(&a)?;
+    if gpus.is_some() {
+        if a.error_bound == ErrorBound::Lossless {
+            gpus = on_cpu(a.device, "lossless coding")?;
+        } else if let Some(e) = elem {
+            gpus = on_cpu(a.device, &format!("coding {} values", e.name()))?;
+        }
+    }
     // A float32 file for the GPU goes straight into page-locked memory,
     // which the GPUs read at the link's rate (ordinary memory must first
     // be copied into pinned buffers by the host). --gpu-mem-limit keeps
@@ -382,25 +428,40 @@ pub fn compress(a: CompressArgs) -> Result<()> {
         (None, None, None) if a.shape.is_none() || a.raw.is_some() => mapped_input(&a)?,
         _ => None,
     };
-    let (read, stored_size) = match mapped {
-        Some(_) => (None, None),
+    let (read, stored_size, read_shape) = match mapped {
+        Some(_) => (None, None, None),
         None => {
-            let (v, size) = read_volume(&a)?;
-            (Some(v), Some(size))
+            let (v, size, shape) = read_volume(&a, elem)?;
+            (Some(v), Some(size), Some(shape))
         }
     };
+    // NaN and infinities are kept by the CPU codec; the GPU codes finite fields.
+    if let (Some(_), Some(v)) = (&gpus, &read) {
+        let (_, _, nonfinite) = multires::with_values!(&v.data, d => codec::scan(d));
+        if nonfinite {
+            gpus = on_cpu(a.device, "a field with NaN or infinities")?;
+        }
+    }
     if let (Some(t), Some(v)) = (a.seed_thresholds, &read) {
         return seed_table(&a, v, t);
     }
-    let v = match (&mapped, &read) {
-        (Some((m, shape)), _) => codec::FieldView::of(shape, m.values())
-            .with_context(|| format!("{}", a.input.display()))?,
-        (None, Some(v)) => v.view(),
-        (None, None) => bail!("{}: no values were read", a.input.display()),
+    let (v, shape) = match (&mapped, &read, read_shape) {
+        (Some((m, shape)), _, _) => {
+            let coded = codec::coded_shape(shape)?;
+            let v = codec::FieldView::of(&coded, m.values())
+                .with_context(|| format!("{}", a.input.display()))?;
+            (v, shape.clone())
+        }
+        (None, Some(v), Some(shape)) => (v.view(), shape),
+        _ => bail!("{}: no values were read", a.input.display()),
     };
-    plot_fits(&a, v.ndim)?;
+    plot_fits(&a, shape.len())?;
     let out = a.output.as_ref().context("--output is required")?;
-    let opts = codec_options(&a, v.ndim)?;
+    let mut opts = codec_options(&a, v.ndim)?;
+    if shape != v.info().shape() {
+        opts.axes = Some(shape.clone());
+    }
+    opts.elem = elem;
     let grid_len = opts.grid(v.dims)?.len();
     let bar = crate::progress::Bar::new(grid_len as u64, "compress");
     let t = Instant::now();
@@ -424,9 +485,10 @@ pub fn compress(a: CompressArgs) -> Result<()> {
     let info = v.info();
     // Against the input as it was stored (a uint8 image is 1 byte a value).
     let raw = info.len() * stored_size.unwrap_or(info.dtype.size());
+    let name = elem.map_or(info.dtype.name(), |e| e.name());
     report(
         (&a, &opts, grid_len),
-        (&info.shape(), info.dtype),
+        (&shape, name),
         (&s, secs, raw),
         run.as_ref().zip(gpus.as_ref()),
     );
@@ -479,15 +541,15 @@ fn plot_decoded(p: &Path, v: &Volume, bytes: Vec<u8>, out: &Path, bound: f64) ->
 
 /// `--plot` draws a 2-D field only: refused before any coding or writing.
 fn plot_fits(a: &CompressArgs, ndim: usize) -> Result<()> {
-    if let (Some(p), 3) = (&a.plot, ndim) {
-        bail!(
-            "--plot {}: the before/after/error plot draws 2-D fields, and {} is 3-D; \
+    match (&a.plot, ndim) {
+        (Some(p), n) if n != 2 => bail!(
+            "--plot {}: the before/after/error plot draws 2-D fields, and {} is {n}-D; \
              leave out --plot, or give a 2-D field",
             p.display(),
             a.input.display()
-        );
+        ),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// Compresses a float32 file on the GPUs from page-locked memory it is
@@ -512,6 +574,10 @@ fn compress_page_locked(a: &CompressArgs, f: &io::NpyHeader, gpus: &Gpus) -> Res
             return Ok(None);
         }
     };
+    if field.first_nonfinite().is_some() {
+        // The ordinary path codes it on the CPU (after a note), or refuses --device cuda.
+        return Ok(None);
+    }
     let read_s = t_read.elapsed().as_secs_f64();
     let opts = codec_options(a, f.shape.len())?;
     let grid_len = opts.grid(field.info.dims)?.len();
@@ -524,7 +590,7 @@ fn compress_page_locked(a: &CompressArgs, f: &io::NpyHeader, gpus: &Gpus) -> Res
     io::write_atomic(out, |w| bytes.write_to(w).map_err(|e| e.to_string()))?;
     report(
         (a, &opts, grid_len),
-        (&f.shape, DType::F32),
+        (&f.shape, "float32"),
         (&s, secs, 4 * field.info.len()),
         Some((&run, gpus)),
     );
@@ -544,7 +610,7 @@ fn compress_page_locked(a: &CompressArgs, f: &io::NpyHeader, gpus: &Gpus) -> Res
 /// The lines `compress` prints: the result, and how the GPUs ran.
 fn report(
     (a, opts, grid_len): (&CompressArgs, &CodecOptions, usize),
-    (shape, dtype): (&[usize], DType),
+    (shape, dtype): (&[usize], &str),
     (s, secs, raw): (&codec::CodecStats, f64, usize),
     run: Option<(&multires_cuda::codec::GpuRun, &Gpus)>,
 ) {
@@ -553,7 +619,7 @@ fn report(
     println!(
         "compress: {:?} {} -> {} ({} bytes), {} {}, bound {} (absolute {:.3e}): ratio {:.2}, max error {:.3e}, PSNR {}{:.1} dB, {} outliers stored, {:.2} s ({:.0} MB/s)",
         shape,
-        dtype.name(),
+        dtype,
         out.display(),
         s.bytes,
         opts.transform,
@@ -570,11 +636,16 @@ fn report(
     );
     if ratio < 1.0 {
         let values: usize = shape.iter().product();
-        let why = if s.abs_bound == 0.0 {
+        let why = if opts.bound == ErrorBound::Lossless {
+            "Lossless coding keeps every bit, and these values barely predict one another \
+             (noise in the low mantissa bits is incompressible); a bound such as --error-bound rel:1e-6 \
+             codes them"
+                .to_string()
+        } else if s.abs_bound == 0.0 {
             format!(
                 "A zero bound keeps every value bit for bit, and the wavelet misses most {} values by an ulp or so, \
                  so {} values are stored whole; a bound such as --error-bound rel:1e-9 codes them",
-                dtype.name(),
+                dtype,
                 s.outliers
             )
         } else if s.outliers.saturating_mul(4) >= values {
@@ -734,35 +805,49 @@ pub fn decompress(a: DecompressArgs) -> Result<()> {
     )?;
     let mut r = MrzReader::open(&a.input)?;
     let h = r.header().clone();
-    let region = match &a.region {
-        Some(s) => Some(codec::parse_region(s, &h.shape()).map_err(anyhow::Error::msg)?),
-        None => None,
+    // The box asked for in the field's own axes (1 to 4), and the box of
+    // the coded grid that holds it.
+    let shape = h.shape();
+    let wanted = match &a.region {
+        Some(s) => codec::parse_box(s, &shape).map_err(anyhow::Error::msg)?,
+        None => shape.iter().map(|&n| (0, n)).collect(),
     };
+    let (coded, exact) = codec::coded_box(&wanted, &shape);
+    let region = a.region.as_ref().map(|_| coded);
+    let out_shape: Vec<usize> = wanted.iter().map(|(s, e)| e - s).collect();
     let ext = a
         .output
         .extension()
         .and_then(|e| e.to_str())
         .map(|e| e.to_ascii_lowercase());
+    if ext.as_deref() == Some("png") && out_shape.len() != 2 {
+        bail!(
+            "{}: PNG holds 2-D fields; this is {}-D (write .npy)",
+            a.output.display(),
+            out_shape.len()
+        );
+    }
     let n = r.grid().len();
-    let gpus = select_gpus(a.device, a.gpus.as_deref(), a.gpus.is_some())?;
+    let mut gpus = select_gpus(a.device, a.gpus.as_deref(), a.gpus.is_some())?;
+    if gpus.is_some() && h.is_lossless() {
+        gpus = on_cpu(a.device, "decoding a lossless file")?;
+    }
+    let float_out = !h.elem.is_integer() && exact;
     // Every path but the CPU's .npy (decoded into the file's pages, whose
     // room the writer checks) holds the output in memory.
-    // The decoded box's extent per axis (z, y, x).
-    let region_dims = region
-        .unwrap_or(codec::full_region(h.dims))
-        .map(|(a, b)| b.saturating_sub(a));
-    let out_values: u64 = region_dims.iter().map(|&d| d as u64).product();
+    let out_values: u64 = coded.iter().map(|&(s, e)| (e - s) as u64).product();
     let out_bytes = out_values.saturating_mul(h.dtype.size() as u64);
     let memory = multires::memory::default_limit();
-    if (gpus.is_some() || ext.as_deref() != Some("npy")) && out_bytes > memory {
+    let mapped = gpus.is_none() && ext.as_deref() == Some("npy") && float_out;
+    if !mapped && out_bytes > memory {
         bail!(
             "{}: the decoded {:?} {} field needs {} of memory, and {} is available; decode a part with --region{}",
             a.input.display(),
-            h.shape(),
-            h.dtype.name(),
+            out_shape,
+            h.elem.name(),
             multires::memory::human_bytes(out_bytes),
             multires::memory::human_bytes(memory),
-            if ext.as_deref() == Some("npy") {
+            if ext.as_deref() == Some("npy") && float_out {
                 ", or decode on the CPU (--device cpu), which writes the .npy in place"
             } else {
                 ""
@@ -774,10 +859,9 @@ pub fn decompress(a: DecompressArgs) -> Result<()> {
     // A whole float32 field for an .npy: decoded by the GPUs into
     // page-locked memory (copied down at the link's rate), written from
     // there on every core.
-    if let (Some(g), None, Some("npy"), DType::F32) = (&gpus, region, ext.as_deref(), h.dtype) {
+    if let (Some(g), None, Some("npy"), Elem::F32) = (&gpus, region, ext.as_deref(), h.elem) {
         use multires_cuda::codec::{decompress_pinned, PinnedField};
-        let shape = h.shape();
-        match PinnedField::zeros(&g[0], &shape) {
+        match PinnedField::zeros(&g[0], &h.coded_shape()) {
             Ok(mut field) => {
                 decompress_pinned(&mut r, &mut field, g, &|d| bar.update(d, n))
                     .context("decompressing on the GPU")?;
@@ -786,7 +870,7 @@ pub fn decompress(a: DecompressArgs) -> Result<()> {
                 let t_write = Instant::now();
                 io::write_f32_npy(&a.output, &shape, field.as_slice())?;
                 let written = format!(" (written in {:.2} s)", t_write.elapsed().as_secs_f64());
-                report_decompressed(&a, &shape, h.dtype, secs, &written);
+                report_decompressed(&a, &shape, h.elem, secs, &written);
                 return Ok(());
             }
             Err(e) => eprintln!("note: {e:#}; decoding into ordinary memory instead (slower)"),
@@ -795,19 +879,18 @@ pub fn decompress(a: DecompressArgs) -> Result<()> {
     // On the CPU an .npy is decoded straight into the output file's pages:
     // no copy of the field in ordinary memory (a field larger than RAM can
     // be written) and no pass copying it into the file.
-    if let (None, Some("npy")) = (&gpus, ext.as_deref()) {
-        let shape = region_dims[3 - h.ndim..].to_vec();
+    if mapped {
         let progress = |d| bar.update(d, n);
         match h.dtype {
-            DType::F32 => io::write_npy_mapped::<f32, anyhow::Error>(&a.output, &shape, |o| {
+            DType::F32 => io::write_npy_mapped::<f32, anyhow::Error>(&a.output, &out_shape, |o| {
                 Ok(codec::decompress_into(&mut r, region, o, &progress)?)
             })?,
-            DType::F64 => io::write_npy_mapped::<f64, anyhow::Error>(&a.output, &shape, |o| {
+            DType::F64 => io::write_npy_mapped::<f64, anyhow::Error>(&a.output, &out_shape, |o| {
                 Ok(codec::decompress_into(&mut r, region, o, &progress)?)
             })?,
         }
         bar.finish();
-        report_decompressed(&a, &shape, h.dtype, t.elapsed().as_secs_f64(), "");
+        report_decompressed(&a, &out_shape, h.elem, t.elapsed().as_secs_f64(), "");
         return Ok(());
     }
     let v = match &gpus {
@@ -817,19 +900,18 @@ pub fn decompress(a: DecompressArgs) -> Result<()> {
     };
     bar.finish();
     let secs = t.elapsed().as_secs_f64();
-    let shape = v.shape();
+    let mut data = v.data;
+    if !exact {
+        data = pick_planes(
+            data,
+            &codec::box_planes(&wanted, &shape),
+            v.dims[1] * v.dims[2],
+        );
+    }
     if ext.as_deref() == Some("png") {
-        if v.ndim != 2 {
-            bail!(
-                "{}: PNG holds 2-D fields; this is {}-D (write .npy)",
-                a.output.display(),
-                v.ndim
-            );
-        }
         let (lo, hi) = h.value_range;
         let span = (hi - lo).max(1e-300);
-        let grey: Vec<u8> = v
-            .data
+        let grey: Vec<u8> = data
             .to_f64()
             .iter()
             .map(|&x| ((x - lo) / span * 255.0).round().clamp(0.0, 255.0) as u8)
@@ -837,31 +919,70 @@ pub fn decompress(a: DecompressArgs) -> Result<()> {
         io::write_png(
             &a.output,
             &grey,
-            shape[1] as u32,
-            shape[0] as u32,
+            out_shape[1] as u32,
+            out_shape[0] as u32,
             image::ColorType::L8,
         )?;
     } else {
-        match v.data {
-            Values::F32(d) => io::write_f32_npy(&a.output, &shape, &d)?,
-            Values::F64(d) => io::write_npy(
-                &a.output,
-                &ndarray::ArrayD::from_shape_vec(shape.clone(), d)?,
-            )?,
-        }
+        write_elem_npy(&a.output, &out_shape, data, h.elem)?;
     }
-    report_decompressed(&a, &shape, h.dtype, secs, "");
+    report_decompressed(&a, &out_shape, h.elem, secs, "");
+    Ok(())
+}
+
+/// The planes `planes` (each `plane` values) of `data`, in that order.
+fn pick_planes(data: Values, planes: &[usize], plane: usize) -> Values {
+    fn pick<T: Copy>(d: &[T], planes: &[usize], plane: usize) -> Vec<T> {
+        planes
+            .iter()
+            .flat_map(|&p| d[p * plane..(p + 1) * plane].iter().copied())
+            .collect()
+    }
+    match data {
+        Values::F32(d) => Values::F32(pick(&d, planes, plane)),
+        Values::F64(d) => Values::F64(pick(&d, planes, plane)),
+    }
+}
+
+/// Decoded values written as an .npy of the field's element type: floats
+/// as stored, integers rounded to the type (they decode within its bound).
+fn write_elem_npy(path: &Path, shape: &[usize], data: Values, elem: Elem) -> Result<()> {
+    macro_rules! ints {
+        ($t:ty, $d:expr) => {{
+            let v: Vec<$t> = $d
+                .to_f64()
+                .iter()
+                .map(|&x| codec::integer_value(x, elem) as $t)
+                .collect();
+            io::write_npy(path, &ndarray::ArrayD::from_shape_vec(shape.to_vec(), v)?)?
+        }};
+    }
+    match (elem, data) {
+        (Elem::F32, Values::F32(d)) => io::write_f32_npy(path, shape, &d)?,
+        (Elem::F64, Values::F64(d)) => {
+            io::write_npy(path, &ndarray::ArrayD::from_shape_vec(shape.to_vec(), d)?)?
+        }
+        (Elem::U8, data) => ints!(u8, data),
+        (Elem::U16, data) => ints!(u16, data),
+        (Elem::I16, data) => ints!(i16, data),
+        (Elem::I32, data) => ints!(i32, data),
+        (e, _) => bail!(
+            "{}: a file of {} values decoded as another precision",
+            path.display(),
+            e.name()
+        ),
+    }
     Ok(())
 }
 
 /// The line a decompression ends with (`extra` after the time).
-fn report_decompressed(a: &DecompressArgs, shape: &[usize], dtype: DType, secs: f64, extra: &str) {
+fn report_decompressed(a: &DecompressArgs, shape: &[usize], elem: Elem, secs: f64, extra: &str) {
     println!(
         "decompress: {} -> {} {:?} {} in {:.2} s{extra}",
         a.input.display(),
         a.output.display(),
         shape,
-        dtype.name(),
+        elem.name(),
         secs
     );
 }
@@ -880,7 +1001,16 @@ pub fn info(a: InfoArgs) -> Result<()> {
         r.file_len(),
         r.version()
     );
-    println!("field:      {:?} {}", h.shape(), h.dtype.name());
+    println!(
+        "field:      {:?} {}{}",
+        h.shape(),
+        h.elem.name(),
+        if h.shape() != h.coded_shape() {
+            format!(" (coded as {:?})", h.coded_shape())
+        } else {
+            String::new()
+        }
+    );
     println!(
         "values:     {:.6e} to {:.6e}",
         h.value_range.0, h.value_range.1
@@ -896,10 +1026,20 @@ pub fn info(a: InfoArgs) -> Result<()> {
             ),
         }
     );
-    println!(
-        "bound:      {} (every value within {:.3e})",
-        h.bound, h.abs_bound
-    );
+    if h.is_lossless() {
+        println!("bound:      lossless (every bit kept)");
+    } else if h.elem.is_integer() {
+        println!(
+            "bound:      {} (integers within {})",
+            h.bound,
+            h.bound.absolute(0.0).floor()
+        );
+    } else {
+        println!(
+            "bound:      {} (every finite value within {:.3e}; NaN and infinities exact)",
+            h.bound, h.abs_bound
+        );
+    }
     println!(
         "ratio:      {:.2} ({} bytes raw)",
         h.raw_bytes() as f64 / r.file_len() as f64,

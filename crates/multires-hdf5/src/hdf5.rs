@@ -121,7 +121,7 @@ fn api() -> Option<&'static Api> {
         handles.into_iter().find_map(|h| {
             macro_rules! f {
                 ($n:literal) => {
-                    std::mem::transmute::<*mut c_void, _>(sym(h, $n)?)
+                    fn_of(sym(h, $n)?)
                 };
             }
             Some(Api {
@@ -132,13 +132,19 @@ fn api() -> Option<&'static Api> {
                 get_order: f!(c"H5Tget_order"),
                 get_filter: f!(c"H5Pget_filter_by_id2"),
                 modify_filter: f!(c"H5Pmodify_filter"),
-                allocate: sym(h, c"H5allocate_memory")
-                    .map(|p| std::mem::transmute::<*mut c_void, _>(p)),
-                free: sym(h, c"H5free_memory").map(|p| std::mem::transmute::<*mut c_void, _>(p)),
+                allocate: sym(h, c"H5allocate_memory").map(|p| fn_of(p)),
+                free: sym(h, c"H5free_memory").map(|p| fn_of(p)),
             })
         })
     })
     .as_ref()
+}
+
+/// A symbol's address as the function pointer type `F` its C declaration
+/// gives (the caller names the type in `Api`).
+unsafe fn fn_of<F: Copy>(p: *mut c_void) -> F {
+    debug_assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<*mut c_void>());
+    std::mem::transmute_copy(&p)
 }
 
 fn complain(what: &str) {
@@ -181,10 +187,13 @@ unsafe extern "C" fn can_apply(_dcpl: Hid, t: Hid, _space: Hid) -> Htri {
 /// Fills in the element type and the chunk's shape after the user's
 /// bound and transform.
 unsafe extern "C" fn set_local(dcpl: Hid, t: Hid, _space: Hid) -> Herr {
-    std::panic::catch_unwind(|| set_local_checked(dcpl, t).map_err(|e| complain(&e)).is_ok())
-        .unwrap_or(false)
-        .then_some(0)
-        .unwrap_or(-1)
+    let ok =
+        std::panic::catch_unwind(|| set_local_checked(dcpl, t).map_err(|e| complain(&e)).is_ok());
+    if ok.unwrap_or(false) {
+        0
+    } else {
+        -1
+    }
 }
 
 unsafe fn set_local_checked(dcpl: Hid, t: Hid) -> Result<(), String> {

@@ -654,6 +654,7 @@ pub(super) fn float32_header(
     what: &str,
     instead: &str,
 ) -> Result<codec::MrzHeader, CudaError> {
+    gpu_decodable(r)?;
     let h = r.header().clone();
     if h.dtype != DType::F32 {
         return Err(CudaError::Unsupported(format!(
@@ -662,6 +663,18 @@ pub(super) fn float32_header(
         )));
     }
     Ok(h)
+}
+
+/// Lossless files decode on the CPU: the kernels decode quantized
+/// residuals, not the ordered-integer images the lossless coder stores.
+pub(super) fn gpu_decodable(r: &codec::MrzReader) -> Result<(), CudaError> {
+    if r.header().is_lossless() {
+        return Err(CudaError::Unsupported(format!(
+            "{}: a lossless file, which decodes on the CPU (device cpu)",
+            r.path()
+        )));
+    }
+    Ok(())
 }
 
 /// The header of a float32 file to be decoded into GPU memory, and the

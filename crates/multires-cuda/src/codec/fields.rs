@@ -121,6 +121,13 @@ impl FillError<std::convert::Infallible> {
 }
 
 impl PinnedField {
+    /// The index of the first NaN or infinity, when the range taken as the
+    /// field was written found one (the GPU codes finite fields; the CPU
+    /// codec keeps such values exactly).
+    pub fn first_nonfinite(&self) -> Option<usize> {
+        self.range.and_then(|r| r.2)
+    }
+
     /// A field of `shape` set to zero.
     pub fn zeros(gpu: &Arc<Gpu>, shape: &[usize]) -> Result<Self, CudaError> {
         Self::page_locked(gpu, shape, Source::Zeros).map_err(FillError::into_cuda)

@@ -12,6 +12,7 @@ pub fn compress(
     mem_limit: Option<usize>,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<(GpuMrz, CodecStats, GpuRun), CudaError> {
+    super::gpu_codable(opts)?;
     let t_plan = std::time::Instant::now();
     let (range, e, grid) = codec::plan(v, opts)?;
     prof_host("plan", t_plan);
@@ -419,6 +420,7 @@ pub fn decompress(
     gpus: &[Arc<Gpu>],
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<Volume, CudaError> {
+    super::decode::gpu_decodable(r)?;
     let h = r.header().clone();
     let region = region.unwrap_or(codec::full_region(h.dims));
     let grid = r.grid();

@@ -264,3 +264,14 @@ type CodingOrders = BTreeMap<OrderKey, Arc<CodingOrder>>;
 /// A coding order: the brick shape, and the interpolation's order (None:
 /// the lifting transforms' Morton order).
 type OrderKey = ([usize; 3], Option<interp::Order>);
+
+/// Lossless coding runs on the CPU: the kernels code quantized residuals
+/// within a bound above zero, not ordered-integer images.
+pub(crate) fn gpu_codable(opts: &multires::codec::CodecOptions) -> Result<(), CudaError> {
+    if opts.bound == multires::codec::ErrorBound::Lossless {
+        return Err(CudaError::Unsupported(
+            "lossless coding runs on the CPU (device cpu)".into(),
+        ));
+    }
+    Ok(())
+}

@@ -19,6 +19,7 @@ pub fn compress_pinned(
     gpus: &[Arc<Gpu>],
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<(GpuMrz, CodecStats, GpuRun), CudaError> {
+    super::gpu_codable(opts)?;
     use cudarc::driver::DevicePtr;
     if gpus.is_empty() {
         return Err(CudaError::NoDevice("no GPU was given".into()));

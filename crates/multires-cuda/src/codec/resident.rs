@@ -12,6 +12,7 @@ pub fn compress_resident(
     gpu: &Arc<Gpu>,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<(GpuMrz, CodecStats, GpuRun), CudaError> {
+    super::gpu_codable(opts)?;
     let t_plan = std::time::Instant::now();
     if tracing() {
         take_head_marks();
@@ -250,6 +251,7 @@ pub fn compress_slabs(
     opts: &CodecOptions,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<(GpuMrz, CodecStats, GpuRun), CudaError> {
+    super::gpu_codable(opts)?;
     use cudarc::driver::DevicePtr;
     let t_run = std::time::Instant::now();
     let grid = opts.grid(f.info.dims)?;

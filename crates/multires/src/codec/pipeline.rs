@@ -143,6 +143,12 @@ pub fn assemble_parts<P: AsRef<[u8]> + Sync>(
     }
     let bytes = parts.len();
     let (psnr, psnr_bound) = psnr_of((lo, hi), sse, max_error, v.len());
+    // Integers decode rounded: an error d on the coded value of an integer
+    // is round(d) on the decoded integer, and the bound is floor(E).
+    let (e, max_error) = match header.elem.is_integer() {
+        true => (e.floor(), max_error.round()),
+        false => (e, max_error),
+    };
     let stats = CodecStats {
         abs_bound: e,
         max_error,
@@ -210,17 +216,32 @@ pub type Region = [(usize, usize); 3];
 /// Parses "z0:z1,y0:y1,x0:x1" (3-D) or "y0:y1,x0:x1" (2-D); an empty end
 /// means the axis's end, an empty start 0.
 pub fn parse_region(s: &str, shape: &[usize]) -> Result<Region, String> {
+    if !(2..=3).contains(&shape.len()) {
+        return Err(format!(
+            "a region of the coded grid has 2 or 3 axes, not the {} of {shape:?}",
+            shape.len()
+        ));
+    }
+    let b = parse_box(s, shape)?;
+    let mut r: Region = [(0, 1); 3];
+    r[3 - shape.len()..].copy_from_slice(&b);
+    Ok(r)
+}
+
+/// Parses one start:end per axis of `shape` (1 to 4 axes), as
+/// `parse_region` does.
+pub fn parse_box(s: &str, shape: &[usize]) -> Result<Vec<(usize, usize)>, String> {
     let parts: Vec<&str> = s.split(',').collect();
     if parts.len() != shape.len() {
+        let eg: Vec<String> = shape.iter().map(|&n| format!("0:{}", n.min(64))).collect();
         return Err(format!(
             "region '{s}' has {} ranges for a {}-D field of shape {shape:?}; give one start:end per axis, e.g. {}",
             parts.len(),
             shape.len(),
-            if shape.len() == 3 { "0:64,0:64,0:64" } else { "0:256,0:256" }
+            eg.join(",")
         ));
     }
-    let mut r: Region = [(0, 1); 3];
-    let off = 3 - shape.len();
+    let mut r = Vec::with_capacity(shape.len());
     for (a, (p, &n)) in parts.iter().zip(shape).enumerate() {
         let (a0, a1) = p
             .split_once(':')
@@ -240,9 +261,40 @@ pub fn parse_region(s: &str, shape: &[usize]) -> Result<Region, String> {
                 "region '{s}': axis {a} range {b0}:{b1} must be non-empty and within 0:{n}"
             ));
         }
-        r[a + off] = (b0, b1);
+        r.push((b0, b1));
     }
     Ok(r)
+}
+
+/// The box of the coded grid that holds the box `b` of a field of user
+/// shape `axes` (see `coded_shape`), and whether it holds exactly that
+/// box: a 4-D box that takes part of the second axis over several steps
+/// of the first also holds the planes between (`box_planes` picks them).
+pub fn coded_box(b: &[(usize, usize)], axes: &[usize]) -> (Region, bool) {
+    match (b, axes) {
+        ([x], _) => ([(0, 1), (0, 1), *x], true),
+        ([y, x], _) => ([(0, 1), *y, *x], true),
+        ([z, y, x], _) => ([*z, *y, *x], true),
+        ([(a0, a1), (b0, b1), y, x], [_, nb, ..]) => (
+            [(a0 * nb + b0, (a1 - 1) * nb + b1), *y, *x],
+            a1 - a0 == 1 || (*b0, *b1) == (0, *nb),
+        ),
+        _ => (full_region([1, 1, 1]), false),
+    }
+}
+
+/// The planes (indices along the coded box's first axis) of the 4-D box
+/// `b` of a field of shape `axes`, in order, within `coded_box`'s.
+pub fn box_planes(b: &[(usize, usize)], axes: &[usize]) -> Vec<usize> {
+    match (b, axes) {
+        ([(a0, a1), (b0, b1), ..], [_, nb, _, _]) => {
+            let first = a0 * nb + b0;
+            (*a0..*a1)
+                .flat_map(|i| (*b0..*b1).map(move |j| i * nb + j - first))
+                .collect()
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// The whole field as a region.
