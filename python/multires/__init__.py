@@ -731,6 +731,57 @@ class MrzFile:
                 raise TypeError(f"MrzFile takes integers and slices, got {type(k).__name__}")
         return _as_elem(self._read(starts, stops), self.info)[tuple(post)]
 
+    def read(self, level=0, region=None):
+        """The field, or the box ``region`` of it (a tuple of slices, one
+        per axis, step 1), at 2^-level resolution: every 2^level-th point
+        per axis of each brick, counted from the brick's origin.
+
+        A coarse view is read and decoded from the front of each brick
+        (the interpolation stores its passes coarsest first), so its cost
+        grows with the view, not the field. Its values are the full
+        decode's at those points, each within the file's bound of the
+        original there: ``f.read(level=k)`` equals
+        ``f[...][np.ix_(*f.positions(k))]``. 1-D to 3-D fields."""
+        starts, stops = self._box(region)
+        if level == 0:
+            return _as_elem(self._read(starts, stops), self.info)
+        return self._coarse(starts, stops, level)[0]
+
+    def positions(self, level, region=None):
+        """The indices per axis of the points ``read(level, region)`` returns."""
+        starts, stops = self._box(region)
+        if level == 0:
+            return tuple(np.arange(a, b) for a, b in zip(starts, stops))
+        return self._coarse(starts, stops, level)[1]
+
+    def _box(self, region):
+        if region is None:
+            return [0] * self.ndim, list(self.shape)
+        if not isinstance(region, tuple):
+            region = (region,)
+        if len(region) != self.ndim or not all(isinstance(k, slice) for k in region):
+            raise ValueError(f"region must be a tuple of {self.ndim} slices (one per axis), got {region!r}")
+        starts, stops = [], []
+        for k, n in zip(region, self.shape):
+            a, b, step = k.indices(n)
+            if step != 1 or b <= a:
+                raise ValueError(f"region {region!r}: each slice must be non-empty with step 1")
+            starts.append(a)
+            stops.append(b)
+        return starts, stops
+
+    def _coarse(self, starts, stops, level):
+        if not isinstance(level, (int, np.integer)) or level < 0:
+            raise ValueError(f"level must be an integer >= 0, got {level!r}")
+        if self.ndim == 4:
+            raise ValueError(f"coarse views are of 1-D to 3-D fields; this one is 4-D {self.shape}")
+        if self.ndim == 1:
+            a, pos = self._core.read_coarse([0, starts[0]], [1, stops[0]], int(level))
+            a, pos = a.reshape(-1), pos[1:]
+        else:
+            a, pos = self._core.read_coarse(starts, stops, int(level))
+        return _as_elem(a, self.info), tuple(np.asarray(p, dtype=np.intp) for p in pos)
+
     def _read(self, starts, stops):
         """The box [starts, stops) of the field's shape, through the coded
         field's (a 1-D signal is coded as 1 x N, a 4-D field with its

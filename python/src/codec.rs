@@ -222,6 +222,41 @@ impl MrzFileCore {
         header_dict(py, &self.reader.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
+    /// The coarse view at `level` of the box [start, stop) per axis of the
+    /// coded shape: the values (coded shape, float type) and the kept
+    /// positions per axis.
+    fn read_coarse<'py>(
+        &self,
+        py: Python<'py>,
+        starts: Vec<usize>,
+        stops: Vec<usize>,
+        level: usize,
+    ) -> PyResult<(Bound<'py, PyAny>, Vec<Vec<usize>>)> {
+        let mut r = self.reader.lock().unwrap_or_else(|p| p.into_inner());
+        let h = r.header().clone();
+        if starts.len() != h.ndim || stops.len() != h.ndim {
+            return Err(value_err(format!(
+                "a region of this file has {} axes",
+                h.ndim
+            )));
+        }
+        let mut region = codec::full_region(h.dims);
+        for k in 0..h.ndim {
+            region[3 - h.ndim + k] = (starts[k], stops[k]);
+        }
+        let reader: &mut MrzReader = &mut r;
+        let (v, pos) = crate::run(py, || {
+            codec::decompress_coarse(reader, Some(region), level, &|_| {})
+        })
+        .map_err(codec_err)?;
+        let shape = v.shape();
+        let arr = match v.data {
+            Values::F32(d) => numpy::PyArray1::from_vec(py, d).reshape(shape)?.into_any(),
+            Values::F64(d) => numpy::PyArray1::from_vec(py, d).reshape(shape)?.into_any(),
+        };
+        Ok((arr, pos[3 - h.ndim..].to_vec()))
+    }
+
     /// Decodes the box [start, stop) per axis (of the stored shape).
     fn read<'py>(
         &self,

@@ -202,3 +202,48 @@ def test_one_and_four_axes(rng, tmp_path):
     with multires.MrzFile(p1) as f:
         assert f.shape == s.shape
         assert f[100:2000:7].tobytes() == s[100:2000:7].tobytes()
+
+
+@pytest.mark.parametrize("kw", [dict(rel=1e-4), dict(lossless=True), dict(abs=2)])
+def test_coarse_views(rng, tmp_path, kw):
+    if "abs" in kw:
+        a = (np.cumsum(rng.integers(-3, 4, (70, 90)), axis=1) + 30000).astype(np.uint16)
+    else:
+        a = field(rng, (70, 90, 40), np.float32)
+    p = tmp_path / "c.mrz"
+    multires.save(p, a, **kw)
+    full = multires.load(p)
+    with multires.MrzFile(p) as f:
+        for level in (1, 2, 3):
+            v = f.read(level=level)
+            pos = f.positions(level)
+            brick = f.info["brick"]
+            for ax, (idx, n, b) in enumerate(zip(pos, a.shape, brick)):
+                np.testing.assert_array_equal(idx, [i for i in range(n) if (i % b) % 2 ** level == 0])
+            assert v.dtype == a.dtype and v.shape == tuple(len(i) for i in pos)
+            # The stated reconstruction: the full decode at those points...
+            np.testing.assert_array_equal(v, full[np.ix_(*pos)])
+            # ...within the bound of the original decimated to them.
+            err = np.abs(v.astype(np.float64) - a[np.ix_(*pos)])
+            if "lossless" in kw:
+                assert v.tobytes() == np.ascontiguousarray(a[np.ix_(*pos)]).tobytes()
+            elif "abs" in kw:
+                assert err.max() <= 2
+            else:
+                assert err.max() <= 1e-4 * np.ptp(a) * (1 + 1e-6)
+            region = tuple(slice(3, n - 5) for n in a.shape)
+            vr, pr = f.read(level=level, region=region), f.positions(level, region)
+            np.testing.assert_array_equal(vr, full[np.ix_(*pr)])
+        with pytest.raises(ValueError, match="level"):
+            f.read(level=-1)
+        with pytest.raises(ValueError, match="slices"):
+            f.read(level=1, region=(3, 4))
+
+
+def test_coarse_view_of_a_signal(rng, tmp_path):
+    s = np.cumsum(rng.standard_normal(10000))
+    p = tmp_path / "s.mrz"
+    multires.save(p, s, abs=1e-3)
+    with multires.MrzFile(p) as f:
+        v, (i,) = f.read(level=4), f.positions(4)
+    assert v.shape == i.shape and np.abs(v - s[i]).max() <= 1e-3

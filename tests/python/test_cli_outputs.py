@@ -368,3 +368,23 @@ def test_codec_files_keep_integers_shapes_nan_and_bits(tmp_path):
     assert r.returncode != 0 and "2-D" in r.stderr and not (tmp_path / "v4.png").exists()
     r = run(tmp_path, "compress", "sig.npy", "-o", "bad.mrz", "--error-bound", "lossless", "--transform", "cdf97", ok=False)
     assert r.returncode != 0 and "interp" in r.stderr and not (tmp_path / "bad.mrz").exists()
+
+
+def test_decompress_level_is_the_coarse_view(tmp_path):
+    rng = np.random.default_rng(9)
+    z, y, x = np.meshgrid(*[np.linspace(0, 3, n) for n in (50, 60, 40)], indexing="ij")
+    a = (np.sin(2 * y + z) * np.cos(3 * x) + 0.01 * rng.standard_normal(z.shape)).astype(np.float32)
+    np.save(tmp_path / "a.npy", a)
+    run(tmp_path, "compress", "a.npy", "-o", "a.mrz", "--error-bound", "abs:1e-3", "--brick", "33",
+        "--device", "cpu")
+    r = run(tmp_path, "decompress", "a.mrz", "-o", "c.npy", "--level", "2", "--device", "cpu")
+    assert "every 4th point of each brick of [33, 33, 33]" in r.stdout
+    c = np.load(tmp_path / "c.npy")
+    keep = [np.array([i for i in range(n) if (i % 33) % 4 == 0]) for n in a.shape]
+    assert c.shape == tuple(len(k) for k in keep)
+    assert np.abs(c - a[np.ix_(*keep)]).max() <= 1e-3
+    r = run(tmp_path, "decompress", "a.mrz", "-o", "cr.npy", "--level", "1", "--region", "5:40,:,10:", "--device", "cpu")
+    keep = [np.array([i for i in range(lo, hi) if (i % 33) % 2 == 0]) for lo, hi in ((5, 40), (0, 60), (10, 40))]
+    assert np.abs(np.load(tmp_path / "cr.npy") - a[np.ix_(*keep)]).max() <= 1e-3
+    r = run(tmp_path, "decompress", "a.mrz", "-o", "bad.npy", "--level", "40", ok=False)
+    assert r.returncode != 0 and "level" in r.stderr and not (tmp_path / "bad.npy").exists()

@@ -80,6 +80,12 @@ pub struct DecompressArgs {
     /// an empty bound means the axis's end. Only the bricks it meets are read.
     #[arg(long)]
     pub region: Option<String>,
+    /// A coarse view at 2^-K resolution: every 2^K-th point per axis of each
+    /// brick (counted from the brick's origin), read and decoded from the front
+    /// of each brick's stream (interp files). The values are the full decode's
+    /// at those points: within the file's bound of the original there.
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    pub level: usize,
     /// auto (the GPU when there is one), cpu or cuda. Both decode the same values.
     #[arg(long, default_value = "auto")]
     pub device: Device,
@@ -827,6 +833,9 @@ pub fn decompress(a: DecompressArgs) -> Result<()> {
             out_shape.len()
         );
     }
+    if a.level > 0 {
+        return decompress_level(&a, &mut r, (&wanted, &shape), ext.as_deref());
+    }
     let n = r.grid().len();
     let mut gpus = select_gpus(a.device, a.gpus.as_deref(), a.gpus.is_some())?;
     if gpus.is_some() && h.is_lossless() {
@@ -927,6 +936,81 @@ pub fn decompress(a: DecompressArgs) -> Result<()> {
         write_elem_npy(&a.output, &out_shape, data, h.elem)?;
     }
     report_decompressed(&a, &out_shape, h.elem, secs, "");
+    Ok(())
+}
+
+/// `decompress --level K`: the coarse view of the box `wanted` of a field
+/// of `shape` (1 to 3 axes), on the CPU.
+fn decompress_level(
+    a: &DecompressArgs,
+    r: &mut MrzReader,
+    (wanted, shape): (&[(usize, usize)], &[usize]),
+    ext: Option<&str>,
+) -> Result<()> {
+    let h = r.header().clone();
+    if shape.len() == 4 {
+        bail!(
+            "--level {}: coarse views are of 1-D to 3-D fields, and {} is 4-D {:?}; decode it whole or by --region",
+            a.level,
+            a.input.display(),
+            shape
+        );
+    }
+    if a.device == Device::Cuda || a.gpus.is_some() {
+        on_cpu::<()>(a.device, "a coarse view (--level)")?;
+    }
+    let (coded, _) = codec::coded_box(wanted, shape);
+    let n = codec::bricks_in(&r.grid(), &coded).len();
+    let bar = crate::progress::Bar::new(n as u64, "decompress");
+    let t = Instant::now();
+    let (v, pos) = codec::decompress_coarse(r, Some(coded), a.level, &|d| bar.update(d, n))?;
+    bar.finish();
+    let secs = t.elapsed().as_secs_f64();
+    let out_shape: Vec<usize> = pos[3 - shape.len()..].iter().map(|p| p.len()).collect();
+    if ext == Some("png") {
+        let (lo, hi) = h.value_range;
+        let span = (hi - lo).max(1e-300);
+        let grey: Vec<u8> = v
+            .data
+            .to_f64()
+            .iter()
+            .map(|&x| ((x - lo) / span * 255.0).round().clamp(0.0, 255.0) as u8)
+            .collect();
+        io::write_png(
+            &a.output,
+            &grey,
+            out_shape[1] as u32,
+            out_shape[0] as u32,
+            image::ColorType::L8,
+        )?;
+    } else {
+        write_elem_npy(&a.output, &out_shape, v.data, h.elem)?;
+    }
+    report_decompressed(a, &out_shape, h.elem, secs, "");
+    let brick = &h.brick[3 - shape.len()..];
+    let within = if h.is_lossless() {
+        "equal to the original there, bit for bit".to_string()
+    } else if h.elem.is_integer() {
+        format!(
+            "within {} of the original there",
+            h.bound.absolute(0.0).floor()
+        )
+    } else {
+        format!(
+            "within {:.3e} of the original there (the original decimated to these points)",
+            h.abs_bound
+        )
+    };
+    println!(
+        "level {}: every {}th point of each brick of {:?} per axis, from its origin (first points {:?}); each value {within}",
+        a.level,
+        1usize << a.level,
+        brick,
+        pos[3 - shape.len()..]
+            .iter()
+            .map(|p| p.iter().take(3).copied().collect::<Vec<_>>())
+            .collect::<Vec<_>>()
+    );
     Ok(())
 }
 

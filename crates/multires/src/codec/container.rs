@@ -673,6 +673,24 @@ impl MrzReader {
         }
     }
 
+    /// Bytes `range` of brick `k`'s payload (cut to its length), without
+    /// the checksum, which covers the whole payload: a coarse view reads
+    /// its brick's first passes and outliers only, and its decoder checks
+    /// what it reads. Also the payload's length.
+    pub fn read_brick_part(
+        &self,
+        k: usize,
+        range: std::ops::Range<u64>,
+    ) -> Result<(Vec<u8>, u64), CodecError> {
+        let (o, l, _) = self.entry(k)?;
+        let (a, b) = (range.start.min(l), range.end.min(l));
+        let mut p = vec![0u8; (b.saturating_sub(a)) as usize];
+        self.file
+            .read_at(&mut p, o + a)
+            .map_err(|e| self.brick_error(k, format!("cannot be read ({e})")))?;
+        Ok((p, l))
+    }
+
     /// Brick `k`'s payload, its checksum verified.
     pub fn read_brick(&self, k: usize) -> Result<Vec<u8>, CodecError> {
         let (o, l, crc) = self.entry(k)?;

@@ -260,12 +260,19 @@ pub(crate) trait Point {
 /// runs) with the values known so far in `r` and the brick's step `q`.
 #[inline(always)]
 pub(crate) fn walk(dims: [usize; 3], q: f64, r: &mut [f64], f: &mut impl Point) {
+    walk_to(dims, q, r, f, 1)
+}
+
+/// `walk` through the passes of level `last` and coarser only: after
+/// them every point of the stride-2^(last-1) lattice is known.
+#[inline(always)]
+fn walk_to(dims: [usize; 3], q: f64, r: &mut [f64], f: &mut impl Point, last: usize) {
     let q0 = step_at(q, levels(dims));
     for k in anchors(dims) {
         f.point(r, k, 0.0, q0);
     }
     let stride = [dims[1] * dims[2], dims[2], 1];
-    for p in passes(dims) {
+    for p in passes(dims).into_iter().filter(|p| p.lv >= last) {
         let (st, len, qs) = (stride[p.axis], dims[p.axis], step_at(q, p.lv));
         let d = p.s * st;
         for row in rows(dims, &p) {
@@ -596,6 +603,35 @@ pub fn inverse(zz: &[u32], dims: [usize; 3], q: f64, c: &mut Vec<f64>) {
     c.resize(n, 0.0);
     if n > 0 && zz.len() == n {
         walk(dims, q, c, &mut Inverse { zz, at: 0 });
+    }
+}
+
+/// The points per axis of a brick of `dims` at stride 2^level (its
+/// coarse view: positions 0, 2^level, ... on each axis).
+pub fn coarse_dims(dims: [usize; 3], level: usize) -> [usize; 3] {
+    dims.map(|n| if n == 0 { 0 } else { ((n - 1) >> level) + 1 })
+}
+
+/// `inverse` of the coarse part only: the anchors and the passes down to
+/// stride 2^level, from the first `coarse_dims` points of `zz` (coding
+/// order), which are all it reads. Sets the stride-2^level lattice of `c`
+/// to the values the whole inverse gives there; other points are left
+/// as they were.
+pub fn inverse_coarse(zz: &[u32], dims: [usize; 3], q: f64, level: usize, c: &mut Vec<f64>) {
+    let n: usize = dims.iter().product();
+    c.resize(n, 0.0);
+    let m: usize = coarse_dims(dims, level).iter().product();
+    if n > 0 && zz.len() >= m {
+        walk_to(
+            dims,
+            q,
+            c,
+            &mut Inverse {
+                zz: &zz[..m],
+                at: 0,
+            },
+            level + 1,
+        );
     }
 }
 

@@ -761,9 +761,11 @@ pub fn steps(e: f64, peak: f64) -> [f64; 3] {
 
 // After the macros above, which the parts use.
 mod bricks;
+mod coarse;
 mod pipeline;
 
 pub use bricks::*;
+pub use coarse::*;
 pub use pipeline::*;
 
 #[cfg(test)]

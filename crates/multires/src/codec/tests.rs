@@ -1177,3 +1177,153 @@ fn one_and_four_axis_shapes_are_kept_in_the_header() {
     .unwrap();
     assert_eq!(reader(b).unwrap().version(), container::PLAIN_VERSION);
 }
+
+/// The full decode's values at a coarse view's positions, for comparison.
+fn at_positions(v: &Volume, pos: &[Vec<usize>; 3]) -> Vec<f64> {
+    let d = v.data.to_f64();
+    let mut out = Vec::new();
+    for &z in &pos[0] {
+        for &y in &pos[1] {
+            for &x in &pos[2] {
+                out.push(d[(z * v.dims[1] + y) * v.dims[2] + x]);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn coarse_views_equal_the_whole_decode_at_their_points() {
+    // Bricks that do not divide the field, tight bounds (outliers), NaN,
+    // lossless and an open-loop transform (decoded whole, subsampled).
+    let mut nan = field(&[40, 37, 29], 3, DType::F32);
+    if let Values::F32(d) = &mut nan.data {
+        d[5] = f32::NAN;
+        d[4000] = f32::INFINITY;
+    }
+    let cases = [
+        (
+            field(&[40, 37, 29], 1, DType::F64),
+            Lifting::Interp,
+            ErrorBound::Rel(1e-3),
+            [17, 16, 9],
+        ),
+        (
+            field(&[40, 37, 29], 2, DType::F32),
+            Lifting::Interp,
+            ErrorBound::Abs(1e-7),
+            [33, 33, 33],
+        ),
+        (nan, Lifting::Interp, ErrorBound::Abs(1e-3), [33, 20, 17]),
+        (
+            field(&[40, 37, 29], 4, DType::F32),
+            Lifting::Interp,
+            ErrorBound::Lossless,
+            [17, 17, 17],
+        ),
+        (
+            field(&[40, 37, 29], 5, DType::F64),
+            Lifting::Cdf97,
+            ErrorBound::Abs(1e-3),
+            [16, 16, 16],
+        ),
+        (
+            field(&[70, 53], 6, DType::F32),
+            Lifting::Interp,
+            ErrorBound::Rel(1e-4),
+            [1, 33, 17],
+        ),
+    ];
+    for (v, t, bound, brick) in cases {
+        let mut opts = CodecOptions::new(t, bound);
+        opts.brick = Some(brick);
+        opts.rans_chunk = 2048;
+        let (b, _) = compress(&v, &opts, &quiet).unwrap();
+        let whole = decompress(&mut reader(b.clone()).unwrap(), None, &quiet).unwrap();
+        let bits = |d: &[f64]| d.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for level in 0..=5 {
+            let mut r = reader(b.clone()).unwrap();
+            let (c, pos) = decompress_coarse(&mut r, None, level, &quiet).unwrap();
+            let st = 1 << level;
+            for a in 0..3 {
+                let want: Vec<usize> = (0..v.dims[a])
+                    .filter(|p| (p % brick[a]) % st == 0)
+                    .collect();
+                assert_eq!(pos[a], want, "{t} {bound} level {level} axis {a}");
+            }
+            assert_eq!(
+                c.shape(),
+                pos[3 - v.ndim..]
+                    .iter()
+                    .map(|p| p.len())
+                    .collect::<Vec<_>>()
+            );
+            assert_eq!(
+                bits(&c.data.to_f64()),
+                bits(&at_positions(&whole, &pos)),
+                "{t} {bound} level {level}"
+            );
+            // A region: the view's points inside it.
+            let region = if v.ndim == 3 {
+                [(3, 31), (10, 37), (1, 20)]
+            } else {
+                [(0, 1), (9, 61), (2, 50)]
+            };
+            let want: Vec<Vec<usize>> = (0..3)
+                .map(|a| {
+                    pos[a]
+                        .iter()
+                        .copied()
+                        .filter(|&p| p >= region[a].0 && p < region[a].1)
+                        .collect()
+                })
+                .collect();
+            let got = decompress_coarse(&mut r, Some(region), level, &quiet);
+            if want.iter().any(|w| w.is_empty()) {
+                let e = got.unwrap_err().to_string();
+                assert!(e.contains("holds none"), "{e}");
+                continue;
+            }
+            let (cr, pr) = got.unwrap();
+            for a in 0..3 {
+                assert_eq!(pr[a], want[a]);
+            }
+            assert_eq!(bits(&cr.data.to_f64()), bits(&at_positions(&whole, &pr)));
+        }
+    }
+    let mut r = reader(
+        compress(
+            &field(&[9, 9], 1, DType::F64),
+            &CodecOptions::new(Lifting::Interp, ErrorBound::Abs(0.1)),
+            &quiet,
+        )
+        .unwrap()
+        .0,
+    )
+    .unwrap();
+    assert!(decompress_coarse(&mut r, None, 17, &quiet).is_err());
+    assert!(decompress_coarse(&mut r, Some([(0, 1), (3, 3), (0, 9)]), 1, &quiet).is_err());
+}
+
+#[test]
+fn a_coarse_view_reads_a_fraction_of_the_brick() {
+    // The interpolation's coarse passes come first: level 2 of a 65^3
+    // brick decodes 17^3 of its 65^3 values from the front chunks.
+    let v = field(&[65, 65, 65], 9, DType::F32);
+    let mut opts = CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-5));
+    opts.rans_chunk = 2048;
+    let (b, _) = compress(&v, &opts, &quiet).unwrap();
+    let r = reader(b).unwrap();
+    let h = r.header().clone();
+    let (head, len) = r.read_brick_part(0, 0..1 << 20).unwrap();
+    let (_, words) = brick_step(&head).unwrap();
+    let n = 65 * 65 * 65;
+    let rh = rans::read_header(&words, n).unwrap();
+    let m = 17 * 17 * 17;
+    let upto = rans::prefix_words(&rh, n, m);
+    assert!(
+        (8 + 4 * upto) as u64 * 8 < len,
+        "{upto} words of {len} bytes"
+    );
+    assert_eq!(h.transform, Lifting::Interp);
+}

@@ -653,6 +653,59 @@ pub fn decode_into(
     decode_into_by(words, n, lv, out, rans_wide::available())
 }
 
+/// `decode_into` of the first `m` values only (those of the chunks that
+/// hold them, which may run past `m`): what a coarse view of a brick
+/// needs, its passes being stored coarsest first. The words the whole
+/// stream uses, as `decode_into`.
+///
+/// `words` may be the stream's first `prefix_words` only, of the `total`
+/// the brick holds.
+pub fn decode_prefix_into(
+    (words, total): (&[u32], usize),
+    n: usize,
+    m: usize,
+    lv: &[u8],
+    out: &mut Vec<u32>,
+) -> Result<usize, String> {
+    let h = read_header_of(words, total, n)?;
+    let pieces: Vec<(usize, usize)> = prefix_pieces(&h, n, m).collect();
+    let end = prefix_words(&h, n, m);
+    let data: Vec<u16> = words
+        .get(h.data_word..end)
+        .ok_or("the coarse part of the stream is cut short")?
+        .iter()
+        .flat_map(|&w| [w as u16, (w >> 16) as u16])
+        .collect();
+    // The whole stream's length picks the decoding tactics, as for `decode_into`.
+    let len16 = 2 * (h.used - h.data_word);
+    let d = DecodeTable::new(&h.tables, len16 * 32 < n);
+    let together = len16 * 16 >= 2 * n;
+    out.resize(n, 0);
+    let mut rest: &mut [u32] = out;
+    let mut j = 0;
+    while j < pieces.len() {
+        let end = (j + LANES).min(pieces.len());
+        let lanes = (j..end)
+            .map(|k| chunk_lane(&mut rest, (&data, lv, &h.offsets), k, (pieces[k], h.reset)))
+            .collect::<Result<Vec<_>, _>>()?;
+        decode_chunks(lanes, (j, together), &d)?;
+        j = end;
+    }
+    Ok(h.used)
+}
+
+/// The pieces that hold the first `m` of a stream's `n` values.
+fn prefix_pieces(h: &Header, n: usize, m: usize) -> impl Iterator<Item = (usize, usize)> {
+    pieces(n, h.chunk_log, h.split).take_while(move |&(at, _)| at < m.min(n))
+}
+
+/// Words from the stream's start through the pieces that hold its first
+/// `m` values: what `decode_prefix_into` reads.
+pub fn prefix_words(h: &Header, n: usize, m: usize) -> usize {
+    let k = prefix_pieces(h, n, m).count();
+    (h.data_word + h.offsets[k].div_ceil(2)).min(h.used)
+}
+
 /// Groups of chunks the wide decoder took (for the tests to know it ran).
 #[cfg(test)]
 pub(super) static WIDE_GROUPS: std::sync::atomic::AtomicUsize =
