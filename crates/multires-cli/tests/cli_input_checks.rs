@@ -171,7 +171,7 @@ mod multiro {
             abs_bound: 1.0,
             brick,
             value_range: (0.0, 1.0),
-            elem: codec::Elem::F32,
+            elem: multires::codec::Elem::F32,
             axes: dims.to_vec(),
         };
         let n = h.grid().len();
