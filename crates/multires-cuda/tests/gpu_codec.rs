@@ -840,3 +840,89 @@ fn a_batch_above_240m_values_writes_the_cpus_bytes() {
     }
     set_tuning(Tuning::DEFAULT);
 }
+
+/// Version 8 files the CPU wrote (NaN kept as outliers, integers, 1-D and
+/// 4-D shapes) decode on the GPU to the CPU's values; lossless files and
+/// lossless coding, and fields with NaN, are refused with the reason.
+#[test]
+fn the_gpu_decodes_nan_integer_and_reshaped_files_and_refuses_lossless() {
+    use multires::codec::{compress, decompress, CodecOptions, DType, Elem, ErrorBound, Lifting};
+    use multires::codec::{Values, Volume};
+    let Some(gpu) =
+        gpu_or_skip("the_gpu_decodes_nan_integer_and_reshaped_files_and_refuses_lossless")
+    else {
+        return;
+    };
+    let n = 30 * 41 * 37;
+    let smooth = |i: usize| ((i as f64) * 0.001).sin() * 50.0 + ((i % 41) as f64 * 0.2).cos();
+    let mut nan: Vec<f32> = (0..n).map(|i| smooth(i) as f32).collect();
+    nan[17] = f32::NAN;
+    nan[900] = f32::NEG_INFINITY;
+    let ints: Vec<f32> = (0..n)
+        .map(|i| (smooth(i) * 20.0).round() as f32 + 2000.0)
+        .collect();
+    let mut cases: Vec<(Volume, CodecOptions)> = Vec::new();
+    cases.push((
+        Volume::of(&[30, 41, 37], Values::F32(nan.clone())).unwrap(),
+        CodecOptions::new(Lifting::Interp, ErrorBound::Rel(1e-3)),
+    ));
+    let mut o = CodecOptions::new(Lifting::Interp, ErrorBound::Abs(2.0));
+    o.elem = Some(Elem::U16);
+    cases.push((Volume::of(&[30, 41, 37], Values::F32(ints)).unwrap(), o));
+    let mut o = CodecOptions::new(Lifting::Interp, ErrorBound::Abs(1e-2));
+    o.axes = Some(vec![5, 6, 41, 37]);
+    cases.push((
+        Volume::of(
+            &[30, 41, 37],
+            Values::F32((0..n).map(|i| smooth(i) as f32).collect()),
+        )
+        .unwrap(),
+        o,
+    ));
+    let mut o = CodecOptions::new(Lifting::Cdf97, ErrorBound::Abs(1e-3));
+    o.axes = Some(vec![n]);
+    cases.push((
+        Volume::of(&[1, n], Values::F64((0..n).map(smooth).collect())).unwrap(),
+        o,
+    ));
+    for (v, o) in &cases {
+        let (bytes, _) = compress(v, o, &|_| {}).unwrap();
+        let cpu = decompress(&mut in_memory(&bytes), None, &|_| {}).unwrap();
+        let dev =
+            multires_cuda::codec::decompress(&mut in_memory(&bytes), None, &[gpu.clone()], &|_| {})
+                .unwrap();
+        let bits = |x: &Values| x.to_f64().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(
+            bits(&dev.data),
+            bits(&cpu.data),
+            "{:?} {:?}",
+            o.bound,
+            o.axes
+        );
+    }
+    // The GPU codes finite fields: NaN is named, for the CPU.
+    let v = Volume::of(&[30, 41, 37], Values::F32(nan)).unwrap();
+    let o = CodecOptions::new(Lifting::Interp, ErrorBound::Abs(1e-3));
+    let e = multires_cuda::codec::compress(&v, &o, &[gpu.clone()], None, &|_| {})
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.to_lowercase().contains("nan") || e.contains("finite"),
+        "{e}"
+    );
+    // Lossless: neither coded nor decoded on the GPU.
+    let v = Volume::new(&[20, 20], (0..400).map(smooth).collect(), DType::F64).unwrap();
+    let o = CodecOptions::new(Lifting::Interp, ErrorBound::Lossless);
+    let e = multires_cuda::codec::compress(&v, &o, &[gpu.clone()], None, &|_| {})
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("lossless"), "{e}");
+    let (bytes, _) = compress(&v, &o, &|_| {}).unwrap();
+    let e = multires_cuda::codec::decompress(&mut in_memory(&bytes), None, &[gpu], &|_| {})
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("lossless"), "{e}");
+}
