@@ -16,7 +16,7 @@ dir=${3:-.gpu}
 export LD_LIBRARY_PATH=/usr/local/cuda/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
 fields=/tmp/mr-fields
 mkdir -p "$fields"
-nvcc -O3 -std=c++17 -arch=sm_90 -I $dir/cuSZp/include $dir/cuSZp/src/*.cu tools/device/cuszp_bench.cu \
+nvcc -O3 -std=c++17 -arch=sm_90 -I $dir/cuSZp/include -I $dir/cuSZp/include/cuSZp $dir/cuSZp/src/*.cu tools/device/cuszp_bench.cu \
   -o /tmp/cuszp_bench
 echo "cuSZp $(cat $dir/cuSZp/COMMIT 2>/dev/null || echo '(commit not recorded)'), ${size}^3 float32, median of $repeat"
 $dir/multires bench --config codec-3d --device cuda --gpus 1 --codec-size "$size" --resident \

@@ -14,7 +14,19 @@ pub fn compress(
 ) -> Result<(GpuMrz, CodecStats, GpuRun), CudaError> {
     super::gpu_codable(opts)?;
     let t_plan = std::time::Instant::now();
-    let (range, e, grid) = codec::plan(v, opts)?;
+    // The GPU codes finite fields (the CPU keeps NaN and infinities
+    // exactly): refused by the first, whatever the bound, in the range's pass.
+    let (lo, hi, nan) = multires::with_values!(&v.data, d => codec::scan(d));
+    if nan || !lo.is_finite() || !hi.is_finite() {
+        use codec::Sample;
+        use rayon::prelude::*;
+        let (index, value) = multires::with_values!(&v.data, d => d
+            .par_iter()
+            .position_first(|x| !x.to_f64().is_finite())
+            .map_or((0, f64::NAN), |i| (i, d[i].to_f64())));
+        return Err(codec::CodecError::NonFinite { index, value }.into());
+    }
+    let (range, e, grid) = codec::plan_range((lo, hi), v.dims, opts)?;
     prof_host("plan", t_plan);
     run_compress(
         v.info(),
