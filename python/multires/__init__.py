@@ -18,7 +18,7 @@ import os
 import numpy as np
 
 from . import _multires
-from ._arrays import as_float, split
+from ._arrays import aligned, as_float, split
 from ._stream import CwtStream, FirStream
 from ._timefreq import (
     admissibility,
@@ -568,7 +568,7 @@ def _field(a):
     an, _ = split(a)
     an = np.asarray(an)
     if an.dtype in _INTEGERS:
-        f = np.ascontiguousarray(an)
+        f = aligned(np.ascontiguousarray(an))
     elif an.dtype.kind in "iub":
         raise TypeError(
             f"the codec keeps uint8, uint16, int16 and int32 as integers; {an.dtype} is not one of them "

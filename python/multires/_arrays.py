@@ -167,4 +167,11 @@ def as_float(x, what="x", allow_complex=False) -> np.ndarray:
         dt = np.float64
     else:
         raise TypeError(f"{what} has dtype {a.dtype}; expected a numeric array")
-    return np.ascontiguousarray(a, dtype=dt)
+    return aligned(np.ascontiguousarray(a, dtype=dt))
+
+
+def aligned(a: np.ndarray) -> np.ndarray:
+    """`a` itself, or a copy where its values are not aligned to their size
+    (arrays unpickled from a buffer, as Dask's workers receive them, can
+    start at any byte; the engine reads whole values)."""
+    return a if a.flags.aligned else a.copy(order="C")
