@@ -144,7 +144,7 @@ fn a_forged_mrz_header_is_checked_against_the_disk_and_memory() {
                 "cpu",
             ],
         ),
-        "TiB of memory",
+        "PNG holds 2-D fields",
     );
     // Bricks larger than any the codec writes are a corrupt file.
     write_forged_mrz(&d.join("brick.mrz"), [4096, 4096, 4096], [4096, 4096, 4096]);

@@ -22,7 +22,11 @@ pub fn ok(o: &Output) {
 
 pub fn fails_with(o: &Output, needle: &str) {
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success(), "should have failed");
+    assert!(
+        !o.status.success(),
+        "should have failed (wanted an error with '{needle}'): {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     assert!(err.contains(needle), "stderr lacks '{needle}': {err}");
     assert!(!err.contains("panicked"), "panic: {err}");
 }
