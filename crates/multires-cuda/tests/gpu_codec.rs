@@ -888,9 +888,13 @@ fn the_gpu_decodes_nan_integer_and_reshaped_files_and_refuses_lossless() {
     for (v, o) in &cases {
         let (bytes, _) = compress(v, o, &|_| {}).unwrap();
         let cpu = decompress(&mut in_memory(&bytes), None, &|_| {}).unwrap();
-        let dev =
-            multires_cuda::codec::decompress(&mut in_memory(&bytes), None, &[gpu.clone()], &|_| {})
-                .unwrap();
+        let dev = multires_cuda::codec::decompress(
+            &mut in_memory(&bytes),
+            None,
+            std::slice::from_ref(&gpu),
+            &|_| {},
+        )
+        .unwrap();
         let bits = |x: &Values| x.to_f64().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
         assert_eq!(
             bits(&dev.data),
@@ -903,7 +907,7 @@ fn the_gpu_decodes_nan_integer_and_reshaped_files_and_refuses_lossless() {
     // The GPU codes finite fields: NaN is named, for the CPU.
     let v = Volume::of(&[30, 41, 37], Values::F32(nan)).unwrap();
     let o = CodecOptions::new(Lifting::Interp, ErrorBound::Abs(1e-3));
-    let e = multires_cuda::codec::compress(&v, &o, &[gpu.clone()], None, &|_| {})
+    let e = multires_cuda::codec::compress(&v, &o, std::slice::from_ref(&gpu), None, &|_| {})
         .map(|_| ())
         .unwrap_err()
         .to_string();
@@ -914,7 +918,7 @@ fn the_gpu_decodes_nan_integer_and_reshaped_files_and_refuses_lossless() {
     // Lossless: neither coded nor decoded on the GPU.
     let v = Volume::new(&[20, 20], (0..400).map(smooth).collect(), DType::F64).unwrap();
     let o = CodecOptions::new(Lifting::Interp, ErrorBound::Lossless);
-    let e = multires_cuda::codec::compress(&v, &o, &[gpu.clone()], None, &|_| {})
+    let e = multires_cuda::codec::compress(&v, &o, std::slice::from_ref(&gpu), None, &|_| {})
         .map(|_| ())
         .unwrap_err()
         .to_string();
