@@ -46,6 +46,12 @@ pub struct CompressArgs {
     /// GPUs to spread bricks over: all (default) or a count.
     #[arg(long, value_name = "all|N")]
     pub gpus: Option<String>,
+    /// Under mpirun: every rank reads its slab of whole brick layers of the
+    /// input (.npy, or raw with --shape) and codes it on its CPU cores; all
+    /// write the one .mrz together (MPI-IO), the bytes one process writes.
+    #[cfg(feature = "mpi")]
+    #[arg(long)]
+    pub mpi: bool,
     /// Device memory per GPU (e.g. 512MiB): smaller batches of bricks stream
     /// through it, with the same output.
     #[arg(long, value_name = "SIZE", value_parser = crate::cmd_dwt::parse_mem_size)]
@@ -92,6 +98,11 @@ pub struct DecompressArgs {
     /// GPUs to spread bricks over: all (default) or a count.
     #[arg(long, value_name = "all|N")]
     pub gpus: Option<String>,
+    /// Under mpirun: every rank decodes its slab of brick layers (of the
+    /// region, if given) and all write the one .npy together (MPI-IO).
+    #[cfg(feature = "mpi")]
+    #[arg(long)]
+    pub mpi: bool,
 }
 
 #[derive(Args)]
@@ -222,7 +233,7 @@ fn mapped_input(a: &CompressArgs) -> Result<Option<(Mapped, Vec<usize>)>> {
 
 /// The integer type of an .npy input, which is coded as that type (None:
 /// floats, and integers of other widths, coded as float64 values).
-fn npy_elem(a: &CompressArgs) -> Result<Option<Elem>> {
+pub(crate) fn npy_elem(a: &CompressArgs) -> Result<Option<Elem>> {
     if a.raw.is_some() || !is_npy(&a.input) {
         return Ok(None);
     }
@@ -372,7 +383,7 @@ pub fn parse_rans_chunk(s: &str) -> Result<usize, String> {
 }
 
 /// The codec options of `a` for an `ndim`-D input.
-fn codec_options(a: &CompressArgs, ndim: usize) -> Result<CodecOptions> {
+pub(crate) fn codec_options(a: &CompressArgs, ndim: usize) -> Result<CodecOptions> {
     let mut opts = CodecOptions::new(a.transform, a.error_bound);
     opts.rans_chunk = a.rans_chunk;
     if let Some(b) = &a.brick {
@@ -1030,7 +1041,7 @@ fn pick_planes(data: Values, planes: &[usize], plane: usize) -> Values {
 
 /// Decoded values written as an .npy of the field's element type: floats
 /// as stored, integers rounded to the type (they decode within its bound).
-fn write_elem_npy(path: &Path, shape: &[usize], data: Values, elem: Elem) -> Result<()> {
+pub(crate) fn write_elem_npy(path: &Path, shape: &[usize], data: Values, elem: Elem) -> Result<()> {
     macro_rules! ints {
         ($t:ty, $d:expr) => {{
             let v: Vec<$t> = $d

@@ -10,6 +10,8 @@ mod cmd_denoise;
 mod cmd_dwt;
 mod cmd_fir;
 mod cmd_icwt;
+#[cfg(feature = "mpi")]
+mod cmd_mpi;
 mod cmd_ssq;
 mod cmd_undecimated;
 mod paths;
@@ -174,6 +176,10 @@ fn run(cli: Cli) -> Result<()> {
         Command::Iswt(a) => cmd_undecimated::iswt(*a),
         Command::Modwt(a) => cmd_undecimated::modwt(*a),
         Command::Denoise(a) => cmd_denoise::denoise(*a),
+        #[cfg(feature = "mpi")]
+        Command::Compress(a) if a.mpi => cmd_mpi::compress(*a),
+        #[cfg(feature = "mpi")]
+        Command::Decompress(a) if a.mpi => cmd_mpi::decompress(&a),
         Command::Compress(a) => cmd_codec::compress(*a),
         Command::Decompress(a) => cmd_codec::decompress(a),
         Command::Info(a) => cmd_codec::info(a),

@@ -45,7 +45,8 @@ pub fn header_len(version: u16) -> usize {
         HEADER_LEN
     }
 }
-const ENTRY_LEN: usize = 20;
+/// Bytes of a brick's index entry: offset (u64), length (u64), CRC-32 (u32).
+pub const ENTRY_LEN: usize = 20;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct MrzHeader {
@@ -149,10 +150,27 @@ pub fn parts_with_checksums<P: AsRef<[u8]> + Sync>(
     if crcs.len() != payloads.len() {
         return parts(h, payloads);
     }
-    let total: usize = payloads.iter().map(|p| p.as_ref().len()).sum();
+    let entries: Vec<(u64, u32)> = payloads
+        .iter()
+        .zip(&crcs)
+        .map(|(p, &c)| (p.as_ref().len() as u64, c))
+        .collect();
+    let (head, index) = frame(h, &entries);
+    MrzParts {
+        head,
+        payloads,
+        index,
+    }
+}
+
+/// The header and the index of a file of header `h` whose payloads, in
+/// brick order, have the lengths and CRC-32s `entries`: what surrounds
+/// the payloads (written by MPI rank 0 while every rank writes its own).
+pub fn frame(h: &MrzHeader, entries: &[(u64, u32)]) -> (Vec<u8>, Vec<u8>) {
+    let total: u64 = entries.iter().map(|e| e.0).sum();
     let head_len = header_len(h.version);
     let mut out = Vec::with_capacity(head_len);
-    let index_offset = (head_len + total) as u64;
+    let index_offset = head_len as u64 + total;
     out.extend_from_slice(&MAGIC);
     out.extend_from_slice(&h.version.to_le_bytes());
     let (bk, bv) = h.bound.code();
@@ -173,7 +191,7 @@ pub fn parts_with_checksums<P: AsRef<[u8]> + Sync>(
     }
     out.extend_from_slice(&h.value_range.0.to_le_bytes());
     out.extend_from_slice(&h.value_range.1.to_le_bytes());
-    out.extend_from_slice(&(payloads.len() as u64).to_le_bytes());
+    out.extend_from_slice(&(entries.len() as u64).to_le_bytes());
     out.extend_from_slice(&index_offset.to_le_bytes());
     if h.version >= 8 {
         out.push(h.elem.code());
@@ -185,10 +203,9 @@ pub fn parts_with_checksums<P: AsRef<[u8]> + Sync>(
     let crc = crc32(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     debug_assert_eq!(out.len(), head_len);
-    let mut index = Vec::with_capacity(payloads.len() * ENTRY_LEN + 4);
+    let mut index = Vec::with_capacity(entries.len() * ENTRY_LEN + 4);
     let mut at = out.len() as u64;
-    for (p, crc) in payloads.iter().zip(&crcs) {
-        let len = p.as_ref().len() as u64;
+    for &(len, crc) in entries {
         index.extend_from_slice(&at.to_le_bytes());
         index.extend_from_slice(&len.to_le_bytes());
         index.extend_from_slice(&crc.to_le_bytes());
@@ -196,11 +213,7 @@ pub fn parts_with_checksums<P: AsRef<[u8]> + Sync>(
     }
     let crc = crc32(&index);
     index.extend_from_slice(&crc.to_le_bytes());
-    MrzParts {
-        head: out,
-        payloads,
-        index,
-    }
+    (out, index)
 }
 
 impl<P: AsRef<[u8]>> std::fmt::Debug for MrzParts<P> {

@@ -104,6 +104,32 @@ pub fn assemble<P: AsRef<[u8]> + Sync>(
     (parts.to_vec(), stats)
 }
 
+/// The header of a file of field `v` coded with `opts` (its value range,
+/// absolute bound and bricks as planned), at the version it needs.
+pub fn header_of(
+    v: FieldInfo,
+    opts: &CodecOptions,
+    range: (f64, f64),
+    e: f64,
+    grid: &BrickGrid,
+) -> MrzHeader {
+    let mut header = MrzHeader {
+        version: container::VERSION,
+        dtype: v.dtype,
+        ndim: v.ndim,
+        dims: v.dims,
+        transform: opts.transform,
+        bound: opts.bound,
+        abs_bound: e,
+        brick: grid.brick,
+        value_range: range,
+        elem: opts.elem.unwrap_or(Elem::of_dtype(v.dtype)),
+        axes: opts.axes.clone().unwrap_or_else(|| v.shape()),
+    };
+    header.version = header.needed_version();
+    header
+}
+
 /// `assemble` without joining the file: its parts, the payloads moved in
 /// with their checksums if taken (`stats`: each brick's largest error,
 /// squared error sum and outliers).
@@ -117,20 +143,7 @@ pub fn assemble_parts<P: AsRef<[u8]> + Sync>(
     stats: impl Iterator<Item = (f64, f64, usize)>,
 ) -> (container::MrzParts<P>, CodecStats) {
     let (lo, hi) = range;
-    let mut header = MrzHeader {
-        version: container::VERSION,
-        dtype: v.dtype,
-        ndim: v.ndim,
-        dims: v.dims,
-        transform: opts.transform,
-        bound: opts.bound,
-        abs_bound: e,
-        brick: grid.brick,
-        value_range: (lo, hi),
-        elem: opts.elem.unwrap_or(Elem::of_dtype(v.dtype)),
-        axes: opts.axes.clone().unwrap_or_else(|| v.shape()),
-    };
-    header.version = header.needed_version();
+    let header = header_of(v, opts, range, e, &grid);
     let parts = match crcs {
         Some(c) => container::parts_with_checksums(&header, payloads, c),
         None => container::parts(&header, payloads),
@@ -178,6 +191,27 @@ pub fn compress_view(
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<(Vec<u8>, CodecStats), CodecError> {
     let (range, e, grid) = plan_view(v, opts)?;
+    let coded = code_bricks(v, opts, e, grid.brick, progress)?;
+    Ok(assemble(v.info(), opts, range, e, grid, &coded))
+}
+
+/// The payloads (and each one's largest error, squared error sum and
+/// outliers) of every brick of `v` cut into bricks of `brick`, coded
+/// within `e` on every core, in brick order. A slab of whole brick layers
+/// of a larger field gives that field's payloads for those bricks: the
+/// bytes depend on a brick's values, extent and the bound only (MPI ranks
+/// code their slabs so).
+pub fn code_bricks(
+    v: FieldView,
+    opts: &CodecOptions,
+    e: f64,
+    brick: [usize; 3],
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<Vec<CodedBrick>, CodecError> {
+    let grid = BrickGrid {
+        dims: v.dims,
+        brick,
+    };
     let chunk_log = opts.rans_chunk_log()?;
     let done = std::sync::atomic::AtomicUsize::new(0);
     let scratch = ScratchPool::default();
@@ -207,7 +241,7 @@ pub fn compress_view(
             })
         })
         .collect::<Result<_, _>>()?;
-    Ok(assemble(v.info(), opts, range, e, grid, &coded))
+    Ok(coded)
 }
 
 /// A [start, end) range per axis [z, y, x] of a region to decode.

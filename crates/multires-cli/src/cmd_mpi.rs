@@ -1,0 +1,385 @@
+//! `compress --mpi` and `decompress --mpi`: one field across the ranks of
+//! `mpirun`, each rank a slab of whole brick layers, one file written by
+//! all of them with MPI-IO (crates/multires-mpi).
+use crate::cmd_codec::{codec_options, npy_elem, CompressArgs, DecompressArgs};
+use anyhow::{bail, Context, Result};
+use mpi::traits::*;
+use multires::codec::{self, DType, Elem, FieldView, MrzReader, Values, ValuesRef};
+use multires::io::{self, RawType};
+use multires_mpi::{agree, slab_of, MpiError, MpiFile};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+/// What a rank reads of the input: its shape, type and where its values start.
+struct Input {
+    shape: Vec<usize>,
+    dtype: DType,
+    offset: u64,
+}
+
+fn input_of(a: &CompressArgs) -> Result<Input> {
+    let p = &a.input;
+    match (a.raw, &a.shape) {
+        (Some(raw), Some(shape)) => Ok(Input {
+            shape: shape.clone(),
+            dtype: if raw == RawType::F32 {
+                DType::F32
+            } else {
+                DType::F64
+            },
+            offset: 0,
+        }),
+        (None, None) => {
+            let h = io::read_npy_header(p)?;
+            let dtype = if h.is_f32_c_order() {
+                DType::F32
+            } else if h.is_f64_c_order() {
+                DType::F64
+            } else {
+                bail!(
+                    "{}: --mpi reads little-endian C-order float32 or float64 .npy files (or raw with --raw and --shape); this one is {} ({})",
+                    p.display(),
+                    h.descr,
+                    if h.fortran_order { "Fortran order" } else { "C order" }
+                );
+            };
+            Ok(Input {
+                shape: h.shape.clone(),
+                dtype,
+                offset: h.data_offset,
+            })
+        }
+        _ => bail!("--mpi takes an .npy, or raw samples with both --raw and --shape"),
+    }
+}
+
+/// The rank's planes [z0, z1) of the coded field, read from the shared file.
+fn read_slab(
+    path: &Path,
+    inp: &Input,
+    coded: &[usize],
+    (z0, z1): (usize, usize),
+) -> Result<Values> {
+    // Planes along the split axis are contiguous: the axes before it are 1.
+    let dims = codec::FieldInfo::new(coded, inp.dtype)?.dims;
+    let plane: usize = dims[multires_mpi::split_axis(dims) + 1..].iter().product();
+    let size = inp.dtype.size();
+    let n = (z1 - z0) * plane;
+    let mut bytes = vec![0u8; n * size];
+    let f = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let at = inp.offset + (z0 * plane * size) as u64;
+    f.read_exact_at(&mut bytes, at).with_context(|| {
+        format!(
+            "{}: planes {z0}..{z1} ({} bytes at {at}) cannot be read: is the file as long as its shape says?",
+            path.display(),
+            bytes.len()
+        )
+    })?;
+    Ok(match inp.dtype {
+        DType::F32 => Values::F32(
+            bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+        ),
+        DType::F64 => Values::F64(
+            bytes
+                .chunks_exact(8)
+                .map(|b| f64::from_le_bytes(b.try_into().unwrap_or_default()))
+                .collect(),
+        ),
+    })
+}
+
+fn mpi_world() -> Result<mpi::environment::Universe> {
+    mpi::initialize()
+        .context("MPI could not be initialized (run under mpirun, with an MPI library installed)")
+}
+
+/// An error as every rank agrees on it (`agree`), for `?` in the driver.
+fn agreed<C: Communicator, T>(world: &C, r: Result<T>) -> Result<T> {
+    agree(world, r.map_err(|e| MpiError::Invalid(format!("{e:#}")))).map_err(anyhow::Error::from)
+}
+
+/// Ends an MPI command: a failing rank prints why, every rank waits for
+/// that (mpirun stops the others at the first nonzero exit, which could
+/// lose the message), and the ranks that failed end with status 1 after
+/// MPI is finalized.
+fn finish(universe: mpi::environment::Universe, r: Result<()>) -> Result<()> {
+    let world = universe.world();
+    if let Err(e) = &r {
+        if !matches!(
+            e.downcast_ref::<MpiError>(),
+            Some(MpiError::Elsewhere { .. })
+        ) {
+            eprintln!("error: {e:#}");
+        }
+    }
+    world.barrier();
+    drop(universe);
+    if r.is_err() {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+pub fn compress(a: CompressArgs) -> Result<()> {
+    let universe = mpi_world()?;
+    let r = compress_on(&universe.world(), a);
+    finish(universe, r)
+}
+
+pub fn decompress(a: &DecompressArgs) -> Result<()> {
+    let universe = mpi_world()?;
+    let r = decompress_on(&universe.world(), a);
+    finish(universe, r)
+}
+
+fn compress_on(world: &mpi::topology::SimpleCommunicator, a: CompressArgs) -> Result<()> {
+    let (rank, size) = (world.rank() as usize, world.size() as usize);
+    let out = a.output.clone().context("--output is required")?;
+    let prepared = (|| -> Result<_> {
+        if a.seed_thresholds.is_some() || a.plot.is_some() {
+            bail!("--mpi codes the field; --seed-thresholds and --plot run in one process");
+        }
+        if a.device == multires::backend::Device::Cuda || a.gpus.is_some() {
+            bail!("--mpi codes each rank's slab on its CPU cores; drop --device cuda and --gpus");
+        }
+        let inp = input_of(&a)?;
+        let coded = codec::coded_shape(&inp.shape)?;
+        let mut opts = codec_options(&a, coded.len())?;
+        if coded != inp.shape {
+            opts.axes = Some(inp.shape.clone());
+        }
+        opts.elem = npy_elem(&a)?;
+        if opts.elem.is_some() {
+            bail!("--mpi reads float32 and float64 fields; code integer fields in one process");
+        }
+        let info = codec::FieldInfo::new(&coded, inp.dtype)?;
+        let brick = multires_mpi::brick_of(info.dims, &opts)?;
+        let layers = multires_mpi::layers(info.dims, brick);
+        if layers < size {
+            bail!(
+                "the field has {layers} brick layers of {} planes along its first axis, fewer than the {size} ranks: run at most {layers} ranks, or give a thinner --brick",
+                brick[multires_mpi::split_axis(info.dims)]
+            );
+        }
+        Ok((inp, coded, opts, info, brick))
+    })();
+    let (inp, coded, opts, info, brick) = agreed(world, prepared)?;
+    let (z0, z1) = slab_of(info.dims, brick, rank, size);
+    let t_read = std::time::Instant::now();
+    // The slab's shape: the coded shape with its split axis cut to the slab.
+    let axis = multires_mpi::split_axis(info.dims) - (3 - coded.len());
+    let mut slab_shape = coded.clone();
+    slab_shape[axis] = z1 - z0;
+    let values = agreed(world, read_slab(&a.input, &inp, &coded, (z0, z1)))?;
+    let read_s = t_read.elapsed().as_secs_f64();
+    let view = match &values {
+        Values::F32(d) => FieldView::of(&slab_shape, ValuesRef::F32(d)),
+        Values::F64(d) => FieldView::of(&slab_shape, ValuesRef::F64(d)),
+    };
+    let view = agreed(world, view.map_err(anyhow::Error::from))?;
+    let run = multires_mpi::compress_slab(world, view, z0, &coded, &opts, &out)?;
+    let s = &run.stats;
+    let per_rank = format!(
+        "rank {rank}: planes {z0}..{z1}, {} bricks, {} payload bytes, read {:.3} s, coded {:.3} s, wrote {:.3} s",
+        run.bricks, run.payload_bytes, read_s, run.code_s, run.write_s
+    );
+    let lines = gather_lines(world, &per_rank);
+    if rank == 0 {
+        println!(
+            "compress --mpi: {:?} {} -> {} ({} bytes) on {size} ranks, bound {} (absolute {:.3e}): ratio {:.2}, max error {:.3e}, {} outliers stored",
+            inp.shape,
+            inp.dtype.name(),
+            out.display(),
+            s.bytes,
+            a.error_bound,
+            s.abs_bound,
+            s.ratio,
+            s.max_error,
+            s.outliers
+        );
+        for l in lines {
+            println!("  {l}");
+        }
+    }
+    Ok(())
+}
+
+/// Every rank's line, in rank order, on rank 0 (empty elsewhere).
+fn gather_lines<C: Communicator>(world: &C, line: &str) -> Vec<String> {
+    let bytes: Vec<u64> = line.bytes().map(u64::from).collect();
+    let all = multires_mpi::all_gather(world, &[bytes.len() as u64]);
+    let text = multires_mpi::all_gather(world, &bytes);
+    if world.rank() != 0 {
+        return Vec::new();
+    }
+    let mut at = 0usize;
+    all.iter()
+        .map(|&n| {
+            let s: String = text[at..at + n as usize]
+                .iter()
+                .map(|&b| b as u8 as char)
+                .collect();
+            at += n as usize;
+            s
+        })
+        .collect()
+}
+
+/// The bytes of an .npy header for `shape` of numpy type `descr`.
+fn npy_header(descr: &str, shape: &[usize]) -> Vec<u8> {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let tuple = if dims.len() == 1 {
+        format!("({},)", dims[0])
+    } else {
+        format!("({})", dims.join(", "))
+    };
+    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {tuple}}}");
+    // Version 1.0: a u16 length; the header padded with spaces to a
+    // multiple of 64 bytes, ending in a newline (as ndarray-npy writes it, so the file equals one process's).
+    let unpadded = 10 + dict.len() + 1;
+    dict.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
+    dict.push('\n');
+    let mut h = b"\x93NUMPY\x01\x00".to_vec();
+    h.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    h.extend_from_slice(dict.as_bytes());
+    h
+}
+
+fn decompress_on(world: &mpi::topology::SimpleCommunicator, a: &DecompressArgs) -> Result<()> {
+    let (rank, size) = (world.rank() as usize, world.size() as usize);
+    let prepared = (|| -> Result<_> {
+        if a.level > 0 || a.device == multires::backend::Device::Cuda || a.gpus.is_some() {
+            bail!("--mpi decodes slabs on the CPU at full resolution; drop --level, --device cuda and --gpus");
+        }
+        let ext = a
+            .output
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(|e| e.to_ascii_lowercase());
+        if ext.as_deref() != Some("npy") {
+            bail!("{}: --mpi writes an .npy", a.output.display());
+        }
+        Ok(())
+    })();
+    agreed(world, prepared)?;
+    let f = agreed(
+        world,
+        MpiFile::open(world, &a.input).map_err(anyhow::Error::from),
+    )?;
+    let name = a.input.display().to_string();
+    let mut r = agreed(
+        world,
+        f.reader()
+            .map_err(anyhow::Error::from)
+            .and_then(|rd| Ok(MrzReader::from_reader(Box::new(rd), &name)?)),
+    )?;
+    let h = r.header().clone();
+    let plain = h.shape() == h.coded_shape() || h.shape().len() == 1;
+    let region = match &a.region {
+        Some(s) if plain => {
+            Some(codec::parse_region(s, &h.coded_shape()).map_err(anyhow::Error::msg))
+        }
+        Some(_) => Some(Err(anyhow::anyhow!(
+            "--mpi --region takes 2-D and 3-D files"
+        ))),
+        None => None,
+    };
+    let region = agreed(world, region.transpose())?.unwrap_or(codec::full_region(h.dims));
+    let out_dims = region.map(|(s, e)| e - s);
+    let esize = h.elem.size();
+    // This rank's planes along the split axis: its slab of brick layers
+    // within the region (the region's planes before it are 1 deep).
+    let ax = multires_mpi::split_axis(h.dims);
+    let plane: usize = out_dims[ax + 1..].iter().product();
+    let (s0, s1) = slab_of(h.dims, h.brick, rank, size);
+    let (z0, z1) = (s0.max(region[ax].0), s1.min(region[ax].1));
+    let decoded = if z0 < z1 {
+        let mut mine = region;
+        mine[ax] = (z0, z1);
+        codec::decompress(&mut r, Some(mine), &|_| {})
+            .map(Some)
+            .map_err(anyhow::Error::from)
+    } else {
+        Ok(None)
+    };
+    let decoded = agreed(world, decoded)?;
+    let bytes = match decoded {
+        Some(v) => elem_bytes(v.data, h.elem),
+        None => Vec::new(),
+    };
+    let shape: Vec<usize> = if h.shape().len() == 1 {
+        vec![out_dims[2]]
+    } else if plain {
+        out_dims[3 - h.ndim..].to_vec()
+    } else {
+        h.shape()
+    };
+    let descr = match h.elem {
+        Elem::F32 => "<f4",
+        Elem::F64 => "<f8",
+        Elem::U8 => "|u1",
+        Elem::U16 => "<u2",
+        Elem::I16 => "<i2",
+        Elem::I32 => "<i4",
+    };
+    let head = npy_header(descr, &shape);
+    let part = multires_mpi::part_path(&a.output);
+    let at = head.len() as u64 + ((z0.max(region[ax].0) - region[ax].0) * plane * esize) as u64;
+    let written = (|| -> Result<(), MpiError> {
+        let f = MpiFile::create(world, &part)?;
+        let mut pieces: Vec<(u64, &[u8])> = vec![(at, &bytes)];
+        if rank == 0 {
+            pieces.push((0, &head));
+        }
+        f.write_all_at(world, &pieces)?;
+        f.close()
+    })();
+    if let Err(e) = agree(world, written) {
+        if rank == 0 {
+            let _ = std::fs::remove_file(&part);
+        }
+        return Err(e.into());
+    }
+    world.barrier();
+    if rank == 0 {
+        std::fs::rename(&part, &a.output)
+            .with_context(|| format!("renaming {} to {}", part.display(), a.output.display()))?;
+        println!(
+            "decompress --mpi: {} -> {} {:?} {} on {size} ranks",
+            a.input.display(),
+            a.output.display(),
+            shape,
+            h.elem.name()
+        );
+    }
+    world.barrier();
+    Ok(())
+}
+
+/// Decoded values as the little-endian bytes of the file's element type.
+fn elem_bytes(data: Values, elem: Elem) -> Vec<u8> {
+    let v = data.to_f64();
+    let int = |x: f64| codec::integer_value(x, elem);
+    match (elem, data) {
+        (Elem::F32, Values::F32(d)) => d.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        (Elem::F64, Values::F64(d)) => d.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        (Elem::F32, _) => v.iter().flat_map(|&x| (x as f32).to_le_bytes()).collect(),
+        (Elem::F64, _) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        (Elem::U8, _) => v.iter().map(|&x| int(x) as u8).collect(),
+        (Elem::U16, _) => v
+            .iter()
+            .flat_map(|&x| (int(x) as u16).to_le_bytes())
+            .collect(),
+        (Elem::I16, _) => v
+            .iter()
+            .flat_map(|&x| (int(x) as i16).to_le_bytes())
+            .collect(),
+        (Elem::I32, _) => v
+            .iter()
+            .flat_map(|&x| (int(x) as i32).to_le_bytes())
+            .collect(),
+    }
+}

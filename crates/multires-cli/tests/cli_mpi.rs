@@ -1,0 +1,199 @@
+//! `compress --mpi` and `decompress --mpi` under `mpirun` (Open MPI, ranks
+//! oversubscribed on this machine's cores): the files equal one process's
+//! byte for byte, on shapes whose slabs split unevenly; a rank that fails
+//! is named and leaves no file. Built with `--features mpi`.
+#![cfg(feature = "mpi")]
+mod common;
+use common::{fails_with, multires, ok};
+use ndarray::Dimension;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn mpirun(dir: &Path, ranks: usize, args: &[&str]) -> Output {
+    let have = Command::new("mpirun").arg("--version").output().is_ok();
+    assert!(
+        have,
+        "mpirun is missing: apt install openmpi-bin libopenmpi-dev (.ci/run does)"
+    );
+    Command::new("mpirun")
+        .args(["-np", &ranks.to_string(), "--oversubscribe"])
+        .arg(env!("CARGO_BIN_EXE_multires"))
+        .args(args)
+        .current_dir(dir)
+        // Containers and CI often run as root, which Open MPI refuses unless told.
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
+        .output()
+        .expect("run mpirun")
+}
+
+fn field(shape: &[usize], seed: u64) -> ndarray::ArrayD<f32> {
+    let mut s = seed;
+    ndarray::ArrayD::from_shape_fn(shape.to_vec(), |i| {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let noise = ((s >> 40) as f32 / (1u64 << 24) as f32) - 0.5;
+        let t: usize = i
+            .as_array_view()
+            .iter()
+            .enumerate()
+            .map(|(k, &v)| v * (k + 1))
+            .sum();
+        (t as f32 * 0.05).sin() * 10.0 + noise
+    })
+}
+
+#[test]
+fn mpi_files_equal_one_process_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // (shape, brick, ranks, bound): slabs of 4, 3 and 2 layers, uneven.
+    let cases: &[(&[usize], &str, usize, &str)] = &[
+        (&[50, 40, 30], "16", 2, "rel:1e-3"),
+        (&[50, 40, 30], "16", 3, "abs:0.01"),
+        (&[70, 33], "16", 3, "rel:1e-4"),
+        (&[33, 20, 17], "8,16,16", 4, "psnr:60"),
+    ];
+    for (i, (shape, brick, ranks, bound)) in cases.iter().enumerate() {
+        let mut x = field(shape, i as u64);
+        x.as_slice_mut().unwrap()[123] = f32::NAN;
+        let input = format!("x{i}.npy");
+        ndarray_npy::write_npy(d.join(&input), &x).unwrap();
+        let common = ["--brick", brick, "--error-bound", bound];
+        let one = [
+            &[
+                "compress",
+                input.as_str(),
+                "-o",
+                "one.mrz",
+                "--device",
+                "cpu",
+            ][..],
+            &common,
+        ]
+        .concat();
+        ok(&multires(d, &one));
+        let many = [
+            &["compress", "--mpi", input.as_str(), "-o", "many.mrz"][..],
+            &common,
+        ]
+        .concat();
+        let o = mpirun(d, *ranks, &many);
+        ok(&o);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains(&format!("on {ranks} ranks")), "{out}");
+        assert_eq!(
+            std::fs::read(d.join("one.mrz")).unwrap(),
+            std::fs::read(d.join("many.mrz")).unwrap(),
+            "{shape:?} on {ranks} ranks"
+        );
+        // Decoded by rank into one .npy: the file one process writes.
+        ok(&multires(
+            d,
+            &["decompress", "one.mrz", "-o", "one.npy", "--device", "cpu"],
+        ));
+        ok(&mpirun(
+            d,
+            *ranks,
+            &["decompress", "--mpi", "many.mrz", "-o", "many.npy"],
+        ));
+        assert_eq!(
+            std::fs::read(d.join("one.npy")).unwrap(),
+            std::fs::read(d.join("many.npy")).unwrap(),
+            "{shape:?} decoded on {ranks} ranks"
+        );
+        // A region read by rank: each rank its planes of it.
+        let region = if shape.len() == 3 {
+            "5:30,3:18,:"
+        } else {
+            "9:60,4:"
+        };
+        ok(&multires(
+            d,
+            &[
+                "decompress",
+                "one.mrz",
+                "-o",
+                "r1.npy",
+                "--region",
+                region,
+                "--device",
+                "cpu",
+            ],
+        ));
+        ok(&mpirun(
+            d,
+            *ranks,
+            &[
+                "decompress",
+                "--mpi",
+                "many.mrz",
+                "-o",
+                "r2.npy",
+                "--region",
+                region,
+            ],
+        ));
+        assert_eq!(
+            std::fs::read(d.join("r1.npy")).unwrap(),
+            std::fs::read(d.join("r2.npy")).unwrap(),
+            "{shape:?} region {region} on {ranks} ranks"
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("part"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_failing_rank_is_named_and_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Raw float32 samples for 50 planes of 40 x 30, but only 40 planes in
+    // the file: rank 0 reads planes 0..32, rank 1 32..50 fails.
+    let x = field(&[40, 40, 30], 7);
+    let bytes: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(d.join("short.f32"), bytes).unwrap();
+    let o = mpirun(
+        d,
+        2,
+        &[
+            "compress",
+            "--mpi",
+            "short.f32",
+            "--raw",
+            "f32",
+            "--shape",
+            "50,40,30",
+            "-o",
+            "out.mrz",
+            "--brick",
+            "16",
+        ],
+    );
+    fails_with(&o, "rank 1 of 2 failed");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("planes 32..50"), "{err}");
+    let names: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["short.f32"], "{names:?}");
+    // More ranks than brick layers: said before anything is read.
+    ndarray_npy::write_npy(d.join("thin.npy"), &field(&[20, 8, 8], 1)).unwrap();
+    let o = mpirun(
+        d,
+        3,
+        &[
+            "compress", "--mpi", "thin.npy", "-o", "t.mrz", "--brick", "16",
+        ],
+    );
+    fails_with(&o, "at most 2 ranks");
+    assert!(!d.join("t.mrz").exists());
+}
