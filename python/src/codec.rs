@@ -234,16 +234,7 @@ impl MrzFileCore {
     ) -> PyResult<(Bound<'py, PyAny>, Vec<Vec<usize>>)> {
         let mut r = self.reader.lock().unwrap_or_else(|p| p.into_inner());
         let h = r.header().clone();
-        if starts.len() != h.ndim || stops.len() != h.ndim {
-            return Err(value_err(format!(
-                "a region of this file has {} axes",
-                h.ndim
-            )));
-        }
-        let mut region = codec::full_region(h.dims);
-        for k in 0..h.ndim {
-            region[3 - h.ndim + k] = (starts[k], stops[k]);
-        }
+        let region = region_of(&h, &starts, &stops)?;
         let reader: &mut MrzReader = &mut r;
         let (v, pos) = crate::run(py, || {
             codec::decompress_coarse(reader, Some(region), level, &|_| {})
@@ -266,25 +257,32 @@ impl MrzFileCore {
     ) -> PyResult<Bound<'py, PyAny>> {
         let mut r = self.reader.lock().unwrap_or_else(|p| p.into_inner());
         let h = r.header().clone();
-        if starts.len() != h.ndim || stops.len() != h.ndim {
-            return Err(value_err(format!(
-                "a region of this file has {} axes",
-                h.ndim
-            )));
-        }
-        let mut region = codec::full_region(h.dims);
-        for k in 0..h.ndim {
-            let ax = 3 - h.ndim + k;
-            if starts[k] > stops[k] || stops[k] > h.dims[ax] {
-                return Err(value_err(format!(
-                    "axis {k}: {}:{} is not inside 0:{}",
-                    starts[k], stops[k], h.dims[ax]
-                )));
-            }
-            region[ax] = (starts[k], stops[k]);
-        }
+        let region = region_of(&h, &starts, &stops)?;
         decode(py, &mut r, Some(region))
     }
+}
+
+/// The box [start, stop) per axis of the coded shape of a file of header
+/// `h`, checked against it.
+fn region_of(h: &codec::MrzHeader, starts: &[usize], stops: &[usize]) -> PyResult<Region> {
+    if starts.len() != h.ndim || stops.len() != h.ndim {
+        return Err(value_err(format!(
+            "a region of this file has {} axes",
+            h.ndim
+        )));
+    }
+    let mut region = codec::full_region(h.dims);
+    for k in 0..h.ndim {
+        let ax = 3 - h.ndim + k;
+        if starts[k] > stops[k] || stops[k] > h.dims[ax] {
+            return Err(value_err(format!(
+                "axis {k}: {}:{} is not inside 0:{}",
+                starts[k], stops[k], h.dims[ax]
+            )));
+        }
+        region[ax] = (starts[k], stops[k]);
+    }
+    Ok(region)
 }
 
 /// Writes bytes to `path` through a temporary file renamed into place, so

@@ -929,19 +929,11 @@ pub fn decompress(a: DecompressArgs) -> Result<()> {
         );
     }
     if ext.as_deref() == Some("png") {
-        let (lo, hi) = h.value_range;
-        let span = (hi - lo).max(1e-300);
-        let grey: Vec<u8> = data
-            .to_f64()
-            .iter()
-            .map(|&x| ((x - lo) / span * 255.0).round().clamp(0.0, 255.0) as u8)
-            .collect();
-        io::write_png(
+        write_grey_png(
             &a.output,
-            &grey,
-            out_shape[1] as u32,
-            out_shape[0] as u32,
-            image::ColorType::L8,
+            &data,
+            (out_shape[0], out_shape[1]),
+            h.value_range,
         )?;
     } else {
         write_elem_npy(&a.output, &out_shape, data, h.elem)?;
@@ -979,20 +971,11 @@ fn decompress_level(
     let secs = t.elapsed().as_secs_f64();
     let out_shape: Vec<usize> = pos[3 - shape.len()..].iter().map(|p| p.len()).collect();
     if ext == Some("png") {
-        let (lo, hi) = h.value_range;
-        let span = (hi - lo).max(1e-300);
-        let grey: Vec<u8> = v
-            .data
-            .to_f64()
-            .iter()
-            .map(|&x| ((x - lo) / span * 255.0).round().clamp(0.0, 255.0) as u8)
-            .collect();
-        io::write_png(
+        write_grey_png(
             &a.output,
-            &grey,
-            out_shape[1] as u32,
-            out_shape[0] as u32,
-            image::ColorType::L8,
+            &v.data,
+            (out_shape[0], out_shape[1]),
+            h.value_range,
         )?;
     } else {
         write_elem_npy(&a.output, &out_shape, v.data, h.elem)?;
@@ -1022,6 +1005,24 @@ fn decompress_level(
             .map(|p| p.iter().take(3).copied().collect::<Vec<_>>())
             .collect::<Vec<_>>()
     );
+    Ok(())
+}
+
+/// A 2-D field of `rows` x `cols` as a grey PNG, black to white over the
+/// stored value range `(lo, hi)`.
+fn write_grey_png(
+    path: &Path,
+    data: &Values,
+    (rows, cols): (usize, usize),
+    (lo, hi): (f64, f64),
+) -> Result<()> {
+    let span = (hi - lo).max(1e-300);
+    let grey: Vec<u8> = data
+        .to_f64()
+        .iter()
+        .map(|&x| ((x - lo) / span * 255.0).round().clamp(0.0, 255.0) as u8)
+        .collect();
+    io::write_png(path, &grey, cols as u32, rows as u32, image::ColorType::L8)?;
     Ok(())
 }
 
