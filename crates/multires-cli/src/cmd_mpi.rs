@@ -383,3 +383,201 @@ fn elem_bytes(data: Values, elem: Elem) -> Vec<u8> {
             .collect(),
     }
 }
+
+pub fn fir(a: crate::cmd_fir::FirArgs) -> Result<()> {
+    let universe = mpi_world()?;
+    let r = fir_on(&universe.world(), &a);
+    finish(universe, r)
+}
+
+/// A real 1-D signal's length, its sample type and where its samples start.
+fn signal_input(path: &Path, raw: Option<RawType>) -> Result<(usize, DType, u64)> {
+    match raw {
+        Some(t) => {
+            let size = if t == RawType::F32 { 4 } else { 8 };
+            let len = std::fs::metadata(path)
+                .with_context(|| format!("cannot read {}", path.display()))?
+                .len();
+            Ok((
+                (len / size) as usize,
+                if t == RawType::F32 {
+                    DType::F32
+                } else {
+                    DType::F64
+                },
+                0,
+            ))
+        }
+        None => {
+            let h = io::read_npy_header(path)?;
+            let dtype = if h.is_f32_c_order() {
+                DType::F32
+            } else if h.is_f64_c_order() {
+                DType::F64
+            } else {
+                bail!("{}: --mpi reads 1-D float32 or float64 .npy signals (or raw with --raw); this one is {}", path.display(), h.descr);
+            };
+            if h.shape.len() != 1 {
+                bail!(
+                    "{}: --mpi filters one 1-D signal; this array has shape {:?}",
+                    path.display(),
+                    h.shape
+                );
+            }
+            Ok((h.shape[0], dtype, h.data_offset))
+        }
+    }
+}
+
+/// Samples [a, b) of a shared signal file, as float64.
+fn read_samples(
+    path: &Path,
+    (dtype, offset): (DType, u64),
+    (a, b): (usize, usize),
+) -> Result<Vec<f64>> {
+    let size = dtype.size();
+    let mut bytes = vec![0u8; (b - a) * size];
+    let f = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let at = offset + (a * size) as u64;
+    f.read_exact_at(&mut bytes, at)
+        .with_context(|| format!("{}: samples {a}..{b} cannot be read", path.display()))?;
+    Ok(match dtype {
+        DType::F32 => bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64)
+            .collect(),
+        DType::F64 => bytes
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap_or_default()))
+            .collect(),
+    })
+}
+
+fn fir_on(world: &mpi::topology::SimpleCommunicator, a: &crate::cmd_fir::FirArgs) -> Result<()> {
+    use multires::fir::{FilterBank, FirMode, FirOptions, FirValues};
+    use multires::io::Matrix;
+    let (rank, size) = (world.rank() as usize, world.size() as usize);
+    let prepared = (|| -> Result<_> {
+        if a.stream || a.explain {
+            bail!("--mpi splits the signal over the ranks; drop --stream and --explain");
+        }
+        if a.post == multires::fir::FirPost::Derivative {
+            bail!("--post derivative takes one-sided differences at the signal's two ends; on ranks use none, power or magnitude");
+        }
+        if a.device == multires::backend::Device::Cuda {
+            bail!("--mpi filters on each rank's CPU cores; drop --device cuda");
+        }
+        if a.output.extension().and_then(|e| e.to_str()) != Some("npy") {
+            bail!("{}: --mpi writes an .npy", a.output.display());
+        }
+        let bank = match io::read_matrix(&a.filters).context("reading --filters")? {
+            Matrix::Real(m) => FilterBank::Real(m),
+            Matrix::Complex(m) => FilterBank::Complex(m),
+        };
+        let (n, dtype, offset) = signal_input(&a.input, a.raw)?;
+        Ok((bank, n, dtype, offset))
+    })();
+    let (bank, n, dtype, offset) = agreed(world, prepared)?;
+    let (f, m) = match &bank {
+        FilterBank::Real(h) => h.dim(),
+        FilterBank::Complex(h) => h.dim(),
+    };
+    // numpy.convolve's output: the full convolution's columns from `off`.
+    let (lo, hi) = (n.min(m), n.max(m));
+    let (len, off) = match a.mode {
+        FirMode::Full => (n + m - 1, 0),
+        FirMode::Same => (hi, (lo - 1) / 2),
+        FirMode::Valid => (hi - lo + 1, lo - 1),
+    };
+    // This rank's output columns [c0, c1), and the samples they reach:
+    // column c is the full convolution's c + off, of samples c + off - (m - 1) ..= c + off.
+    let (c0, c1) = (len * rank / size, len * (rank + 1) / size);
+    let (s0, s1) = ((c0 + off).saturating_sub(m - 1).min(n), (c1 + off).min(n));
+    let opts = FirOptions {
+        mode: FirMode::Full,
+        post: a.post,
+        algorithm: a.algorithm,
+        allow_nonfinite: a.allow_nonfinite,
+        memory_limit: None,
+    };
+    let t = std::time::Instant::now();
+    let computed = (|| -> Result<Option<FirValues>> {
+        if c0 == c1 || s0 >= s1 {
+            return Ok(None);
+        }
+        let x = read_samples(&a.input, (dtype, offset), (s0, s1))?;
+        Ok(Some(
+            multires::fir::fir(&multires::signal::Signal::real(x), &bank, &opts)?.0,
+        ))
+    })();
+    let y = agreed(world, computed)?;
+    let secs = t.elapsed().as_secs_f64();
+    let complex = matches!(bank, FilterBank::Complex(_)) && a.post == multires::fir::FirPost::None;
+    let esize = if complex { 16 } else { 8 };
+    // Row r of the output, this rank's columns: the segment's full
+    // convolution from column c0 + off - s0.
+    let from = (c0 + off).saturating_sub(s0);
+    let rows: Vec<Vec<u8>> = (0..f)
+        .map(|r| {
+            let mut row = Vec::with_capacity((c1 - c0) * esize);
+            for c in 0..c1 - c0 {
+                let i = from + c;
+                match &y {
+                    Some(FirValues::Real(v)) => {
+                        row.extend_from_slice(&v.get((r, i)).copied().unwrap_or(0.0).to_le_bytes())
+                    }
+                    Some(FirValues::Complex(v)) => {
+                        let z = v.get((r, i)).copied().unwrap_or_default();
+                        row.extend_from_slice(&z.re.to_le_bytes());
+                        row.extend_from_slice(&z.im.to_le_bytes());
+                    }
+                    None if complex => row.extend_from_slice(&[0u8; 16]),
+                    None => row.extend_from_slice(&0f64.to_le_bytes()),
+                }
+            }
+            row
+        })
+        .collect();
+    let head = npy_header(if complex { "<c16" } else { "<f8" }, &[f, len]);
+    let part = multires_mpi::part_path(&a.output);
+    let written = (|| -> Result<(), MpiError> {
+        let file = MpiFile::create(world, &part)?;
+        let mut pieces: Vec<(u64, &[u8])> = rows
+            .iter()
+            .enumerate()
+            .map(|(r, row)| {
+                (
+                    head.len() as u64 + ((r * len + c0) * esize) as u64,
+                    row.as_slice(),
+                )
+            })
+            .collect();
+        if rank == 0 {
+            pieces.push((0, &head));
+        }
+        file.write_all_at(world, &pieces)?;
+        file.close()
+    })();
+    if let Err(e) = agree(world, written) {
+        if rank == 0 {
+            let _ = std::fs::remove_file(&part);
+        }
+        return Err(e.into());
+    }
+    world.barrier();
+    let line = format!("rank {rank}: columns {c0}..{c1} from samples {s0}..{s1} in {secs:.3} s");
+    let lines = gather_lines(world, &line);
+    if rank == 0 {
+        std::fs::rename(&part, &a.output)
+            .with_context(|| format!("renaming {} to {}", part.display(), a.output.display()))?;
+        eprintln!(
+            "fir --mpi: {n} samples x {f} filters of {m} taps -> {} ({f} x {len}) on {size} ranks",
+            a.output.display()
+        );
+        for l in lines {
+            eprintln!("  {l}");
+        }
+    }
+    world.barrier();
+    Ok(())
+}

@@ -166,6 +166,8 @@ fn run(cli: Cli) -> Result<()> {
         Command::Icwt(a) => cmd_icwt::run(*a),
         Command::Ssq(a) => cmd_ssq::ssq(*a),
         Command::Coherence(a) => cmd_coherence::coherence(*a),
+        #[cfg(feature = "mpi")]
+        Command::Fir(a) if a.mpi => cmd_mpi::fir(a),
         Command::Fir(a) => cmd_fir::fir(a),
         Command::Bench(a) => bench::bench(a),
         Command::Wavedec(a) => cmd_dwt::wavedec(*a),

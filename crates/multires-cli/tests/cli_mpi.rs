@@ -197,3 +197,77 @@ fn a_failing_rank_is_named_and_leaves_no_file() {
     fails_with(&o, "at most 2 ranks");
     assert!(!d.join("t.mrz").exists());
 }
+
+#[test]
+fn fir_over_ranks_equals_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let x = field(&[10007], 3);
+    let x64 = x.mapv(f64::from);
+    ndarray_npy::write_npy(d.join("x.npy"), &x64).unwrap();
+    ndarray_npy::write_npy(d.join("x32.npy"), &x).unwrap();
+    let real = field(&[5, 129], 4).mapv(f64::from);
+    ndarray_npy::write_npy(d.join("h.npy"), &real).unwrap();
+    let c = ndarray::Array2::from_shape_fn((3, 64), |(i, j)| {
+        num_complex::Complex64::new(
+            ((i * 64 + j) as f64 * 0.3).sin(),
+            ((i + j) as f64 * 0.7).cos(),
+        )
+    });
+    ndarray_npy::write_npy(d.join("hc.npy"), &c).unwrap();
+    for input in ["x.npy", "x32.npy"] {
+        for bank in ["h.npy", "hc.npy"] {
+            for (mode, post, ranks) in [
+                ("full", "none", 2),
+                ("same", "power", 3),
+                ("valid", "magnitude", 4),
+            ] {
+                let flags = [
+                    "--filters",
+                    bank,
+                    "--mode",
+                    mode,
+                    "--post",
+                    post,
+                    "--algorithm",
+                    "direct",
+                ];
+                ok(&multires(
+                    d,
+                    &[
+                        &["fir", input, "-o", "one.npy", "--device", "cpu"][..],
+                        &flags,
+                    ]
+                    .concat(),
+                ));
+                ok(&mpirun(
+                    d,
+                    ranks,
+                    &[&["fir", "--mpi", input, "-o", "many.npy"][..], &flags].concat(),
+                ));
+                assert_eq!(
+                    std::fs::read(d.join("one.npy")).unwrap(),
+                    std::fs::read(d.join("many.npy")).unwrap(),
+                    "{input} {bank} {mode} {post} on {ranks} ranks"
+                );
+            }
+        }
+    }
+    let o = mpirun(
+        d,
+        2,
+        &[
+            "fir",
+            "--mpi",
+            "x.npy",
+            "--filters",
+            "h.npy",
+            "-o",
+            "d.npy",
+            "--post",
+            "derivative",
+        ],
+    );
+    fails_with(&o, "one-sided differences");
+    assert!(!d.join("d.npy").exists());
+}
