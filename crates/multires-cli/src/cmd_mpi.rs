@@ -581,3 +581,143 @@ fn fir_on(world: &mpi::topology::SimpleCommunicator, a: &crate::cmd_fir::FirArgs
     world.barrier();
     Ok(())
 }
+
+pub fn cwt(a: crate::cmd_cwt::CwtArgs) -> Result<()> {
+    let universe = mpi_world()?;
+    let r = cwt_on(&universe.world(), &a);
+    finish(universe, r)
+}
+
+fn cwt_on(world: &mpi::topology::SimpleCommunicator, a: &crate::cmd_cwt::CwtArgs) -> Result<()> {
+    use multires::cwt::CwtValues;
+    use multires::{Boundary, CwtPlan, Signal};
+    let (rank, size) = (world.rank() as usize, world.size() as usize);
+    let t = &a.transform;
+    let prepared = (|| -> Result<_> {
+        if a.plot.is_some() || a.coi_out.is_some() || a.stream || t.explain {
+            bail!("--mpi writes the coefficients; drop --plot, --coi-out, --stream and --explain (one process writes those)");
+        }
+        if t.device == multires::backend::Device::Cuda {
+            bail!("--mpi computes on each rank's CPU cores; drop --device cuda");
+        }
+        if t.boundary != Boundary::Zero || t.oversample != 1 {
+            bail!("--mpi takes zero boundaries and no --oversample (the other extensions need the whole signal's ends)");
+        }
+        if a.output.extension().and_then(|e| e.to_str()) != Some("npy") {
+            bail!("{}: --mpi writes an .npy", a.output.display());
+        }
+        let (n, dtype, offset) = signal_input(&a.input, a.raw)?;
+        let options = crate::cmd_cwt::build_options(t, &Signal::real(Vec::new()))?;
+        if options.half.is_some() {
+            bail!("--mpi writes float32/float64 or complex coefficients; drop --output-dtype f16/bf16");
+        }
+        // The whole signal's plan: its masks' reach and columns.
+        let whole = CwtPlan::new(options.clone(), n, false)?;
+        Ok((
+            n,
+            dtype,
+            offset,
+            options,
+            whole.halo(),
+            whole.columns(),
+            whole.output_dtype(),
+        ))
+    })();
+    let (n, dtype, offset, options, halo, cols, out_dtype) = agreed(world, prepared)?;
+    let hop = options.hop.max(1);
+    let rows = options.scales.len();
+    let (c0, c1) = (cols * rank / size, cols * (rank + 1) / size);
+    // Samples from a whole number of hops before the first column, as far
+    // as the widest mask reaches, so the segment's columns fall on the
+    // whole signal's.
+    let s0 = (c0 * hop).saturating_sub(halo.div_ceil(hop) * hop);
+    let s1 = if c1 > c0 {
+        ((c1 - 1) * hop + halo + 1).min(n)
+    } else {
+        s0
+    };
+    let t0 = std::time::Instant::now();
+    let computed = (|| -> Result<Option<CwtValues>> {
+        if c1 == c0 {
+            return Ok(None);
+        }
+        let x = read_samples(&a.input, (dtype, offset), (s0, s1))?;
+        let plan = CwtPlan::new(options.clone(), s1 - s0, false)?;
+        let mut values = CwtValues::zeroed_for(&plan);
+        plan.execute_into(&Signal::real(x), &mut values, None)?;
+        Ok(Some(values))
+    })();
+    let values = agreed(world, computed)?;
+    let secs = t0.elapsed().as_secs_f64();
+    let j0 = (c0 * hop - s0) / hop;
+    let (descr, esize) = match out_dtype {
+        "complex128" => ("<c16", 16),
+        "complex64" => ("<c8", 8),
+        "float64" => ("<f8", 8),
+        _ => ("<f4", 4),
+    };
+    let row_bytes = |r: usize| -> Vec<u8> {
+        let cols = j0..j0 + (c1 - c0);
+        match &values {
+            None => Vec::new(),
+            Some(CwtValues::Complex64(v)) => cols
+                .flat_map(|j| {
+                    let z = v[(r, j)];
+                    [z.re.to_le_bytes(), z.im.to_le_bytes()].concat()
+                })
+                .collect(),
+            Some(CwtValues::Complex32(v)) => cols
+                .flat_map(|j| {
+                    let z = v[(r, j)];
+                    [z.re.to_le_bytes(), z.im.to_le_bytes()].concat()
+                })
+                .collect(),
+            Some(CwtValues::Real64(v)) => cols.flat_map(|j| v[(r, j)].to_le_bytes()).collect(),
+            Some(CwtValues::Real32(v)) => cols.flat_map(|j| v[(r, j)].to_le_bytes()).collect(),
+            Some(CwtValues::Half(v, _)) => cols.flat_map(|j| v[(r, j)].to_le_bytes()).collect(),
+        }
+    };
+    let bytes: Vec<Vec<u8>> = (0..rows).map(row_bytes).collect();
+    let head = npy_header(descr, &[rows, cols]);
+    let part = multires_mpi::part_path(&a.output);
+    let written = (|| -> Result<(), MpiError> {
+        let file = MpiFile::create(world, &part)?;
+        let mut pieces: Vec<(u64, &[u8])> = bytes
+            .iter()
+            .enumerate()
+            .map(|(r, b)| {
+                (
+                    head.len() as u64 + ((r * cols + c0) * esize) as u64,
+                    b.as_slice(),
+                )
+            })
+            .collect();
+        if rank == 0 {
+            pieces.push((0, &head));
+        }
+        file.write_all_at(world, &pieces)?;
+        file.close()
+    })();
+    if let Err(e) = agree(world, written) {
+        if rank == 0 {
+            let _ = std::fs::remove_file(&part);
+        }
+        return Err(e.into());
+    }
+    world.barrier();
+    let line = format!("rank {rank}: columns {c0}..{c1} from samples {s0}..{s1} in {secs:.3} s");
+    let lines = gather_lines(world, &line);
+    if rank == 0 {
+        std::fs::rename(&part, &a.output)
+            .with_context(|| format!("renaming {} to {}", part.display(), a.output.display()))?;
+        eprintln!(
+            "cwt --mpi: {n} samples x {rows} scales -> {} ({rows} x {cols} {out_dtype}) on {size} ranks",
+            a.output.display()
+        );
+        for l in lines {
+            eprintln!("  {l}");
+        }
+    }
+    world.barrier();
+    Ok(())
+}

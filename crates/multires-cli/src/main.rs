@@ -162,6 +162,8 @@ fn run(cli: Cli) -> Result<()> {
     }
     match cli.command {
         Command::Demo(a) => cmd_cwt::demo(a),
+        #[cfg(feature = "mpi")]
+        Command::Cwt(a) if a.mpi => cmd_mpi::cwt(*a),
         Command::Cwt(a) => cmd_cwt::cwt(*a),
         Command::Icwt(a) => cmd_icwt::run(*a),
         Command::Ssq(a) => cmd_ssq::ssq(*a),

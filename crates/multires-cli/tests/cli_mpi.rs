@@ -271,3 +271,75 @@ fn fir_over_ranks_equals_one_process() {
     fails_with(&o, "one-sided differences");
     assert!(!d.join("d.npy").exists());
 }
+
+#[test]
+fn cwt_over_ranks_equals_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ndarray_npy::write_npy(d.join("x.npy"), &field(&[6007], 5).mapv(f64::from)).unwrap();
+    let cases: &[(&[&str], usize)] = &[
+        (&["--wavelet", "cmor1.5-1.0", "--scales-log", "1:120:12"], 2),
+        (
+            &[
+                "--wavelet",
+                "morl",
+                "--scales",
+                "1:40",
+                "--output-kind",
+                "power",
+                "--hop",
+                "3",
+            ],
+            3,
+        ),
+        (
+            &[
+                "--wavelet",
+                "mexh",
+                "--scales-log",
+                "2:60:8",
+                "--output-kind",
+                "magnitude",
+                "--precision",
+                "f32",
+            ],
+            4,
+        ),
+    ];
+    for (flags, ranks) in cases {
+        let flags = [*flags, &["--algorithm", "direct"][..]].concat();
+        ok(&multires(
+            d,
+            &[
+                &["cwt", "x.npy", "-o", "one.npy", "--device", "cpu"][..],
+                &flags,
+            ]
+            .concat(),
+        ));
+        ok(&mpirun(
+            d,
+            *ranks,
+            &[&["cwt", "--mpi", "x.npy", "-o", "many.npy"][..], &flags].concat(),
+        ));
+        assert_eq!(
+            std::fs::read(d.join("one.npy")).unwrap(),
+            std::fs::read(d.join("many.npy")).unwrap(),
+            "{flags:?} on {ranks} ranks"
+        );
+    }
+    let o = mpirun(
+        d,
+        2,
+        &[
+            "cwt",
+            "--mpi",
+            "x.npy",
+            "-o",
+            "b.npy",
+            "--boundary",
+            "reflect",
+        ],
+    );
+    fails_with(&o, "zero boundaries");
+    assert!(!d.join("b.npy").exists());
+}
