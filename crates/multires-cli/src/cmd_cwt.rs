@@ -45,8 +45,9 @@ pub struct CwtArgs {
     /// CHUNK / hop columns).
     #[arg(long, default_value_t = 1 << 20, value_name = "SAMPLES")]
     pub chunk: usize,
-    /// Under mpirun: every rank computes its columns from its segment of the
-    /// signal with the widest mask's reach, on its CPU cores, and all write
+    /// Under mpirun: every rank computes its columns from its block of the
+    /// signal and the halo its neighbours send (the widest mask's reach), on
+    /// its CPU cores, and all write
     /// the one .npy together (MPI-IO); with --algorithm direct the values
     /// equal one process's bit for bit. Zero boundaries, no --oversample.
     #[cfg(feature = "mpi")]

@@ -50,7 +50,8 @@ pub struct FirArgs {
     #[arg(long, default_value_t = 1 << 20, value_name = "SAMPLES")]
     pub chunk: usize,
     /// Under mpirun: every rank computes its columns of the output from its
-    /// segment of the input (with the filters' reach) on its CPU cores, and
+    /// block of the input and the halo the other ranks send (the filters'
+    /// reach) on its CPU cores, and
     /// all write the one .npy together (MPI-IO); with --algorithm direct the
     /// values equal one process's bit for bit.
     #[cfg(feature = "mpi")]

@@ -453,6 +453,58 @@ fn read_samples(
     })
 }
 
+/// Samples [a, b) of a shared signal of `n` samples on every rank, `need`
+/// giving each rank's range: each rank reads only its own block (an even
+/// split) from the file, and the halos move between ranks in one
+/// all-to-all exchange (a rank's range may reach past its neighbours'
+/// blocks; the exchange takes the samples from whichever rank holds them).
+fn exchange_segment<C: Communicator>(
+    world: &C,
+    path: &Path,
+    (dtype, offset): (DType, u64),
+    n: usize,
+    need: &dyn Fn(usize) -> (usize, usize),
+) -> Result<Vec<f64>> {
+    let (rank, size) = (world.rank() as usize, world.size() as usize);
+    let block = |r: usize| (n * r / size, n * (r + 1) / size);
+    let (o0, o1) = block(rank);
+    let own = agreed(world, read_samples(path, (dtype, offset), (o0, o1)))?;
+    let overlap = |(a, b): (usize, usize), (c, d): (usize, usize)| (a.max(c), b.min(d));
+    let count = |(a, b): (usize, usize)| -> Result<i32> {
+        i32::try_from(b.saturating_sub(a)).map_err(|_| {
+            anyhow::anyhow!("more than 2^31 samples move between two ranks: run more ranks")
+        })
+    };
+    let mut send = Vec::new();
+    let (mut scount, mut rcount) = (Vec::with_capacity(size), Vec::with_capacity(size));
+    for r in 0..size {
+        let (a, b) = overlap((o0, o1), need(r));
+        if a < b {
+            send.extend_from_slice(&own[a - o0..b - o0]);
+        }
+        scount.push(count((a, b))?);
+        rcount.push(count(overlap(block(r), need(rank)))?);
+    }
+    let displs = |c: &[i32]| -> Vec<i32> {
+        c.iter()
+            .scan(0i32, |acc, &x| {
+                let d = *acc;
+                *acc += x;
+                Some(d)
+            })
+            .collect()
+    };
+    let (sd, rd) = (displs(&scount), displs(&rcount));
+    let total: i32 = rcount.iter().sum();
+    let mut recv = vec![0f64; total as usize];
+    {
+        let sp = mpi::datatype::Partition::new(&send[..], &scount[..], &sd[..]);
+        let mut rp = mpi::datatype::PartitionMut::new(&mut recv[..], &rcount[..], &rd[..]);
+        world.all_to_all_varcount_into(&sp, &mut rp);
+    }
+    Ok(recv)
+}
+
 fn fir_on(world: &mpi::topology::SimpleCommunicator, a: &crate::cmd_fir::FirArgs) -> Result<()> {
     use multires::fir::{FilterBank, FirMode, FirOptions, FirValues};
     use multires::io::Matrix;
@@ -491,8 +543,16 @@ fn fir_on(world: &mpi::topology::SimpleCommunicator, a: &crate::cmd_fir::FirArgs
     };
     // This rank's output columns [c0, c1), and the samples they reach:
     // column c is the full convolution's c + off, of samples c + off - (m - 1) ..= c + off.
+    let reach = |r: usize| {
+        let (c0, c1) = (len * r / size, len * (r + 1) / size);
+        if c0 == c1 {
+            return (0, 0);
+        }
+        ((c0 + off).saturating_sub(m - 1).min(n), (c1 + off).min(n))
+    };
     let (c0, c1) = (len * rank / size, len * (rank + 1) / size);
-    let (s0, s1) = ((c0 + off).saturating_sub(m - 1).min(n), (c1 + off).min(n));
+    let (s0, s1) = reach(rank);
+    let segment = exchange_segment(world, &a.input, (dtype, offset), n, &reach)?;
     let opts = FirOptions {
         mode: FirMode::Full,
         post: a.post,
@@ -505,9 +565,8 @@ fn fir_on(world: &mpi::topology::SimpleCommunicator, a: &crate::cmd_fir::FirArgs
         if c0 == c1 || s0 >= s1 {
             return Ok(None);
         }
-        let x = read_samples(&a.input, (dtype, offset), (s0, s1))?;
         Ok(Some(
-            multires::fir::fir(&multires::signal::Signal::real(x), &bank, &opts)?.0,
+            multires::fir::fir(&multires::signal::Signal::real(segment), &bank, &opts)?.0,
         ))
     })();
     let y = agreed(world, computed)?;
@@ -626,25 +685,28 @@ fn cwt_on(world: &mpi::topology::SimpleCommunicator, a: &crate::cmd_cwt::CwtArgs
     let (n, dtype, offset, options, halo, cols, out_dtype) = agreed(world, prepared)?;
     let hop = options.hop.max(1);
     let rows = options.scales.len();
-    let (c0, c1) = (cols * rank / size, cols * (rank + 1) / size);
-    // Samples from a whole number of hops before the first column, as far
-    // as the widest mask reaches, so the segment's columns fall on the
-    // whole signal's.
-    let s0 = (c0 * hop).saturating_sub(halo.div_ceil(hop) * hop);
-    let s1 = if c1 > c0 {
-        ((c1 - 1) * hop + halo + 1).min(n)
-    } else {
-        s0
+    // Rank r's samples: from a whole number of hops before its first
+    // column, as far as the widest mask reaches, so the segment's columns
+    // fall on the whole signal's.
+    let reach = |r: usize| {
+        let (c0, c1) = (cols * r / size, cols * (r + 1) / size);
+        if c0 == c1 {
+            return (0, 0);
+        }
+        let s0 = (c0 * hop).saturating_sub(halo.div_ceil(hop) * hop);
+        (s0, ((c1 - 1) * hop + halo + 1).min(n))
     };
+    let (c0, c1) = (cols * rank / size, cols * (rank + 1) / size);
+    let (s0, s1) = reach(rank);
+    let segment = exchange_segment(world, &a.input, (dtype, offset), n, &reach)?;
     let t0 = std::time::Instant::now();
     let computed = (|| -> Result<Option<CwtValues>> {
         if c1 == c0 {
             return Ok(None);
         }
-        let x = read_samples(&a.input, (dtype, offset), (s0, s1))?;
         let plan = CwtPlan::new(options.clone(), s1 - s0, false)?;
         let mut values = CwtValues::zeroed_for(&plan);
-        plan.execute_into(&Signal::real(x), &mut values, None)?;
+        plan.execute_into(&Signal::real(segment), &mut values, None)?;
         Ok(Some(values))
     })();
     let values = agreed(world, computed)?;
