@@ -326,27 +326,13 @@ fn decompress_on(world: &mpi::topology::SimpleCommunicator, a: &DecompressArgs) 
         Elem::I32 => "<i4",
     };
     let head = npy_header(descr, &shape);
-    let part = multires_mpi::part_path(&a.output);
     let at = head.len() as u64 + ((z0.max(region[ax].0) - region[ax].0) * plane * esize) as u64;
-    let written = (|| -> Result<(), MpiError> {
-        let f = MpiFile::create(world, &part)?;
-        let mut pieces: Vec<(u64, &[u8])> = vec![(at, &bytes)];
-        if rank == 0 {
-            pieces.push((0, &head));
-        }
-        f.write_all_at(world, &pieces)?;
-        f.close()
-    })();
-    if let Err(e) = agree(world, written) {
-        if rank == 0 {
-            let _ = std::fs::remove_file(&part);
-        }
-        return Err(e.into());
-    }
-    world.barrier();
+    let mut pieces: Vec<(u64, &[u8])> = vec![(at, &bytes)];
     if rank == 0 {
-        std::fs::rename(&part, &a.output)
-            .with_context(|| format!("renaming {} to {}", part.display(), a.output.display()))?;
+        pieces.push((0, &head));
+    }
+    multires_mpi::write_shared(world, &a.output, &pieces)?;
+    if rank == 0 {
         println!(
             "decompress --mpi: {} -> {} {:?} {} on {size} ranks",
             a.input.display(),
@@ -355,8 +341,33 @@ fn decompress_on(world: &mpi::topology::SimpleCommunicator, a: &DecompressArgs) 
             h.elem.name()
         );
     }
-    world.barrier();
     Ok(())
+}
+
+/// Writes an .npy of rows of `cols` values of `esize` bytes from every
+/// rank, each rank its columns from `c0` of every row (`rows`), rank 0
+/// also the header `head`.
+fn write_rows<C: Communicator>(
+    world: &C,
+    path: &Path,
+    head: &[u8],
+    rows: &[Vec<u8>],
+    (cols, c0, esize): (usize, usize, usize),
+) -> Result<()> {
+    let mut pieces: Vec<(u64, &[u8])> = rows
+        .iter()
+        .enumerate()
+        .map(|(r, row)| {
+            (
+                head.len() as u64 + ((r * cols + c0) * esize) as u64,
+                row.as_slice(),
+            )
+        })
+        .collect();
+    if world.rank() == 0 {
+        pieces.push((0, head));
+    }
+    Ok(multires_mpi::write_shared(world, path, &pieces)?)
 }
 
 /// Decoded values as the little-endian bytes of the file's element type.
@@ -598,37 +609,10 @@ fn fir_on(world: &mpi::topology::SimpleCommunicator, a: &crate::cmd_fir::FirArgs
         })
         .collect();
     let head = npy_header(if complex { "<c16" } else { "<f8" }, &[f, len]);
-    let part = multires_mpi::part_path(&a.output);
-    let written = (|| -> Result<(), MpiError> {
-        let file = MpiFile::create(world, &part)?;
-        let mut pieces: Vec<(u64, &[u8])> = rows
-            .iter()
-            .enumerate()
-            .map(|(r, row)| {
-                (
-                    head.len() as u64 + ((r * len + c0) * esize) as u64,
-                    row.as_slice(),
-                )
-            })
-            .collect();
-        if rank == 0 {
-            pieces.push((0, &head));
-        }
-        file.write_all_at(world, &pieces)?;
-        file.close()
-    })();
-    if let Err(e) = agree(world, written) {
-        if rank == 0 {
-            let _ = std::fs::remove_file(&part);
-        }
-        return Err(e.into());
-    }
-    world.barrier();
+    write_rows(world, &a.output, &head, &rows, (len, c0, esize))?;
     let line = format!("rank {rank}: columns {c0}..{c1} from samples {s0}..{s1} in {secs:.3} s");
     let lines = gather_lines(world, &line);
     if rank == 0 {
-        std::fs::rename(&part, &a.output)
-            .with_context(|| format!("renaming {} to {}", part.display(), a.output.display()))?;
         eprintln!(
             "fir --mpi: {n} samples x {f} filters of {m} taps -> {} ({f} x {len}) on {size} ranks",
             a.output.display()
@@ -637,7 +621,6 @@ fn fir_on(world: &mpi::topology::SimpleCommunicator, a: &crate::cmd_fir::FirArgs
             eprintln!("  {l}");
         }
     }
-    world.barrier();
     Ok(())
 }
 
@@ -741,37 +724,10 @@ fn cwt_on(world: &mpi::topology::SimpleCommunicator, a: &crate::cmd_cwt::CwtArgs
     };
     let bytes: Vec<Vec<u8>> = (0..rows).map(row_bytes).collect();
     let head = npy_header(descr, &[rows, cols]);
-    let part = multires_mpi::part_path(&a.output);
-    let written = (|| -> Result<(), MpiError> {
-        let file = MpiFile::create(world, &part)?;
-        let mut pieces: Vec<(u64, &[u8])> = bytes
-            .iter()
-            .enumerate()
-            .map(|(r, b)| {
-                (
-                    head.len() as u64 + ((r * cols + c0) * esize) as u64,
-                    b.as_slice(),
-                )
-            })
-            .collect();
-        if rank == 0 {
-            pieces.push((0, &head));
-        }
-        file.write_all_at(world, &pieces)?;
-        file.close()
-    })();
-    if let Err(e) = agree(world, written) {
-        if rank == 0 {
-            let _ = std::fs::remove_file(&part);
-        }
-        return Err(e.into());
-    }
-    world.barrier();
+    write_rows(world, &a.output, &head, &bytes, (cols, c0, esize))?;
     let line = format!("rank {rank}: columns {c0}..{c1} from samples {s0}..{s1} in {secs:.3} s");
     let lines = gather_lines(world, &line);
     if rank == 0 {
-        std::fs::rename(&part, &a.output)
-            .with_context(|| format!("renaming {} to {}", part.display(), a.output.display()))?;
         eprintln!(
             "cwt --mpi: {n} samples x {rows} scales -> {} ({rows} x {cols} {out_dtype}) on {size} ranks",
             a.output.display()
@@ -780,6 +736,5 @@ fn cwt_on(world: &mpi::topology::SimpleCommunicator, a: &crate::cmd_cwt::CwtArgs
             eprintln!("  {l}");
         }
     }
-    world.barrier();
     Ok(())
 }

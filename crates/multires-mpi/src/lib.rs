@@ -163,48 +163,23 @@ pub fn compress_slab<C: Communicator>(
     if world.rank() == 0 {
         before = 0; // MPI leaves rank 0's exclusive scan undefined
     }
-    let part = part_path(path);
-    let written = (|| -> Result<(), MpiError> {
-        let f = MpiFile::create(world, &part)?;
-        let (head, index) = if world.rank() == 0 {
-            codec::container::frame(&header, &entries)
-        } else {
-            (Vec::new(), Vec::new())
-        };
-        let total: u64 = head_len + entries.iter().map(|e| e.0).sum::<u64>();
-        let mut pieces: Vec<(u64, &[u8])> = Vec::new();
-        if world.rank() == 0 {
-            pieces.push((0, &head));
-        }
-        let mut at = head_len + before;
-        for c in &coded {
-            pieces.push((at, &c.0));
-            at += c.0.len() as u64;
-        }
-        if world.rank() == 0 {
-            pieces.push((total, &index));
-        }
-        f.write_all_at(world, &pieces)?;
-        f.close()
-    })();
-    let written = agree(world, written);
-    if written.is_err() {
-        if world.rank() == 0 {
-            let _ = std::fs::remove_file(&part);
-        }
-        written?;
-    }
-    world.barrier();
+    let (head, index) = if world.rank() == 0 {
+        codec::container::frame(&header, &entries)
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let total: u64 = head_len + entries.iter().map(|e| e.0).sum::<u64>();
+    let mut pieces: Vec<(u64, &[u8])> = Vec::new();
     if world.rank() == 0 {
-        std::fs::rename(&part, path).map_err(|e| {
-            MpiError::Invalid(format!(
-                "renaming {} to {}: {e}",
-                part.display(),
-                path.display()
-            ))
-        })?;
+        pieces.push((0, &head));
+        pieces.push((total, &index));
     }
-    world.barrier();
+    let mut at = head_len + before;
+    for c in &coded {
+        pieces.push((at, &c.0));
+        at += c.0.len() as u64;
+    }
+    write_shared(world, path, &pieces)?;
     // The whole file's statistics.
     let (mut maxe, mut sse, mut outl) = (0.0f64, 0.0f64, 0u64);
     let (lm, ls, lo_) = coded.iter().fold((0.0f64, 0.0f64, 0u64), |(m, s, o), c| {
@@ -303,6 +278,47 @@ pub fn all_gather<C: Communicator>(world: &C, mine: &[u64]) -> Vec<u64> {
         world.all_gather_varcount_into(mine, &mut part);
     }
     out
+}
+
+/// Writes one file at `path` from every rank of `world`, each rank its
+/// `pieces` (offset, bytes): under [`part_path`] with collective MPI-IO,
+/// renamed into place by rank 0 once every rank wrote. A failure on any
+/// rank (the write or the rename) is every rank's error ([`agree`]), and
+/// no file is left; on success every rank returns after the rename.
+pub fn write_shared<C: Communicator>(
+    world: &C,
+    path: &Path,
+    pieces: &[(u64, &[u8])],
+) -> Result<(), MpiError> {
+    let part = part_path(path);
+    let written = agree(
+        world,
+        (|| {
+            let f = MpiFile::create(world, &part)?;
+            f.write_all_at(world, pieces)?;
+            f.close()
+        })(),
+    );
+    let rank0 = world.rank() == 0;
+    if let Err(e) = written {
+        if rank0 {
+            let _ = std::fs::remove_file(&part);
+        }
+        return Err(e);
+    }
+    let renamed = if rank0 {
+        std::fs::rename(&part, path).map_err(|e| {
+            let _ = std::fs::remove_file(&part);
+            MpiError::Invalid(format!(
+                "renaming {} to {}: {e}",
+                part.display(),
+                path.display()
+            ))
+        })
+    } else {
+        Ok(())
+    };
+    agree(world, renamed)
 }
 
 /// Where a file is written before it is whole: beside it, renamed at the end.
