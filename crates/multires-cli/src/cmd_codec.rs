@@ -452,13 +452,6 @@ pub fn compress(a: CompressArgs) -> Result<()> {
             (Some(v), Some(size), Some(shape))
         }
     };
-    // NaN and infinities are kept by the CPU codec; the GPU codes finite fields.
-    if let (Some(_), Some(v)) = (&gpus, &read) {
-        let (_, _, nonfinite) = multires::with_values!(&v.data, d => codec::scan(d));
-        if nonfinite {
-            gpus = on_cpu(a.device, "a field with NaN or infinities")?;
-        }
-    }
     if let (Some(t), Some(v)) = (a.seed_thresholds, &read) {
         return seed_table(&a, v, t);
     }
@@ -484,12 +477,19 @@ pub fn compress(a: CompressArgs) -> Result<()> {
     let t = Instant::now();
     let (bytes, s, run) = match (&gpus, &read) {
         (Some(g), Some(field)) => {
-            let (b, s, r) =
-                multires_cuda::codec::compress(field, &opts, g, a.gpu_mem_limit, &|d| {
-                    bar.update(d, grid_len)
-                })
-                .context("compressing on the GPU")?;
-            (Mrz::Parts(b), s, Some(r))
+            let progress = |d| bar.update(d, grid_len);
+            match multires_cuda::codec::compress(field, &opts, g, a.gpu_mem_limit, &progress) {
+                Ok((b, s, r)) => (Mrz::Parts(b), s, Some(r)),
+                // The GPU codes finite fields, and says so in its range's
+                // pass, before any coding; the CPU codec keeps NaN and
+                // infinities exactly.
+                Err(multires_cuda::CudaError::Codec(codec::CodecError::NonFinite { .. })) => {
+                    on_cpu::<()>(a.device, "a field with NaN or infinities")?;
+                    let (b, s) = codec::compress_view(v, &opts, &progress)?;
+                    (Mrz::Joined(b), s, None)
+                }
+                Err(e) => return Err(anyhow::Error::from(e).context("compressing on the GPU")),
+            }
         }
         _ => {
             let (b, s) = codec::compress_view(v, &opts, &|d| bar.update(d, grid_len))?;
