@@ -14,16 +14,16 @@ HDF5_PLUGIN_PATH needed). For other HDF5 programs (h5dump, h5repack, C
 or Fortran codes, netCDF-4) put :func:`plugin_dir` in HDF5_PLUGIN_PATH.
 """
 
-import math
 import os
 import struct
 
+from . import _bound
 from ._multires import hdf5_filter_id as _filter_id
 
 #: The filter's ID, in HDF5's range for testing (256-511) until one is registered.
 FILTER_ID = _filter_id()
 _TRANSFORMS = {"haar": 0, "cdf53": 1, "cdf97": 2, "interp": 3}
-_KINDS = {"abs": 0, "rel": 1, "psnr": 2}
+_KINDS = {"abs": 0, "rel": 1, "psnr": 2, "lossless": 3}
 
 
 def plugin_dir() -> str:
@@ -41,23 +41,11 @@ def filter_options(*, abs=None, rel=None, psnr=None, lossless=False, transform="
     """The filter's ``cd_values``: layout, bound kind, the bound as two
     32-bit words of its float64 bits, transform (what ``h5repack -f
     UD=ID,0,5,...`` takes)."""
-    given = [(k, v) for k, v in (("abs", abs), ("rel", rel), ("psnr", psnr)) if v is not None]
-    if lossless:
-        if given:
-            raise ValueError(f"lossless=True keeps every bit; drop {given[0][0]}=")
-        kind, v = 3, 0.0
-    else:
-        if len(given) != 1:
-            raise ValueError("give exactly one error bound: abs=E, rel=E, psnr=DB, or lossless=True")
-        k, v = given[0]
-        v = float(v)
-        if not math.isfinite(v) or v < 0 or (k == "psnr" and v <= 0):
-            raise ValueError(f"{k}={v}: the bound must be finite and not negative (psnr above 0)")
-        kind = _KINDS[k]
+    kind, v = _bound(abs, rel, psnr, lossless)
     if transform not in _TRANSFORMS:
         raise ValueError(f"transform must be one of {', '.join(_TRANSFORMS)}, got {transform!r}")
     bits = int.from_bytes(struct.pack("<d", v), "little")
-    return (1, kind, bits & 0xFFFFFFFF, bits >> 32, _TRANSFORMS[transform])
+    return (1, _KINDS[kind], bits & 0xFFFFFFFF, bits >> 32, _TRANSFORMS[transform])
 
 
 def filter(*, abs=None, rel=None, psnr=None, lossless=False, transform="interp"):
