@@ -4,11 +4,13 @@
 use crate::cmd_codec::{codec_options, npy_elem, CompressArgs, DecompressArgs};
 use anyhow::{bail, Context, Result};
 use mpi::traits::*;
-use multires::codec::{self, DType, Elem, FieldView, MrzReader, Values, ValuesRef};
+use multires::backend::Device;
+use multires::codec::{self, DType, Elem, ErrorBound, MrzReader, Values, Volume};
 use multires::io::{self, RawType};
 use multires_mpi::{agree, slab_of, MpiError, MpiFile};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::Arc;
 
 /// What a rank reads of the input: its shape, type and where its values start.
 struct Input {
@@ -123,6 +125,86 @@ fn finish(universe: mpi::environment::Universe, r: Result<()>) -> Result<()> {
     Ok(())
 }
 
+/// This rank's GPU for `device` (None: its CPU cores). The ranks on one
+/// host take its GPUs in turn by their rank on that host, so `mpirun -np
+/// N` on a host of N GPUs gives each rank its own. Collective: every rank
+/// calls it.
+fn rank_gpu<C: Communicator>(world: &C, device: Device) -> Result<Option<RankGpu>> {
+    let local = world.split_shared(world.rank()).rank() as usize;
+    if device == Device::Cpu {
+        return Ok(None);
+    }
+    let count = multires_cuda::device_count();
+    if count == 0 {
+        if device == Device::Cuda {
+            let why = multires_cuda::gpu()
+                .err()
+                .map_or_else(String::new, |e| format!(" ({e})"));
+            bail!("--device cuda: this rank's host has no usable GPU{why}");
+        }
+        return Ok(None);
+    }
+    let i = local % count;
+    let g = multires_cuda::gpu_at(i).with_context(|| format!("opening GPU {i} for the rank"))?;
+    Ok(Some((i, g)))
+}
+
+/// A rank's GPU: its ordinal on the host, and the device.
+type RankGpu = (usize, Arc<multires_cuda::Gpu>);
+
+/// Where a rank's bricks were coded: a GPU's batch buffers or the CPU's.
+enum Payload {
+    Gpu(multires_cuda::codec::BatchBytes),
+    Cpu(Vec<u8>),
+}
+
+impl AsRef<[u8]> for Payload {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            Payload::Gpu(b) => b.as_ref(),
+            Payload::Cpu(v) => v,
+        }
+    }
+}
+
+/// The payloads of a rank's slab `v`, coded on `gpu` (or on the CPU when
+/// there is none, and under --device auto when the GPU does not code the
+/// slab: NaN or infinities in it); the bytes are the same either way.
+fn code_rank_slab(
+    v: &Volume,
+    opts: &codec::CodecOptions,
+    plan: ((f64, f64), f64, [usize; 3]),
+    gpu: Option<&RankGpu>,
+    (device, first): (Device, usize),
+) -> Result<(Vec<multires_mpi::CodedPayload<Payload>>, &'static str), MpiError> {
+    if let Some((i, g)) = gpu {
+        match multires_cuda::codec::code_slab(v, opts, plan, std::slice::from_ref(g), &|_| {}) {
+            Ok(c) => {
+                let c = c.into_iter().map(|(p, m, s, o)| (Payload::Gpu(p), m, s, o));
+                return Ok((c.collect(), "GPU"));
+            }
+            Err(multires_cuda::CudaError::Codec(codec::CodecError::NonFinite { .. }))
+                if device == Device::Auto => {}
+            // Named by its index in the whole field (`first`: the slab's).
+            Err(multires_cuda::CudaError::Codec(codec::CodecError::NonFinite { index, value })) => {
+                return Err(codec::CodecError::NonFinite {
+                    index: first + index,
+                    value,
+                }
+                .into())
+            }
+            Err(e) => {
+                return Err(MpiError::Invalid(format!(
+                    "coding the slab on GPU {i}: {e}"
+                )))
+            }
+        }
+    }
+    let c = codec::code_bricks(v.view(), opts, plan.1, plan.2, &|_| {})?;
+    let c = c.into_iter().map(|(p, m, s, o)| (Payload::Cpu(p), m, s, o));
+    Ok((c.collect(), "CPU"))
+}
+
 pub fn compress(a: CompressArgs) -> Result<()> {
     let universe = mpi_world()?;
     let r = compress_on(&universe.world(), a);
@@ -142,8 +224,11 @@ fn compress_on(world: &mpi::topology::SimpleCommunicator, a: CompressArgs) -> Re
         if a.seed_thresholds.is_some() || a.plot.is_some() {
             bail!("--mpi codes the field; --seed-thresholds and --plot run in one process");
         }
-        if a.device == multires::backend::Device::Cuda || a.gpus.is_some() {
-            bail!("--mpi codes each rank's slab on its CPU cores; drop --device cuda and --gpus");
+        if a.gpus.is_some() || a.gpu_mem_limit.is_some() {
+            bail!("--mpi codes each rank's slab on one GPU (its host's GPUs in turn) or its CPU cores; drop --gpus and --gpu-mem-limit");
+        }
+        if a.device == Device::Cuda && a.error_bound == ErrorBound::Lossless {
+            bail!("--device cuda: lossless coding runs on the CPU; use --device cpu or auto");
         }
         let inp = input_of(&a)?;
         let coded = codec::coded_shape(&inp.shape)?;
@@ -167,6 +252,14 @@ fn compress_on(world: &mpi::topology::SimpleCommunicator, a: CompressArgs) -> Re
         Ok((inp, coded, opts, info, brick))
     })();
     let (inp, coded, opts, info, brick) = agreed(world, prepared)?;
+    let gpu = rank_gpu(world, a.device);
+    let mut gpu = agreed(world, gpu)?;
+    if a.error_bound == ErrorBound::Lossless && gpu.is_some() {
+        if rank == 0 {
+            eprintln!("note: lossless coding runs on the CPU");
+        }
+        gpu = None;
+    }
     let (z0, z1) = slab_of(info.dims, brick, rank, size);
     let t_read = std::time::Instant::now();
     // The slab's shape: the coded shape with its split axis cut to the slab.
@@ -175,15 +268,30 @@ fn compress_on(world: &mpi::topology::SimpleCommunicator, a: CompressArgs) -> Re
     slab_shape[axis] = z1 - z0;
     let values = agreed(world, read_slab(&a.input, &inp, &coded, (z0, z1)))?;
     let read_s = t_read.elapsed().as_secs_f64();
-    let view = match &values {
-        Values::F32(d) => FieldView::of(&slab_shape, ValuesRef::F32(d)),
-        Values::F64(d) => FieldView::of(&slab_shape, ValuesRef::F64(d)),
+    let slab = agreed(
+        world,
+        Volume::of(&slab_shape, values).map_err(anyhow::Error::from),
+    )?;
+    let held = multires_mpi::Slab {
+        shape: &slab_shape,
+        dtype: inp.dtype,
+        range: multires_mpi::local_range(slab.view()),
+        z0,
     };
-    let view = agreed(world, view.map_err(anyhow::Error::from))?;
-    let run = multires_mpi::compress_slab(world, view, z0, &coded, &opts, &out)?;
+    let first = z0 * slab.view().info().len() / (z1 - z0);
+    let mut on = "CPU";
+    let run = multires_mpi::compress_slab_with(world, held, &coded, &opts, &out, |range, e, b| {
+        let (c, w) = code_rank_slab(&slab, &opts, (range, e, b), gpu.as_ref(), (a.device, first))?;
+        on = w;
+        Ok(c)
+    })?;
+    let on = match (&gpu, on) {
+        (Some((i, _)), "GPU") => format!("GPU {i}"),
+        _ => "CPU".to_string(),
+    };
     let s = &run.stats;
     let per_rank = format!(
-        "rank {rank}: planes {z0}..{z1}, {} bricks, {} payload bytes, read {:.3} s, coded {:.3} s, wrote {:.3} s",
+        "rank {rank} ({on}): planes {z0}..{z1}, {} bricks, {} payload bytes, read {:.3} s, coded {:.3} s, wrote {:.3} s",
         run.bricks, run.payload_bytes, read_s, run.code_s, run.write_s
     );
     let lines = gather_lines(world, &per_rank);
@@ -251,8 +359,8 @@ fn npy_header(descr: &str, shape: &[usize]) -> Vec<u8> {
 fn decompress_on(world: &mpi::topology::SimpleCommunicator, a: &DecompressArgs) -> Result<()> {
     let (rank, size) = (world.rank() as usize, world.size() as usize);
     let prepared = (|| -> Result<_> {
-        if a.level > 0 || a.device == multires::backend::Device::Cuda || a.gpus.is_some() {
-            bail!("--mpi decodes slabs on the CPU at full resolution; drop --level, --device cuda and --gpus");
+        if a.level > 0 || a.gpus.is_some() {
+            bail!("--mpi decodes slabs at full resolution, each rank on one GPU (its host's GPUs in turn) or its CPU cores; drop --level and --gpus");
         }
         let ext = a
             .output
@@ -265,6 +373,8 @@ fn decompress_on(world: &mpi::topology::SimpleCommunicator, a: &DecompressArgs) 
         Ok(())
     })();
     agreed(world, prepared)?;
+    let gpu = rank_gpu(world, a.device);
+    let mut gpu = agreed(world, gpu)?;
     let f = agreed(
         world,
         MpiFile::open(world, &a.input).map_err(anyhow::Error::from),
@@ -277,6 +387,20 @@ fn decompress_on(world: &mpi::topology::SimpleCommunicator, a: &DecompressArgs) 
             .and_then(|rd| Ok(MrzReader::from_reader(Box::new(rd), &name)?)),
     )?;
     let h = r.header().clone();
+    if h.is_lossless() && gpu.is_some() {
+        let refused = match a.device {
+            Device::Cuda => Err(anyhow::anyhow!(
+                "--device cuda: {} is lossless, which decodes on the CPU; use --device cpu or auto",
+                a.input.display()
+            )),
+            _ => Ok(()),
+        };
+        agreed(world, refused)?;
+        if rank == 0 {
+            eprintln!("note: a lossless file decodes on the CPU");
+        }
+        gpu = None;
+    }
     let plain = h.shape() == h.coded_shape() || h.shape().len() == 1;
     let region = match &a.region {
         Some(s) if plain => {
@@ -296,12 +420,23 @@ fn decompress_on(world: &mpi::topology::SimpleCommunicator, a: &DecompressArgs) 
     let plane: usize = out_dims[ax + 1..].iter().product();
     let (s0, s1) = slab_of(h.dims, h.brick, rank, size);
     let (z0, z1) = (s0.max(region[ax].0), s1.min(region[ax].1));
+    let t_dec = std::time::Instant::now();
     let decoded = if z0 < z1 {
         let mut mine = region;
         mine[ax] = (z0, z1);
-        codec::decompress(&mut r, Some(mine), &|_| {})
+        match &gpu {
+            Some((i, g)) => multires_cuda::codec::decompress(
+                &mut r,
+                Some(mine),
+                std::slice::from_ref(g),
+                &|_| {},
+            )
             .map(Some)
-            .map_err(anyhow::Error::from)
+            .with_context(|| format!("decoding the slab on GPU {i}")),
+            None => codec::decompress(&mut r, Some(mine), &|_| {})
+                .map(Some)
+                .map_err(anyhow::Error::from),
+        }
     } else {
         Ok(None)
     };
@@ -331,15 +466,29 @@ fn decompress_on(world: &mpi::topology::SimpleCommunicator, a: &DecompressArgs) 
     if rank == 0 {
         pieces.push((0, &head));
     }
+    let dec_s = t_dec.elapsed().as_secs_f64();
+    let t_write = std::time::Instant::now();
     multires_mpi::write_shared(world, &a.output, &pieces)?;
+    let on = gpu
+        .as_ref()
+        .map_or("CPU".to_string(), |(i, _)| format!("GPU {i}"));
+    let per_rank = format!(
+        "rank {rank} ({on}): planes {z0}..{z1}, {} bytes, read and decoded {dec_s:.3} s, wrote {:.3} s",
+        bytes.len(),
+        t_write.elapsed().as_secs_f64()
+    );
+    let lines = gather_lines(world, &per_rank);
     if rank == 0 {
         println!(
             "decompress --mpi: {} -> {} {:?} {} on {size} ranks",
             a.input.display(),
             a.output.display(),
             shape,
-            h.elem.name()
+            h.elem.name(),
         );
+        for l in lines {
+            println!("  {l}");
+        }
     }
     Ok(())
 }

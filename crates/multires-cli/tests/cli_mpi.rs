@@ -198,6 +198,122 @@ fn a_failing_rank_is_named_and_leaves_no_file() {
     assert!(!d.join("t.mrz").exists());
 }
 
+/// Ranks on GPUs (`--device cuda`, the host's GPUs in turn: both ranks on
+/// one GPU on a one-GPU host) write the file one CPU process writes and
+/// decode the values it decodes; without a GPU every rank stops and
+/// names why, leaving no file.
+#[test]
+fn gpu_ranks_equal_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let gpu = Path::new("/dev/nvidia0").exists();
+    assert!(
+        gpu || std::env::var_os("MULTIRES_REQUIRE_GPU").is_none(),
+        "MULTIRES_REQUIRE_GPU is set and this machine has no GPU"
+    );
+    ndarray_npy::write_npy(d.join("x.npy"), &field(&[70, 48, 40], 3)).unwrap();
+    let cuda = ["--device", "cuda"];
+    if !gpu {
+        let o = mpirun(
+            d,
+            2,
+            &[
+                &["compress", "--mpi", "x.npy", "-o", "g.mrz", "--brick", "16"][..],
+                &cuda,
+            ]
+            .concat(),
+        );
+        fails_with(&o, "rank 0 of 2 failed");
+        fails_with(&o, "no usable GPU");
+        assert!(!d.join("g.mrz").exists() && !d.join("g.mrz.mpi-part").exists());
+        ok(&multires(
+            d,
+            &[
+                "compress", "x.npy", "-o", "c.mrz", "--device", "cpu", "--brick", "16",
+            ],
+        ));
+        let o = mpirun(
+            d,
+            2,
+            &[&["decompress", "--mpi", "c.mrz", "-o", "g.npy"][..], &cuda].concat(),
+        );
+        fails_with(&o, "no usable GPU");
+        assert!(!d.join("g.npy").exists());
+        return;
+    }
+    let mut nan = field(&[40, 33, 20], 4);
+    nan.as_slice_mut().unwrap()[40 * 33 * 20 - 7] = f32::NAN;
+    ndarray_npy::write_npy(d.join("nan.npy"), &nan).unwrap();
+    ndarray_npy::write_npy(d.join("flat.npy"), &field(&[90, 61], 5)).unwrap();
+    let cases: &[(&str, &str, &str, &str)] = &[
+        ("x.npy", "16", "rel:1e-3", "cuda"),
+        ("x.npy", "8,16,32", "abs:0.002", "cuda"),
+        ("flat.npy", "16", "rel:1e-4", "cuda"),
+        // The rank holding the NaN codes on its CPU under auto.
+        ("nan.npy", "8", "rel:1e-3", "auto"),
+    ];
+    for (input, brick, bound, device) in cases {
+        let common = ["--brick", brick, "--error-bound", bound];
+        let one = [
+            &["compress", input, "-o", "one.mrz", "--device", "cpu"][..],
+            &common,
+        ]
+        .concat();
+        ok(&multires(d, &one));
+        let many = [
+            &[
+                "compress", "--mpi", input, "-o", "many.mrz", "--device", device,
+            ][..],
+            &common,
+        ]
+        .concat();
+        let o = mpirun(d, 2, &many);
+        ok(&o);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("rank 0 (GPU 0)"), "{out}");
+        assert_eq!(
+            std::fs::read(d.join("one.mrz")).unwrap(),
+            std::fs::read(d.join("many.mrz")).unwrap(),
+            "{input} {brick} {bound}: GPU ranks wrote other bytes"
+        );
+        ok(&multires(
+            d,
+            &["decompress", "one.mrz", "-o", "one.npy", "--device", "cpu"],
+        ));
+        let o = mpirun(
+            d,
+            2,
+            &[
+                &["decompress", "--mpi", "many.mrz", "-o", "many.npy"][..],
+                &cuda,
+            ]
+            .concat(),
+        );
+        ok(&o);
+        assert!(String::from_utf8_lossy(&o.stdout).contains("(GPU 0)"));
+        assert_eq!(
+            std::fs::read(d.join("one.npy")).unwrap(),
+            std::fs::read(d.join("many.npy")).unwrap(),
+            "{input} {brick} {bound}: GPU ranks decoded other values"
+        );
+    }
+    // Under --device cuda the NaN is refused by its rank, named.
+    let o = mpirun(
+        d,
+        2,
+        &[
+            &[
+                "compress", "--mpi", "nan.npy", "-o", "n.mrz", "--brick", "8",
+            ][..],
+            &cuda,
+        ]
+        .concat(),
+    );
+    fails_with(&o, "rank 1 of 2 failed");
+    fails_with(&o, "NaN");
+    assert!(!d.join("n.mrz").exists());
+}
+
 #[test]
 fn fir_over_ranks_equals_one_process() {
     let dir = tempfile::tempdir().unwrap();

@@ -109,9 +109,11 @@ pub struct SlabRun {
 
 /// Compresses the global field of `shape` (2 or 3 axes, values of
 /// `slab.data`'s type) whose planes [z0, z0 + slab's planes) along
-/// `split_axis` this rank holds in `slab` (of the same number of axes), with every other rank of `world` calling it with its
-/// own slab ([`slab_of`]), into the .mrz at `path`, written together.
-/// The file equals `multires::codec::compress` of the whole field.
+/// `split_axis` this rank holds in `slab` (of the same number of axes),
+/// with every other rank of `world` calling it with its own slab
+/// ([`slab_of`]), into the .mrz at `path`, written together, coding on
+/// this rank's CPU cores. The file equals `multires::codec::compress` of
+/// the whole field.
 pub fn compress_slab<C: Communicator>(
     world: &C,
     slab: FieldView,
@@ -120,11 +122,57 @@ pub fn compress_slab<C: Communicator>(
     opts: &CodecOptions,
     path: &Path,
 ) -> Result<SlabRun, MpiError> {
+    let slab_shape = slab.info().shape();
+    let held = Slab {
+        shape: &slab_shape,
+        dtype: slab.data.dtype(),
+        range: local_range(slab),
+        z0,
+    };
+    compress_slab_with(world, held, shape, opts, path, |_range, e, brick| {
+        Ok(codec::code_bricks(slab, opts, e, brick, &|_| {})?)
+    })
+}
+
+/// A rank's slab as [`compress_slab_with`] sees it: its shape (the
+/// field's, cut along `split_axis`), its values' type, the least and
+/// greatest of its finite values (+inf, -inf when it has none), and its
+/// first plane in the field.
+#[derive(Debug, Clone, Copy)]
+pub struct Slab<'a> {
+    pub shape: &'a [usize],
+    pub dtype: codec::DType,
+    pub range: (f64, f64),
+    pub z0: usize,
+}
+
+/// One brick as a coder gives it: payload, largest error, sum of squared
+/// errors, outliers stored.
+pub type CodedPayload<P> = (P, f64, f64, usize);
+
+/// [`compress_slab`] with the coding of this rank's bricks left to `code`
+/// (for slabs on a GPU, or coded there): called with the whole field's
+/// range, the absolute bound it planned and the bricks' extent, it
+/// returns the payloads of the slab's bricks in brick order, which must
+/// be those `multires::codec::code_bricks` gives for the same values.
+pub fn compress_slab_with<C, P, F>(
+    world: &C,
+    slab: Slab,
+    shape: &[usize],
+    opts: &CodecOptions,
+    path: &Path,
+    code: F,
+) -> Result<SlabRun, MpiError>
+where
+    C: Communicator,
+    P: AsRef<[u8]>,
+    F: FnOnce((f64, f64), f64, [usize; 3]) -> Result<Vec<CodedPayload<P>>, MpiError>,
+{
     let t = std::time::Instant::now();
-    let global = FieldInfo::new(shape, slab.data.dtype())?;
+    let global = FieldInfo::new(shape, slab.dtype)?;
     // The range: each rank's finite values', reduced (NaN and infinities
     // are kept exactly, as one process keeps them).
-    let (lo, hi) = local_range(slab);
+    let (lo, hi) = slab.range;
     let (mut glo, mut ghi) = (0.0f64, 0.0f64);
     world.all_reduce_into(&lo, &mut glo, SystemOperation::min());
     world.all_reduce_into(&hi, &mut ghi, SystemOperation::max());
@@ -133,15 +181,20 @@ pub fn compress_slab<C: Communicator>(
     let (range, e, grid) = agree(world, planned)?;
     let coded = agree(
         world,
-        check_slab(slab, z0, &grid, global)
-            .and_then(|()| Ok(codec::code_bricks(slab, opts, e, grid.brick, &|_| {})?)),
+        FieldInfo::new(slab.shape, slab.dtype)
+            .map_err(MpiError::from)
+            .and_then(|info| check_slab(info.dims, slab.z0, &grid, global))
+            .and_then(|()| code(range, e, grid.brick)),
     )?;
     let code_s = t.elapsed().as_secs_f64();
     let t_write = std::time::Instant::now();
     // Lengths and checksums of every brick, in brick order (rank order).
     let mine: Vec<u64> = coded
         .iter()
-        .flat_map(|c| [c.0.len() as u64, codec::container::crc32(&c.0) as u64])
+        .flat_map(|c| {
+            let p = c.0.as_ref();
+            [p.len() as u64, codec::container::crc32(p) as u64]
+        })
         .collect();
     let entries = all_gather(world, &mine);
     let entries: Vec<(u64, u32)> = entries
@@ -157,7 +210,7 @@ pub fn compress_slab<C: Communicator>(
     }
     let header = codec::header_of(global, opts, range, e, &grid);
     let head_len = codec::container::header_len(header.version) as u64;
-    let local: u64 = coded.iter().map(|c| c.0.len() as u64).sum();
+    let local: u64 = coded.iter().map(|c| c.0.as_ref().len() as u64).sum();
     let mut before = 0u64;
     world.exclusive_scan_into(&local, &mut before, SystemOperation::sum());
     if world.rank() == 0 {
@@ -176,8 +229,8 @@ pub fn compress_slab<C: Communicator>(
     }
     let mut at = head_len + before;
     for c in &coded {
-        pieces.push((at, &c.0));
-        at += c.0.len() as u64;
+        pieces.push((at, c.0.as_ref()));
+        at += c.0.as_ref().len() as u64;
     }
     write_shared(world, path, &pieces)?;
     // The whole file's statistics.
@@ -217,7 +270,7 @@ pub fn compress_slab<C: Communicator>(
 
 /// The least and greatest finite values of a slab (+inf, -inf when it
 /// has none, so that the reduction ignores it).
-fn local_range(v: FieldView) -> (f64, f64) {
+pub fn local_range(v: FieldView) -> (f64, f64) {
     fn range<T: codec::Sample>(d: &[T]) -> (f64, f64) {
         d.iter()
             .map(|x| x.to_f64())
@@ -235,23 +288,23 @@ fn local_range(v: FieldView) -> (f64, f64) {
 /// A slab must start on a brick layer and hold whole layers (but at the
 /// field's end) along `split_axis`, and all of the other axes.
 fn check_slab(
-    slab: FieldView,
+    slab: [usize; 3],
     p0: usize,
     grid: &codec::BrickGrid,
     global: FieldInfo,
 ) -> Result<(), MpiError> {
     let a = split_axis(global.dims);
-    let n = slab.dims[a];
+    let n = slab[a];
     let (b, end) = (grid.brick[a], global.dims[a]);
     let others = (0..3)
         .filter(|&k| k != a)
-        .all(|k| slab.dims[k] == global.dims[k]);
+        .all(|k| slab[k] == global.dims[k]);
     let whole = (p0 + n).is_multiple_of(b) || p0 + n == end;
     if !others || !p0.is_multiple_of(b) || !whole || p0 + n > end || n == 0 {
         return Err(MpiError::Invalid(format!(
             "a slab of planes {p0}..{} ({:?}) is not whole brick layers of {b} planes of the field {:?} (slab_of gives them)",
             p0 + n,
-            slab.dims,
+            slab,
             global.dims
         )));
     }

@@ -41,6 +41,7 @@ mod host;
 mod payloads;
 mod pieces;
 mod pinned;
+mod ranks;
 mod resident;
 mod slots;
 #[cfg(test)]
@@ -56,6 +57,7 @@ pub use host::*;
 pub use payloads::*;
 pub use pieces::*;
 pub use pinned::*;
+pub use ranks::*;
 pub use resident::*;
 pub use slots::*;
 use trace::*;
