@@ -8,6 +8,7 @@ use multires::backend::Device;
 use multires::codec::{self, DType, Elem, ErrorBound, MrzReader, Values, Volume};
 use multires::io::{self, RawType};
 use multires_mpi::{agree, slab_of, MpiError, MpiFile};
+use rayon::prelude::*;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
@@ -67,30 +68,58 @@ fn read_slab(
     let plane: usize = dims[multires_mpi::split_axis(dims) + 1..].iter().product();
     let size = inp.dtype.size();
     let n = (z1 - z0) * plane;
-    let mut bytes = vec![0u8; n * size];
     let f = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
     let at = inp.offset + (z0 * plane * size) as u64;
-    f.read_exact_at(&mut bytes, at).with_context(|| {
+    let what = || {
         format!(
             "{}: planes {z0}..{z1} ({} bytes at {at}) cannot be read: is the file as long as its shape says?",
             path.display(),
-            bytes.len()
+            n * size
         )
-    })?;
+    };
     Ok(match inp.dtype {
-        DType::F32 => Values::F32(
-            bytes
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect(),
-        ),
-        DType::F64 => Values::F64(
-            bytes
-                .chunks_exact(8)
-                .map(|b| f64::from_le_bytes(b.try_into().unwrap_or_default()))
-                .collect(),
-        ),
+        DType::F32 => Values::F32(read_le_at(&f, at, n).with_context(what)?),
+        DType::F64 => Values::F64(read_le_at(&f, at, n).with_context(what)?),
     })
+}
+
+/// `n` little-endian values at byte `at` of `f`, read straight into the
+/// typed vector by pieces on all cores: one pass over the memory instead
+/// of a byte buffer and a converted copy (a 4 GB slab was read at 1.1 GB/s
+/// that way on the H200's host; this reads it at the page cache's rate).
+fn read_le_at<T: bytemuck::Pod + Send + LittleEndian>(
+    f: &std::fs::File,
+    at: u64,
+    n: usize,
+) -> std::io::Result<Vec<T>> {
+    const PIECE: usize = 1 << 20;
+    let size = std::mem::size_of::<T>();
+    let mut v = multires::memory::zeroed_vec::<T>(n);
+    v.par_chunks_mut(PIECE).enumerate().try_for_each(|(i, c)| {
+        f.read_exact_at(bytemuck::cast_slice_mut(c), at + (i * PIECE * size) as u64)?;
+        if cfg!(target_endian = "big") {
+            c.iter_mut().for_each(T::to_native_order);
+        }
+        Ok::<(), std::io::Error>(())
+    })?;
+    Ok(v)
+}
+
+/// Values stored little-endian in the files.
+trait LittleEndian {
+    fn to_native_order(&mut self);
+}
+
+impl LittleEndian for f32 {
+    fn to_native_order(&mut self) {
+        *self = f32::from_bits(u32::from_le(self.to_bits()));
+    }
+}
+
+impl LittleEndian for f64 {
+    fn to_native_order(&mut self) {
+        *self = f64::from_bits(u64::from_le(self.to_bits()));
+    }
 }
 
 fn mpi_world() -> Result<mpi::environment::Universe> {
@@ -441,10 +470,8 @@ fn decompress_on(world: &mpi::topology::SimpleCommunicator, a: &DecompressArgs) 
         Ok(None)
     };
     let decoded = agreed(world, decoded)?;
-    let bytes = match decoded {
-        Some(v) => elem_bytes(v.data, h.elem),
-        None => Vec::new(),
-    };
+    let values = decoded.map(|v| NpyValues::of(v.data, h.elem));
+    let bytes: &[u8] = values.as_ref().map_or(&[], NpyValues::bytes);
     let shape: Vec<usize> = if h.shape().len() == 1 {
         vec![out_dims[2]]
     } else if plain {
@@ -462,7 +489,7 @@ fn decompress_on(world: &mpi::topology::SimpleCommunicator, a: &DecompressArgs) 
     };
     let head = npy_header(descr, &shape);
     let at = head.len() as u64 + ((z0.max(region[ax].0) - region[ax].0) * plane * esize) as u64;
-    let mut pieces: Vec<(u64, &[u8])> = vec![(at, &bytes)];
+    let mut pieces: Vec<(u64, &[u8])> = vec![(at, bytes)];
     if rank == 0 {
         pieces.push((0, &head));
     }
@@ -519,28 +546,70 @@ fn write_rows<C: Communicator>(
     Ok(multires_mpi::write_shared(world, path, &pieces)?)
 }
 
-/// Decoded values as the little-endian bytes of the file's element type.
-fn elem_bytes(data: Values, elem: Elem) -> Vec<u8> {
-    let v = data.to_f64();
-    let int = |x: f64| codec::integer_value(x, elem);
-    match (elem, data) {
-        (Elem::F32, Values::F32(d)) => d.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        (Elem::F64, Values::F64(d)) => d.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        (Elem::F32, _) => v.iter().flat_map(|&x| (x as f32).to_le_bytes()).collect(),
-        (Elem::F64, _) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        (Elem::U8, _) => v.iter().map(|&x| int(x) as u8).collect(),
-        (Elem::U16, _) => v
-            .iter()
-            .flat_map(|&x| (int(x) as u16).to_le_bytes())
-            .collect(),
-        (Elem::I16, _) => v
-            .iter()
-            .flat_map(|&x| (int(x) as i16).to_le_bytes())
-            .collect(),
-        (Elem::I32, _) => v
-            .iter()
-            .flat_map(|&x| (int(x) as i32).to_le_bytes())
-            .collect(),
+/// Decoded values as the .npy stores them: a float field's decoded vector
+/// is written as it is (no float64 and byte copies of a slab of
+/// gigabytes); integer fields are rounded into bytes on all cores.
+enum NpyValues {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+    Ints(Vec<u8>),
+}
+
+impl NpyValues {
+    fn of(data: Values, elem: Elem) -> NpyValues {
+        let int = |x: f64| codec::integer_value(x, elem);
+        fn ints<T: Sync, const N: usize>(d: &[T], f: impl Fn(&T) -> [u8; N] + Sync) -> Vec<u8> {
+            let mut out = vec![0u8; d.len() * N];
+            out.par_chunks_mut(N)
+                .zip(d.par_iter())
+                .for_each(|(o, x)| o.copy_from_slice(&f(x)));
+            out
+        }
+        fn cast<T: Copy + Into<f64> + Sync>(
+            d: &[T],
+            int: impl Fn(f64) -> f64 + Sync,
+            elem: Elem,
+        ) -> Vec<u8> {
+            let v = |x: &T| int((*x).into());
+            match elem {
+                Elem::U8 => ints(d, |x| [v(x) as u8]),
+                Elem::U16 => ints(d, |x| (v(x) as u16).to_le_bytes()),
+                Elem::I16 => ints(d, |x| (v(x) as i16).to_le_bytes()),
+                _ => ints(d, |x| (v(x) as i32).to_le_bytes()),
+            }
+        }
+        let mut v = match (elem, data) {
+            (Elem::F32, Values::F32(d)) => NpyValues::F32(d),
+            (Elem::F64, Values::F64(d)) => NpyValues::F64(d),
+            (Elem::F32, Values::F64(d)) => {
+                NpyValues::F32(d.par_iter().map(|&x| x as f32).collect())
+            }
+            (Elem::F64, Values::F32(d)) => {
+                NpyValues::F64(d.par_iter().map(|&x| x as f64).collect())
+            }
+            (_, Values::F32(d)) => NpyValues::Ints(cast(&d, int, elem)),
+            (_, Values::F64(d)) => NpyValues::Ints(cast(&d, int, elem)),
+        };
+        if cfg!(target_endian = "big") {
+            match &mut v {
+                NpyValues::F32(d) => d
+                    .par_iter_mut()
+                    .for_each(|x| *x = f32::from_bits(x.to_bits().to_le())),
+                NpyValues::F64(d) => d
+                    .par_iter_mut()
+                    .for_each(|x| *x = f64::from_bits(x.to_bits().to_le())),
+                NpyValues::Ints(_) => {}
+            }
+        }
+        v
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match self {
+            NpyValues::F32(d) => bytemuck::cast_slice(d),
+            NpyValues::F64(d) => bytemuck::cast_slice(d),
+            NpyValues::Ints(d) => d,
+        }
     }
 }
 
@@ -596,20 +665,16 @@ fn read_samples(
     (a, b): (usize, usize),
 ) -> Result<Vec<f64>> {
     let size = dtype.size();
-    let mut bytes = vec![0u8; (b - a) * size];
     let f = std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
     let at = offset + (a * size) as u64;
-    f.read_exact_at(&mut bytes, at)
-        .with_context(|| format!("{}: samples {a}..{b} cannot be read", path.display()))?;
+    let what = || format!("{}: samples {a}..{b} cannot be read", path.display());
     Ok(match dtype {
-        DType::F32 => bytes
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64)
+        DType::F32 => read_le_at::<f32>(&f, at, b - a)
+            .with_context(what)?
+            .into_iter()
+            .map(f64::from)
             .collect(),
-        DType::F64 => bytes
-            .chunks_exact(8)
-            .map(|c| f64::from_le_bytes(c.try_into().unwrap_or_default()))
-            .collect(),
+        DType::F64 => read_le_at(&f, at, b - a).with_context(what)?,
     })
 }
 

@@ -151,6 +151,67 @@ fn mpi_files_equal_one_process_byte_for_byte() {
 }
 
 #[test]
+fn float64_and_integer_files_over_ranks_equal_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let x = field(&[40, 24, 20], 11);
+    // float64 is read and coded by ranks; the integer fields are coded in
+    // one process (--mpi codes floats) and decoded by ranks, rounded back
+    // to their type.
+    ndarray_npy::write_npy(d.join("f64.npy"), &x.mapv(|v| v as f64 * 1.5)).unwrap();
+    ndarray_npy::write_npy(d.join("u16.npy"), &x.mapv(|v| (v * 100.0 + 1500.0) as u16)).unwrap();
+    ndarray_npy::write_npy(d.join("i16.npy"), &x.mapv(|v| (v * 100.0) as i16)).unwrap();
+    ndarray_npy::write_npy(d.join("u8.npy"), &x.mapv(|v| (v * 5.0 + 60.0) as u8)).unwrap();
+    let args = |i: &str, o: &str| {
+        ["--brick", "8", "--error-bound", "abs:0.5"]
+            .map(String::from)
+            .into_iter()
+            .chain([i.into(), "-o".into(), o.into()])
+            .collect::<Vec<String>>()
+    };
+    for t in ["f64", "u16", "i16", "u8"] {
+        let (input, one) = (format!("{t}.npy"), format!("{t}.mrz"));
+        let mut c = vec!["compress".to_string()];
+        c.extend(args(&input, &one));
+        c.extend(["--device".into(), "cpu".into()]);
+        let c: Vec<&str> = c.iter().map(String::as_str).collect();
+        ok(&multires(d, &c));
+        if t == "f64" {
+            let mut m = vec!["compress".to_string(), "--mpi".into()];
+            m.extend(args(&input, "many.mrz"));
+            let m: Vec<&str> = m.iter().map(String::as_str).collect();
+            ok(&mpirun(d, 3, &m));
+            assert_eq!(
+                std::fs::read(d.join(&one)).unwrap(),
+                std::fs::read(d.join("many.mrz")).unwrap(),
+                "{t} coded on 3 ranks"
+            );
+        }
+        ok(&multires(
+            d,
+            &["decompress", &one, "-o", "one.npy", "--device", "cpu"],
+        ));
+        ok(&mpirun(
+            d,
+            3,
+            &["decompress", "--mpi", &one, "-o", "many.npy"],
+        ));
+        let (a, b) = (
+            std::fs::read(d.join("one.npy")).unwrap(),
+            std::fs::read(d.join("many.npy")).unwrap(),
+        );
+        assert_eq!(a, b, "{t} decoded on 3 ranks");
+        let descr = match t {
+            "f64" => "<f8",
+            "u16" => "<u2",
+            "i16" => "<i2",
+            _ => "|u1",
+        };
+        assert!(String::from_utf8_lossy(&b[..128]).contains(descr), "{t}");
+    }
+}
+
+#[test]
 fn a_failing_rank_is_named_and_leaves_no_file() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
