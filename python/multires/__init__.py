@@ -593,7 +593,19 @@ def _as_elem(y, info):
     return y
 
 
-def compress(a, *, abs=None, rel=None, psnr=None, lossless=False, transform="interp", device="auto", info=False):
+def _transform(transform, profile):
+    """The transform a profile codes with (``profile='fast'``: the Lorenzo
+    predictor at a fixed bit length)."""
+    if profile == "default":
+        return str(transform)
+    if profile == "fast":
+        if transform not in ("interp", "lorenzo"):
+            raise ValueError(f"profile='fast' codes with the Lorenzo predictor; it does not take transform={transform!r} (drop one)")
+        return "lorenzo"
+    raise ValueError(f"profile={profile!r}: use 'default' or 'fast'")
+
+
+def compress(a, *, abs=None, rel=None, psnr=None, lossless=False, transform="interp", profile="default", device="auto", info=False):
     """Compresses an array with a guaranteed error bound, or losslessly.
 
     Every decoded value is within the bound of the input: ``abs`` is the
@@ -614,8 +626,12 @@ def compress(a, *, abs=None, rel=None, psnr=None, lossless=False, transform="int
         One error bound (or ``lossless=True``).
     lossless : bool
         Bit-exact coding.
-    transform : {'interp', 'cdf97', 'cdf53', 'haar'}
+    transform : {'interp', 'cdf97', 'cdf53', 'haar', 'lorenzo'}
         Integer and lossless coding take ``'interp'``.
+    profile : {'default', 'fast'}
+        'fast' codes with the Lorenzo predictor in blocks of 64 values
+        packed at a fixed bit length (as cuSZp packs): faster, larger
+        files, the same strict bound.
     device : {'auto', 'cpu', 'cuda'}
         The GPU codes float fields with finite values under a lossy bound;
         'auto' codes the others on the CPU.
@@ -629,7 +645,7 @@ def compress(a, *, abs=None, rel=None, psnr=None, lossless=False, transform="int
         The .mrz file's bytes (or ``(bytes, info)``).
     """
     kind, v = _bound(abs, rel, psnr, lossless)
-    b, stats = _multires.compress(_field(a), kind, v, str(transform), str(device))
+    b, stats = _multires.compress(_field(a), kind, v, _transform(transform, profile), str(device))
     return (b, stats) if info else b
 
 
@@ -641,7 +657,7 @@ def decompress(b) -> np.ndarray:
     return _as_elem(y.reshape(info["shape"]), info)
 
 
-def save(path, a, *, abs=None, rel=None, psnr=None, lossless=False, transform="interp", device="auto"):
+def save(path, a, *, abs=None, rel=None, psnr=None, lossless=False, transform="interp", profile="default", device="auto"):
     """Compresses ``a`` (as :func:`compress`) into the file ``path``.
 
     The file is written under a temporary name and renamed into place, so
@@ -649,7 +665,7 @@ def save(path, a, *, abs=None, rel=None, psnr=None, lossless=False, transform="i
     compression statistics.
     """
     kind, v = _bound(abs, rel, psnr, lossless)
-    b, stats = _multires.compress(_field(a), kind, v, str(transform), str(device))
+    b, stats = _multires.compress(_field(a), kind, v, _transform(transform, profile), str(device))
     _multires.write_atomic(os.fspath(path), b)
     return stats
 

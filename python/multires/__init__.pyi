@@ -309,7 +309,8 @@ def compress(
     abs: Optional[float] = None,
     rel: Optional[float] = None,
     psnr: Optional[float] = None,
-    transform: Literal["interp", "cdf97", "cdf53", "haar"] = "interp",
+    transform: Literal["interp", "cdf97", "cdf53", "haar", "lorenzo"] = "interp",
+    profile: Literal["default", "fast"] = "default",
     device: Device = "auto",
     info: bool = False,
 ) -> Union[bytes, tuple[bytes, dict]]:
@@ -326,6 +327,7 @@ def save(
     rel: Optional[float] = None,
     psnr: Optional[float] = None,
     transform: str = "interp",
+    profile: Literal["default", "fast"] = "default",
     device: Device = "auto",
 ) -> dict:
     """Compresses ``a`` into the file ``path`` (written whole or not at all)."""

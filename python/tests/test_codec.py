@@ -20,7 +20,7 @@ def field(rng, shape, dtype=np.float64):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("transform", ["interp", "cdf97", "cdf53", "haar"])
+@pytest.mark.parametrize("transform", ["interp", "cdf97", "cdf53", "haar", "lorenzo"])
 def test_abs_bound_holds_everywhere(rng, dtype, transform):
     a = field(rng, (37, 50, 29), dtype)
     b, info = multires.compress(a, abs=1e-3, transform=transform, info=True)
@@ -163,6 +163,22 @@ def test_nan_and_inf_kept_with_the_bound_on_finite_values(rng, transform):
         e = 1e-3 if "abs" in kw else 1e-3 * (x[fin].max() - x[fin].min())
         assert np.abs(y[fin].astype(np.float64) - x[fin]).max() <= e
         assert st["ratio"] > 2
+
+
+def test_fast_profile(rng):
+    x = field(rng, (40, 33, 20), np.float32)
+    x[5] = np.nan
+    b, st = multires.compress(x, rel=1e-3, profile="fast", info=True)
+    assert b == multires.compress(x, rel=1e-3, transform="lorenzo")
+    y = multires.decompress(b)
+    fin = np.isfinite(x)
+    e = 1e-3 * (x[fin].max() - x[fin].min())
+    assert np.abs(y[fin].astype(np.float64) - x[fin]).max() <= e and np.isnan(y[5]).all()
+    assert st["ratio"] > 2 and st["max_error"] <= e
+    with pytest.raises(ValueError, match="profile='fast'"):
+        multires.compress(x, rel=1e-3, profile="fast", transform="haar")
+    with pytest.raises(ValueError, match="'default' or 'fast'"):
+        multires.compress(x, rel=1e-3, profile="quick")
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int16, np.int32])

@@ -388,3 +388,31 @@ def test_decompress_level_is_the_coarse_view(tmp_path):
     assert np.abs(np.load(tmp_path / "cr.npy") - a[np.ix_(*keep)]).max() <= 1e-3
     r = run(tmp_path, "decompress", "a.mrz", "-o", "bad.npy", "--level", "40", ok=False)
     assert r.returncode != 0 and "level" in r.stderr and not (tmp_path / "bad.npy").exists()
+
+
+def test_fast_profile_file_holds_the_bound_and_equals_pythons(tmp_path):
+    multires = pytest.importorskip("multires")
+    rng = np.random.default_rng(11)
+    z, y, xx = np.meshgrid(*[np.linspace(0, 4, n) for n in (41, 37, 66)], indexing="ij")
+    a = (np.sin(2 * y + z) * np.cos(3 * xx) + 0.01 * rng.standard_normal(z.shape)).astype(np.float32)
+    a[7] = np.nan                      # a masked plane
+    a[3, 5, 9] = -np.inf
+    np.save(tmp_path / "a.npy", a)
+    for rel in (1e-2, 1e-3, 1e-4):
+        run(tmp_path, "compress", "a.npy", "-o", "f.mrz", "--profile", "fast",
+            "--error-bound", f"rel:{rel}", "--device", "cpu")
+        run(tmp_path, "decompress", "f.mrz", "-o", "f.npy", "--device", "cpu")
+        y = np.load(tmp_path / "f.npy")
+        assert y.dtype == np.float32 and y.shape == a.shape
+        fin = np.isfinite(a)
+        e = rel * (a[fin].max() - a[fin].min())
+        assert np.abs(y[fin].astype(np.float64) - a[fin]).max() <= e
+        assert np.array_equal(np.isnan(y), np.isnan(a)) and y[3, 5, 9] == -np.inf
+        data = (tmp_path / "f.mrz").read_bytes()
+        assert data == multires.compress(a, rel=rel, profile="fast", device="cpu")
+        assert len(data) < a.nbytes / 2
+    info = run(tmp_path, "info", "f.mrz").stdout
+    assert "lorenzo" in info and "version 9" in info
+    r = run(tmp_path, "compress", "a.npy", "-o", "g.mrz", "--profile", "fast", "--transform", "cdf97",
+            ok=False)
+    assert r.returncode != 0 and "--transform cdf97" in r.stderr and not (tmp_path / "g.mrz").exists()

@@ -11,6 +11,13 @@ use multires::io::{self, RawType, ReadOptions};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+/// The codec's profiles (`--profile`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Profile {
+    Default,
+    Fast,
+}
+
 #[derive(Args)]
 pub struct CompressArgs {
     /// Input field: .npy (1 to 4 axes; float32/float64, or uint8/uint16/int16/int32
@@ -26,9 +33,16 @@ pub struct CompressArgs {
     #[arg(long, default_value = "rel:1e-3")]
     pub error_bound: ErrorBound,
     /// Transform: interp (interpolating wavelet in closed loop, the smallest files),
-    /// cdf97 or cdf53 (JPEG 2000 lifting), haar (the seed's).
+    /// cdf97 or cdf53 (JPEG 2000 lifting), haar (the seed's), lorenzo (the fast
+    /// profile's predictor).
     #[arg(long, default_value = "interp")]
     pub transform: Lifting,
+    /// default (the interpolation and rANS: the smallest files) or fast (the
+    /// Lorenzo predictor in blocks of 64 values packed at a fixed bit length, as
+    /// cuSZp packs: several times faster on a GPU, larger files, the same strict
+    /// bound). fast is --transform lorenzo.
+    #[arg(long, value_enum, default_value = "default")]
+    pub profile: Profile,
     /// Brick extent (each brick decodes on its own): one number for every axis,
     /// or one per axis (Z,Y,X or Y,X). Default 129 (3-D), 257 (2-D) for interp,
     /// 128 and 256 for the lifting transforms.
@@ -47,8 +61,9 @@ pub struct CompressArgs {
     #[arg(long, value_name = "all|N")]
     pub gpus: Option<String>,
     /// Under mpirun: every rank reads its slab of whole brick layers of the
-    /// input (.npy, or raw with --shape) and codes it on its CPU cores; all
-    /// write the one .mrz together (MPI-IO), the bytes one process writes.
+    /// input (.npy, or raw with --shape) and codes it on its host's GPUs in
+    /// turn (or its CPU cores: --device); all write the one .mrz together
+    /// (MPI-IO), the bytes one process writes.
     #[cfg(feature = "mpi")]
     #[arg(long)]
     pub mpi: bool,
@@ -384,7 +399,14 @@ pub fn parse_rans_chunk(s: &str) -> Result<usize, String> {
 
 /// The codec options of `a` for an `ndim`-D input.
 pub(crate) fn codec_options(a: &CompressArgs, ndim: usize) -> Result<CodecOptions> {
-    let mut opts = CodecOptions::new(a.transform, a.error_bound);
+    let transform = match (a.profile, a.transform) {
+        (Profile::Default, t) => t,
+        (Profile::Fast, Lifting::Interp | Lifting::Lorenzo) => Lifting::Lorenzo,
+        (Profile::Fast, t) => bail!(
+            "--profile fast codes with the Lorenzo predictor; it does not take --transform {t} (drop one)"
+        ),
+    };
+    let mut opts = CodecOptions::new(transform, a.error_bound);
     opts.rans_chunk = a.rans_chunk;
     if let Some(b) = &a.brick {
         opts.brick = Some(match (b.len(), ndim) {
@@ -1116,6 +1138,8 @@ pub fn info(a: InfoArgs) -> Result<()> {
         match h.transform {
             Lifting::Interp =>
                 "interp (interpolating wavelet in closed loop), rANS-coded".to_string(),
+            Lifting::Lorenzo =>
+                "lorenzo (the fast profile: blocks of 64 values at a fixed bit length)".to_string(),
             t => format!(
                 "{t} lifting, up to {} levels per brick, Rice-coded",
                 codec::MAX_LEVELS

@@ -674,6 +674,12 @@ pub(super) fn gpu_decodable(r: &codec::MrzReader) -> Result<(), CudaError> {
             r.path()
         )));
     }
+    if r.header().transform == codec::Lifting::Lorenzo {
+        return Err(CudaError::Unsupported(format!(
+            "{}: a fast-profile (lorenzo) file, which decodes on the CPU in this build (device cpu)",
+            r.path()
+        )));
+    }
     Ok(())
 }
 

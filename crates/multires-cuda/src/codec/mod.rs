@@ -275,5 +275,10 @@ pub(crate) fn gpu_codable(opts: &multires::codec::CodecOptions) -> Result<(), Cu
             "lossless coding runs on the CPU (device cpu)".into(),
         ));
     }
+    if opts.transform == multires::codec::Lifting::Lorenzo {
+        return Err(CudaError::Unsupported(
+            "the fast profile (lorenzo) codes on the CPU in this build (device cpu)".into(),
+        ));
+    }
     Ok(())
 }

@@ -265,6 +265,10 @@ pub(crate) fn encode_brick_with(
     (e, chunk_log): (f64, u32),
     s: &mut BrickScratch,
 ) -> Result<CodedBrick, CodecError> {
+    if t == Lifting::Lorenzo {
+        // Its blocks with NaN, infinities or values past the bound are raw.
+        return Ok(lorenzo::encode(x, dims, dtype, e));
+    }
     if x.iter().all(|v| v.is_finite()) {
         return encode_finite_brick(x, x, dims, t, dtype, (e, chunk_log), s);
     }
@@ -491,6 +495,9 @@ pub fn decode_brick_with(
         s.r.clear();
         s.r.extend(s.bits.iter().map(|&b| lossless::value_of(b, h.dtype)));
         return Ok(());
+    }
+    if h.transform == Lifting::Lorenzo {
+        return lorenzo::decode(payload, dims, h.dtype, h.abs_bound, &mut s.r);
     }
     let (q, words) = brick_step(payload)?;
     let (t, o) = (h.transform, interp::Order::of_version(h.version));

@@ -16,6 +16,8 @@ use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;
 
 pub const MAGIC: [u8; 4] = *b"MRZ\x1a";
+/// 9: the fast profile's Lorenzo bricks (`lorenzo`; no other field is
+/// written as 9);
 /// 8: integer elements, 1-D and 4-D shapes and lossless bricks (the
 /// header's eight bytes more say which; a float field of 2 or 3 axes under
 /// a lossy bound is still written as version 7, byte for byte);
@@ -25,7 +27,9 @@ pub const MAGIC: [u8; 4] = *b"MRZ\x1a";
 /// 5: the interpolation's details coded pass by pass (`interp::Order`);
 /// 4: dense rANS chunks split; 3: the interpolating wavelet's bricks
 /// rANS-coded; 2: all Rice-coded; 1, zstd, was never released.
-pub const VERSION: u16 = 8;
+pub const VERSION: u16 = 9;
+/// What integer, 1-D, 4-D and lossless fields are written as.
+pub const LAYOUT_VERSION: u16 = 8;
 /// What a float field of 2 or 3 axes under a lossy bound is written as:
 /// the bytes of the builds before version 8.
 pub const PLAIN_VERSION: u16 = 7;
@@ -84,15 +88,18 @@ impl MrzHeader {
         self.dims[3 - self.ndim..].to_vec()
     }
     /// The version a header of this field is written with: 7 unless the
-    /// field needs version 8.
+    /// field needs version 8 (or its bricks 9).
     pub fn needed_version(&self) -> u16 {
+        if self.transform == Lifting::Lorenzo {
+            return VERSION;
+        }
         let plain = self.elem == Elem::of_dtype(self.dtype)
             && self.axes == self.coded_shape()
             && self.bound != ErrorBound::Lossless;
         if plain {
             PLAIN_VERSION
         } else {
-            VERSION
+            LAYOUT_VERSION
         }
     }
     pub fn grid(&self) -> BrickGrid {
@@ -457,6 +464,7 @@ impl MrzReader {
         let ndim = c.u8() as usize;
         let tcode = c.u8();
         let transform = Lifting::from_code(tcode)
+            .filter(|&t| t != Lifting::Lorenzo || version >= 9)
             .ok_or_else(|| corrupt(format!("unknown transform {tcode}")))?;
         let (bk, bv) = (c.u8(), c.f64());
         let bound = ErrorBound::from_code(bk, bv)

@@ -20,6 +20,11 @@ pub enum Lifting {
     /// runs it in closed loop (`codec::interp`); open loop it is here for
     /// completeness of the enum and its tests.
     Interp,
+    /// Not a lifting transform: the fast profile's block predictor
+    /// (`codec::lorenzo`), which codes bricks without the entropy coder.
+    /// Outside `ALL`, whose members the lifting code runs; open loop here
+    /// it is the identity.
+    Lorenzo,
 }
 
 impl Lifting {
@@ -35,6 +40,7 @@ impl Lifting {
             Lifting::Cdf53 => "cdf53",
             Lifting::Cdf97 => "cdf97",
             Lifting::Interp => "interp",
+            Lifting::Lorenzo => "lorenzo",
         }
     }
     /// The transform's code in the .mrz header (and the GPU kernel's).
@@ -44,10 +50,19 @@ impl Lifting {
             Lifting::Cdf53 => 1,
             Lifting::Cdf97 => 2,
             Lifting::Interp => 3,
+            Lifting::Lorenzo => 4,
         }
     }
+    /// Every transform a file may name.
+    pub const CODED: [Lifting; 5] = [
+        Lifting::Haar,
+        Lifting::Cdf53,
+        Lifting::Cdf97,
+        Lifting::Interp,
+        Lifting::Lorenzo,
+    ];
     pub(crate) fn from_code(c: u8) -> Option<Self> {
-        Lifting::ALL.into_iter().find(|l| l.code() == c)
+        Lifting::CODED.into_iter().find(|l| l.code() == c)
     }
 }
 
@@ -60,10 +75,12 @@ impl fmt::Display for Lifting {
 impl FromStr for Lifting {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        Lifting::ALL
+        Lifting::CODED
             .into_iter()
             .find(|l| l.name() == s.to_ascii_lowercase())
-            .ok_or_else(|| format!("unknown transform '{s}': use interp, cdf97, cdf53 or haar"))
+            .ok_or_else(|| {
+                format!("unknown transform '{s}': use interp, cdf97, cdf53, haar or lorenzo")
+            })
     }
 }
 
@@ -80,7 +97,7 @@ pub fn weights(t: Lifting) -> [f64; 4] {
         Lifting::Haar => [0.0; 4],
         Lifting::Cdf53 => [-0.5, 0.25, 0.0, 0.0],
         Lifting::Cdf97 => [A97, B97, G97, D97],
-        Lifting::Interp => [0.0; 4],
+        Lifting::Interp | Lifting::Lorenzo => [0.0; 4],
     }
 }
 
@@ -143,7 +160,8 @@ pub fn gains(t: Lifting) -> (f64, f64) {
             (std::f64::consts::SQRT_2 / lo, std::f64::consts::SQRT_2 / hi)
         })
     });
-    all[t.code() as usize]
+    // Lorenzo, outside ALL, scales nothing.
+    all.get(t.code() as usize).copied().unwrap_or((1.0, 1.0))
 }
 
 /// One level along a line: `x` (length n) becomes [approx (ceil n/2) | detail
@@ -196,6 +214,7 @@ fn forward_rows(t: Lifting, scaled: bool, x: &mut [f64], m: usize, scratch: &mut
             update(e, d, m, D97);
         }
         Lifting::Interp => interp_rows(e, d, m, n, -1.0),
+        Lifting::Lorenzo => {}
     }
     if scaled {
         let (gl, gh) = gains(t);
@@ -238,6 +257,7 @@ fn inverse_rows(t: Lifting, scaled: bool, x: &mut [f64], m: usize, scratch: &mut
             predict(e, d, m, -A97);
         }
         Lifting::Interp => interp_rows(e, d, m, n, 1.0),
+        Lifting::Lorenzo => {}
     }
     let s = &mut scratch[..n * m];
     for i in 0..ne {

@@ -23,6 +23,7 @@ mod elements;
 pub mod fields;
 pub mod interp;
 pub mod lifting;
+pub mod lorenzo;
 pub mod lossless;
 pub mod morton;
 pub mod rans;

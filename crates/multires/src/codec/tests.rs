@@ -1068,7 +1068,7 @@ fn lossless_fields_come_back_bit_for_bit() {
             let (b, s) = compress(&v, &opts, &quiet).unwrap();
             assert_eq!((s.max_error, s.abs_bound), (0.0, 0.0));
             let mut r = reader(b.clone()).unwrap();
-            assert_eq!(r.version(), container::VERSION);
+            assert_eq!(r.version(), container::LAYOUT_VERSION);
             assert_eq!(r.header().bound, ErrorBound::Lossless);
             let back = decompress(&mut r, None, &quiet).unwrap();
             let bits = |v: &Values| -> Vec<u64> {
@@ -1132,7 +1132,7 @@ fn integer_fields_keep_the_bound_in_integer_units() {
             let (b, s) = compress(&v, &opts, &quiet).unwrap();
             let mut r = reader(b.clone()).unwrap();
             assert_eq!(r.header().elem, elem);
-            assert_eq!(r.version(), container::VERSION);
+            assert_eq!(r.version(), container::LAYOUT_VERSION);
             // The ratio is against the integers' own size.
             assert!((s.ratio - (x.len() * elem.size()) as f64 / b.len() as f64).abs() < 1e-12);
             let back = decompress(&mut r, None, &quiet).unwrap().data.to_f64();

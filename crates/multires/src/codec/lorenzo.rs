@@ -1,0 +1,370 @@
+//! The fast profile's brick coder (`Lifting::Lorenzo`, `--profile fast`):
+//! each value is quantized to whole steps of twice the bound, the
+//! integers are predicted by the Lorenzo predictor inside blocks of 64
+//! values (4 x 4 x 4, 8 x 8 in a plane, 64 in a line), and a block's
+//! residuals are packed at one bit length in bit planes, as cuSZp packs
+//! its deltas. There is no entropy coder and no block depends on another,
+//! so a GPU thread codes or decodes a block on its own, and the ratio is
+//! what fixed-length packing gives (far below the default profile's on
+//! smooth fields, the point being speed).
+//!
+//! A brick's payload: one head byte per block (row-major over the blocks),
+//! then the blocks' bodies in that order. A head is `RAW` (the block's
+//! values stored as they are) or `corner bytes << 5 | bit length`; the
+//! body is then the corner's integer (the block's first value, which the
+//! predictor cannot reach: zigzagged, little-endian, in that many bytes),
+//! and for a nonzero length a sign plane and the magnitude planes, least
+//! significant first, each one bit a value (bit i in byte i / 8).
+//!
+//! The bound is checked in closed loop as the decoder reconstructs
+//! (`step * q` in float64, rounded to the stored type): a block with any
+//! value past it, a NaN, an infinity or an integer past 2^30 is stored
+//! raw. The GPU kernels (`codec_fast.cu`) do the same float64 operations,
+//! so their bytes equal these.
+
+use super::DType;
+
+/// The head of a block stored as its raw values.
+pub const RAW: u8 = 0xFF;
+/// Quantized integers past this are stored raw (their residuals, sums of
+/// eight of them, must stay below 2^31 for the 5-bit length).
+pub const Q_MAX: f64 = (1u64 << 30) as f64;
+
+/// The block of a brick of extent `dims`: 4^3 in a volume, 8^2 in a plane,
+/// 64 in a line (the brick's extent decides, so the decoder finds it).
+pub fn block_extent(dims: [usize; 3]) -> [usize; 3] {
+    if dims[0] > 1 {
+        [4, 4, 4]
+    } else if dims[1] > 1 {
+        [1, 8, 8]
+    } else {
+        [1, 1, 64]
+    }
+}
+
+/// The blocks of a brick: their grid per axis and block extent.
+fn blocks(dims: [usize; 3]) -> ([usize; 3], [usize; 3]) {
+    let b = block_extent(dims);
+    ([0, 1, 2].map(|a| dims[a].div_ceil(b[a])), b)
+}
+
+/// Block `k` of the grid `g` with extent `b` in a brick of `dims`: its
+/// first value's index in the brick and its (clipped) extent.
+fn block_at(k: usize, g: [usize; 3], b: [usize; 3], dims: [usize; 3]) -> ([usize; 3], [usize; 3]) {
+    let o = [
+        k / (g[1] * g[2]) * b[0],
+        k / g[2] % g[1] * b[1],
+        k % g[2] * b[2],
+    ];
+    (o, [0, 1, 2].map(|a| b[a].min(dims[a] - o[a])))
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(u: u64) -> i64 {
+    (u >> 1) as i64 ^ -((u & 1) as i64)
+}
+
+/// The step (twice the bound) and the value it reconstructs for `q`.
+fn value(q: f64, step: f64, dtype: DType) -> f64 {
+    dtype.round(q * step)
+}
+
+/// The Lorenzo residuals of the block's integers `q` (extent `ext`,
+/// row-major) in place: the first difference along x, then y, then z,
+/// nothing before the block.
+fn predict(q: &mut [i64], ext: [usize; 3]) {
+    let [nz, ny, nx] = ext;
+    for r in q.chunks_exact_mut(nx) {
+        for i in (1..nx).rev() {
+            r[i] -= r[i - 1];
+        }
+    }
+    for p in q.chunks_exact_mut(ny * nx) {
+        for i in (nx..ny * nx).rev() {
+            p[i] -= p[i - nx];
+        }
+    }
+    for i in (ny * nx..nz * ny * nx).rev() {
+        q[i] -= q[i - ny * nx];
+    }
+}
+
+/// `predict`'s inverse: running sums along z, y, x.
+fn unpredict(q: &mut [i64], ext: [usize; 3]) {
+    let [nz, ny, nx] = ext;
+    for i in ny * nx..nz * ny * nx {
+        q[i] += q[i - ny * nx];
+    }
+    for p in q.chunks_exact_mut(ny * nx) {
+        for i in nx..ny * nx {
+            p[i] += p[i - nx];
+        }
+    }
+    for r in q.chunks_exact_mut(nx) {
+        for i in 1..nx {
+            r[i] += r[i - 1];
+        }
+    }
+}
+
+/// Codes a brick (row-major values `x` of extent `dims`, already of the
+/// stored type) under the absolute bound `e`: the payload, the largest
+/// error, the sum of squared errors and the values stored raw.
+pub fn encode(x: &[f64], dims: [usize; 3], dtype: DType, e: f64) -> (Vec<u8>, f64, f64, usize) {
+    let (g, b) = blocks(dims);
+    let nblocks = g.iter().product::<usize>();
+    let step = 2.0 * e;
+    let mut heads = Vec::with_capacity(nblocks);
+    let mut body = Vec::with_capacity(x.len());
+    let (mut maxe, mut sse, mut raw) = (0f64, 0f64, 0usize);
+    let mut v = [0f64; 64];
+    let mut q = [0i64; 64];
+    for k in 0..nblocks {
+        let (o, ext) = block_at(k, g, b, dims);
+        let n = ext.iter().product::<usize>();
+        let mut i = 0;
+        for z in 0..ext[0] {
+            for y in 0..ext[1] {
+                let at = ((o[0] + z) * dims[1] + o[1] + y) * dims[2] + o[2];
+                v[i..i + ext[2]].copy_from_slice(&x[at..at + ext[2]]);
+                i += ext[2];
+            }
+        }
+        // Quantize and check as the decoder will reconstruct.
+        let (mut bm, mut bs, mut fits) = (0f64, 0f64, step > 0.0);
+        for (qi, &xi) in q[..n].iter_mut().zip(&v[..n]) {
+            let qf = (xi / step).round();
+            if !(qf.abs() <= Q_MAX) {
+                fits = false;
+                break;
+            }
+            let d = (value(qf, step, dtype) - xi).abs();
+            if !(d <= e) {
+                fits = false;
+                break;
+            }
+            (bm, bs) = (bm.max(d), bs + d * d);
+            *qi = qf as i64;
+        }
+        if !fits {
+            heads.push(RAW);
+            raw += n;
+            for &xi in &v[..n] {
+                match dtype {
+                    DType::F32 => body.extend_from_slice(&(xi as f32).to_le_bytes()),
+                    DType::F64 => body.extend_from_slice(&xi.to_le_bytes()),
+                }
+            }
+            continue;
+        }
+        (maxe, sse) = (maxe.max(bm), sse + bs);
+        predict(&mut q[..n], ext);
+        let corner = zigzag(q[0]);
+        q[0] = 0;
+        let peak = q[..n].iter().fold(0u64, |m, d| m.max(d.unsigned_abs()));
+        let rate = 64 - peak.leading_zeros() as usize;
+        let kb = (64 - corner.leading_zeros() as usize).div_ceil(8);
+        heads.push(((kb << 5) | rate) as u8);
+        body.extend_from_slice(&corner.to_le_bytes()[..kb]);
+        if rate > 0 {
+            let nb = n.div_ceil(8);
+            let at = body.len();
+            body.resize(at + nb * (1 + rate), 0);
+            let planes = &mut body[at..];
+            for (i, d) in q[..n].iter().enumerate() {
+                let (byte, bit) = (i / 8, 1u8 << (i % 8));
+                if *d < 0 {
+                    planes[byte] |= bit;
+                }
+                let m = d.unsigned_abs();
+                for p in 0..rate {
+                    if m >> p & 1 == 1 {
+                        planes[(1 + p) * nb + byte] |= bit;
+                    }
+                }
+            }
+        }
+    }
+    heads.extend_from_slice(&body);
+    (heads, maxe, sse, raw)
+}
+
+/// The bytes a block's body takes, from its head (`None`: a bad head).
+pub fn body_len(head: u8, n: usize, dtype: DType) -> Option<usize> {
+    if head == RAW {
+        return Some(n * dtype.size());
+    }
+    let (kb, rate) = ((head >> 5) as usize, (head & 31) as usize);
+    (kb <= 4).then(|| {
+        kb + if rate > 0 {
+            n.div_ceil(8) * (1 + rate)
+        } else {
+            0
+        }
+    })
+}
+
+/// Decodes a brick of extent `dims` (bound `e`) into `out` (row-major,
+/// the stored type's values); errors say what is wrong with the payload.
+pub fn decode(
+    payload: &[u8],
+    dims: [usize; 3],
+    dtype: DType,
+    e: f64,
+    out: &mut Vec<f64>,
+) -> Result<(), String> {
+    let (g, b) = blocks(dims);
+    let nblocks = g.iter().product::<usize>();
+    let heads = payload.get(..nblocks).ok_or_else(|| {
+        format!(
+            "{} bytes: shorter than the {nblocks} block heads",
+            payload.len()
+        )
+    })?;
+    out.clear();
+    out.resize(dims.iter().product(), 0.0);
+    let step = 2.0 * e;
+    let mut at = nblocks;
+    let mut q = [0i64; 64];
+    let mut v = [0f64; 64];
+    for (k, &head) in heads.iter().enumerate() {
+        let (o, ext) = block_at(k, g, b, dims);
+        let n = ext.iter().product::<usize>();
+        let len =
+            body_len(head, n, dtype).ok_or_else(|| format!("block {k}: bad head {head:#x}"))?;
+        let body = payload
+            .get(at..at + len)
+            .ok_or_else(|| format!("block {k}: the payload ends early"))?;
+        at += len;
+        if head == RAW {
+            for (i, vi) in v[..n].iter_mut().enumerate() {
+                *vi = match dtype {
+                    DType::F32 => {
+                        f32::from_le_bytes(body[4 * i..4 * i + 4].try_into().unwrap_or_default())
+                            as f64
+                    }
+                    DType::F64 => {
+                        f64::from_le_bytes(body[8 * i..8 * i + 8].try_into().unwrap_or_default())
+                    }
+                };
+            }
+        } else {
+            let (kb, rate) = ((head >> 5) as usize, (head & 31) as usize);
+            let mut c = [0u8; 8];
+            c[..kb].copy_from_slice(&body[..kb]);
+            q[..n].fill(0);
+            if rate > 0 {
+                let nb = n.div_ceil(8);
+                let planes = &body[kb..];
+                for (i, d) in q[..n].iter_mut().enumerate() {
+                    let (byte, bit) = (i / 8, i % 8);
+                    let mut m = 0i64;
+                    for p in 0..rate {
+                        m |= ((planes[(1 + p) * nb + byte] >> bit & 1) as i64) << p;
+                    }
+                    *d = if planes[byte] >> bit & 1 == 1 { -m } else { m };
+                }
+            }
+            q[0] = unzigzag(u64::from_le_bytes(c));
+            unpredict(&mut q[..n], ext);
+            for (vi, &qi) in v[..n].iter_mut().zip(&q[..n]) {
+                *vi = value(qi as f64, step, dtype);
+            }
+        }
+        let mut i = 0;
+        for z in 0..ext[0] {
+            for y in 0..ext[1] {
+                let to = ((o[0] + z) * dims[1] + o[1] + y) * dims[2] + o[2];
+                out[to..to + ext[2]].copy_from_slice(&v[i..i + ext[2]]);
+                i += ext[2];
+            }
+        }
+    }
+    if at != payload.len() {
+        return Err(format!("{} bytes after the last block", payload.len() - at));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(n: usize, seed: u64) -> Vec<f64> {
+        let mut s = seed;
+        (0..n)
+            .map(|i| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((i as f64) * 0.01).sin() * 50.0 + ((s >> 40) as f64 / (1u64 << 24) as f64 - 0.5)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn bound_holds_and_decode_inverts_on_uneven_bricks() {
+        for dims in [[9, 7, 13], [1, 17, 10], [1, 1, 200], [4, 4, 4], [1, 1, 1]] {
+            for dtype in [DType::F32, DType::F64] {
+                for e in [1e-4, 1e-2, 0.3, 5.0] {
+                    let n = dims.iter().product();
+                    let x: Vec<f64> = field(n, n as u64)
+                        .into_iter()
+                        .map(|v| dtype.round(v))
+                        .collect();
+                    let (p, maxe, _, raw) = encode(&x, dims, dtype, e);
+                    assert!(maxe <= e);
+                    let mut y = Vec::new();
+                    decode(&p, dims, dtype, e, &mut y).unwrap();
+                    for (a, b) in x.iter().zip(&y) {
+                        assert!((a - b).abs() <= e, "{dims:?} {dtype:?} {e}: {a} {b}");
+                    }
+                    assert!(raw < n || e < 1e-3, "{dims:?} {e}: {raw} raw");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn special_values_and_huge_ones_are_stored_raw() {
+        let dims = [4, 4, 8];
+        let mut x = field(128, 3);
+        x[0] = f64::NAN;
+        x[70] = f64::INFINITY;
+        x[71] = -0.0;
+        x[100] = 1e300;
+        let (p, _, _, raw) = encode(&x, dims, DType::F64, 1e-3);
+        assert_eq!(raw, 128, "both blocks hold a special value");
+        let mut y = Vec::new();
+        decode(&p, dims, DType::F64, 1e-3, &mut y).unwrap();
+        let bits = |v: &[f64]| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&x), bits(&y));
+    }
+
+    #[test]
+    fn a_constant_brick_costs_a_head_and_a_corner_a_block() {
+        let dims = [8, 8, 8];
+        let x = vec![3.0; 512];
+        let (p, maxe, _, _) = encode(&x, dims, DType::F32, 0.5);
+        // q = 3, zigzag 6: one corner byte; no planes.
+        assert_eq!(p.len(), 8 + 8);
+        assert_eq!(maxe, 0.0);
+    }
+
+    #[test]
+    fn damaged_payloads_are_errors() {
+        let dims = [4, 4, 4];
+        let (p, ..) = encode(&field(64, 1), dims, DType::F32, 0.01);
+        let mut y = Vec::new();
+        assert!(decode(&p[..p.len() - 1], dims, DType::F32, 0.01, &mut y).is_err());
+        let mut extra = p.clone();
+        extra.push(0);
+        assert!(decode(&extra, dims, DType::F32, 0.01, &mut y).is_err());
+        let mut bad = p.clone();
+        bad[0] = 0xE0;
+        assert!(decode(&bad, dims, DType::F32, 0.01, &mut y).is_err());
+    }
+}
