@@ -22,7 +22,7 @@ from ._multires import hdf5_filter_id as _filter_id
 
 #: The filter's ID, in HDF5's range for testing (256-511) until one is registered.
 FILTER_ID = _filter_id()
-_TRANSFORMS = {"haar": 0, "cdf53": 1, "cdf97": 2, "interp": 3}
+_TRANSFORMS = {"haar": 0, "cdf53": 1, "cdf97": 2, "interp": 3, "lorenzo": 4}
 _KINDS = {"abs": 0, "rel": 1, "psnr": 2, "lossless": 3}
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from . import compress, decompress
 
 NAME = "multires.mrz"
-TRANSFORMS = ("interp", "cdf97", "cdf53", "haar")
+TRANSFORMS = ("interp", "cdf97", "cdf53", "haar", "lorenzo")
 
 
 def _config(abs, rel, psnr, transform, lossless=False):

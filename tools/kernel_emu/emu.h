@@ -1,8 +1,9 @@
 // Definitions that let g++ run a few of the codec's CUDA kernels on the
 // CPU, a thread per CUDA thread and blocks one after another
-// (tools/kernel_emu/rplan_check.sh): enough for kernels that use only
-// __syncthreads, shared memory declared in the kernel, and atomics; no
-// warp intrinsics. A logic check before device time is spent, not a
+// (tools/kernel_emu/rplan_check.sh): enough for kernels that use
+// __syncthreads, shared memory declared in the kernel, atomics, and the
+// warp intrinsics below for full warps that reach them together (a
+// barrier a warp). A logic check before device time is spent, not a
 // model of the GPU's timing or memory order.
 #pragma once
 #include "../kernel_syntax/minmax.h"
@@ -11,7 +12,11 @@
 #include <cstdint>
 #include <functional>
 #include <thread>
+#include <memory>
 #include <vector>
+#include <cstring>
+#include <mutex>
+#include <algorithm>
 #define __global__
 #define __device__
 #define __host__
@@ -50,36 +55,25 @@ using std::fmax;
 // What the emulated kernels do not use, defined only so that the rest of
 // the file compiles (reaching one is a trap).
 #define EMU_NONE { __builtin_trap(); }
-inline void __syncwarp(unsigned = 0xffffffffu) EMU_NONE
 inline unsigned __activemask() EMU_NONE
-inline unsigned __ballot_sync(unsigned, int) EMU_NONE
-inline int __all_sync(unsigned, int) EMU_NONE
 inline int __any_sync(unsigned, int) EMU_NONE
 inline unsigned __match_any_sync(unsigned, unsigned) EMU_NONE
-inline unsigned __reduce_max_sync(unsigned, unsigned) EMU_NONE
 inline unsigned __reduce_add_sync(unsigned, unsigned) EMU_NONE
 inline unsigned __reduce_or_sync(unsigned, unsigned) EMU_NONE
-template <typename T> T __shfl_sync(unsigned, T, int, int = 32) EMU_NONE
-template <typename T> T __shfl_down_sync(unsigned, T, unsigned, int = 32) EMU_NONE
 template <typename T> T __shfl_up_sync(unsigned, T, unsigned, int = 32) EMU_NONE
 template <typename T> T __shfl_xor_sync(unsigned, T, int, int = 32) EMU_NONE
-template <typename T> T atomicMax(T*, T) EMU_NONE
 template <typename T> T atomicMin(T*, T) EMU_NONE
 template <typename T> T atomicAnd(T*, T) EMU_NONE
 template <typename T> T atomicExch(T*, T) EMU_NONE
 template <typename T> T atomicCAS(T*, T, T) EMU_NONE
 inline float atomicAdd(float*, float) EMU_NONE
-inline double atomicAdd(double*, double) EMU_NONE
 inline int __popcll(unsigned long long) EMU_NONE
 inline int __ffs(int) EMU_NONE
 inline int __ffsll(long long) EMU_NONE
 inline unsigned __umulhi(unsigned, unsigned) EMU_NONE
 inline unsigned long long __umul64hi(unsigned long long, unsigned long long) EMU_NONE
-inline unsigned __float_as_uint(float) EMU_NONE
-inline float __uint_as_float(unsigned) EMU_NONE
 inline float __int_as_float(int) EMU_NONE
 inline int __float_as_int(float) EMU_NONE
-inline long long __double_as_longlong(double) EMU_NONE
 inline double __longlong_as_double(long long) EMU_NONE
 inline float __double2float_rn(double) EMU_NONE
 inline float __fdividef(float, float) EMU_NONE
@@ -90,6 +84,55 @@ inline void sincospi(double, double*, double*) EMU_NONE
 inline void sincospif(float, float*, float*) EMU_NONE
 inline void sincos(double, double*, double*) EMU_NONE
 inline void sincosf(float, float*, float*) EMU_NONE
+
+// Warps: a barrier and an exchange row each (full warps only).
+inline std::vector<std::barrier<>*> emu_warps;
+inline unsigned long long emu_xchg[64][32];
+inline void __syncwarp(unsigned = 0xffffffffu) { emu_warps[threadIdx.x / 32]->arrive_and_wait(); }
+template <typename T> T emu_from(T v, int src) {
+    unsigned w = threadIdx.x / 32, lane = threadIdx.x % 32;
+    unsigned long long b = 0;
+    std::memcpy(&b, &v, sizeof(T));
+    emu_xchg[w][lane] = b;
+    __syncwarp();
+    unsigned long long r = emu_xchg[w][src & 31];
+    __syncwarp();
+    T out;
+    std::memcpy(&out, &r, sizeof(T));
+    return out;
+}
+inline unsigned __ballot_sync(unsigned, int p) {
+    unsigned m = 0;
+    for (int l = 0; l < 32; l++) m |= (emu_from<int>(p != 0, l) ? 1u : 0u) << l;
+    return m;
+}
+inline int __all_sync(unsigned mask, int p) { return __ballot_sync(mask, p) == 0xffffffffu; }
+inline unsigned __reduce_max_sync(unsigned, unsigned v) {
+    unsigned m = 0;
+    for (int l = 0; l < 32; l++) m = std::max(m, emu_from(v, l));
+    return m;
+}
+template <typename T> T __shfl_sync(unsigned, T v, int src, int = 32) { return emu_from(v, src); }
+template <typename T> T __shfl_down_sync(unsigned, T v, unsigned d, int = 32) {
+    unsigned lane = threadIdx.x % 32;
+    return emu_from(v, lane + d < 32 ? lane + d : lane);
+}
+inline unsigned long long atomicMax(unsigned long long* p, unsigned long long v) {
+    unsigned long long o = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+    while (o < v && !__atomic_compare_exchange_n(p, &o, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
+    return o;
+}
+inline double atomicAdd(double* p, double v) {
+    static std::mutex m;
+    std::lock_guard<std::mutex> g(m);
+    double o = *p;
+    *p = o + v;
+    return o;
+}
+inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); return u; }
+inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
+inline long long __double_as_longlong(double d) { long long u; std::memcpy(&u, &d, 8); return u; }
+inline double __dmul_rn(double a, double b) { return a * b; }
 using std::isfinite;
 using std::isnan;
 using std::isinf;
@@ -102,6 +145,12 @@ inline void emu_launch(unsigned gx, unsigned gy, unsigned threads, const std::fu
         for (unsigned x = 0; x < gx; x++) {
             std::barrier<> bar((std::ptrdiff_t)threads);
             emu_barrier = &bar;
+            std::vector<std::unique_ptr<std::barrier<>>> warps;
+            emu_warps.clear();
+            for (unsigned w = 0; w < (threads + 31) / 32; w++) {
+                warps.push_back(std::make_unique<std::barrier<>>((std::ptrdiff_t)std::min(32u, threads - 32 * w)));
+                emu_warps.push_back(warps.back().get());
+            }
             std::vector<std::thread> ts;
             for (unsigned t = 0; t < threads; t++)
                 ts.emplace_back([&, t] {
@@ -110,6 +159,7 @@ inline void emu_launch(unsigned gx, unsigned gy, unsigned threads, const std::fu
                     kernel();
                     // A thread that returned early leaves the barrier's count.
                     emu_barrier->arrive_and_drop();
+                    emu_warps[t / 32]->arrive_and_drop();
                 });
             for (auto& t : ts) t.join();
         }

@@ -19,8 +19,8 @@ SDIR = os.path.join(ROOT, "crates", "multires-cuda", "src")
 STUBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuda_stubs.h")
 
 
-# The codec's kernels are one program in four files (kernels.rs, CODEC_SOURCE).
-CODEC_PARTS = ["codec_transform.cu", "codec_rice.cu", "codec_rans.cu", "codec_checks.cu"]
+# The codec's kernels are one program in five files (kernels.rs, CODEC_SOURCE).
+CODEC_PARTS = ["codec_transform.cu", "codec_rice.cu", "codec_rans.cu", "codec_checks.cu", "codec_fast.cu"]
 
 
 def source(cu):

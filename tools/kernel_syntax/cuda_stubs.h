@@ -65,6 +65,7 @@ long long __double_as_longlong(double);
 double __longlong_as_double(long long);
 float __double2float_rn(double);
 float __fdividef(float, float);
+double __dmul_rn(double, double);
 void __threadfence();
 long long clock64();
 template <typename T> T __ldg(const T*);

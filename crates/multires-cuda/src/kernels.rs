@@ -58,13 +58,14 @@ impl Kernel {
     }
 }
 
-/// The codec's kernels, one program in four files by what they hold
+/// The codec's kernels, one program in five files by what they hold
 /// (tools/kernel_syntax and tools/kernel_emu join them in this order).
 pub(crate) const CODEC_SOURCE: &str = concat!(
     include_str!("../kernels/codec_transform.cu"),
     include_str!("../kernels/codec_rice.cu"),
     include_str!("../kernels/codec_rans.cu"),
     include_str!("../kernels/codec_checks.cu"),
+    include_str!("../kernels/codec_fast.cu"),
 );
 
 /// The name every instantiation gives its kernel in the source.

@@ -26,24 +26,13 @@ pub struct ChunkSpec {
     pub chunk: Vec<usize>,
 }
 
+/// The filter's transform codes are the .mrz header's (4: the fast profile).
 fn transform_of(c: u32) -> Option<Lifting> {
-    [
-        Lifting::Haar,
-        Lifting::Cdf53,
-        Lifting::Cdf97,
-        Lifting::Interp,
-    ]
-    .get(c as usize)
-    .copied()
+    Lifting::CODED.into_iter().find(|t| t.code() as u32 == c)
 }
 
 fn transform_code(t: Lifting) -> u32 {
-    match t {
-        Lifting::Haar => 0,
-        Lifting::Cdf53 => 1,
-        Lifting::Cdf97 => 2,
-        Lifting::Interp => 3,
-    }
+    t.code() as u32
 }
 
 /// The user's part of the values (the first five): bound and transform.

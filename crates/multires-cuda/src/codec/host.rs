@@ -12,6 +12,12 @@ pub fn compress(
     mem_limit: Option<usize>,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<(GpuMrz, CodecStats, GpuRun), CudaError> {
+    if let (lifting::Lifting::Lorenzo, Values::F32(d), Some(gpu)) =
+        (opts.transform, &v.data, gpus.first())
+    {
+        let f = DeviceField::upload(gpu, &v.info().shape(), d)?;
+        return compress_resident(&f, opts, gpu, progress);
+    }
     super::gpu_codable(opts)?;
     let t_plan = std::time::Instant::now();
     // The GPU codes finite fields (the CPU keeps NaN and infinities
@@ -432,6 +438,13 @@ pub fn decompress(
     gpus: &[Arc<Gpu>],
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<Volume, CudaError> {
+    if let (lifting::Lifting::Lorenzo, DType::F32, Some(gpu)) =
+        (r.header().transform, r.header().dtype, gpus.first())
+    {
+        let v = fast::decompress_host(r, region, gpu)?;
+        progress(r.grid().len());
+        return Ok(v);
+    }
     super::decode::gpu_decodable(r)?;
     let h = r.header().clone();
     let region = region.unwrap_or(codec::full_region(h.dims));

@@ -36,6 +36,7 @@ mod batches;
 mod decode;
 mod encode;
 mod entropy;
+mod fast;
 mod fields;
 mod host;
 mod payloads;
@@ -277,7 +278,7 @@ pub(crate) fn gpu_codable(opts: &multires::codec::CodecOptions) -> Result<(), Cu
     }
     if opts.transform == multires::codec::Lifting::Lorenzo {
         return Err(CudaError::Unsupported(
-            "the fast profile (lorenzo) codes on the CPU in this build (device cpu)".into(),
+            "the fast profile (lorenzo) codes a float32 field on one GPU, from host or device memory; slabs over several GPUs or ranks code on the CPU (device cpu)".into(),
         ));
     }
     Ok(())

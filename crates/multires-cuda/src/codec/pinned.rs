@@ -19,11 +19,28 @@ pub fn compress_pinned(
     gpus: &[Arc<Gpu>],
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<(GpuMrz, CodecStats, GpuRun), CudaError> {
-    super::gpu_codable(opts)?;
     use cudarc::driver::DevicePtr;
     if gpus.is_empty() {
         return Err(CudaError::NoDevice("no GPU was given".into()));
     }
+    if opts.transform == lifting::Lifting::Lorenzo {
+        // The kernels read the mapped field across PCIe: no staging.
+        let range = match f.range {
+            Some((lo, hi, _)) if lo <= hi => (lo as f64, hi as f64),
+            Some(_) => (0.0, 0.0),
+            None => {
+                return Err(CudaError::Unsupported(
+                    "the fast profile needs the field's range taken as it was written".into(),
+                ))
+            }
+        };
+        let r = fast::compress_at(&gpus[0], f.device_at()?, f.info, opts, range);
+        if let Ok((parts, _, _)) = &r {
+            progress(parts.payloads.len());
+        }
+        return r;
+    }
+    super::gpu_codable(opts)?;
     let t_run = std::time::Instant::now();
     let grid = opts.grid(f.info.dims)?;
     let plane = f.info.dims[1] * f.info.dims[2];
@@ -222,6 +239,23 @@ pub fn decompress_pinned(
             &h.dims[3 - h.ndim..],
             &out.info.dims[3 - out.info.ndim..]
         )));
+    }
+    if h.transform == lifting::Lifting::Lorenzo {
+        let gpu = &gpus[0];
+        let n = out.info.len();
+        let mut y = gpu
+            .stream
+            .alloc_zeros::<f32>(n.max(1))
+            .during(|| "allocating the decoded field".into())?;
+        fast::decompress_into(r, gpu, &mut y)?;
+        gpu.stream
+            .memcpy_dtoh(&y.slice(0..n), &mut out.data[..n])
+            .during(|| "copying the field to page-locked memory".into())?;
+        gpu.stream
+            .synchronize()
+            .during(|| "copying the field to page-locked memory".into())?;
+        progress(r.grid().len());
+        return Ok(());
     }
     let grid = r.grid();
     let plane = h.dims[1] * h.dims[2];

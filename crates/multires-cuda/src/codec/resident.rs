@@ -12,6 +12,16 @@ pub fn compress_resident(
     gpu: &Arc<Gpu>,
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<(GpuMrz, CodecStats, GpuRun), CudaError> {
+    if opts.transform == lifting::Lifting::Lorenzo {
+        use cudarc::driver::DevicePtr;
+        let range = device_range(gpu, &f.data, f.info.len(), 0)?;
+        let (at, _sync) = f.data.device_ptr(&gpu.stream);
+        let r = fast::compress_at(gpu, at, f.info, opts, range);
+        if let Ok((parts, _, _)) = &r {
+            progress(parts.payloads.len());
+        }
+        return r;
+    }
     super::gpu_codable(opts)?;
     let t_plan = std::time::Instant::now();
     if tracing() {
@@ -61,6 +71,14 @@ pub fn decompress_resident(
     progress: &(dyn Fn(usize) + Sync),
 ) -> Result<DeviceField, CudaError> {
     let (_, info) = device_field_of(r)?;
+    if r.header().transform == lifting::Lifting::Lorenzo {
+        let mut data = gpu
+            .stream
+            .alloc_zeros::<f32>(info.len().max(1))
+            .during(|| "allocating the decoded field".into())?;
+        fast::decompress_into(r, gpu, &mut data)?;
+        return Ok(DeviceField { data, info });
+    }
     let (data, ()) = allocated_while(gpu, info.len(), "the decoded field", &|at| {
         decode_into(r, std::slice::from_ref(gpu), at, 4 * info.len(), progress)
     })?;

@@ -14,7 +14,9 @@
 //! body is then the corner's integer (the block's first value, which the
 //! predictor cannot reach: zigzagged, little-endian, in that many bytes),
 //! and for a nonzero length a sign plane and the magnitude planes, least
-//! significant first, each one bit a value (bit i in byte i / 8).
+//! significant first, each one bit a value (bit i in byte i / 8). Zero
+//! bytes pad the payload to whole 4-byte words (the GPU's checksums read
+//! words).
 //!
 //! The bound is checked in closed loop as the decoder reconstructs
 //! (`step * q` in float64, rounded to the stored type): a block with any
@@ -137,19 +139,28 @@ pub fn encode(x: &[f64], dims: [usize; 3], dtype: DType, e: f64) -> (Vec<u8>, f6
         let (mut bm, mut bs, mut fits) = (0f64, 0f64, step > 0.0);
         for (qi, &xi) in q[..n].iter_mut().zip(&v[..n]) {
             let qf = (xi / step).round();
-            if !(qf.abs() <= Q_MAX) {
+            if qf.is_nan() || qf.abs() > Q_MAX {
                 fits = false;
                 break;
             }
             let d = (value(qf, step, dtype) - xi).abs();
-            if !(d <= e) {
+            if d.is_nan() || d > e {
                 fits = false;
                 break;
             }
             (bm, bs) = (bm.max(d), bs + d * d);
             *qi = qf as i64;
         }
-        if !fits {
+        let mut peak = u64::MAX;
+        let mut corner = 0;
+        if fits {
+            predict(&mut q[..n], ext);
+            corner = zigzag(q[0]);
+            q[0] = 0;
+            peak = q[..n].iter().fold(0u64, |m, d| m.max(d.unsigned_abs()));
+        }
+        // A residual of 2^31 or more does not fit the 5-bit length.
+        if peak >= 1 << 31 {
             heads.push(RAW);
             raw += n;
             for &xi in &v[..n] {
@@ -161,10 +172,6 @@ pub fn encode(x: &[f64], dims: [usize; 3], dtype: DType, e: f64) -> (Vec<u8>, f6
             continue;
         }
         (maxe, sse) = (maxe.max(bm), sse + bs);
-        predict(&mut q[..n], ext);
-        let corner = zigzag(q[0]);
-        q[0] = 0;
-        let peak = q[..n].iter().fold(0u64, |m, d| m.max(d.unsigned_abs()));
         let rate = 64 - peak.leading_zeros() as usize;
         let kb = (64 - corner.leading_zeros() as usize).div_ceil(8);
         heads.push(((kb << 5) | rate) as u8);
@@ -189,6 +196,8 @@ pub fn encode(x: &[f64], dims: [usize; 3], dtype: DType, e: f64) -> (Vec<u8>, f6
         }
     }
     heads.extend_from_slice(&body);
+    // Whole 4-byte words, for the device's checksums.
+    heads.resize(heads.len().next_multiple_of(4), 0);
     (heads, maxe, sse, raw)
 }
 
@@ -283,8 +292,9 @@ pub fn decode(
             }
         }
     }
-    if at != payload.len() {
-        return Err(format!("{} bytes after the last block", payload.len() - at));
+    let pad = &payload[at..];
+    if payload.len() != at.next_multiple_of(4) || pad.iter().any(|&b| b != 0) {
+        return Err(format!("{} bytes after the last block", pad.len()));
     }
     Ok(())
 }
@@ -366,5 +376,61 @@ mod tests {
         let mut bad = p.clone();
         bad[0] = 0xE0;
         assert!(decode(&bad, dims, DType::F32, 0.01, &mut y).is_err());
+    }
+
+    /// Cases for tools/kernel_emu/fast_check.sh (the device kernels run
+    /// on the CPU against this coder): per case the field's extents, the
+    /// brick, the bound, the float32 values, each brick's payload and the
+    /// decoded values.
+    #[test]
+    #[ignore]
+    fn write_fast_cases() {
+        use crate::codec::{code_bricks, decompress, Lifting, MrzReader};
+        let Some(path) = std::env::var_os("MULTIRES_FAST_CASES") else {
+            return;
+        };
+        let mut out = Vec::new();
+        let cases: [([usize; 3], [usize; 3], f64); 4] = [
+            ([13, 9, 21], [8, 8, 8], 0.01),
+            ([1, 37, 50], [1, 16, 16], 0.05),
+            ([1, 1, 300], [1, 1, 128], 0.002),
+            ([10, 12, 14], [6, 12, 7], 1e-4),
+        ];
+        for (ci, (dims, brick, e)) in cases.into_iter().enumerate() {
+            let n: usize = dims.iter().product();
+            let mut x: Vec<f32> = field(n, ci as u64).into_iter().map(|v| v as f32).collect();
+            x[3] = f32::NAN;
+            x[n / 2] = 3e9;
+            x[n - 1] = f32::NEG_INFINITY;
+            let shape: Vec<usize> = dims.iter().copied().filter(|_| true).collect();
+            let shape: Vec<usize> = if dims[0] == 1 {
+                shape[1..].to_vec()
+            } else {
+                shape
+            };
+            let v = super::super::Volume::of(&shape, super::super::Values::F32(x.clone())).unwrap();
+            let mut opts =
+                super::super::CodecOptions::new(Lifting::Lorenzo, super::super::ErrorBound::Abs(e));
+            opts.brick = Some(brick);
+            let coded = code_bricks(v.view(), &opts, e, brick, &|_| {}).unwrap();
+            let (bytes, _) = super::super::compress(&v, &opts, &|_| {}).unwrap();
+            let mut r = MrzReader::from_bytes(bytes, "case").unwrap();
+            let back = decompress(&mut r, None, &|_| {}).unwrap();
+            let super::super::Values::F32(y) = back.data else {
+                panic!("float32")
+            };
+            for d in dims.iter().chain(&brick) {
+                out.extend((*d as u64).to_le_bytes());
+            }
+            out.extend(e.to_le_bytes());
+            x.iter().for_each(|v| out.extend(v.to_le_bytes()));
+            out.extend((coded.len() as u64).to_le_bytes());
+            for c in &coded {
+                out.extend((c.0.len() as u64).to_le_bytes());
+                out.extend(&c.0);
+            }
+            y.iter().for_each(|v| out.extend(v.to_le_bytes()));
+        }
+        std::fs::write(path, out).unwrap();
     }
 }

@@ -1,0 +1,369 @@
+//! The fast profile (`Lifting::Lorenzo`, `multires::codec::lorenzo`) on
+//! one GPU: the whole field in a few kernels (`codec_fast.cu`) instead of
+//! batches of bricks through the transform and rANS slots. A warp a
+//! block measures each block's length, a block of threads a brick scans
+//! them, the host lays the bricks out from their totals (one small read
+//! back), a warp a block packs, and the checksums are taken on the device;
+//! decoding reads the heads, scans, and unpacks. Float32 fields; the bytes
+//! equal the CPU coder's.
+
+use super::*;
+use multires::codec::lorenzo;
+
+/// Warps of a thread block in the fast kernels (`LZ_WARPS`).
+const WARPS: usize = 8;
+
+/// The blocks of the field's bricks: a full brick's count (the kernels
+/// number blocks `maxb` a brick) and each brick's own.
+struct Blocks {
+    maxb: usize,
+    nblk: Vec<usize>,
+}
+
+fn blocks_of(grid: &codec::BrickGrid) -> Blocks {
+    let count = |ext: [usize; 3]| {
+        let b = lorenzo::block_extent(ext);
+        (0..3).map(|a| ext[a].div_ceil(b[a])).product::<usize>()
+    };
+    let nblk: Vec<usize> = (0..grid.len()).map(|k| count(grid.bounds(k).1)).collect();
+    let maxb = nblk
+        .iter()
+        .copied()
+        .max()
+        .unwrap_or(0)
+        .max(count(grid.brick));
+    Blocks { maxb, nblk }
+}
+
+/// A grid of blocks for a warp-a-block kernel over `n` blocks (the
+/// kernels loop over the rest).
+fn warp_grid(n: usize) -> (u32, u32) {
+    (n.div_ceil(WARPS).clamp(1, 1 << 20) as u32, 1)
+}
+
+/// The device's copy of the field's and bricks' extents, as the kernels
+/// take them.
+fn dims_on(s: &Arc<CudaStream>, grid: &codec::BrickGrid) -> Result<CudaSlice<i64>, CudaError> {
+    let d: Vec<i64> = grid
+        .dims
+        .iter()
+        .chain(&grid.brick)
+        .map(|&v| v as i64)
+        .collect();
+    s.clone_htod(&d).during(|| "copying the extents up".into())
+}
+
+/// Each brick's payload start in a buffer of payloads one after another.
+fn bases(lens: &[usize]) -> (Vec<u64>, usize) {
+    let mut at = 0usize;
+    let b = lens
+        .iter()
+        .map(|&l| {
+            let b = at as u64;
+            at += l;
+            b
+        })
+        .collect();
+    (b, at)
+}
+
+/// The CRC-32 of each payload (`at`, `len`: whole 4-byte words) of `out`.
+fn checksums(
+    gpu: &Gpu,
+    s: &Arc<CudaStream>,
+    out: &CudaSlice<u8>,
+    at: &[u64],
+    len: &[usize],
+) -> Result<CudaSlice<u32>, CudaError> {
+    let nbk = at.len();
+    let mut pfirst = vec![0u32];
+    for &l in len {
+        let last = pfirst[pfirst.len() - 1];
+        pfirst.push(last + l.div_ceil(CRC_PIECE).max(1) as u32);
+    }
+    let pieces = pfirst[nbk] as usize;
+    let at_d = s.clone_htod(at).during(|| "copying the layout up".into())?;
+    let lens: Vec<u64> = len.iter().map(|&l| l as u64).collect();
+    let len_d = s
+        .clone_htod(&lens)
+        .during(|| "copying the layout up".into())?;
+    let pfirst_d = s
+        .clone_htod(&pfirst)
+        .during(|| "copying the layout up".into())?;
+    let nbk64 = nbk as i64;
+    let mut crcp = s
+        .alloc_zeros::<u32>(pieces.max(1))
+        .during(|| "alloc".into())?;
+    let f = gpu.function(Kernel::Codec, "CRC_PIECES(kernel)", 0)?;
+    let mut l = s.launch_builder(&f);
+    l.arg(out)
+        .arg(&at_d)
+        .arg(&len_d)
+        .arg(&pfirst_d)
+        .arg(&nbk64)
+        .arg(&mut crcp);
+    unsafe { l.launch(cfg((pieces.div_ceil(256).max(1) as u32, 1), 256, 0)) }
+        .during(|| "launching CRC_PIECES".into())?;
+    let mut crc = s.alloc_zeros::<u32>(nbk.max(1)).during(|| "alloc".into())?;
+    let f = gpu.function(Kernel::Codec, "CRC_FOLD(kernel)", 0)?;
+    let xp = CRC_PIECE_SHIFT;
+    let mut l = s.launch_builder(&f);
+    l.arg(&crcp)
+        .arg(&pfirst_d)
+        .arg(&nbk64)
+        .arg(&xp)
+        .arg(&mut crc);
+    unsafe { l.launch(cfg((nbk.div_ceil(8).max(1) as u32, 1), 256, 0)) }
+        .during(|| "launching CRC_FOLD".into())?;
+    Ok(crc)
+}
+
+/// Codes the float32 field at device address `at` (device memory, or
+/// page-locked host memory the GPU maps) whose finite values span
+/// `range`. The run's `code_s` is the device's part (until the payloads
+/// and their checksums are in its memory); the rest is the copy down.
+pub(super) fn compress_at(
+    gpu: &Arc<Gpu>,
+    at: u64,
+    info: FieldInfo,
+    opts: &CodecOptions,
+    range: (f64, f64),
+) -> Result<(GpuMrz, CodecStats, GpuRun), CudaError> {
+    if info.dtype != DType::F32 {
+        return Err(CudaError::Unsupported(
+            "the fast profile codes float32 fields on the GPU; float64 ones on the CPU (device cpu)"
+                .into(),
+        ));
+    }
+    let t0 = std::time::Instant::now();
+    let (range, e, grid) = codec::plan_range(range, info.dims, opts)?;
+    let s = &gpu.stream;
+    let bl = blocks_of(&grid);
+    let nbk = grid.len();
+    let nblocks = nbk * bl.maxb;
+    let dims_d = dims_on(s, &grid)?;
+    let (maxb, nb64) = (bl.maxb as i64, nblocks as i64);
+    let alloc = || "allocating the fast profile's block lists".to_string();
+    let mut sizes = s.alloc_zeros::<u32>(nblocks.max(1)).during(alloc)?;
+    let mut offs = s.alloc_zeros::<u32>(nblocks.max(1)).during(alloc)?;
+    let mut maxe = s.alloc_zeros::<u64>(nbk.max(1)).during(alloc)?;
+    let mut sse = s.alloc_zeros::<f64>(nbk.max(1)).during(alloc)?;
+    let mut raw = s.alloc_zeros::<u64>(nbk.max(1)).during(alloc)?;
+    let mut tot = s.alloc_zeros::<u64>(nbk.max(1)).during(alloc)?;
+    let f = gpu.function(Kernel::Codec, "LZ_MEASURE(kernel)", 0)?;
+    let mut l = s.launch_builder(&f);
+    l.arg(&at).arg(&dims_d).arg(&maxb).arg(&nb64).arg(&e);
+    l.arg(&mut sizes).arg(&mut maxe).arg(&mut sse).arg(&mut raw);
+    unsafe { l.launch(cfg(warp_grid(nblocks), (32 * WARPS) as u32, 0)) }
+        .during(|| "launching LZ_MEASURE".into())?;
+    let f = gpu.function(Kernel::Codec, "LZ_SCAN(kernel)", 0)?;
+    let mut l = s.launch_builder(&f);
+    l.arg(&sizes).arg(&maxb).arg(&mut offs).arg(&mut tot);
+    unsafe { l.launch(cfg((nbk.max(1) as u32, 1), 1024, 0)) }
+        .during(|| "launching LZ_SCAN".into())?;
+    let tot_h = s
+        .clone_dtoh(&tot)
+        .during(|| "reading the bricks' lengths".into())?;
+    // A brick's payload: its heads, its bodies, zeros to a whole word.
+    let lens: Vec<usize> = (0..nbk)
+        .map(|k| (bl.nblk[k] + tot_h[k] as usize).next_multiple_of(4))
+        .collect();
+    let (base, total) = bases(&lens);
+    let base_d = s
+        .clone_htod(&base)
+        .during(|| "copying the layout up".into())?;
+    let mut out = s
+        .alloc_zeros::<u8>(total.max(4))
+        .during(|| format!("allocating {total} bytes of payloads"))?;
+    let f = gpu.function(Kernel::Codec, "LZ_PACK(kernel)", 0)?;
+    let mut l = s.launch_builder(&f);
+    l.arg(&at).arg(&dims_d).arg(&maxb).arg(&nb64).arg(&e);
+    l.arg(&offs).arg(&base_d).arg(&mut out);
+    unsafe { l.launch(cfg(warp_grid(nblocks), (32 * WARPS) as u32, 0)) }
+        .during(|| "launching LZ_PACK".into())?;
+    let crc_d = checksums(gpu, s, &out, &base, &lens)?;
+    s.synchronize().during(|| "coding on the GPU".into())?;
+    let code_s = t0.elapsed().as_secs_f64();
+    let mut buf = take_payload_buffer(gpu, total.max(4))?;
+    s.memcpy_dtoh(&out.slice(0..total.max(4)), &mut buf[..total.max(4)])
+        .during(|| "copying payloads to the host".into())?;
+    let crcs = s
+        .clone_dtoh(&crc_d)
+        .during(|| "reading the checksums".into())?;
+    let maxe_h = s.clone_dtoh(&maxe).during(|| "reading the errors".into())?;
+    let sse_h = s.clone_dtoh(&sse).during(|| "reading the errors".into())?;
+    let raw_h = s.clone_dtoh(&raw).during(|| "reading the errors".into())?;
+    let buf = Arc::new(BatchBuf::Pinned(Some(buf)));
+    let payloads: Vec<BatchBytes> = (0..nbk)
+        .map(|k| BatchBytes {
+            buf: buf.clone(),
+            at: base[k] as usize..base[k] as usize + lens[k],
+            crc: crcs[k],
+        })
+        .collect();
+    let stats = (0..nbk).map(|k| (f64::from_bits(maxe_h[k]), sse_h[k], raw_h[k] as usize));
+    let crcs = payloads.iter().map(|p| p.crc).collect();
+    let (parts, stats) =
+        codec::assemble_parts(info, opts, range, e, grid, (payloads, Some(crcs)), stats);
+    let run = GpuRun {
+        gpus: 1,
+        slots: 1,
+        batches: 1,
+        max_bricks_per_batch: nbk,
+        fill_s: 0.0,
+        code_s,
+    };
+    Ok((parts, stats, run))
+}
+
+/// Decodes the fast-profile float32 file of `r` into `y` (the field's
+/// values on `gpu`): the payloads go up, the kernels decode. Returns the
+/// seconds from the payloads on the device to the field decoded.
+pub(super) fn decompress_into(
+    r: &codec::MrzReader,
+    gpu: &Arc<Gpu>,
+    y: &mut CudaSlice<f32>,
+) -> Result<f64, CudaError> {
+    use rayon::prelude::*;
+    let h = r.header();
+    if h.dtype != DType::F32 || h.transform != lifting::Lifting::Lorenzo {
+        return Err(CudaError::Unsupported(format!(
+            "{}: not a float32 fast-profile file",
+            r.path()
+        )));
+    }
+    let grid = r.grid();
+    let nbk = grid.len();
+    let all: Vec<usize> = (0..nbk).collect();
+    let payloads = r.brick_slices(&all)?;
+    let lens: Vec<usize> = payloads.iter().map(|p| p.len()).collect();
+    let (base, total) = bases(&lens);
+    let s = &gpu.stream;
+    let mut host = take_payload_buffer(gpu, total.max(4))?;
+    {
+        // Each payload into its place, on every core.
+        let mut rest = &mut host[..total];
+        let mut parts = Vec::with_capacity(nbk);
+        for &l in &lens {
+            let (a, b) = rest.split_at_mut(l);
+            parts.push(a);
+            rest = b;
+        }
+        parts
+            .into_par_iter()
+            .zip(payloads.par_iter())
+            .for_each(|(d, p)| d.copy_from_slice(p));
+    }
+    let mut inp = s
+        .alloc_zeros::<u8>(total.max(4))
+        .during(|| format!("allocating {total} bytes of payloads"))?;
+    s.memcpy_htod(&host[..total.max(4)], &mut inp)
+        .during(|| "copying payloads to the GPU".into())?;
+    s.synchronize()
+        .during(|| "copying payloads to the GPU".into())?;
+    let t0 = std::time::Instant::now();
+    let bl = blocks_of(&grid);
+    let nblocks = nbk * bl.maxb;
+    let dims_d = dims_on(s, &grid)?;
+    let base_d = s
+        .clone_htod(&base)
+        .during(|| "copying the layout up".into())?;
+    let (maxb, nb64) = (bl.maxb as i64, nblocks as i64);
+    let alloc = || "allocating the fast profile's block lists".to_string();
+    let mut sizes = s.alloc_zeros::<u32>(nblocks.max(1)).during(alloc)?;
+    let mut offs = s.alloc_zeros::<u32>(nblocks.max(1)).during(alloc)?;
+    let mut bad = s.alloc_zeros::<u32>(nbk.max(1)).during(alloc)?;
+    let mut tot = s.alloc_zeros::<u64>(nbk.max(1)).during(alloc)?;
+    // A payload shorter than its heads: the kernels must not read them.
+    if let Some(k) = (0..nbk).find(|&k| lens[k] < bl.nblk[k]) {
+        let what = format!(
+            "{} bytes, fewer than its {} block heads",
+            lens[k], bl.nblk[k]
+        );
+        return Err(corrupt(r, k, what));
+    }
+    let f = gpu.function(Kernel::Codec, "LZ_SIZES(kernel)", 0)?;
+    let mut l = s.launch_builder(&f);
+    l.arg(&inp).arg(&base_d).arg(&dims_d).arg(&maxb).arg(&nb64);
+    l.arg(&mut sizes).arg(&mut bad);
+    unsafe {
+        l.launch(cfg(
+            (nblocks.div_ceil(256).clamp(1, 1 << 20) as u32, 1),
+            256,
+            0,
+        ))
+    }
+    .during(|| "launching LZ_SIZES".into())?;
+    let f = gpu.function(Kernel::Codec, "LZ_SCAN(kernel)", 0)?;
+    let mut l = s.launch_builder(&f);
+    l.arg(&sizes).arg(&maxb).arg(&mut offs).arg(&mut tot);
+    unsafe { l.launch(cfg((nbk.max(1) as u32, 1), 1024, 0)) }
+        .during(|| "launching LZ_SCAN".into())?;
+    let tot_h = s
+        .clone_dtoh(&tot)
+        .during(|| "reading the bricks' lengths".into())?;
+    let bad_h = s
+        .clone_dtoh(&bad)
+        .during(|| "reading the bricks' heads".into())?;
+    for k in 0..nbk {
+        let want = (bl.nblk[k] + tot_h[k] as usize).next_multiple_of(4);
+        if bad_h[k] != 0 || want != lens[k] {
+            return Err(corrupt(
+                r,
+                k,
+                format!("its heads say {want} bytes, the payload has {}", lens[k]),
+            ));
+        }
+    }
+    let e = h.abs_bound;
+    let f = gpu.function(Kernel::Codec, "LZ_UNPACK(kernel)", 0)?;
+    let mut l = s.launch_builder(&f);
+    l.arg(&inp)
+        .arg(&base_d)
+        .arg(&dims_d)
+        .arg(&maxb)
+        .arg(&nb64)
+        .arg(&e);
+    l.arg(&offs).arg(y);
+    unsafe { l.launch(cfg(warp_grid(nblocks), (32 * WARPS) as u32, 0)) }
+        .during(|| "launching LZ_UNPACK".into())?;
+    s.synchronize().during(|| "decoding on the GPU".into())?;
+    Ok(t0.elapsed().as_secs_f64())
+}
+
+fn corrupt(r: &codec::MrzReader, k: usize, what: String) -> CudaError {
+    codec::CodecError::CorruptBrick {
+        path: r.path().to_string(),
+        brick: k,
+        place: r.grid().describe(k),
+        what,
+    }
+    .into()
+}
+
+/// A fast-profile file decoded on `gpu` into host memory (the whole
+/// field: a region decodes on the CPU).
+pub(super) fn decompress_host(
+    r: &codec::MrzReader,
+    region: Option<codec::Region>,
+    gpu: &Arc<Gpu>,
+) -> Result<Volume, CudaError> {
+    let h = r.header();
+    if region.is_some_and(|g| g != codec::full_region(h.dims)) {
+        return Err(CudaError::Unsupported(
+            "a region of a fast-profile file decodes on the CPU (device cpu)".into(),
+        ));
+    }
+    let n: usize = h.dims.iter().product();
+    let mut y = gpu
+        .stream
+        .alloc_zeros::<f32>(n.max(1))
+        .during(|| "allocating the decoded field".into())?;
+    decompress_into(r, gpu, &mut y)?;
+    let mut v = gpu
+        .stream
+        .clone_dtoh(&y)
+        .during(|| "copying the field from the GPU".into())?;
+    v.truncate(n);
+    Ok(Volume::of(&h.coded_shape(), Values::F32(v))?)
+}

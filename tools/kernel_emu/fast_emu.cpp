@@ -1,0 +1,125 @@
+// The fast profile's kernels (codec_fast.cu) run on the CPU against
+// multires::codec::lorenzo over the cases `write_fast_cases` writes: each
+// brick's payload byte for byte (LZ_MEASURE, LZ_SCAN, LZ_PACK) and the
+// decoded values bit for bit (LZ_SIZES, LZ_SCAN, LZ_UNPACK).
+#include KERNEL_COMMON
+#include KERNEL_CODEC
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
+LZ_MEASURE(lz_measure)
+LZ_SCAN(lz_scan)
+LZ_PACK(lz_pack)
+LZ_SIZES(lz_sizes)
+LZ_UNPACK(lz_unpack)
+
+static std::vector<unsigned char> in;
+static size_t at = 0;
+template <typename T> T get() {
+    T v;
+    std::memcpy(&v, in.data() + at, sizeof(T));
+    at += sizeof(T);
+    return v;
+}
+
+// Blocks of a brick of extent be (multires::codec::lorenzo::block_extent).
+static long long blocks_of(const long long* be) {
+    long long E[3] = {4, 4, 4};
+    if (be[0] <= 1) { E[0] = 1; E[1] = be[1] > 1 ? 8 : 1; E[2] = be[1] > 1 ? 8 : 64; }
+    long long n = 1;
+    for (int a = 0; a < 3; a++) n *= (be[a] + E[a] - 1) / E[a];
+    return n;
+}
+
+int main(int argc, char** argv) {
+    std::ifstream f(argv[1], std::ios::binary);
+    in.assign(std::istreambuf_iterator<char>(f), {});
+    int bad = 0, cases = 0;
+    while (at < in.size()) {
+        long long dims[6];
+        for (auto& d : dims) d = (long long)get<unsigned long long>();
+        double e = get<double>();
+        long long n = dims[0] * dims[1] * dims[2];
+        std::vector<float> x(n);
+        for (auto& v : x) v = get<float>();
+        long long nbk = (long long)get<unsigned long long>();
+        std::vector<std::vector<unsigned char>> want(nbk);
+        for (auto& p : want) {
+            p.resize(get<unsigned long long>());
+            for (auto& c : p) c = get<unsigned char>();
+        }
+        std::vector<float> yw(n);
+        for (auto& v : yw) v = get<float>();
+        // Blocks a brick: the largest brick's count (as fast.rs lays them).
+        long long G[3], nblk_k[4096], maxb = 0;
+        for (int a = 0; a < 3; a++) G[a] = (dims[a] + dims[3 + a] - 1) / dims[3 + a];
+        for (long long k = 0; k < nbk; k++) {
+            long long kk[3] = {k / (G[1] * G[2]), k / G[2] % G[1], k % G[2]}, be[3];
+            for (int a = 0; a < 3; a++) be[a] = std::min(dims[3 + a], dims[a] - kk[a] * dims[3 + a]);
+            nblk_k[k] = blocks_of(be);
+            maxb = std::max(maxb, nblk_k[k]);
+        }
+        long long nblocks = nbk * maxb;
+        std::vector<unsigned> sizes(nblocks), offs(nblocks);
+        std::vector<unsigned long long> maxe(nbk), raw(nbk), tot(nbk), base(nbk);
+        std::vector<double> sse(nbk);
+        unsigned g = (unsigned)std::min<long long>((nblocks + 7) / 8, 64);
+        emu_launch(g, 1, 256, [&] {
+            lz_measure((unsigned long long)x.data(), dims, maxb, nblocks, e, sizes.data(), maxe.data(),
+                       sse.data(), raw.data());
+        });
+        emu_launch((unsigned)nbk, 1, 1024, [&] { lz_scan(sizes.data(), maxb, offs.data(), tot.data()); });
+        std::vector<size_t> lens(nbk);
+        size_t total = 0;
+        for (long long k = 0; k < nbk; k++) {
+            lens[k] = (nblk_k[k] + tot[k] + 3) / 4 * 4;
+            base[k] = total;
+            total += lens[k];
+        }
+        std::vector<unsigned char> out(total, 0);
+        emu_launch(g, 1, 256, [&] {
+            lz_pack((unsigned long long)x.data(), dims, maxb, nblocks, e, offs.data(), base.data(), out.data());
+        });
+        for (long long k = 0; k < nbk; k++) {
+            bool same = lens[k] == want[k].size() &&
+                        std::memcmp(out.data() + base[k], want[k].data(), lens[k]) == 0;
+            if (!same) {
+                bad++;
+                std::printf("case %d brick %lld: %zu bytes, the CPU's %zu%s\n", cases, k, lens[k], want[k].size(),
+                            lens[k] == want[k].size() ? " (contents differ)" : "");
+            }
+        }
+        // Decoding the CPU's payloads.
+        std::vector<unsigned char> pin;
+        for (long long k = 0; k < nbk; k++) {
+            base[k] = pin.size();
+            pin.insert(pin.end(), want[k].begin(), want[k].end());
+        }
+        std::vector<unsigned> badk(nbk);
+        emu_launch((unsigned)((nblocks + 255) / 256), 1, 256, [&] {
+            lz_sizes(pin.data(), base.data(), dims, maxb, nblocks, sizes.data(), badk.data());
+        });
+        emu_launch((unsigned)nbk, 1, 1024, [&] { lz_scan(sizes.data(), maxb, offs.data(), tot.data()); });
+        for (long long k = 0; k < nbk; k++)
+            if (badk[k] || (nblk_k[k] + tot[k] + 3) / 4 * 4 != want[k].size()) {
+                bad++;
+                std::printf("case %d brick %lld: the decoder's heads disagree with its length\n", cases, k);
+            }
+        std::vector<float> y(n, -1.0f);
+        emu_launch(g, 1, 256, [&] {
+            lz_unpack(pin.data(), base.data(), dims, maxb, nblocks, e, offs.data(), y.data());
+        });
+        long long wrong = 0;
+        for (long long i = 0; i < n; i++) wrong += std::memcmp(&y[i], &yw[i], 4) != 0;
+        if (wrong) {
+            bad++;
+            std::printf("case %d: %lld decoded values differ from the CPU's\n", cases, wrong);
+        }
+        std::printf("case %d: [%lld, %lld, %lld] in bricks of [%lld, %lld, %lld], %lld bricks, %zu bytes\n", cases,
+                    dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], nbk, total);
+        cases++;
+    }
+    std::printf("%s: %d cases\n", bad ? "FAILED" : "ok", cases);
+    return bad != 0;
+}
