@@ -95,6 +95,12 @@ pub struct BenchArgs {
     /// host: about 15 s at 1024^3 on 32 cores, a minute at 1536^3).
     #[arg(long, value_name = "DIR")]
     pub codec_field_cache: Option<std::path::PathBuf>,
+    /// codec-3d: the codec's profile (default, or fast: the Lorenzo
+    /// predictor at a fixed bit length); with --resident the fast profile
+    /// also prints a row of its device part alone (field, payloads and
+    /// checksums in device memory), as cuSZp is timed.
+    #[arg(long, value_enum, default_value = "default")]
+    pub codec_profile: crate::cmd_codec::Profile,
     /// codec-3d: only this field (smooth or turbulent; default both).
     #[arg(long)]
     pub codec_field: Option<multires::codec::fields::FieldKind>,
@@ -378,10 +384,33 @@ fn bench_codec_resident(
         },
     )?;
     let Some(back) = back else { bail!("no decode") };
+    let mut back_dev: Option<multires_cuda::codec::DeviceField> = None;
     let same_bytes = bytes == host_bytes;
     let same_values =
         matches!(host_back, multires::codec::Values::F32(h) if back.download(gpu)? == *h);
     print_device_row("resident", o, None, (c, d, raw), (same_bytes, same_values));
+    if o.transform == multires::codec::Lifting::Lorenzo {
+        // The device's part alone: from the field in its memory to the
+        // payloads and checksums there, and from the payloads there to
+        // the field (the copies across PCIe left out, as cuSZp is timed).
+        let (mut ct, mut dt) = (Vec::new(), Vec::new());
+        let held = page_locked_file(gpu, &bytes)?;
+        for _ in 0..=a.repeat {
+            ct.push(compress_resident(field, o, gpu, &|_| {})?.2.code_s);
+            let mut r = multires::codec::MrzReader::from_shared(held.clone(), "bench")?;
+            drop(back_dev.take());
+            back_dev = Some(decompress_resident(&mut r, gpu, &|_| {})?);
+            dt.push(multires_cuda::codec::last_fast_decode_seconds());
+        }
+        let (c, d) = (median(ct[1..].to_vec()), median(dt[1..].to_vec()));
+        println!(
+            "codec-3d fast device part | {} | compress {c:.4} s = {:.2} GB/s | decompress {d:.4} s = {:.2} GB/s | ratio {:.2}",
+            o.bound,
+            raw / c / 1e9,
+            raw / d / 1e9,
+            raw / bytes.len() as f64
+        );
+    }
     Ok(())
 }
 
@@ -744,7 +773,13 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
                 .collect::<Result<Vec<_>, _>>()?;
             let o = CodecOptions {
                 rans_chunk: a.codec_rans_chunk,
-                ..CodecOptions::new(Lifting::Interp, ErrorBound::Rel(rel))
+                ..CodecOptions::new(
+                    match a.codec_profile {
+                        crate::cmd_codec::Profile::Fast => Lifting::Lorenzo,
+                        crate::cmd_codec::Profile::Default => Lifting::Interp,
+                    },
+                    ErrorBound::Rel(rel),
+                )
             };
             let mut times = Vec::new();
             let mut last = None;

@@ -459,6 +459,30 @@ pub(super) fn device_range(
     Ok(range_and_rows(gpu, data, n, first, &[])?.0)
 }
 
+/// The least and greatest finite values of `data` (n values; 0, 0 when
+/// none is finite): the fast profile stores blocks with NaN or infinities
+/// raw, so it codes such fields where the other paths refuse them.
+pub(super) fn finite_span(
+    gpu: &Gpu,
+    data: &CudaSlice<f32>,
+    n: usize,
+) -> Result<(f64, f64), CudaError> {
+    use cudarc::driver::DevicePtr;
+    let s = &gpu.stream;
+    let r = Rows::span(n);
+    let res = 3 * range_blocks(r);
+    let mut out = unsafe { s.alloc::<f32>(res) }.during(|| "alloc".into())?;
+    let (at, _sync) = data.device_ptr(s);
+    launch_range(gpu, s, at, r, &mut out.slice_mut(0..res))?;
+    let host = s.clone_dtoh(&out).during(|| "reading the range".into())?;
+    let (lo, hi, _) = range_of(gpu, s, at, r, &host)?;
+    Ok(if lo <= hi {
+        (lo as f64, hi as f64)
+    } else {
+        (0.0, 0.0)
+    })
+}
+
 /// `device_range`, and the values of `data` at each of `rows` (start,
 /// length) copied on the device beside the range's results: one read-back
 /// for both (a slab's density sample took eight copies down, 0.3-0.4 ms

@@ -53,6 +53,7 @@ mod transform;
 use batches::*;
 use decode::*;
 pub use entropy::*;
+pub use fast::last_fast_decode_seconds;
 pub use fields::*;
 pub use host::*;
 pub use payloads::*;

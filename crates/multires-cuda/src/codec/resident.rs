@@ -14,7 +14,7 @@ pub fn compress_resident(
 ) -> Result<(GpuMrz, CodecStats, GpuRun), CudaError> {
     if opts.transform == lifting::Lifting::Lorenzo {
         use cudarc::driver::DevicePtr;
-        let range = device_range(gpu, &f.data, f.info.len(), 0)?;
+        let range = finite_span(gpu, &f.data, f.info.len())?;
         let (at, _sync) = f.data.device_ptr(&gpu.stream);
         let r = fast::compress_at(gpu, at, f.info, opts, range);
         if let Ok((parts, _, _)) = &r {
