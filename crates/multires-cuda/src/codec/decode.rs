@@ -648,13 +648,17 @@ impl Slot {
 }
 
 /// The header of a float32 file; a float64 one is an error naming `what`
-/// was asked and what to do instead.
+/// was asked and what to do instead. A fast-profile file passes: its
+/// callers (one GPU's field or page-locked memory) decode it in
+/// `fast`.
 pub(super) fn float32_header(
     r: &codec::MrzReader,
     what: &str,
     instead: &str,
 ) -> Result<codec::MrzHeader, CudaError> {
-    gpu_decodable(r)?;
+    if r.header().transform != codec::Lifting::Lorenzo {
+        gpu_decodable(r)?;
+    }
     let h = r.header().clone();
     if h.dtype != DType::F32 {
         return Err(CudaError::Unsupported(format!(

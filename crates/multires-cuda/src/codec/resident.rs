@@ -508,6 +508,7 @@ pub fn decompress_slabs(
     }
     let t_run = std::time::Instant::now();
     let (h, info) = device_field_of(r)?;
+    gpu_decodable(r)?;
     let grid = r.grid();
     let plane = h.dims[1] * h.dims[2];
     let parts = slabs(&grid, gpus.len());
