@@ -8,91 +8,115 @@
 // brick (a full brick's count; an edge brick's extra numbers are idle).
 
 #define LZ_RAW 0xFFu
-#define LZ_QMAX 1073741824.0
+#define LZ_QMAX 134217728.0
 #define LZ_WARPS 8
 
+// A warp's block. Index arithmetic in 32 bits (a field of 2^32 blocks
+// would be 256 G values); only the field's index is 64-bit. The 64-bit
+// divisions this did first were a large part of each block's cost.
 struct LzBlock {
-    long long bo[3];   // the brick's origin in the field
-    long long be[3];   // the brick's extent
-    long long jo[3];   // the block's origin in the brick
+    long long row0;    // the field index of the block's first value
+    long long plane;   // values between planes of the field
+    unsigned d2;       // values between rows of the field
+    unsigned k, j;     // brick, block in the brick
+    unsigned nblk;     // the brick's blocks
     int ext[3];        // the block's extent
     int n;             // its values
-    long long k, j;    // brick, block in the brick
-    long long nblk;    // the brick's blocks
     bool on;
 };
 
-__device__ __forceinline__ LzBlock lz_block(long long g, long long maxb, const long long* d,
+__device__ __forceinline__ LzBlock lz_block(unsigned g, unsigned maxb, const long long* d,
                                             const long long* b) {
     LzBlock B;
     B.k = g / maxb;
-    B.j = g % maxb;
-    long long G1 = (d[1] + b[1] - 1) / b[1], G2 = (d[2] + b[2] - 1) / b[2];
-    long long kk[3] = {B.k / (G1 * G2), B.k / G2 % G1, B.k % G2};
+    B.j = g - B.k * maxb;
+    unsigned du[3] = {(unsigned)d[0], (unsigned)d[1], (unsigned)d[2]};
+    unsigned bu[3] = {(unsigned)b[0], (unsigned)b[1], (unsigned)b[2]};
+    unsigned G1 = (du[1] + bu[1] - 1) / bu[1], G2 = (du[2] + bu[2] - 1) / bu[2];
+    unsigned kk[3] = {B.k / (G1 * G2), B.k / G2 % G1, B.k % G2};
+    unsigned bo[3], be[3];
     for (int a = 0; a < 3; a++) {
-        B.bo[a] = kk[a] * b[a];
-        B.be[a] = min(b[a], d[a] - B.bo[a]);
+        bo[a] = kk[a] * bu[a];
+        be[a] = min(bu[a], du[a] - bo[a]);
     }
-    int E[3];
-    if (B.be[0] > 1) {
+    unsigned E[3];
+    if (be[0] > 1) {
         E[0] = 4; E[1] = 4; E[2] = 4;
-    } else if (B.be[1] > 1) {
+    } else if (be[1] > 1) {
         E[0] = 1; E[1] = 8; E[2] = 8;
     } else {
         E[0] = 1; E[1] = 1; E[2] = 64;
     }
-    long long gb[3];
-    for (int a = 0; a < 3; a++) gb[a] = (B.be[a] + E[a] - 1) / E[a];
+    unsigned gb[3];
+    for (int a = 0; a < 3; a++) gb[a] = (be[a] + E[a] - 1) / E[a];
     B.nblk = gb[0] * gb[1] * gb[2];
     B.on = B.j < B.nblk;
-    long long jj[3] = {B.j / (gb[1] * gb[2]), B.j / gb[2] % gb[1], B.j % gb[2]};
+    unsigned jj[3] = {B.j / (gb[1] * gb[2]), B.j / gb[2] % gb[1], B.j % gb[2]};
     B.n = 1;
+    unsigned o[3];
     for (int a = 0; a < 3; a++) {
-        B.jo[a] = B.on ? jj[a] * E[a] : 0;
-        B.ext[a] = B.on ? (int)min((long long)E[a], B.be[a] - B.jo[a]) : 1;
+        unsigned jo = B.on ? jj[a] * E[a] : 0;
+        o[a] = bo[a] + jo;
+        B.ext[a] = B.on ? (int)min(E[a], be[a] - jo) : 1;
         B.n *= B.ext[a];
     }
+    B.d2 = (unsigned)d[2];
+    B.plane = d[1] * d[2];
+    B.row0 = (long long)o[0] * B.plane + (long long)o[1] * d[2] + o[2];
     return B;
 }
 
-// The field index of value i of the block.
-__device__ __forceinline__ long long lz_index(const LzBlock& B, int i, const long long* d) {
-    int z = i / (B.ext[1] * B.ext[2]), y = i / B.ext[2] % B.ext[1], x = i % B.ext[2];
-    return ((B.bo[0] + B.jo[0] + z) * d[1] + B.bo[1] + B.jo[1] + y) * d[2] + B.bo[2] + B.jo[2] + x;
+// Value i's place (z, y, x) in the block: shifts for a whole 4^3 block.
+__device__ __forceinline__ void lz_zyx(int i, const int* ext, int& z, int& y, int& x) {
+    if (ext[0] == 4 && ext[1] == 4 && ext[2] == 4) {
+        z = i >> 4; y = (i >> 2) & 3; x = i & 3;
+    } else {
+        z = i / (ext[1] * ext[2]); y = i / ext[2] % ext[1]; x = i % ext[2];
+    }
 }
 
-// The residual of value i from the warp's integers q (extent ext).
-__device__ __forceinline__ long long lz_residual(const long long* q, int i, const int* ext) {
-    int z = i / (ext[1] * ext[2]), y = i / ext[2] % ext[1], x = i % ext[2];
-    long long r = 0;
-#pragma unroll
-    for (int c = 0; c < 8; c++) {
-        int a = c >> 2, bb = (c >> 1) & 1, cc = c & 1;
-        if (z < a || y < bb || x < cc) continue;
-        long long v = q[((z - a) * ext[1] + y - bb) * ext[2] + x - cc];
-        r += ((a + bb + cc) & 1) ? -v : v;
-    }
+// The field index of value i of the block.
+__device__ __forceinline__ long long lz_index(const LzBlock& B, int i) {
+    int z, y, x;
+    lz_zyx(i, B.ext, z, y, x);
+    return B.row0 + z * B.plane + (long long)y * B.d2 + x;
+}
+
+// The residual of value i from the warp's integers q (extent ext): the
+// eight-term Lorenzo difference, nothing before the block.
+__device__ __forceinline__ int lz_residual(const int* q, int i, const int* ext) {
+    int oy = ext[2], oz = ext[1] * ext[2];
+    int z, y, x;
+    lz_zyx(i, ext, z, y, x);
+    bool bx = x > 0, by = y > 0, bz = z > 0;
+    int r = q[i];
+    if (bx) r -= q[i - 1];
+    if (by) r -= q[i - oy];
+    if (bz) r -= q[i - oz];
+    if (bx && by) r += q[i - 1 - oy];
+    if (bx && bz) r += q[i - 1 - oz];
+    if (by && bz) r += q[i - oy - oz];
+    if (bx && by && bz) r -= q[i - 1 - oy - oz];
     return r;
 }
 
-__device__ __forceinline__ unsigned long long lz_zigzag(long long v) {
-    return (unsigned long long)((v << 1) ^ (v >> 63));
+__device__ __forceinline__ unsigned lz_zigzag(int v) {
+    return (unsigned)((v << 1) ^ (v >> 31));
 }
 
 // A warp's coding of its block: values v (as stored), whether each fits,
 // the residuals, the head and the body's length.
 struct LzCode {
     float v[2];
-    long long r[2];
-    unsigned long long corner;
+    int r[2];
+    unsigned corner;
     unsigned head, len, rate, kb;
     double maxe, sse;
 };
 
-__device__ __forceinline__ LzCode lz_code(const float* x, const LzBlock& B, const long long* d,
-                                          double e, long long* q) {
+__device__ __forceinline__ LzCode lz_code(const float* x, const LzBlock& B, double e, int* q) {
     unsigned lane = threadIdx.x & 31;
-    double s = 2.0 * e;
+    double s = 2.0 * e, inv = 1.0 / s;
     LzCode C;
     C.corner = 0;
     bool ok = true;
@@ -102,18 +126,18 @@ __device__ __forceinline__ LzCode lz_code(const float* x, const LzBlock& B, cons
     for (int h = 0; h < 2; h++) {
         int i = lane + 32 * h;
         C.v[h] = 0.0f;
-        long long qi = 0;
+        int qi = 0;
         if (B.on && i < B.n) {
-            float xv = x[lz_index(B, i, d)];
+            float xv = x[lz_index(B, i)];
             C.v[h] = xv;
             double xd = (double)xv;
-            double qf = round(xd / s);
+            double qf = round(__dmul_rn(xd, inv));
             bool fit = s > 0.0 && fabs(qf) <= LZ_QMAX;
             double err = fit ? fabs((double)(float)__dmul_rn(qf, s) - xd) : 0.0;
             fit = fit && err <= e;
             ok = ok && fit;
             if (fit) {
-                qi = (long long)qf;
+                qi = (int)qf;
                 C.maxe = fmax(C.maxe, err);
                 C.sse += err * err;
             }
@@ -131,15 +155,13 @@ __device__ __forceinline__ LzCode lz_code(const float* x, const LzBlock& B, cons
             C.corner = lz_zigzag(C.r[h]);
             C.r[h] = 0;
         }
-        unsigned long long m = C.r[h] < 0 ? (unsigned long long)(-C.r[h]) : (unsigned long long)C.r[h];
-        peak = max(peak, m >= 0xffffffffull ? 0xffffffffu : (unsigned)m);
+        peak = max(peak, (unsigned)abs(C.r[h]));
     }
     C.corner = __shfl_sync(0xffffffffu, C.corner, 0);
     peak = __reduce_max_sync(0xffffffffu, peak);
-    raw = raw || peak >= 0x80000000u;
     unsigned nb = (B.n + 7) / 8;
     C.rate = peak == 0 ? 0 : 32 - __clz(peak);
-    C.kb = C.corner == 0 ? 0 : (64 - __clzll(C.corner) + 7) / 8;
+    C.kb = C.corner == 0 ? 0 : (32 - __clz(C.corner) + 7) / 8;
     if (raw) {
         C.head = LZ_RAW;
         C.len = 4 * B.n;
@@ -158,14 +180,14 @@ __device__ __forceinline__ LzCode lz_code(const float* x, const LzBlock& B, cons
                                     long long maxb, long long nblocks, double e,                   \
                                     unsigned* sizes, unsigned long long* maxe, double* sse,        \
                                     unsigned long long* raw) {                                     \
-        __shared__ long long qs[LZ_WARPS][64];                                                     \
+        __shared__ int qs[LZ_WARPS][64];                                                     \
         const float* x = (const float*)xa;                                                         \
         long long d[3] = {dims[0], dims[1], dims[2]}, b[3] = {dims[3], dims[4], dims[5]};          \
         unsigned w = threadIdx.x >> 5;                                                             \
         for (long long g = (long long)blockIdx.x * LZ_WARPS + w; g < nblocks;                      \
              g += (long long)gridDim.x * LZ_WARPS) {                                               \
-            LzBlock B = lz_block(g, maxb, d, b);                                                   \
-            LzCode C = lz_code(x, B, d, e, qs[w]);                                                 \
+            LzBlock B = lz_block((unsigned)g, (unsigned)maxb, d, b);                                                   \
+            LzCode C = lz_code(x, B, e, qs[w]);                                                 \
             double m = C.maxe, s2 = C.sse;                                                         \
             for (int o = 16; o > 0; o >>= 1) {                                                     \
                 m = fmax(m, __shfl_down_sync(0xffffffffu, m, o));                                  \
@@ -219,15 +241,15 @@ __device__ __forceinline__ LzCode lz_code(const float* x, const LzBlock& B, cons
                                     long long maxb, long long nblocks, double e,                   \
                                     const unsigned* offs, const unsigned long long* base,          \
                                     unsigned char* out) {                                          \
-        __shared__ long long qs[LZ_WARPS][64];                                                     \
+        __shared__ int qs[LZ_WARPS][64];                                                     \
         const float* x = (const float*)xa;                                                         \
         long long d[3] = {dims[0], dims[1], dims[2]}, b[3] = {dims[3], dims[4], dims[5]};          \
         unsigned w = threadIdx.x >> 5, lane = threadIdx.x & 31;                                    \
         for (long long g = (long long)blockIdx.x * LZ_WARPS + w; g < nblocks;                      \
              g += (long long)gridDim.x * LZ_WARPS) {                                               \
-            LzBlock B = lz_block(g, maxb, d, b);                                                   \
+            LzBlock B = lz_block((unsigned)g, (unsigned)maxb, d, b);                                                   \
             if (!B.on) continue;                                                                   \
-            LzCode C = lz_code(x, B, d, e, qs[w]);                                                 \
+            LzCode C = lz_code(x, B, e, qs[w]);                                                 \
             unsigned char* p = out + base[B.k] + B.nblk + offs[g];                                 \
             if (lane == 0) out[base[B.k] + B.j] = (unsigned char)C.head;                           \
             if (C.head == LZ_RAW) {                                                                \
@@ -244,8 +266,7 @@ __device__ __forceinline__ LzCode lz_code(const float* x, const LzBlock& B, cons
             p += C.kb;                                                                             \
             unsigned nb = (B.n + 7) / 8;                                                           \
             unsigned long long mine = 0;                                                           \
-            unsigned long long m0 = C.r[0] < 0 ? -C.r[0] : C.r[0];                                 \
-            unsigned long long m1 = C.r[1] < 0 ? -C.r[1] : C.r[1];                                 \
+            unsigned m0 = (unsigned)abs(C.r[0]), m1 = (unsigned)abs(C.r[1]);                      \
             for (unsigned pl = 0; C.rate > 0 && pl <= C.rate; pl++) {                              \
                 bool b0 = pl == 0 ? C.r[0] < 0 : ((m0 >> (pl - 1)) & 1);                           \
                 bool b1 = pl == 0 ? C.r[1] < 0 : ((m1 >> (pl - 1)) & 1);                           \
@@ -268,7 +289,7 @@ __device__ __forceinline__ LzCode lz_code(const float* x, const LzBlock& B, cons
         long long d[3] = {dims[0], dims[1], dims[2]}, b[3] = {dims[3], dims[4], dims[5]};          \
         for (long long g = blockIdx.x * (long long)blockDim.x + threadIdx.x; g < nblocks;          \
              g += (long long)gridDim.x * blockDim.x) {                                             \
-            LzBlock B = lz_block(g, maxb, d, b);                                                   \
+            LzBlock B = lz_block((unsigned)g, (unsigned)maxb, d, b);                                                   \
             unsigned len = 0;                                                                      \
             if (B.on) {                                                                            \
                 unsigned h = in[base[B.k] + B.j];                                                  \
@@ -288,41 +309,41 @@ __device__ __forceinline__ LzCode lz_code(const float* x, const LzBlock& B, cons
     extern "C" __global__ void name(const unsigned char* in, const unsigned long long* base,       \
                                     const long long* dims, long long maxb, long long nblocks,      \
                                     double e, const unsigned* offs, float* y) {                    \
-        __shared__ long long qs[LZ_WARPS][64];                                                     \
+        __shared__ int qs[LZ_WARPS][64];                                                     \
         long long d[3] = {dims[0], dims[1], dims[2]}, b[3] = {dims[3], dims[4], dims[5]};          \
         unsigned w = threadIdx.x >> 5, lane = threadIdx.x & 31;                                    \
         double s = 2.0 * e;                                                                        \
         for (long long g = (long long)blockIdx.x * LZ_WARPS + w; g < nblocks;                      \
              g += (long long)gridDim.x * LZ_WARPS) {                                               \
-            LzBlock B = lz_block(g, maxb, d, b);                                                   \
+            LzBlock B = lz_block((unsigned)g, (unsigned)maxb, d, b);                                                   \
             if (!B.on) continue;                                                                   \
             const unsigned char* p = in + base[B.k] + B.nblk + offs[g];                            \
             unsigned h = in[base[B.k] + B.j];                                                      \
-            long long* q = qs[w];                                                                  \
+            int* q = qs[w];                                                                        \
             if (h == LZ_RAW) {                                                                     \
                 for (int hh = 0; hh < 2; hh++) {                                                   \
                     int i = lane + 32 * hh;                                                        \
                     if (i < B.n) {                                                                 \
                         unsigned u = 0;                                                            \
                         for (int t = 0; t < 4; t++) u |= (unsigned)p[4 * i + t] << (8 * t);       \
-                        y[lz_index(B, i, d)] = __uint_as_float(u);                                 \
+                        y[lz_index(B, i)] = __uint_as_float(u);                                 \
                     }                                                                              \
                 }                                                                                  \
                 continue;                                                                          \
             }                                                                                      \
             unsigned kb = h >> 5, rate = h & 31, nb = (B.n + 7) / 8;                               \
-            unsigned long long corner = 0;                                                         \
-            for (unsigned t = 0; t < kb; t++) corner |= (unsigned long long)p[t] << (8 * t);       \
+            unsigned corner = 0;                                                                   \
+            for (unsigned t = 0; t < kb; t++) corner |= (unsigned)p[t] << (8 * t);                 \
             const unsigned char* pl = p + kb;                                                      \
             for (int hh = 0; hh < 2; hh++) {                                                       \
                 int i = lane + 32 * hh;                                                            \
-                long long v = 0;                                                                   \
+                int v = 0;                                                                         \
                 if (i < B.n) {                                                                     \
                     unsigned byte = i / 8, bit = i % 8;                                            \
                     for (unsigned r = 0; r < rate; r++)                                            \
-                        v |= (long long)((pl[(1 + r) * nb + byte] >> bit) & 1) << r;               \
+                        v |= (int)((pl[(1 + r) * nb + byte] >> bit) & 1) << r;                     \
                     if (rate > 0 && ((pl[byte] >> bit) & 1)) v = -v;                               \
-                    if (i == 0) v = (long long)(corner >> 1) ^ -(long long)(corner & 1);           \
+                    if (i == 0) v = (int)(corner >> 1) ^ -(int)(corner & 1);                       \
                 }                                                                                  \
                 q[i] = v;                                                                          \
             }                                                                                      \
@@ -330,13 +351,13 @@ __device__ __forceinline__ LzCode lz_code(const float* x, const LzBlock& B, cons
             int e0 = B.ext[0], e1 = B.ext[1], e2 = B.ext[2];                                       \
             /* Running sums along x, then y, then z: a lane a row of each pass. */                 \
             for (int r = lane; r < e0 * e1; r += 32) {                                             \
-                long long acc = 0;                                                                 \
+                int acc = 0;                                                                       \
                 for (int t = 0; t < e2; t++) { acc += q[r * e2 + t]; q[r * e2 + t] = acc; }        \
             }                                                                                      \
             __syncwarp();                                                                          \
             for (int r = lane; r < e0 * e2; r += 32) {                                             \
                 int z = r / e2, xx = r % e2;                                                       \
-                long long acc = 0;                                                                 \
+                int acc = 0;                                                                       \
                 for (int t = 0; t < e1; t++) {                                                     \
                     acc += q[(z * e1 + t) * e2 + xx];                                              \
                     q[(z * e1 + t) * e2 + xx] = acc;                                               \
@@ -344,13 +365,13 @@ __device__ __forceinline__ LzCode lz_code(const float* x, const LzBlock& B, cons
             }                                                                                      \
             __syncwarp();                                                                          \
             for (int r = lane; r < e1 * e2; r += 32) {                                             \
-                long long acc = 0;                                                                 \
+                int acc = 0;                                                                       \
                 for (int t = 0; t < e0; t++) { acc += q[t * e1 * e2 + r]; q[t * e1 * e2 + r] = acc; } \
             }                                                                                      \
             __syncwarp();                                                                          \
             for (int hh = 0; hh < 2; hh++) {                                                       \
                 int i = lane + 32 * hh;                                                            \
-                if (i < B.n) y[lz_index(B, i, d)] = (float)__dmul_rn((double)q[i], s);             \
+                if (i < B.n) y[lz_index(B, i)] = (float)__dmul_rn((double)q[i], s);             \
             }                                                                                      \
             __syncwarp();                                                                          \
         }                                                                                          \

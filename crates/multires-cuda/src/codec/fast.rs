@@ -45,6 +45,17 @@ fn blocks_of(grid: &codec::BrickGrid) -> Blocks {
     Blocks { maxb, nblk }
 }
 
+/// The kernels' block numbers (`maxb` a brick), which they hold in 32 bits.
+fn block_count(nbk: usize, maxb: usize) -> Result<usize, CudaError> {
+    nbk.checked_mul(maxb)
+        .filter(|&n| n < 1 << 32)
+        .ok_or_else(|| {
+            CudaError::Unsupported(format!(
+                "{nbk} bricks of {maxb} blocks: the fast profile's kernels number at most 2^32 blocks (256 G values); code on the CPU (device cpu)"
+            ))
+        })
+}
+
 /// A grid of blocks for a warp-a-block kernel over `n` blocks (the
 /// kernels loop over the rest).
 fn warp_grid(n: usize) -> (u32, u32) {
@@ -150,7 +161,7 @@ pub(super) fn compress_at(
     let s = &gpu.stream;
     let bl = blocks_of(&grid);
     let nbk = grid.len();
-    let nblocks = nbk * bl.maxb;
+    let nblocks = block_count(nbk, bl.maxb)?;
     let dims_d = dims_on(s, &grid)?;
     let (maxb, nb64) = (bl.maxb as i64, nblocks as i64);
     let alloc = || "allocating the fast profile's block lists".to_string();
@@ -273,7 +284,7 @@ pub(super) fn decompress_into(
         .during(|| "copying payloads to the GPU".into())?;
     let t0 = std::time::Instant::now();
     let bl = blocks_of(&grid);
-    let nblocks = nbk * bl.maxb;
+    let nblocks = block_count(nbk, bl.maxb)?;
     let dims_d = dims_on(s, &grid)?;
     let base_d = s
         .clone_htod(&base)

@@ -18,9 +18,10 @@
 //! bytes pad the payload to whole 4-byte words (the GPU's checksums read
 //! words).
 //!
-//! The bound is checked in closed loop as the decoder reconstructs
+//! Values are quantized as round(x * (1 / step)). The bound is checked
+//! in closed loop as the decoder reconstructs
 //! (`step * q` in float64, rounded to the stored type): a block with any
-//! value past it, a NaN, an infinity or an integer past 2^30 is stored
+//! value past it, a NaN, an infinity or an integer past 2^27 is stored
 //! raw. The GPU kernels (`codec_fast.cu`) do the same float64 operations,
 //! so their bytes equal these.
 
@@ -28,9 +29,9 @@ use super::DType;
 
 /// The head of a block stored as its raw values.
 pub const RAW: u8 = 0xFF;
-/// Quantized integers past this are stored raw (their residuals, sums of
-/// eight of them, must stay below 2^31 for the 5-bit length).
-pub const Q_MAX: f64 = (1u64 << 30) as f64;
+/// Quantized integers past this are stored raw: their residuals, sums of
+/// eight of them, then stay below 2^30, in the device's 32-bit integers.
+pub const Q_MAX: f64 = (1u64 << 27) as f64;
 
 /// The block of a brick of extent `dims`: 4^3 in a volume, 8^2 in a plane,
 /// 64 in a line (the brick's extent decides, so the decoder finds it).
@@ -119,6 +120,9 @@ pub fn encode(x: &[f64], dims: [usize; 3], dtype: DType, e: f64) -> (Vec<u8>, f6
     let (g, b) = blocks(dims);
     let nblocks = g.iter().product::<usize>();
     let step = 2.0 * e;
+    // A product by the reciprocal, as the device quantizes (a float64
+    // division a value cost the GPU more than its memory traffic).
+    let inv = 1.0 / step;
     let mut heads = Vec::with_capacity(nblocks);
     let mut body = Vec::with_capacity(x.len());
     let (mut maxe, mut sse, mut raw) = (0f64, 0f64, 0usize);
@@ -138,7 +142,7 @@ pub fn encode(x: &[f64], dims: [usize; 3], dtype: DType, e: f64) -> (Vec<u8>, f6
         // Quantize and check as the decoder will reconstruct.
         let (mut bm, mut bs, mut fits) = (0f64, 0f64, step > 0.0);
         for (qi, &xi) in q[..n].iter_mut().zip(&v[..n]) {
-            let qf = (xi / step).round();
+            let qf = (xi * inv).round();
             if qf.is_nan() || qf.abs() > Q_MAX {
                 fits = false;
                 break;
