@@ -65,6 +65,17 @@ def test_h5py_round_trip_within_the_bound(rng, tmp_path, dtype):
     assert e.tobytes() == x.tobytes()
 
 
+def test_h5py_fast_profile_chunks(rng, tmp_path):
+    x = _field(rng, dtype=np.float32)
+    p = tmp_path / "fast.h5"
+    with h5py.File(p, "w") as f:
+        f.create_dataset("x", data=x, chunks=(24, 20, 36), **mh.filter(abs=0.05, transform="lorenzo"))
+    with h5py.File(p) as f:
+        y = f["x"][...]
+        assert f["x"].id.get_storage_size() < x.nbytes / 2
+    assert np.abs(y.astype(np.float64) - x).max() <= 0.05
+
+
 def test_h5py_integers_and_edge_chunks(rng, tmp_path):
     img = (np.cumsum(rng.integers(-3, 4, size=(70, 50)), axis=1) + 3000).astype(np.int16)
     u8 = rng.integers(0, 256, size=(33, 17), dtype=np.uint8)

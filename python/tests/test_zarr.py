@@ -33,6 +33,23 @@ def test_zarr_v3_round_trip_within_the_bound(rng, tmp_path):
     assert stored < x.nbytes / 2
 
 
+def test_zarr_fast_profile_chunks(rng, tmp_path):
+    x = _field(rng)
+    z = zarr.create_array(
+        store=str(tmp_path / "f.zarr"), shape=x.shape, chunks=(32, 32, 32), dtype="float32",
+        serializer=mz.Mrz(rel=1e-3, transform="lorenzo"), compressors=None,
+    )
+    z[:] = x
+    r = zarr.open_array(str(tmp_path / "f.zarr"))[:]
+    # A relative bound is relative to each chunk's range.
+    for s in range(0, 64, 32):
+        for t in range(0, 48, 32):
+            for u in range(0, 40, 32):
+                c = x[s:s + 32, t:t + 32, u:u + 32]
+                got = r[s:s + 32, t:t + 32, u:u + 32]
+                assert np.abs(got.astype(np.float64) - c).max() <= 1e-3 * (float(c.max()) - float(c.min()))
+
+
 def test_dask_stores_into_an_mrz_array(rng, tmp_path):
     x = _field(rng, (64, 64), np.float64)
     d = da.from_array(x, chunks=(32, 32))

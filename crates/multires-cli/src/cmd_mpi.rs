@@ -289,6 +289,13 @@ fn compress_on(world: &mpi::topology::SimpleCommunicator, a: CompressArgs) -> Re
         }
         gpu = None;
     }
+    // The fast profile's GPU coder takes a whole field on one GPU.
+    if opts.transform == codec::Lifting::Lorenzo && gpu.is_some() {
+        if rank == 0 {
+            eprintln!("note: the fast profile codes slabs over ranks on the CPU");
+        }
+        gpu = None;
+    }
     let (z0, z1) = slab_of(info.dims, brick, rank, size);
     let t_read = std::time::Instant::now();
     // The slab's shape: the coded shape with its split axis cut to the slab.
@@ -416,17 +423,25 @@ fn decompress_on(world: &mpi::topology::SimpleCommunicator, a: &DecompressArgs) 
             .and_then(|rd| Ok(MrzReader::from_reader(Box::new(rd), &name)?)),
     )?;
     let h = r.header().clone();
-    if h.is_lossless() && gpu.is_some() {
+    let kind = if h.is_lossless() {
+        Some("a lossless file")
+    } else if h.transform == codec::Lifting::Lorenzo {
+        // Its GPU decoder takes a whole field on one GPU.
+        Some("a fast-profile file")
+    } else {
+        None
+    };
+    if let (Some(kind), true) = (kind, gpu.is_some()) {
         let refused = match a.device {
             Device::Cuda => Err(anyhow::anyhow!(
-                "--device cuda: {} is lossless, which decodes on the CPU; use --device cpu or auto",
+                "--device cuda: {} is {kind}, which decodes by ranks on the CPU; use --device cpu or auto",
                 a.input.display()
             )),
             _ => Ok(()),
         };
         agreed(world, refused)?;
         if rank == 0 {
-            eprintln!("note: a lossless file decodes on the CPU");
+            eprintln!("note: {kind} decodes by ranks on the CPU");
         }
         gpu = None;
     }

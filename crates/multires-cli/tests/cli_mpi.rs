@@ -520,3 +520,49 @@ fn cwt_over_ranks_equals_one_process() {
     fails_with(&o, "zero boundaries");
     assert!(!d.join("b.npy").exists());
 }
+
+#[test]
+fn fast_profile_over_ranks_equals_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut x = field(&[37, 20, 26], 21);
+    x.as_slice_mut().unwrap()[500] = f32::NAN;
+    ndarray_npy::write_npy(d.join("x.npy"), &x).unwrap();
+    let bound = [
+        "--profile",
+        "fast",
+        "--brick",
+        "8",
+        "--error-bound",
+        "rel:1e-3",
+    ];
+    let one = [
+        &["compress", "x.npy", "-o", "one.mrz", "--device", "cpu"][..],
+        &bound,
+    ]
+    .concat();
+    ok(&multires(d, &one));
+    let many = [
+        &["compress", "--mpi", "x.npy", "-o", "many.mrz"][..],
+        &bound,
+    ]
+    .concat();
+    ok(&mpirun(d, 3, &many));
+    assert_eq!(
+        std::fs::read(d.join("one.mrz")).unwrap(),
+        std::fs::read(d.join("many.mrz")).unwrap()
+    );
+    ok(&multires(
+        d,
+        &["decompress", "one.mrz", "-o", "one.npy", "--device", "cpu"],
+    ));
+    ok(&mpirun(
+        d,
+        3,
+        &["decompress", "--mpi", "many.mrz", "-o", "many.npy"],
+    ));
+    assert_eq!(
+        std::fs::read(d.join("one.npy")).unwrap(),
+        std::fs::read(d.join("many.npy")).unwrap()
+    );
+}
