@@ -423,25 +423,32 @@ fn decompress_on(world: &mpi::topology::SimpleCommunicator, a: &DecompressArgs) 
             .and_then(|rd| Ok(MrzReader::from_reader(Box::new(rd), &name)?)),
     )?;
     let h = r.header().clone();
-    let kind = if h.is_lossless() {
-        Some("a lossless file")
-    } else if h.transform == codec::Lifting::Lorenzo {
-        // Its GPU decoder takes a whole field on one GPU.
-        Some("a fast-profile file")
-    } else {
-        None
-    };
-    if let (Some(kind), true) = (kind, gpu.is_some()) {
+    if h.is_lossless() && gpu.is_some() {
         let refused = match a.device {
             Device::Cuda => Err(anyhow::anyhow!(
-                "--device cuda: {} is {kind}, which decodes by ranks on the CPU; use --device cpu or auto",
+                "--device cuda: {} is lossless, which decodes on the CPU; use --device cpu or auto",
                 a.input.display()
             )),
             _ => Ok(()),
         };
         agreed(world, refused)?;
         if rank == 0 {
-            eprintln!("note: {kind} decodes by ranks on the CPU");
+            eprintln!("note: a lossless file decodes on the CPU");
+        }
+        gpu = None;
+    }
+    // The fast profile's GPU decoder takes a whole field on one GPU.
+    if h.transform == codec::Lifting::Lorenzo && gpu.is_some() {
+        let refused = match a.device {
+            Device::Cuda => Err(anyhow::anyhow!(
+                "--device cuda: {} is a fast-profile file, which decodes by ranks on the CPU; use --device cpu or auto",
+                a.input.display()
+            )),
+            _ => Ok(()),
+        };
+        agreed(world, refused)?;
+        if rank == 0 {
+            eprintln!("note: a fast-profile file decodes by ranks on the CPU");
         }
         gpu = None;
     }
