@@ -62,6 +62,22 @@ fn block_at(k: usize, g: [usize; 3], b: [usize; 3], dims: [usize; 3]) -> ([usize
     (o, [0, 1, 2].map(|a| b[a].min(dims[a] - o[a])))
 }
 
+/// The rows of the block at `o` of extent `ext` in a brick of `dims`:
+/// each row's first index in the brick and in the block.
+fn block_rows(
+    o: [usize; 3],
+    ext: [usize; 3],
+    dims: [usize; 3],
+) -> impl Iterator<Item = (usize, usize)> {
+    (0..ext[0] * ext[1]).map(move |r| {
+        let (z, y) = (r / ext[1], r % ext[1]);
+        (
+            ((o[0] + z) * dims[1] + o[1] + y) * dims[2] + o[2],
+            r * ext[2],
+        )
+    })
+}
+
 fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
@@ -131,13 +147,8 @@ pub fn encode(x: &[f64], dims: [usize; 3], dtype: DType, e: f64) -> (Vec<u8>, f6
     for k in 0..nblocks {
         let (o, ext) = block_at(k, g, b, dims);
         let n = ext.iter().product::<usize>();
-        let mut i = 0;
-        for z in 0..ext[0] {
-            for y in 0..ext[1] {
-                let at = ((o[0] + z) * dims[1] + o[1] + y) * dims[2] + o[2];
-                v[i..i + ext[2]].copy_from_slice(&x[at..at + ext[2]]);
-                i += ext[2];
-            }
+        for (at, i) in block_rows(o, ext, dims) {
+            v[i..i + ext[2]].copy_from_slice(&x[at..at + ext[2]]);
         }
         // Quantize and check as the decoder will reconstruct.
         let (mut bm, mut bs, mut fits) = (0f64, 0f64, step > 0.0);
@@ -287,13 +298,8 @@ pub fn decode(
                 *vi = value(qi as f64, step, dtype);
             }
         }
-        let mut i = 0;
-        for z in 0..ext[0] {
-            for y in 0..ext[1] {
-                let to = ((o[0] + z) * dims[1] + o[1] + y) * dims[2] + o[2];
-                out[to..to + ext[2]].copy_from_slice(&v[i..i + ext[2]]);
-                i += ext[2];
-            }
+        for (to, i) in block_rows(o, ext, dims) {
+            out[to..to + ext[2]].copy_from_slice(&v[i..i + ext[2]]);
         }
     }
     let pad = &payload[at..];
