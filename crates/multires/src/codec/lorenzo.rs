@@ -195,18 +195,18 @@ pub fn encode(x: &[f64], dims: [usize; 3], dtype: DType, e: f64) -> (Vec<u8>, f6
             let nb = n.div_ceil(8);
             let at = body.len();
             body.resize(at + nb * (1 + rate), 0);
-            let planes = &mut body[at..];
+            // Each plane as one 64-bit word (bit i: value i), written as
+            // its first nb bytes.
+            let mut words = [0u64; 32];
             for (i, d) in q[..n].iter().enumerate() {
-                let (byte, bit) = (i / 8, 1u8 << (i % 8));
-                if *d < 0 {
-                    planes[byte] |= bit;
-                }
+                words[0] |= ((*d < 0) as u64) << i;
                 let m = d.unsigned_abs();
-                for p in 0..rate {
-                    if m >> p & 1 == 1 {
-                        planes[(1 + p) * nb + byte] |= bit;
-                    }
+                for (p, w) in words[1..=rate].iter_mut().enumerate() {
+                    *w |= (m >> p & 1) << i;
                 }
+            }
+            for (w, plane) in words[..=rate].iter().zip(body[at..].chunks_exact_mut(nb)) {
+                plane.copy_from_slice(&w.to_le_bytes()[..nb]);
             }
         }
     }
@@ -282,14 +282,18 @@ pub fn decode(
             q[..n].fill(0);
             if rate > 0 {
                 let nb = n.div_ceil(8);
-                let planes = &body[kb..];
+                let mut words = [0u64; 32];
+                for (w, plane) in words[..=rate].iter_mut().zip(body[kb..].chunks_exact(nb)) {
+                    let mut b = [0u8; 8];
+                    b[..nb].copy_from_slice(plane);
+                    *w = u64::from_le_bytes(b);
+                }
                 for (i, d) in q[..n].iter_mut().enumerate() {
-                    let (byte, bit) = (i / 8, i % 8);
-                    let mut m = 0i64;
-                    for p in 0..rate {
-                        m |= ((planes[(1 + p) * nb + byte] >> bit & 1) as i64) << p;
-                    }
-                    *d = if planes[byte] >> bit & 1 == 1 { -m } else { m };
+                    let m = words[1..=rate]
+                        .iter()
+                        .enumerate()
+                        .fold(0i64, |m, (p, w)| m | ((w >> i & 1) as i64) << p);
+                    *d = if words[0] >> i & 1 == 1 { -m } else { m };
                 }
             }
             q[0] = unzigzag(u64::from_le_bytes(c));
