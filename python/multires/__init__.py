@@ -631,8 +631,8 @@ def compress(a, *, abs=None, rel=None, psnr=None, lossless=False, transform="int
     profile : {'default', 'fast'}
         'fast' codes with the Lorenzo predictor in blocks of 64 values
         packed at a fixed bit length (as cuSZp packs), each block on its
-        own: larger files, the same strict bound; on a GPU it decodes
-        fields in device memory up to 2x faster than 'default'.
+        own: larger files, the same strict bound (its speed against
+        'default' and cuSZp is in BENCHMARKS.md).
     device : {'auto', 'cpu', 'cuda'}
         The GPU codes float fields with finite values under a lossy bound;
         'auto' codes the others on the CPU.

@@ -40,8 +40,8 @@ pub struct CompressArgs {
     /// default (the interpolation and rANS: the smallest files) or fast (the
     /// Lorenzo predictor in blocks of 64 values packed at a fixed bit length, as
     /// cuSZp packs, each block on its own; larger files, the same strict bound;
-    /// on an H200 it decodes a field in GPU memory up to 2x faster than the
-    /// default and compresses at about its rate). fast is --transform lorenzo.
+    /// its speed against the default's and cuSZp's is in BENCHMARKS.md). fast
+    /// is --transform lorenzo.
     #[arg(long, value_enum, default_value = "default")]
     pub profile: Profile,
     /// Brick extent (each brick decodes on its own): one number for every axis,
