@@ -774,10 +774,7 @@ fn bench_codec(a: &BenchArgs, on_gpu: bool) -> Result<()> {
             let o = CodecOptions {
                 rans_chunk: a.codec_rans_chunk,
                 ..CodecOptions::new(
-                    match a.codec_profile {
-                        crate::cmd_codec::Profile::Fast => Lifting::Lorenzo,
-                        crate::cmd_codec::Profile::Default => Lifting::Interp,
-                    },
+                    a.codec_profile.transform(Lifting::Interp)?,
                     ErrorBound::Rel(rel),
                 )
             };

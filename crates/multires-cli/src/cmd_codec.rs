@@ -18,6 +18,19 @@ pub enum Profile {
     Fast,
 }
 
+impl Profile {
+    /// The transform the profile codes with, given --transform `t`.
+    pub fn transform(self, t: Lifting) -> Result<Lifting> {
+        match (self, t) {
+            (Profile::Default, t) => Ok(t),
+            (Profile::Fast, Lifting::Interp | Lifting::Lorenzo) => Ok(Lifting::Lorenzo),
+            (Profile::Fast, t) => bail!(
+                "--profile fast codes with the Lorenzo predictor; it does not take --transform {t} (drop one)"
+            ),
+        }
+    }
+}
+
 #[derive(Args)]
 pub struct CompressArgs {
     /// Input field: .npy (1 to 4 axes; float32/float64, or uint8/uint16/int16/int32
@@ -400,14 +413,7 @@ pub fn parse_rans_chunk(s: &str) -> Result<usize, String> {
 
 /// The codec options of `a` for an `ndim`-D input.
 pub(crate) fn codec_options(a: &CompressArgs, ndim: usize) -> Result<CodecOptions> {
-    let transform = match (a.profile, a.transform) {
-        (Profile::Default, t) => t,
-        (Profile::Fast, Lifting::Interp | Lifting::Lorenzo) => Lifting::Lorenzo,
-        (Profile::Fast, t) => bail!(
-            "--profile fast codes with the Lorenzo predictor; it does not take --transform {t} (drop one)"
-        ),
-    };
-    let mut opts = CodecOptions::new(transform, a.error_bound);
+    let mut opts = CodecOptions::new(a.profile.transform(a.transform)?, a.error_bound);
     opts.rans_chunk = a.rans_chunk;
     if let Some(b) = &a.brick {
         opts.brick = Some(match (b.len(), ndim) {

@@ -98,26 +98,28 @@ fn read_le_at<T: bytemuck::Pod + Send + LittleEndian>(
     v.par_chunks_mut(PIECE).enumerate().try_for_each(|(i, c)| {
         f.read_exact_at(bytemuck::cast_slice_mut(c), at + (i * PIECE * size) as u64)?;
         if cfg!(target_endian = "big") {
-            c.iter_mut().for_each(T::to_native_order);
+            c.iter_mut().for_each(T::swap_le);
         }
         Ok::<(), std::io::Error>(())
     })?;
     Ok(v)
 }
 
-/// Values stored little-endian in the files.
+/// Values stored little-endian in the files: swapping a value's bytes
+/// takes it from that order to the host's and back (a no-op on a
+/// little-endian host).
 trait LittleEndian {
-    fn to_native_order(&mut self);
+    fn swap_le(&mut self);
 }
 
 impl LittleEndian for f32 {
-    fn to_native_order(&mut self) {
+    fn swap_le(&mut self) {
         *self = f32::from_bits(u32::from_le(self.to_bits()));
     }
 }
 
 impl LittleEndian for f64 {
-    fn to_native_order(&mut self) {
+    fn swap_le(&mut self) {
         *self = f64::from_bits(u64::from_le(self.to_bits()));
     }
 }
@@ -283,16 +285,18 @@ fn compress_on(world: &mpi::topology::SimpleCommunicator, a: CompressArgs) -> Re
     let (inp, coded, opts, info, brick) = agreed(world, prepared)?;
     let gpu = rank_gpu(world, a.device);
     let mut gpu = agreed(world, gpu)?;
-    if a.error_bound == ErrorBound::Lossless && gpu.is_some() {
+    // Lossless coding runs on the CPU; the fast profile's GPU coder takes a
+    // whole field on one GPU.
+    let on_cpu = if a.error_bound == ErrorBound::Lossless {
+        Some("lossless coding runs on the CPU")
+    } else if opts.transform == codec::Lifting::Lorenzo {
+        Some("the fast profile codes slabs over ranks on the CPU")
+    } else {
+        None
+    };
+    if let (Some(why), true) = (on_cpu, gpu.is_some()) {
         if rank == 0 {
-            eprintln!("note: lossless coding runs on the CPU");
-        }
-        gpu = None;
-    }
-    // The fast profile's GPU coder takes a whole field on one GPU.
-    if opts.transform == codec::Lifting::Lorenzo && gpu.is_some() {
-        if rank == 0 {
-            eprintln!("note: the fast profile codes slabs over ranks on the CPU");
+            eprintln!("note: {why}");
         }
         gpu = None;
     }
@@ -423,32 +427,32 @@ fn decompress_on(world: &mpi::topology::SimpleCommunicator, a: &DecompressArgs) 
             .and_then(|rd| Ok(MrzReader::from_reader(Box::new(rd), &name)?)),
     )?;
     let h = r.header().clone();
-    if h.is_lossless() && gpu.is_some() {
+    // Lossless files decode on the CPU; the fast profile's GPU decoder
+    // takes a whole field on one GPU. (what the file is, the note)
+    let on_cpu = if h.is_lossless() {
+        Some((
+            "is lossless, which decodes on the CPU",
+            "a lossless file decodes on the CPU",
+        ))
+    } else if h.transform == codec::Lifting::Lorenzo {
+        Some((
+            "is a fast-profile file, which decodes by ranks on the CPU",
+            "a fast-profile file decodes by ranks on the CPU",
+        ))
+    } else {
+        None
+    };
+    if let (Some((what, note)), true) = (on_cpu, gpu.is_some()) {
         let refused = match a.device {
             Device::Cuda => Err(anyhow::anyhow!(
-                "--device cuda: {} is lossless, which decodes on the CPU; use --device cpu or auto",
+                "--device cuda: {} {what}; use --device cpu or auto",
                 a.input.display()
             )),
             _ => Ok(()),
         };
         agreed(world, refused)?;
         if rank == 0 {
-            eprintln!("note: a lossless file decodes on the CPU");
-        }
-        gpu = None;
-    }
-    // The fast profile's GPU decoder takes a whole field on one GPU.
-    if h.transform == codec::Lifting::Lorenzo && gpu.is_some() {
-        let refused = match a.device {
-            Device::Cuda => Err(anyhow::anyhow!(
-                "--device cuda: {} is a fast-profile file, which decodes by ranks on the CPU; use --device cpu or auto",
-                a.input.display()
-            )),
-            _ => Ok(()),
-        };
-        agreed(world, refused)?;
-        if rank == 0 {
-            eprintln!("note: a fast-profile file decodes by ranks on the CPU");
+            eprintln!("note: {note}");
         }
         gpu = None;
     }
@@ -614,12 +618,8 @@ impl NpyValues {
         };
         if cfg!(target_endian = "big") {
             match &mut v {
-                NpyValues::F32(d) => d
-                    .par_iter_mut()
-                    .for_each(|x| *x = f32::from_bits(x.to_bits().to_le())),
-                NpyValues::F64(d) => d
-                    .par_iter_mut()
-                    .for_each(|x| *x = f64::from_bits(x.to_bits().to_le())),
+                NpyValues::F32(d) => d.par_iter_mut().for_each(f32::swap_le),
+                NpyValues::F64(d) => d.par_iter_mut().for_each(f64::swap_le),
                 NpyValues::Ints(_) => {}
             }
         }

@@ -269,30 +269,9 @@ where
 }
 
 /// The least and greatest finite values of a slab (+inf, -inf when it
-/// has none, so that the reduction ignores it). The vectorized scan on
-/// all cores answers a finite slab; only one with NaN or infinities takes
-/// the filtering pass.
+/// has none, so that the reduction ignores it).
 pub fn local_range(v: FieldView) -> (f64, f64) {
-    use rayon::prelude::*;
-    fn range<T: codec::Sample + PartialOrd + Sync>(d: &[T]) -> (f64, f64) {
-        let none = (f64::INFINITY, f64::NEG_INFINITY);
-        if d.is_empty() {
-            return none;
-        }
-        let (lo, hi, nan) = codec::scan(d);
-        if !nan && lo.is_finite() && hi.is_finite() {
-            return (lo, hi);
-        }
-        d.par_iter()
-            .map(|x| x.to_f64())
-            .filter(|x| x.is_finite())
-            .fold(|| none, |(l, h), x| (l.min(x), h.max(x)))
-            .reduce(|| none, |a, b| (a.0.min(b.0), a.1.max(b.1)))
-    }
-    match v.data {
-        codec::ValuesRef::F32(d) => range(d),
-        codec::ValuesRef::F64(d) => range(d),
-    }
+    codec::finite_span(v.data).unwrap_or((f64::INFINITY, f64::NEG_INFINITY))
 }
 
 /// A slab must start on a brick layer and hold whole layers (but at the

@@ -16,18 +16,24 @@ pub fn plan_view(
     v: FieldView,
     opts: &CodecOptions,
 ) -> Result<((f64, f64), f64, BrickGrid), CodecError> {
-    // One pass for the range and the finiteness; a field with NaN or
-    // infinities takes a second pass for the range of its finite values
-    // (the bound holds on those; the others are kept exactly).
-    let (mut lo, mut hi, nan) = with_values_ref!(v.data, d => scan(d));
-    if nan || !lo.is_finite() || !hi.is_finite() {
-        (lo, hi) = finite_range(v.data);
-    }
-    plan_range((lo, hi), v.dims, opts)
+    plan_range(finite_range(v.data), v.dims, opts)
 }
 
 /// The smallest and largest finite values ((0, 0) when none is finite).
 pub fn finite_range(v: ValuesRef) -> (f64, f64) {
+    finite_span(v).unwrap_or((0.0, 0.0))
+}
+
+/// The smallest and largest finite values, None when none is finite (an
+/// MPI rank's slab then takes no part in the range). One vectorized pass
+/// answers a finite field; one with NaN or infinities takes a second pass
+/// for the range of its finite values (the bound holds on those; the
+/// others are kept exactly).
+pub fn finite_span(v: ValuesRef) -> Option<(f64, f64)> {
+    let (lo, hi, nan) = with_values_ref!(v, d => scan(d));
+    if !nan && lo.is_finite() && hi.is_finite() {
+        return Some((lo, hi));
+    }
     let (lo, hi) = with_values_ref!(v, d => d
     .par_iter()
     .map(|x| x.to_f64())
@@ -40,11 +46,7 @@ pub fn finite_range(v: ValuesRef) -> (f64, f64) {
         || (f64::INFINITY, f64::NEG_INFINITY),
         |a, b| (a.0.min(b.0), a.1.max(b.1)),
     ));
-    if lo <= hi {
-        (lo, hi)
-    } else {
-        (0.0, 0.0)
-    }
+    (lo <= hi).then_some((lo, hi))
 }
 
 /// `plan` from a range found elsewhere (the GPU's, for a field on the
