@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
         std::vector<unsigned> sizes(nblocks), offs(nblocks);
         std::vector<unsigned long long> maxe(nbk), raw(nbk), tot(nbk), base(nbk);
         std::vector<double> sse(nbk);
-        unsigned g = (unsigned)std::min<long long>((nblocks + 7) / 8, 64);
+        unsigned g = (unsigned)std::min<long long>((nblocks + 255) / 256, 64);
         emu_launch(g, 1, 256, [&] {
             lz_measure((unsigned long long)x.data(), dims, maxb, nblocks, e, sizes.data(), maxe.data(),
                        sse.data(), raw.data());

@@ -1,9 +1,9 @@
 //! The fast profile (`Lifting::Lorenzo`, `multires::codec::lorenzo`) on
 //! one GPU: the whole field in a few kernels (`codec_fast.cu`) instead of
-//! batches of bricks through the transform and rANS slots. A warp a
+//! batches of bricks through the transform and rANS slots. A thread a
 //! block measures each block's length, a block of threads a brick scans
 //! them, the host lays the bricks out from their totals (one small read
-//! back), a warp a block packs, and the checksums are taken on the device;
+//! back), a thread a block packs, and the checksums are taken on the device;
 //! decoding reads the heads, scans, and unpacks. Float32 fields; the bytes
 //! equal the CPU coder's.
 
@@ -20,8 +20,9 @@ pub fn last_fast_decode_seconds() -> f64 {
     f64::from_bits(LAST_DECODE_S.load(Ordering::Relaxed))
 }
 
-/// Warps of a thread block in the fast kernels (`LZ_WARPS`).
-const WARPS: usize = 8;
+/// Threads of a thread block in the fast kernels, a thread a block of
+/// values (a multiple of the warp: LZ_MEASURE reduces by warps).
+const THREADS: usize = 128;
 
 /// The blocks of the field's bricks: a full brick's count (the kernels
 /// number blocks `maxb` a brick) and each brick's own.
@@ -56,10 +57,10 @@ fn block_count(nbk: usize, maxb: usize) -> Result<usize, CudaError> {
         })
 }
 
-/// A grid of blocks for a warp-a-block kernel over `n` blocks (the
-/// kernels loop over the rest).
-fn warp_grid(n: usize) -> (u32, u32) {
-    (n.div_ceil(WARPS).clamp(1, 1 << 20) as u32, 1)
+/// A grid of thread blocks for a thread-a-block kernel over `n` blocks
+/// (the kernels loop over the rest).
+fn thread_grid(n: usize) -> (u32, u32) {
+    (n.div_ceil(THREADS).clamp(1, 1 << 20) as u32, 1)
 }
 
 /// The device's copy of the field's and bricks' extents, as the kernels
@@ -96,47 +97,49 @@ fn checksums(
     at: &[u64],
     len: &[usize],
 ) -> Result<CudaSlice<u32>, CudaError> {
-    let nbk = at.len();
     let mut pfirst = vec![0u32];
     for &l in len {
         let last = pfirst[pfirst.len() - 1];
         pfirst.push(last + l.div_ceil(CRC_PIECE).max(1) as u32);
     }
-    let pieces = pfirst[nbk] as usize;
-    let at_d = s.clone_htod(at).during(|| "copying the layout up".into())?;
+    let pieces = pfirst[at.len()] as usize;
+    let up = || "copying the layout up".to_string();
+    let at_d = s.clone_htod(at).during(up)?;
     let lens: Vec<u64> = len.iter().map(|&l| l as u64).collect();
-    let len_d = s
-        .clone_htod(&lens)
-        .during(|| "copying the layout up".into())?;
-    let pfirst_d = s
-        .clone_htod(&pfirst)
-        .during(|| "copying the layout up".into())?;
-    let nbk64 = nbk as i64;
-    let mut crcp = s
-        .alloc_zeros::<u32>(pieces.max(1))
-        .during(|| "alloc".into())?;
-    let f = gpu.function(Kernel::Codec, "CRC_PIECES(kernel)", 0)?;
+    let len_d = s.clone_htod(&lens).during(up)?;
+    let pfirst_d = s.clone_htod(&pfirst).during(up)?;
+    payload_crcs(
+        gpu,
+        s,
+        out,
+        &at_d.slice(..),
+        &len_d.slice(..),
+        &pfirst_d.slice(..),
+        pieces,
+    )
+}
+
+/// Each brick's exclusive scan of its `maxb` block sizes into `offs` (a
+/// block of 1024 threads a brick, LZ_SCAN), and the bricks' totals, read
+/// back for the layout.
+fn scan_sizes(
+    gpu: &Gpu,
+    s: &Arc<CudaStream>,
+    sizes: &CudaSlice<u32>,
+    maxb: i64,
+    nbk: usize,
+    offs: &mut CudaSlice<u32>,
+) -> Result<Vec<u64>, CudaError> {
+    let mut tot = s
+        .alloc_zeros::<u64>(nbk.max(1))
+        .during(|| "allocating the bricks' lengths".into())?;
+    let f = gpu.function(Kernel::Codec, "LZ_SCAN(kernel)", 0)?;
     let mut l = s.launch_builder(&f);
-    l.arg(out)
-        .arg(&at_d)
-        .arg(&len_d)
-        .arg(&pfirst_d)
-        .arg(&nbk64)
-        .arg(&mut crcp);
-    unsafe { l.launch(cfg((pieces.div_ceil(256).max(1) as u32, 1), 256, 0)) }
-        .during(|| "launching CRC_PIECES".into())?;
-    let mut crc = s.alloc_zeros::<u32>(nbk.max(1)).during(|| "alloc".into())?;
-    let f = gpu.function(Kernel::Codec, "CRC_FOLD(kernel)", 0)?;
-    let xp = CRC_PIECE_SHIFT;
-    let mut l = s.launch_builder(&f);
-    l.arg(&crcp)
-        .arg(&pfirst_d)
-        .arg(&nbk64)
-        .arg(&xp)
-        .arg(&mut crc);
-    unsafe { l.launch(cfg((nbk.div_ceil(8).max(1) as u32, 1), 256, 0)) }
-        .during(|| "launching CRC_FOLD".into())?;
-    Ok(crc)
+    l.arg(sizes).arg(&maxb).arg(offs).arg(&mut tot);
+    unsafe { l.launch(cfg((nbk.max(1) as u32, 1), 1024, 0)) }
+        .during(|| "launching LZ_SCAN".into())?;
+    s.clone_dtoh(&tot)
+        .during(|| "reading the bricks' lengths".into())
 }
 
 /// Codes the float32 field at device address `at` (device memory, or
@@ -170,21 +173,13 @@ pub(super) fn compress_at(
     let mut maxe = s.alloc_zeros::<u64>(nbk.max(1)).during(alloc)?;
     let mut sse = s.alloc_zeros::<f64>(nbk.max(1)).during(alloc)?;
     let mut raw = s.alloc_zeros::<u64>(nbk.max(1)).during(alloc)?;
-    let mut tot = s.alloc_zeros::<u64>(nbk.max(1)).during(alloc)?;
     let f = gpu.function(Kernel::Codec, "LZ_MEASURE(kernel)", 0)?;
     let mut l = s.launch_builder(&f);
     l.arg(&at).arg(&dims_d).arg(&maxb).arg(&nb64).arg(&e);
     l.arg(&mut sizes).arg(&mut maxe).arg(&mut sse).arg(&mut raw);
-    unsafe { l.launch(cfg(warp_grid(nblocks), (32 * WARPS) as u32, 0)) }
+    unsafe { l.launch(cfg(thread_grid(nblocks), THREADS as u32, 0)) }
         .during(|| "launching LZ_MEASURE".into())?;
-    let f = gpu.function(Kernel::Codec, "LZ_SCAN(kernel)", 0)?;
-    let mut l = s.launch_builder(&f);
-    l.arg(&sizes).arg(&maxb).arg(&mut offs).arg(&mut tot);
-    unsafe { l.launch(cfg((nbk.max(1) as u32, 1), 1024, 0)) }
-        .during(|| "launching LZ_SCAN".into())?;
-    let tot_h = s
-        .clone_dtoh(&tot)
-        .during(|| "reading the bricks' lengths".into())?;
+    let tot_h = scan_sizes(gpu, s, &sizes, maxb, nbk, &mut offs)?;
     // A brick's payload: its heads, its bodies, zeros to a whole word.
     let lens: Vec<usize> = (0..nbk)
         .map(|k| (bl.nblk[k] + tot_h[k] as usize).next_multiple_of(4))
@@ -200,7 +195,7 @@ pub(super) fn compress_at(
     let mut l = s.launch_builder(&f);
     l.arg(&at).arg(&dims_d).arg(&maxb).arg(&nb64).arg(&e);
     l.arg(&offs).arg(&base_d).arg(&mut out);
-    unsafe { l.launch(cfg(warp_grid(nblocks), (32 * WARPS) as u32, 0)) }
+    unsafe { l.launch(cfg(thread_grid(nblocks), THREADS as u32, 0)) }
         .during(|| "launching LZ_PACK".into())?;
     let crc_d = checksums(gpu, s, &out, &base, &lens)?;
     s.synchronize().during(|| "coding on the GPU".into())?;
@@ -294,7 +289,6 @@ pub(super) fn decompress_into(
     let mut sizes = s.alloc_zeros::<u32>(nblocks.max(1)).during(alloc)?;
     let mut offs = s.alloc_zeros::<u32>(nblocks.max(1)).during(alloc)?;
     let mut bad = s.alloc_zeros::<u32>(nbk.max(1)).during(alloc)?;
-    let mut tot = s.alloc_zeros::<u64>(nbk.max(1)).during(alloc)?;
     // A payload shorter than its heads: the kernels must not read them.
     if let Some(k) = (0..nbk).find(|&k| lens[k] < bl.nblk[k]) {
         let what = format!(
@@ -315,14 +309,7 @@ pub(super) fn decompress_into(
         ))
     }
     .during(|| "launching LZ_SIZES".into())?;
-    let f = gpu.function(Kernel::Codec, "LZ_SCAN(kernel)", 0)?;
-    let mut l = s.launch_builder(&f);
-    l.arg(&sizes).arg(&maxb).arg(&mut offs).arg(&mut tot);
-    unsafe { l.launch(cfg((nbk.max(1) as u32, 1), 1024, 0)) }
-        .during(|| "launching LZ_SCAN".into())?;
-    let tot_h = s
-        .clone_dtoh(&tot)
-        .during(|| "reading the bricks' lengths".into())?;
+    let tot_h = scan_sizes(gpu, s, &sizes, maxb, nbk, &mut offs)?;
     let bad_h = s
         .clone_dtoh(&bad)
         .during(|| "reading the bricks' heads".into())?;
@@ -346,7 +333,7 @@ pub(super) fn decompress_into(
         .arg(&nb64)
         .arg(&e);
     l.arg(&offs).arg(y);
-    unsafe { l.launch(cfg(warp_grid(nblocks), (32 * WARPS) as u32, 0)) }
+    unsafe { l.launch(cfg(thread_grid(nblocks), THREADS as u32, 0)) }
         .during(|| "launching LZ_UNPACK".into())?;
     s.synchronize().during(|| "decoding on the GPU".into())?;
     let secs = t0.elapsed().as_secs_f64();

@@ -65,7 +65,7 @@ impl Slot {
         let at_d = longs_d.slice(2 * nseg..2 * nseg + nbk);
         let len_d = longs_d.slice(2 * nseg + nbk..2 * nseg + 2 * nbk);
         let (seg_d, pfirst_d) = (ints_d.slice(0..nseg), ints_d.slice(nseg..nseg + nbk + 1));
-        let (nseg64, nbk64) = (nseg as i64, nbk as i64);
+        let nseg64 = nseg as i64;
         let f = self.f("HPUT(kernel)", 0)?;
         let mut l = s.launch_builder(&f);
         l.arg(&bytes_d)
@@ -77,35 +77,52 @@ impl Slot {
         unsafe { l.launch(cfg((nseg.clamp(1, 65535) as u32, 1), 128, 0)) }
             .during(|| "launching HPUT".into())?;
         prof(s, "c_hput")?;
-        let mut crcp = s
-            .alloc_zeros::<u32>(pieces.max(1))
-            .during(|| "alloc".into())?;
-        let f = self.f("CRC_PIECES(kernel)", 0)?;
-        let mut l = s.launch_builder(&f);
-        l.arg(&self.out)
-            .arg(&at_d)
-            .arg(&len_d)
-            .arg(&pfirst_d)
-            .arg(&nbk64)
-            .arg(&mut crcp);
-        unsafe { l.launch(cfg((pieces.div_ceil(256).max(1) as u32, 1), 256, 0)) }
-            .during(|| "launching CRC_PIECES".into())?;
-        prof(s, "c_pieces")?;
-        let mut crc = s.alloc_zeros::<u32>(nbk).during(|| "alloc".into())?;
-        let f = self.f("CRC_FOLD(kernel)", 0)?;
-        let xp = CRC_PIECE_SHIFT;
-        let mut l = s.launch_builder(&f);
-        l.arg(&crcp)
-            .arg(&pfirst_d)
-            .arg(&nbk64)
-            .arg(&xp)
-            .arg(&mut crc);
-        // A warp a brick.
-        unsafe { l.launch(cfg((nbk.div_ceil(8).max(1) as u32, 1), 256, 0)) }
-            .during(|| "launching CRC_FOLD".into())?;
-        prof(s, "c_fold")?;
+        let crc = payload_crcs(g, s, &self.out, &at_d, &len_d, &pfirst_d, pieces)?;
+        prof(s, "c_crc")?;
         Ok(crc)
     }
+}
+
+/// The CRC-32 of each payload of `out` (at `at_d`, `len_d` bytes of whole
+/// words), whose pieces of CRC_PIECE bytes are numbered from `pfirst_d`
+/// (`pieces` in all): CRC_PIECES checks every piece on its own thread,
+/// CRC_FOLD joins a payload's, a warp a payload.
+pub(super) fn payload_crcs(
+    gpu: &Gpu,
+    s: &Arc<CudaStream>,
+    out: &CudaSlice<u8>,
+    at_d: &CudaView<'_, u64>,
+    len_d: &CudaView<'_, u64>,
+    pfirst_d: &CudaView<'_, u32>,
+    pieces: usize,
+) -> Result<CudaSlice<u32>, CudaError> {
+    let nbk = at_d.len();
+    let nbk64 = nbk as i64;
+    let mut crcp = s
+        .alloc_zeros::<u32>(pieces.max(1))
+        .during(|| "alloc".into())?;
+    let f = gpu.function(Kernel::Codec, "CRC_PIECES(kernel)", 0)?;
+    let mut l = s.launch_builder(&f);
+    l.arg(out)
+        .arg(at_d)
+        .arg(len_d)
+        .arg(pfirst_d)
+        .arg(&nbk64)
+        .arg(&mut crcp);
+    unsafe { l.launch(cfg((pieces.div_ceil(256).max(1) as u32, 1), 256, 0)) }
+        .during(|| "launching CRC_PIECES".into())?;
+    let mut crc = s.alloc_zeros::<u32>(nbk.max(1)).during(|| "alloc".into())?;
+    let f = gpu.function(Kernel::Codec, "CRC_FOLD(kernel)", 0)?;
+    let xp = CRC_PIECE_SHIFT;
+    let mut l = s.launch_builder(&f);
+    l.arg(&crcp)
+        .arg(pfirst_d)
+        .arg(&nbk64)
+        .arg(&xp)
+        .arg(&mut crc);
+    unsafe { l.launch(cfg((nbk.div_ceil(8).max(1) as u32, 1), 256, 0)) }
+        .during(|| "launching CRC_FOLD".into())?;
+    Ok(crc)
 }
 
 /// A batch's payloads as `encode_rans` lays them out, per brick: where

@@ -404,11 +404,14 @@ mod tests {
             return;
         };
         let mut out = Vec::new();
-        let cases: [([usize; 3], [usize; 3], f64); 4] = [
+        // Rows of 4 a multiple of 4 apart in the last case: the kernels'
+        // float4 path.
+        let cases: [([usize; 3], [usize; 3], f64); 5] = [
             ([13, 9, 21], [8, 8, 8], 0.01),
             ([1, 37, 50], [1, 16, 16], 0.05),
             ([1, 1, 300], [1, 1, 128], 0.002),
             ([10, 12, 14], [6, 12, 7], 1e-4),
+            ([12, 16, 24], [8, 8, 12], 1e-3),
         ];
         for (ci, (dims, brick, e)) in cases.into_iter().enumerate() {
             let n: usize = dims.iter().product();
