@@ -60,7 +60,6 @@ inline int __any_sync(unsigned, int) EMU_NONE
 inline unsigned __match_any_sync(unsigned, unsigned) EMU_NONE
 inline unsigned __reduce_add_sync(unsigned, unsigned) EMU_NONE
 inline unsigned __reduce_or_sync(unsigned, unsigned) EMU_NONE
-template <typename T> T __shfl_up_sync(unsigned, T, unsigned, int = 32) EMU_NONE
 template <typename T> T __shfl_xor_sync(unsigned, T, int, int = 32) EMU_NONE
 template <typename T> T atomicMin(T*, T) EMU_NONE
 template <typename T> T atomicAnd(T*, T) EMU_NONE
@@ -74,7 +73,6 @@ inline unsigned __umulhi(unsigned, unsigned) EMU_NONE
 inline unsigned long long __umul64hi(unsigned long long, unsigned long long) EMU_NONE
 inline float __int_as_float(int) EMU_NONE
 inline int __float_as_int(float) EMU_NONE
-inline double __longlong_as_double(long long) EMU_NONE
 inline float __double2float_rn(double) EMU_NONE
 inline float __fdividef(float, float) EMU_NONE
 inline void __threadfence() EMU_NONE
@@ -113,6 +111,10 @@ inline unsigned __reduce_max_sync(unsigned, unsigned v) {
     return m;
 }
 template <typename T> T __shfl_sync(unsigned, T v, int src, int = 32) { return emu_from(v, src); }
+template <typename T> T __shfl_up_sync(unsigned, T v, unsigned d, int = 32) {
+    unsigned lane = threadIdx.x % 32;
+    return emu_from(v, lane >= d ? lane - d : lane);
+}
 template <typename T> T __shfl_down_sync(unsigned, T v, unsigned d, int = 32) {
     unsigned lane = threadIdx.x % 32;
     return emu_from(v, lane + d < 32 ? lane + d : lane);
@@ -133,6 +135,18 @@ inline unsigned __float_as_uint(float f) { unsigned u; std::memcpy(&u, &f, 4); r
 inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
 inline long long __double_as_longlong(double d) { long long u; std::memcpy(&u, &d, 8); return u; }
 inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned sh) {
+    return (unsigned)((((unsigned long long)hi << 32) | lo) >> (sh & 31));
+}
+inline double __dsub_rn(double a, double b) { return a - b; }
+inline int __double2loint(double d) { unsigned long long u; std::memcpy(&u, &d, 8); return (int)(unsigned)u; }
+inline double __hiloint2double(int hi, int lo) {
+    unsigned long long u = ((unsigned long long)(unsigned)hi << 32) | (unsigned)lo;
+    double d;
+    std::memcpy(&d, &u, 8);
+    return d;
+}
 using std::isfinite;
 using std::isnan;
 using std::isinf;

@@ -74,10 +74,12 @@ __device__ __forceinline__ LzBlock lz_block(unsigned g, unsigned maxb, const lon
 // A block's extent: compiled in for whole blocks, read at run time for
 // clipped ones (their integers then live in local memory).
 template <int Z, int Y, int X> struct LzFixed {
+    static constexpr bool fixed = Z * Y * X == 64;
     static constexpr bool vec4 = X % 4 == 0;
     static constexpr int z = Z, y = Y, x = X;
 };
 struct LzAny {
+    static constexpr bool fixed = false;
     static constexpr bool vec4 = false;
     int z, y, x;
 };
@@ -113,12 +115,20 @@ __device__ __forceinline__ long long lz_row(const LzBlock& B, E ex, int r) {
     return B.row0 + (long long)(r / ex.y) * B.plane + (long long)(r % ex.y) * B.d2;
 }
 
+// 1.5 * 2^52: v + LZ_MAGIC rounds v to an integer, ties to even, for
+// |v| < 2^51 (the sum's unit in the last place is 1), and that integer is
+// the sum's low word. Two additions instead of round() and two
+// conversions, which the SMs issue at a quarter of the additions' rate.
+#define LZ_MAGIC 6755399441055744.0
+
 // One value quantized as the host does; 0 and ok cleared when it does not
-// fit (NaN and infinities fail the first test).
+// fit (NaN and infinities fail the first test, as do values whose
+// rounding the magic sum cannot do, all far past LZ_QMAX).
 __device__ __forceinline__ int lz_q(float xv, double s, double inv, double e, bool& ok,
                                     double& maxe, double& sse) {
     double xd = (double)xv;
-    double qf = round(__dmul_rn(xd, inv));
+    double t = __dadd_rn(__dmul_rn(xd, inv), LZ_MAGIC);
+    double qf = __dsub_rn(t, LZ_MAGIC);
     bool fit = fabs(qf) <= LZ_QMAX;
     double err = fit ? fabs((double)(float)__dmul_rn(qf, s) - xd) : 0.0;
     fit = fit && err <= e;
@@ -126,7 +136,14 @@ __device__ __forceinline__ int lz_q(float xv, double s, double inv, double e, bo
     if (!fit) return 0;
     maxe = fmax(maxe, err);
     sse += err * err;
-    return (int)qf;
+    return __double2loint(t);
+}
+
+// (double)q exactly, by the magic sum backwards (an addition instead of
+// a conversion): 2^52 + 2^31 + q has q + 2^31 as its low word.
+__device__ __forceinline__ double lz_double(int q) {
+    return __dsub_rn(__hiloint2double(0x43300000, (int)((unsigned)q ^ 0x80000000u)),
+                     4503601774854144.0);
 }
 
 // The block's integers q (row-major in the block); whether all fit.
@@ -198,6 +215,15 @@ struct LzHead {
     unsigned head, len, rate, kb, corner, sign[2];
 };
 
+// The head and length of a block that is not raw, from its corner (in H)
+// and the OR of its residuals' magnitudes (the largest one's bit length).
+__device__ __forceinline__ void lz_head(LzHead& H, unsigned peak, int n) {
+    H.rate = peak == 0 ? 0 : 32 - __clz(peak);
+    H.kb = H.corner == 0 ? 0 : (32 - __clz(H.corner) + 7) / 8;
+    H.head = (H.kb << 5) | H.rate;
+    H.len = H.kb + (H.rate > 0 ? (n + 7) / 8 * (1 + H.rate) : 0);
+}
+
 // Codes a block: q becomes the residuals' magnitudes (q[0], the corner,
 // zero); maxe and sse count only a block that is not raw.
 template <class E>
@@ -223,10 +249,7 @@ __device__ __forceinline__ LzHead lz_code(const float* x, const LzBlock& B, E ex
         q[i] = abs(q[i]);
         peak |= (unsigned)q[i];
     }
-    H.rate = peak == 0 ? 0 : 32 - __clz(peak);
-    H.kb = H.corner == 0 ? 0 : (32 - __clz(H.corner) + 7) / 8;
-    H.head = (H.kb << 5) | H.rate;
-    H.len = H.kb + (H.rate > 0 ? (n + 7) / 8 * (1 + H.rate) : 0);
+    lz_head(H, peak, n);
     return H;
 }
 
@@ -288,33 +311,73 @@ __device__ __forceinline__ void lz_stats(const LzBlock& B, double m, double s2,
         }                                                                                          \
     }
 
-// Brick k's exclusive scan of its maxb sizes (a block of 1024 threads a
-// brick) into offs, and its total into tot[k].
+// Brick k's exclusive scan of its maxb sizes into offs, and its total
+// into tot[k]: a block of 1024 threads a brick, 4096 sizes a round, each
+// thread four neighbours (loads the warp coalesces), warps scanned by
+// shuffles. A thread's own run of maxb / 1024 sizes read 250 GB/s.
 #define LZ_SCAN(name)                                                                              \
     extern "C" __global__ void name(const unsigned* sizes, long long maxb, unsigned* offs,         \
                                     unsigned long long* tot) {                                     \
-        __shared__ unsigned long long part[1024];                                                  \
+        __shared__ unsigned long long wsum[32];                                                    \
         long long k = blockIdx.x;                                                                  \
         const unsigned* s = sizes + k * maxb;                                                      \
         unsigned* o = offs + k * maxb;                                                             \
-        long long per = (maxb + 1023) / 1024, a = threadIdx.x * per, z = min(a + per, maxb);       \
-        unsigned long long sum = 0;                                                                \
-        for (long long i = a; i < z; i++) sum += s[i];                                             \
-        part[threadIdx.x] = sum;                                                                   \
-        __syncthreads();                                                                           \
-        for (unsigned st = 1; st < 1024; st <<= 1) {                                               \
-            unsigned long long add = threadIdx.x >= st ? part[threadIdx.x - st] : 0;               \
+        unsigned lane = threadIdx.x & 31, w = threadIdx.x >> 5;                                    \
+        unsigned long long carry = 0;                                                              \
+        for (long long r0 = 0; r0 < maxb; r0 += 4096) {                                            \
+            long long a = r0 + 4 * threadIdx.x;                                                    \
+            unsigned v[4];                                                                         \
+            unsigned long long mine = 0;                                                           \
+            for (int t = 0; t < 4; t++) {                                                          \
+                v[t] = a + t < maxb ? s[a + t] : 0;                                                \
+                mine += v[t];                                                                      \
+            }                                                                                      \
+            unsigned long long inc = mine;                                                         \
+            for (int d = 1; d < 32; d <<= 1) {                                                     \
+                unsigned long long up = __shfl_up_sync(0xffffffffu, inc, d);                       \
+                if (lane >= (unsigned)d) inc += up;                                                \
+            }                                                                                      \
+            if (lane == 31) wsum[w] = inc;                                                         \
             __syncthreads();                                                                       \
-            part[threadIdx.x] += add;                                                              \
+            unsigned long long before = carry;                                                     \
+            for (unsigned u = 0; u < w; u++) before += wsum[u];                                    \
+            unsigned long long all = carry;                                                        \
+            for (unsigned u = 0; u < 32; u++) all += wsum[u];                                      \
             __syncthreads();                                                                       \
+            unsigned long long run = before + inc - mine;                                          \
+            for (int t = 0; t < 4; t++) {                                                          \
+                if (a + t < maxb) o[a + t] = (unsigned)run;                                        \
+                run += v[t];                                                                       \
+            }                                                                                      \
+            carry = all;                                                                           \
         }                                                                                          \
-        unsigned long long run = part[threadIdx.x] - sum;                                          \
-        for (long long i = a; i < z; i++) {                                                        \
-            o[i] = (unsigned)run;                                                                  \
-            run += s[i];                                                                           \
-        }                                                                                          \
-        if (threadIdx.x == 1023) tot[k] = part[1023];                                              \
+        if (threadIdx.x == 0) tot[k] = carry;                                                      \
     }
+
+// One stage of a 32 x 32 bit-matrix transposition: the J x J corners of
+// each 2J x 2J tile swapped (loops the compiler unrolls: affine bounds).
+template <int J, unsigned M> __device__ __forceinline__ void lz_tstage(int* a) {
+#pragma unroll
+    for (int g = 0; g < 32; g += 2 * J)
+#pragma unroll
+        for (int i = 0; i < J; i++) {
+            unsigned lo = (unsigned)a[g + i], hi = (unsigned)a[g + i + J];
+            unsigned t = ((lo >> J) ^ hi) & M;
+            a[g + i + J] = (int)(hi ^ t);
+            a[g + i] = (int)(lo ^ (t << J));
+        }
+}
+
+// a[r] bit c to a[c] bit r, in place: 32 values' magnitudes to their bit
+// planes and back in about 400 operations whatever the rate, where
+// spreading plane by plane takes about 3 a value and a plane.
+__device__ __forceinline__ void lz_transpose32(int* a) {
+    lz_tstage<16, 0x0000FFFFu>(a);
+    lz_tstage<8, 0x00FF00FFu>(a);
+    lz_tstage<4, 0x0F0F0F0Fu>(a);
+    lz_tstage<2, 0x33333333u>(a);
+    lz_tstage<1, 0x55555555u>(a);
+}
 
 // Bytes written in order from any address: whole aligned words as one
 // store, the bytes before the first and after the last one by one (they
@@ -359,7 +422,7 @@ __device__ __forceinline__ void lz_put_plane(LzWriter& w, unsigned lo, unsigned 
 // Writes block B's body at w (its head is written by the caller).
 template <class E>
 __device__ __forceinline__ void lz_pack(const float* x, const LzBlock& B, E ex, const LzHead& H,
-                                        const int* q, LzWriter& w) {
+                                        int* q, LzWriter& w) {
     const int n = ex.z * ex.y * ex.x;
     if (H.head == LZ_RAW) {
         // Rare: the values read again rather than held in registers.
@@ -372,6 +435,18 @@ __device__ __forceinline__ void lz_pack(const float* x, const LzBlock& B, E ex, 
     lz_put(w, H.corner, H.kb);
     if (H.rate == 0) return;
     lz_put_plane(w, H.sign[0], H.sign[1], n);
+    if constexpr (E::fixed) {
+        // 64 values: the magnitudes become the planes' halves in place.
+        lz_transpose32(q);
+        lz_transpose32(q + 32);
+#pragma unroll
+        for (int pl = 0; pl < 32; pl++)
+            if (pl < (int)H.rate) {
+                lz_put(w, (unsigned)q[pl], 4);
+                lz_put(w, (unsigned)q[32 + pl], 4);
+            }
+        return;
+    }
     for (unsigned pl = 0; pl < H.rate; pl++) {
         unsigned lo = 0, hi = 0;
 #pragma unroll
@@ -455,6 +530,23 @@ __device__ __forceinline__ unsigned lz_get(LzReader& r, unsigned nb) {
     return v;
 }
 
+// Plane j of the 8-byte planes (blocks of 64 values) from address a on,
+// from the two or three aligned words that hold it.
+__device__ __forceinline__ void lz_plane8(const unsigned char* a, unsigned j, unsigned& lo,
+                                          unsigned& hi) {
+    unsigned c = (unsigned)((unsigned long long)a & 3);
+    const unsigned* w = (const unsigned*)(a - c) + 2 * j;
+    unsigned w0 = w[0], w1 = w[1], w2 = c ? w[2] : 0;
+    lo = __funnelshift_r(w0, w1, 8 * c);
+    hi = __funnelshift_r(w1, w2, 8 * c);
+}
+
+// Magnitude plane pl (bit i: value i) into the integers q.
+__device__ __forceinline__ void lz_spread(int* q, unsigned lo, unsigned hi, unsigned pl, int n) {
+#pragma unroll
+    for (int i = 0; i < n; i++) q[i] |= (int)((((i < 32 ? lo >> i : hi >> (i - 32)) & 1u)) << pl);
+}
+
 // Decodes block B (head h, body at r) into the field y.
 template <class E>
 __device__ __forceinline__ void lz_unpack(LzReader& r, unsigned h, const LzBlock& B, E ex,
@@ -473,13 +565,27 @@ __device__ __forceinline__ void lz_unpack(LzReader& r, unsigned h, const LzBlock
     for (int i = 0; i < n; i++) q[i] = 0;
     unsigned corner = lz_get(r, kb);
     if (rate > 0) {
-        unsigned slo = lz_get(r, min(nb, 4u)), shi = nb > 4 ? lz_get(r, nb - 4) : 0;
-        for (unsigned pl = 0; pl < rate; pl++) {
-            unsigned lo = lz_get(r, min(nb, 4u)), hi = nb > 4 ? lz_get(r, nb - 4) : 0;
+        unsigned slo, shi;
+        if constexpr (E::fixed) {
+            // 64 values: every plane's loads at once, each independent of
+            // the others, then the planes' halves become the magnitudes.
+            const unsigned char* a = r.p - r.have;
+            lz_plane8(a, 0, slo, shi);
 #pragma unroll
-            for (int i = 0; i < n; i++) {
-                unsigned bit = ((i < 32 ? lo >> i : hi >> (i - 32)) & 1u);
-                q[i] |= (int)(bit << pl);
+            for (int pl = 0; pl < 32; pl++) {
+                unsigned lo = 0, hi = 0;
+                if (pl < (int)rate) lz_plane8(a, pl + 1, lo, hi);
+                q[pl] = (int)lo;
+                q[32 + pl] = (int)hi;
+            }
+            lz_transpose32(q);
+            lz_transpose32(q + 32);
+        } else {
+            slo = lz_get(r, min(nb, 4u));
+            shi = nb > 4 ? lz_get(r, nb - 4) : 0;
+            for (unsigned pl = 0; pl < rate; pl++) {
+                unsigned lo = lz_get(r, min(nb, 4u)), hi = nb > 4 ? lz_get(r, nb - 4) : 0;
+                lz_spread(q, lo, hi, pl, n);
             }
         }
 #pragma unroll
@@ -496,15 +602,15 @@ __device__ __forceinline__ void lz_unpack(LzReader& r, unsigned h, const LzBlock
 #pragma unroll
             for (int t = 0; t < X; t += 4) {
                 float4 f;
-                f.x = (float)__dmul_rn((double)q[row * X + t], s);
-                f.y = (float)__dmul_rn((double)q[row * X + t + 1], s);
-                f.z = (float)__dmul_rn((double)q[row * X + t + 2], s);
-                f.w = (float)__dmul_rn((double)q[row * X + t + 3], s);
+                f.x = (float)__dmul_rn(lz_double(q[row * X + t]), s);
+                f.y = (float)__dmul_rn(lz_double(q[row * X + t + 1]), s);
+                f.z = (float)__dmul_rn(lz_double(q[row * X + t + 2]), s);
+                f.w = (float)__dmul_rn(lz_double(q[row * X + t + 3]), s);
                 *(float4*)(p + t) = f;
             }
         } else {
 #pragma unroll
-            for (int t = 0; t < X; t++) p[t] = (float)__dmul_rn((double)q[row * X + t], s);
+            for (int t = 0; t < X; t++) p[t] = (float)__dmul_rn(lz_double(q[row * X + t]), s);
         }
     }
 }

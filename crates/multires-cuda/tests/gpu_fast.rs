@@ -11,9 +11,10 @@ use gpu_common::*;
 #[test]
 fn fast_profile_on_the_gpu_equals_the_cpu() {
     use multires::codec::fields::{make, FieldKind};
+    use multires::codec::MrzReader;
     use multires::codec::{compress, decompress, CodecOptions, DType, ErrorBound, Lifting, Volume};
     use multires_cuda::codec::{compress_pinned, compress_resident, decompress_pinned};
-    use multires_cuda::codec::{decompress_resident, DeviceField, PinnedField};
+    use multires_cuda::codec::{decompress_resident, DeviceField, PinnedBytes, PinnedField};
     let Some(gpu) = gpu_or_skip("fast_profile_on_the_gpu_equals_the_cpu") else {
         return;
     };
@@ -115,6 +116,19 @@ fn fast_profile_on_the_gpu_equals_the_cpu() {
                 multires::codec::Values::F32(d) => assert!(bits(d) == want, "{at}: host decode"),
                 _ => panic!("{at}: float32 expected"),
             }
+            // The file in page-locked memory: its payloads go up from where
+            // they lie and their checksums are taken on the GPU.
+            let locked = PinnedBytes::copy_of(&gpu, &cpu).unwrap().shared();
+            let back = decompress_resident(
+                &mut MrzReader::from_shared(locked, "t").unwrap(),
+                &gpu,
+                &|_| {},
+            )
+            .unwrap();
+            assert!(
+                bits(&back.download(&gpu).unwrap()) == want,
+                "{at}: decode from page-locked memory"
+            );
             // The bound on every finite value; NaN and infinities kept.
             let e = match bound {
                 ErrorBound::Rel(r) => r * span,
@@ -137,4 +151,43 @@ fn fast_profile_on_the_gpu_equals_the_cpu() {
             }
         }
     }
+}
+
+/// A damaged payload is refused by the GPU decoder, naming the brick, both
+/// from a file in page-locked memory (checksums on the GPU) and from one
+/// read through a reader (checksums on the host).
+#[test]
+fn fast_profile_damaged_payload_is_refused_on_the_gpu() {
+    use multires::codec::fields::{make, FieldKind};
+    use multires::codec::{compress, CodecOptions, DType, ErrorBound, Lifting, MrzReader, Volume};
+    use multires_cuda::codec::{decompress_resident, PinnedBytes};
+    let Some(gpu) = gpu_or_skip("fast_profile_damaged_payload_is_refused_on_the_gpu") else {
+        return;
+    };
+    let values = make(FieldKind::Turbulent, 40, true, 2);
+    let v = Volume::new(
+        &[40, 40, 40],
+        values.iter().map(|&x| x as f64).collect(),
+        DType::F32,
+    )
+    .unwrap();
+    let mut o = CodecOptions::new(Lifting::Lorenzo, ErrorBound::Rel(1e-3));
+    o.brick = Some([16, 16, 16]);
+    let (mut bytes, _) = compress(&v, &o, &|_| {}).unwrap();
+    // The middle of the file lies in a payload (27 bricks of ~6 KB).
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x10;
+    let locked = PinnedBytes::copy_of(&gpu, &bytes).unwrap().shared();
+    let err = decompress_resident(
+        &mut MrzReader::from_shared(locked, "damaged").unwrap(),
+        &gpu,
+        &|_| {},
+    )
+    .err()
+    .expect("a damaged payload from page-locked memory decoded");
+    assert!(err.to_string().contains("brick"), "{err}");
+    let err = decompress_resident(&mut in_memory(&bytes), &gpu, &|_| {})
+        .err()
+        .expect("a damaged payload through a reader decoded");
+    assert!(err.to_string().contains("brick"), "{err}");
 }

@@ -8,7 +8,7 @@
 //! equal the CPU coder's.
 
 use super::*;
-use multires::codec::lorenzo;
+use multires::codec::{container::Unverified, lorenzo};
 
 /// The device seconds of the last fast-profile decode (payloads on the
 /// device to the field decoded there), for benchmarks that time the
@@ -251,32 +251,39 @@ pub(super) fn decompress_into(
     let grid = r.grid();
     let nbk = grid.len();
     let all: Vec<usize> = (0..nbk).collect();
-    let payloads = r.brick_slices(&all)?;
-    let lens: Vec<usize> = payloads.iter().map(|p| p.len()).collect();
-    let (base, total) = bases(&lens);
+    let payloads = r.brick_slices_unverified(&all)?;
+    let lens: Vec<usize> = payloads.iter().map(|p| p.0.len()).collect();
     let s = &gpu.stream;
-    let mut host = take_payload_buffer(gpu, total.max(4))?;
-    {
-        // Each payload into its place, on every core.
-        let mut rest = &mut host[..total];
-        let mut parts = Vec::with_capacity(nbk);
-        for &l in &lens {
-            let (a, b) = rest.split_at_mut(l);
-            parts.push(a);
-            rest = b;
+    let (base, inp) = match locked_span(&payloads, &lens) {
+        // A file in page-locked memory: the span of its payloads goes up
+        // from where it lies, in one copy.
+        Some((start, span)) => {
+            let base: Vec<u64> = payloads
+                .iter()
+                .map(|p| (p.0.as_ptr() as usize - start) as u64)
+                .collect();
+            (base, upload(s, span)?)
         }
-        parts
-            .into_par_iter()
-            .zip(payloads.par_iter())
-            .for_each(|(d, p)| d.copy_from_slice(p));
-    }
-    let mut inp = s
-        .alloc_zeros::<u8>(total.max(4))
-        .during(|| format!("allocating {total} bytes of payloads"))?;
-    s.memcpy_htod(&host[..total.max(4)], &mut inp)
-        .during(|| "copying payloads to the GPU".into())?;
-    s.synchronize()
-        .during(|| "copying payloads to the GPU".into())?;
+        None => {
+            let (base, total) = bases(&lens);
+            let mut host = take_payload_buffer(gpu, total.max(4))?;
+            // Each payload into its place, on every core.
+            let mut rest = &mut host[..total];
+            let mut parts = Vec::with_capacity(nbk);
+            for &l in &lens {
+                let (a, b) = rest.split_at_mut(l);
+                parts.push(a);
+                rest = b;
+            }
+            parts
+                .into_par_iter()
+                .zip(payloads.par_iter())
+                .for_each(|(d, p)| d.copy_from_slice(&p.0));
+            let inp = upload(s, &host[..total])?;
+            return_payload_buffer(host);
+            (base, inp)
+        }
+    };
     let t0 = std::time::Instant::now();
     let bl = blocks_of(&grid);
     let nblocks = block_count(nbk, bl.maxb)?;
@@ -338,7 +345,88 @@ pub(super) fn decompress_into(
     s.synchronize().during(|| "decoding on the GPU".into())?;
     let secs = t0.elapsed().as_secs_f64();
     LAST_DECODE_S.store(secs.to_bits(), Ordering::Relaxed);
+    verify(r, gpu, &inp, &base, &payloads)?;
     Ok(secs)
+}
+
+/// Copies `bytes` into a new device buffer of whole words (the kernels
+/// read the aligned words that hold their bytes).
+fn upload(s: &Arc<CudaStream>, bytes: &[u8]) -> Result<CudaSlice<u8>, CudaError> {
+    let n = bytes.len();
+    let mut inp = s
+        .alloc_zeros::<u8>(n.next_multiple_of(4).max(4))
+        .during(|| format!("allocating {n} bytes of payloads"))?;
+    if n > 0 {
+        s.memcpy_htod(bytes, &mut inp.slice_mut(0..n))
+            .during(|| "copying payloads to the GPU".into())?;
+    }
+    s.synchronize()
+        .during(|| "copying payloads to the GPU".into())?;
+    Ok(inp)
+}
+
+/// The address where the payloads' span starts and the span, when all of
+/// them lie in one page-locked buffer close together (the index and heads
+/// between them at most an eighth more).
+fn locked_span<'a>(payloads: &'a [Unverified<'_>], lens: &[usize]) -> Option<(usize, &'a [u8])> {
+    let start = payloads.iter().map(|p| p.0.as_ptr() as usize).min()?;
+    let end = payloads
+        .iter()
+        .map(|p| p.0.as_ptr() as usize + p.0.len())
+        .max()?;
+    let sum: usize = lens.iter().sum();
+    let first = payloads.iter().find(|p| p.0.as_ptr() as usize == start)?;
+    if end - start > sum + sum / 8 + (1 << 20) || payloads.iter().any(|p| p.1.is_none()) {
+        return None;
+    }
+    // The span lies in the buffer that holds its first payload.
+    let buf = page_locked(&first.0)?;
+    if end > buf.end {
+        return None;
+    }
+    // SAFETY: start..end lies in one live page-locked buffer (`page_locked`),
+    // which the reader's bytes (borrowed by `payloads`) keep alive.
+    Some((start, unsafe {
+        std::slice::from_raw_parts(start as *const u8, end - start)
+    }))
+}
+
+/// The payloads' checksums against the file's index, taken on the device
+/// (whole words at word offsets, as the fast coder writes them) or else
+/// on the host; the first payload that differs is named.
+fn verify(
+    r: &codec::MrzReader,
+    gpu: &Gpu,
+    inp: &CudaSlice<u8>,
+    base: &[u64],
+    payloads: &[Unverified<'_>],
+) -> Result<(), CudaError> {
+    use rayon::prelude::*;
+    let lens: Vec<usize> = payloads.iter().map(|p| p.0.len()).collect();
+    let words = base.iter().all(|b| b % 4 == 0) && lens.iter().all(|l| l % 4 == 0);
+    if words && payloads.iter().any(|p| p.1.is_some()) {
+        let s = &gpu.stream;
+        let crc = checksums(gpu, s, inp, base, &lens)?;
+        let crc = s
+            .clone_dtoh(&crc)
+            .during(|| "reading the payloads' checksums".into())?;
+        for (k, p) in payloads.iter().enumerate() {
+            if p.1.is_some_and(|c| c != crc[k]) {
+                // The host names the fault as its own decoder would.
+                r.verify_brick(k, &p.0, p.1.unwrap_or_default())?;
+                return Err(corrupt(r, k, "its checksum differs on the GPU".into()));
+            }
+        }
+        return Ok(());
+    }
+    payloads
+        .par_iter()
+        .enumerate()
+        .try_for_each(|(k, p)| match p.1 {
+            Some(c) => r.verify_brick(k, &p.0, c),
+            None => Ok(()),
+        })?;
+    Ok(())
 }
 
 fn corrupt(r: &codec::MrzReader, k: usize, what: String) -> CudaError {
