@@ -45,6 +45,42 @@ fn field(shape: &[usize], seed: u64) -> ndarray::ArrayD<f32> {
     })
 }
 
+/// Compresses `input` in one process (on the CPU) and over `ranks` ranks
+/// with `args`, then decodes each file, one by one process and the other
+/// by the ranks: the files and the decoded .npy must be byte-identical.
+/// Leaves one.mrz and many.mrz in `d`.
+fn ranks_code_as_one_process(d: &Path, input: &str, ranks: usize, args: &[&str], what: &str) {
+    let one = [
+        &["compress", input, "-o", "one.mrz", "--device", "cpu"][..],
+        args,
+    ]
+    .concat();
+    ok(&multires(d, &one));
+    let many = [&["compress", "--mpi", input, "-o", "many.mrz"][..], args].concat();
+    let o = mpirun(d, ranks, &many);
+    ok(&o);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains(&format!("on {ranks} ranks")), "{what}: {out}");
+    let read = |f: &str| std::fs::read(d.join(f)).unwrap();
+    assert!(
+        read("one.mrz") == read("many.mrz"),
+        "{what} coded on {ranks} ranks"
+    );
+    ok(&multires(
+        d,
+        &["decompress", "one.mrz", "-o", "one.npy", "--device", "cpu"],
+    ));
+    ok(&mpirun(
+        d,
+        ranks,
+        &["decompress", "--mpi", "many.mrz", "-o", "many.npy"],
+    ));
+    assert!(
+        read("one.npy") == read("many.npy"),
+        "{what} decoded on {ranks} ranks"
+    );
+}
+
 #[test]
 fn mpi_files_equal_one_process_byte_for_byte() {
     let dir = tempfile::tempdir().unwrap();
@@ -62,48 +98,7 @@ fn mpi_files_equal_one_process_byte_for_byte() {
         let input = format!("x{i}.npy");
         ndarray_npy::write_npy(d.join(&input), &x).unwrap();
         let common = ["--brick", brick, "--error-bound", bound];
-        let one = [
-            &[
-                "compress",
-                input.as_str(),
-                "-o",
-                "one.mrz",
-                "--device",
-                "cpu",
-            ][..],
-            &common,
-        ]
-        .concat();
-        ok(&multires(d, &one));
-        let many = [
-            &["compress", "--mpi", input.as_str(), "-o", "many.mrz"][..],
-            &common,
-        ]
-        .concat();
-        let o = mpirun(d, *ranks, &many);
-        ok(&o);
-        let out = String::from_utf8_lossy(&o.stdout);
-        assert!(out.contains(&format!("on {ranks} ranks")), "{out}");
-        assert_eq!(
-            std::fs::read(d.join("one.mrz")).unwrap(),
-            std::fs::read(d.join("many.mrz")).unwrap(),
-            "{shape:?} on {ranks} ranks"
-        );
-        // Decoded by rank into one .npy: the file one process writes.
-        ok(&multires(
-            d,
-            &["decompress", "one.mrz", "-o", "one.npy", "--device", "cpu"],
-        ));
-        ok(&mpirun(
-            d,
-            *ranks,
-            &["decompress", "--mpi", "many.mrz", "-o", "many.npy"],
-        ));
-        assert_eq!(
-            std::fs::read(d.join("one.npy")).unwrap(),
-            std::fs::read(d.join("many.npy")).unwrap(),
-            "{shape:?} decoded on {ranks} ranks"
-        );
+        ranks_code_as_one_process(d, &input, *ranks, &common, &format!("{shape:?}"));
         // A region read by rank: each rank its planes of it.
         let region = if shape.len() == 3 {
             "5:30,3:18,:"
@@ -528,7 +523,7 @@ fn fast_profile_over_ranks_equals_one_process() {
     let mut x = field(&[37, 20, 26], 21);
     x.as_slice_mut().unwrap()[500] = f32::NAN;
     ndarray_npy::write_npy(d.join("x.npy"), &x).unwrap();
-    let bound = [
+    let args = [
         "--profile",
         "fast",
         "--brick",
@@ -536,33 +531,5 @@ fn fast_profile_over_ranks_equals_one_process() {
         "--error-bound",
         "rel:1e-3",
     ];
-    let one = [
-        &["compress", "x.npy", "-o", "one.mrz", "--device", "cpu"][..],
-        &bound,
-    ]
-    .concat();
-    ok(&multires(d, &one));
-    let many = [
-        &["compress", "--mpi", "x.npy", "-o", "many.mrz"][..],
-        &bound,
-    ]
-    .concat();
-    ok(&mpirun(d, 3, &many));
-    assert_eq!(
-        std::fs::read(d.join("one.mrz")).unwrap(),
-        std::fs::read(d.join("many.mrz")).unwrap()
-    );
-    ok(&multires(
-        d,
-        &["decompress", "one.mrz", "-o", "one.npy", "--device", "cpu"],
-    ));
-    ok(&mpirun(
-        d,
-        3,
-        &["decompress", "--mpi", "many.mrz", "-o", "many.npy"],
-    ));
-    assert_eq!(
-        std::fs::read(d.join("one.npy")).unwrap(),
-        std::fs::read(d.join("many.npy")).unwrap()
-    );
+    ranks_code_as_one_process(d, "x.npy", 3, &args, "fast profile");
 }
