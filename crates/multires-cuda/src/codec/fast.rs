@@ -4,8 +4,9 @@
 //! block measures each block's length, a block of threads a brick scans
 //! them, the host lays the bricks out from their totals (one small read
 //! back), a thread a block packs, and the checksums are taken on the device;
-//! decoding reads the heads, scans, and unpacks. Float32 fields; the bytes
-//! equal the CPU coder's.
+//! decoding reads the heads, scans, unpacks, and checks the checksums of
+//! a file held in memory on the device (one in page-locked memory goes up
+//! from where it lies). Float32 fields; the bytes equal the CPU coder's.
 
 use super::*;
 use multires::codec::{container::Unverified, lorenzo};
