@@ -204,16 +204,7 @@ pub fn encode(x: &[f64], dims: [usize; 3], dtype: DType, e: f64) -> (Vec<u8>, f6
             (bm, bs) = (bm.max(d), bs + d * d);
             *qi = if ok { qf as i64 } else { 0 };
         }
-        let mut peak = u64::MAX;
-        let mut corner = 0;
-        if fits {
-            predict(&mut q[..n], ext);
-            corner = zigzag(q[0]);
-            q[0] = 0;
-            peak = q[..n].iter().fold(0u64, |m, d| m.max(d.unsigned_abs()));
-        }
-        // A residual of 2^31 or more does not fit the 5-bit length.
-        if peak >= 1 << 31 {
+        if !fits {
             heads.push(RAW);
             raw += n;
             for &xi in &v[..n] {
@@ -224,6 +215,12 @@ pub fn encode(x: &[f64], dims: [usize; 3], dtype: DType, e: f64) -> (Vec<u8>, f6
             }
             continue;
         }
+        predict(&mut q[..n], ext);
+        let corner = zigzag(q[0]);
+        q[0] = 0;
+        // At most 2^30 (eight integers of at most Q_MAX): 31 bits, which
+        // the head's 5-bit length holds.
+        let peak = q[..n].iter().fold(0u64, |m, d| m.max(d.unsigned_abs()));
         (maxe, sse) = (maxe.max(bm), sse + bs);
         let rate = 64 - peak.leading_zeros() as usize;
         let kb = (64 - corner.leading_zeros() as usize).div_ceil(8);
