@@ -9,8 +9,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 MULTIRES_FAST_CASES=$T/cases.bin cargo test -q -p multires --lib write_fast_cases -- --ignored >/dev/null
 K=crates/multires-cuda/kernels
-cat $K/codec_transform.cu $K/codec_rice.cu $K/codec_rans.cu $K/codec_checks.cu $K/codec_fast.cu |
-  sed 's/extern __shared__/extern/' > "$T/codec.cu"
+bash tools/kernel_emu/codec_source.sh > "$T/codec.cu"
 g++ -std=c++20 -O1 -w -pthread -include tools/kernel_emu/emu.h \
   -DKERNEL_COMMON="\"$PWD/$K/common.cuh\"" -DKERNEL_CODEC="\"$T/codec.cu\"" \
   tools/kernel_emu/fast_emu.cpp -o "$T/fast_emu"

@@ -8,11 +8,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 MULTIRES_RPLAN_CASES=$T/cases.bin cargo test -q -p multires --lib write_rplan_cases -- --ignored >/dev/null
 K=crates/multires-cuda/kernels
-# Dynamic shared memory (extern) is no block's copy here: the emulated
-# kernels declare theirs, and the others only need to compile.
-# The codec's four files are one program, joined in the order kernels.rs joins them.
-cat $K/codec_transform.cu $K/codec_rice.cu $K/codec_rans.cu $K/codec_checks.cu |
-  sed 's/extern __shared__/extern/' > "$T/codec.cu"
+bash tools/kernel_emu/codec_source.sh > "$T/codec.cu"
 g++ -std=c++20 -O1 -w -pthread -include tools/kernel_emu/emu.h \
   -DKERNEL_COMMON="\"$PWD/$K/common.cuh\"" -DKERNEL_CODEC="\"$T/codec.cu\"" \
   tools/kernel_emu/rplan_emu.cpp -o "$T/rplan_emu"

@@ -19,12 +19,19 @@ SDIR = os.path.join(ROOT, "crates", "multires-cuda", "src")
 STUBS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuda_stubs.h")
 
 
-# The codec's kernels are one program in five files (kernels.rs, CODEC_SOURCE).
-CODEC_PARTS = ["codec_transform.cu", "codec_rice.cu", "codec_rans.cu", "codec_checks.cu", "codec_fast.cu"]
+def codec_parts():
+    """The codec's kernel files, one program, in the order CODEC_SOURCE in
+    kernels.rs joins them (read from there, so no file is missed)."""
+    text = open(os.path.join(SDIR, "kernels.rs")).read()
+    block = re.search(r"pub\(crate\) const CODEC_SOURCE.*?\n\);", text, re.S)
+    parts = re.findall(r"kernels/(codec_\w+\.cu)", block.group(0)) if block else []
+    if not parts:
+        sys.exit("check.py: no codec kernels found in CODEC_SOURCE (kernels.rs)")
+    return parts
 
 
 def source(cu):
-    names = CODEC_PARTS if cu == "codec.cu" else [cu]
+    names = codec_parts() if cu == "codec.cu" else [cu]
     return "".join(open(os.path.join(KDIR, n)).read() for n in names)
 
 
