@@ -316,8 +316,13 @@ def compress(
 ) -> Union[bytes, tuple[bytes, dict]]:
     """Compresses a 2-D or 3-D float array within an error bound into .mrz bytes."""
 
-def decompress(b: Union[bytes, bytearray, memoryview]) -> np.ndarray:
-    """The array held by .mrz bytes."""
+def decompress(
+    b: Union[bytes, bytearray, memoryview],
+    *,
+    device: Literal["auto", "cpu", "cuda"] = "auto",
+    out: Optional[np.ndarray] = None,
+) -> np.ndarray:
+    """The array held by .mrz bytes (decoded on the GPU when one is usable, or into ``out``)."""
 
 def save(
     path: Union[str, PathLike],

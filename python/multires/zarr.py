@@ -97,7 +97,7 @@ if ArrayBytesCodec is not None:
             return chunk_spec.prototype.buffer.from_bytes(b)
 
         async def _decode_single(self, chunk_bytes, chunk_spec):
-            a = decompress(chunk_bytes.to_bytes()).reshape(chunk_spec.shape)
+            a = decompress(chunk_bytes.to_bytes(), device="cpu").reshape(chunk_spec.shape)
             return chunk_spec.prototype.nd_buffer.from_numpy_array(a.astype(chunk_spec.dtype.to_native_dtype(), copy=False))
 
         def compute_encoded_size(self, input_byte_length, chunk_spec):
@@ -134,7 +134,7 @@ class MrzCodec(Codec):
         return _encode(buf, self.config)
 
     def decode(self, buf, out=None):
-        a = decompress(bytes(memoryview(buf)))
+        a = decompress(bytes(memoryview(buf)), device="cpu")
         if out is not None:
             o = np.asarray(out)
             o.reshape(-1)[...] = a.reshape(-1).astype(o.dtype, copy=False)

@@ -5,7 +5,6 @@ use crate::{codec_err, cuda_err, parse, value_err};
 use multires::backend::Device;
 use multires::codec::{
     self, CodecOptions, DType, Elem, ErrorBound, FieldView, MrzReader, Region, Values, ValuesRef,
-    Volume,
 };
 use numpy::{PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArrayMethods};
 use pyo3::prelude::*;
@@ -100,40 +99,48 @@ fn compress<'py>(
     let (opts, coded) = options(kind, value, transform, &shape, elem)?;
     let view = FieldView::of(&coded, data).map_err(codec_err)?;
     let asked: Device = parse(device)?;
-    // The GPU codes float fields under a lossy bound with finite values.
-    let gpu_can = !elem.is_integer() && opts.bound != ErrorBound::Lossless && {
-        let (lo, hi, nan) = match data {
-            ValuesRef::F32(d) => codec::scan(d),
-            ValuesRef::F64(d) => codec::scan(d),
+    // The GPU codes float fields under a lossy bound; NaN and infinities
+    // it finds in its range's pass, before any coding, and the CPU (which
+    // keeps them exactly) then codes the field.
+    // The fast profile codes float32 fields on the GPU.
+    let gpu_can = !elem.is_integer()
+        && opts.bound != ErrorBound::Lossless
+        && (opts.transform != codec::Lifting::Lorenzo || elem == Elem::F32);
+    let on_gpu =
+        match asked {
+            Device::Cpu => false,
+            Device::Cuda if !gpu_can => return Err(value_err(
+                "device='cuda' codes float fields under a lossy bound (the fast profile float32 \
+                 ones); integers, lossless coding and float64 fields of the fast profile are \
+                 coded on the CPU (device='cpu' or 'auto')",
+            )),
+            _ if !gpu_can => false,
+            _ => crate::backend(device)?.1,
         };
-        !nan && lo.is_finite() && hi.is_finite()
-    };
-    let on_gpu = match asked {
-        Device::Cpu => false,
-        Device::Cuda if !gpu_can => {
-            return Err(value_err(
-                "device='cuda' codes float fields with finite values under a lossy bound; \
-                 integers, lossless coding and fields with NaN or Inf are coded on the CPU (device='cpu' or 'auto')",
-            ))
-        }
-        _ if !gpu_can => false,
-        _ => crate::backend(device)?.1,
-    };
-    let (bytes, stats) = crate::run(py, || -> PyResult<_> {
+    let (coded, stats) = crate::run(py, || -> PyResult<_> {
         if on_gpu {
-            let values = match data {
-                ValuesRef::F32(d) => Values::F32(d.to_vec()),
-                ValuesRef::F64(d) => Values::F64(d.to_vec()),
-            };
-            let v = Volume::of(&coded, values).map_err(codec_err)?;
             let g = multires_cuda::gpu().map_err(cuda_err)?;
-            let (parts, s, _) =
-                multires_cuda::codec::compress(&v, &opts, &[g], None, &|_| {}).map_err(cuda_err)?;
-            Ok((parts.to_vec(), s))
-        } else {
-            codec::compress_view(view, &opts, &|_| {}).map_err(codec_err)
+            // The values go up from the caller's array, not a copy.
+            match multires_cuda::codec::compress_view(view, &opts, &[g], None, &|_| {}) {
+                Ok((parts, s, _)) => return Ok((Coded::Parts(parts), s)),
+                Err(multires_cuda::CudaError::Codec(codec::CodecError::NonFinite {
+                    index,
+                    value,
+                })) if asked == Device::Cuda => {
+                    return Err(value_err(format!(
+                        "device='cuda' codes fields with finite values; value {index} is {value} \
+                         (device='cpu' or 'auto' keep NaN and infinities exactly)"
+                    )))
+                }
+                Err(multires_cuda::CudaError::Codec(codec::CodecError::NonFinite { .. })) => {}
+                Err(e) => return Err(cuda_err(e)),
+            }
         }
+        codec::compress_view(view, &opts, &|_| {})
+            .map(|(b, s)| (Coded::Joined(b), s))
+            .map_err(codec_err)
     })?;
+    let on_gpu = matches!(coded, Coded::Parts(_));
     let info = PyDict::new(py);
     info.set_item("abs_bound", stats.abs_bound)?;
     info.set_item("max_error", stats.max_error)?;
@@ -141,7 +148,63 @@ fn compress<'py>(
     info.set_item("bytes", stats.bytes)?;
     info.set_item("ratio", stats.ratio)?;
     info.set_item("device", if on_gpu { "cuda" } else { "cpu" })?;
-    Ok((PyBytes::new(py, &bytes), info))
+    Ok((coded.into_bytes(py)?, info))
+}
+
+/// A compressed file as the CPU (joined) or the GPU (in parts where its
+/// batches came down) gives it.
+enum Coded {
+    Joined(Vec<u8>),
+    Parts(multires_cuda::codec::GpuMrz),
+}
+
+impl Coded {
+    /// The file as Python bytes, its parts copied straight in (on every
+    /// core), without joining them first.
+    fn into_bytes(self, py: Python<'_>) -> PyResult<Bound<'_, PyBytes>> {
+        match self {
+            Coded::Joined(b) => Ok(PyBytes::new(py, &b)),
+            Coded::Parts(p) => {
+                use rayon::prelude::*;
+                let pieces: Vec<&[u8]> = std::iter::once(p.head.as_slice())
+                    .chain(p.payloads.iter().map(|x| x.as_ref()))
+                    .chain(std::iter::once(p.index.as_slice()))
+                    .collect();
+                let len: usize = pieces.iter().map(|x| x.len()).sum();
+                // A bytes object left unfilled by CPython, then filled on
+                // every core: `PyBytes::new_with` zeroes it first on one
+                // thread, whose page faults on a 600 MB file cost more
+                // than the copy.
+                let size = pyo3::ffi::Py_ssize_t::try_from(len)
+                    .map_err(|_| value_err("the file is too large for a bytes object"))?;
+                // SAFETY: a null source asks CPython for `len` bytes it does
+                // not fill; every one is written below before the object is
+                // handed to Python, and the pointer is its own buffer.
+                let b = unsafe {
+                    let o = pyo3::ffi::PyBytes_FromStringAndSize(std::ptr::null(), size);
+                    Bound::from_owned_ptr_or_err(py, o)?.cast_into_unchecked::<PyBytes>()
+                };
+                // SAFETY: the new object's buffer, `len` bytes, not yet shared.
+                let buf = unsafe {
+                    let at = pyo3::ffi::PyBytes_AsString(b.as_ptr()) as *mut u8;
+                    std::slice::from_raw_parts_mut(at, len)
+                };
+                let mut dsts = Vec::with_capacity(pieces.len());
+                let mut rest = buf;
+                for x in &pieces {
+                    let (d, tail) = rest.split_at_mut(x.len());
+                    dsts.push(d);
+                    rest = tail;
+                }
+                py.detach(|| {
+                    dsts.into_par_iter()
+                        .zip(pieces.par_iter())
+                        .for_each(|(d, x)| d.copy_from_slice(x))
+                });
+                Ok(b)
+            }
+        }
+    }
 }
 
 fn contiguous() -> PyErr {
@@ -194,13 +257,194 @@ fn decode<'py>(
     }
 }
 
+/// Python bytes lent to a reader without a copy: a bytes object never
+/// changes, and the reference held keeps its buffer alive.
+struct LentBytes {
+    _owner: Py<PyBytes>,
+    at: *const u8,
+    len: usize,
+}
+
+// SAFETY: the buffer of a bytes object is immutable and lives as long as
+// the object, which `_owner` keeps; reading it needs no interpreter lock.
+unsafe impl Send for LentBytes {}
+unsafe impl Sync for LentBytes {}
+
+impl AsRef<[u8]> for LentBytes {
+    fn as_ref(&self) -> &[u8] {
+        // SAFETY: see above; `at` and `len` are the object's own.
+        unsafe { std::slice::from_raw_parts(self.at, self.len) }
+    }
+}
+
 /// The values of .mrz bytes (in the coded shape and float type) and the
-/// header (the Python layer gives them the field's shape and type).
+/// header (the Python layer gives them the field's shape and type). On
+/// the GPU (`device`) a float32 file decodes into `out` when given (a
+/// float array of the file's shape and type), else into a new array.
 #[pyfunction]
-fn decompress<'py>(py: Python<'py>, b: &[u8]) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
-    let mut r = MrzReader::from_bytes(b.to_vec(), "<bytes>").map_err(codec_err)?;
+#[pyo3(signature = (b, device = "cpu", out = None))]
+fn decompress<'py>(
+    py: Python<'py>,
+    b: &Bound<'py, PyBytes>,
+    device: &str,
+    out: Option<&Bound<'py, PyAny>>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
+    let lent = LentBytes {
+        at: b.as_bytes().as_ptr(),
+        len: b.as_bytes().len(),
+        _owner: b.clone().unbind(),
+    };
+    let mut r = MrzReader::from_shared(std::sync::Arc::new(lent), "<bytes>").map_err(codec_err)?;
     let d = header_dict(py, &r)?;
-    Ok((decode(py, &mut r, None)?, d))
+    let h = r.header().clone();
+    let asked: Device = parse(device)?;
+    let gpu_can = !h.is_lossless();
+    let on_gpu = match asked {
+        Device::Cpu => false,
+        Device::Cuda if !gpu_can => {
+            return Err(value_err(
+                "device='cuda': a lossless file decodes on the CPU (device='cpu' or 'auto')",
+            ))
+        }
+        _ if !gpu_can => false,
+        _ => crate::backend(device)?.1,
+    };
+    let target = match out {
+        None => None,
+        Some(o) => Some(out_array(o, &h)?),
+    };
+    if !on_gpu {
+        let y = match target {
+            Some(t) => {
+                decode_into_out(py, &t, &mut r, None)?;
+                t
+            }
+            None => decode(py, &mut r, None)?,
+        };
+        return Ok((y, d));
+    }
+    let g = multires_cuda::gpu().map_err(cuda_err)?;
+    let shape = h.coded_shape();
+    let y = match h.dtype {
+        DType::F32 => {
+            let decode = |o: &mut [f32]| {
+                crate::run(py, || {
+                    multires_cuda::codec::decompress_into(&mut r, o, &[g], &|_| {})
+                })
+                .map_err(cuda_err)
+            };
+            match target {
+                Some(t) => {
+                    {
+                        let arr = t
+                            .cast::<PyArrayDyn<f32>>()
+                            .map_err(|e| value_err(e.to_string()))?;
+                        let mut w = arr.readwrite();
+                        decode(w.as_slice_mut().map_err(value_err)?)?;
+                    }
+                    t
+                }
+                None => {
+                    // Untouched pages marked for huge pages: far fewer page
+                    // faults than numpy's own zeroed array takes.
+                    let mut v = multires::memory::zeroed_vec::<f32>(shape.iter().product());
+                    decode(&mut v)?;
+                    numpy::PyArray1::from_vec(py, v)
+                        .reshape(shape.as_slice())?
+                        .into_any()
+                }
+            }
+        }
+        DType::F64 => {
+            let v = crate::run(py, || {
+                multires_cuda::codec::decompress(&mut r, None, &[g], &|_| {})
+            })
+            .map_err(cuda_err)?;
+            let Values::F64(vals) = v.data else {
+                return Err(value_err("a float64 file decoded to float32"));
+            };
+            match target {
+                Some(t) => {
+                    let arr = t
+                        .cast::<PyArrayDyn<f64>>()
+                        .map_err(|e| value_err(e.to_string()))?;
+                    arr.readwrite()
+                        .as_slice_mut()
+                        .map_err(value_err)?
+                        .copy_from_slice(&vals);
+                    t
+                }
+                None => numpy::PyArray1::from_vec(py, vals)
+                    .reshape(shape.as_slice())?
+                    .into_any(),
+            }
+        }
+    };
+    Ok((y, d))
+}
+
+/// `o` checked as the array a file of header `h` decodes into: C-contiguous
+/// and writable, of the file's (float) type and as many values as it holds.
+fn out_array<'py>(o: &Bound<'py, PyAny>, h: &codec::MrzHeader) -> PyResult<Bound<'py, PyAny>> {
+    let shape = h.shape();
+    let want = match h.dtype {
+        DType::F32 => "float32",
+        DType::F64 => "float64",
+    };
+    let fits = match h.dtype {
+        DType::F32 => o
+            .cast::<PyArrayDyn<f32>>()
+            .map(|a| {
+                a.is_c_contiguous() && a.shape() == shape.as_slice() && a.try_readwrite().is_ok()
+            })
+            .unwrap_or(false),
+        DType::F64 => o
+            .cast::<PyArrayDyn<f64>>()
+            .map(|a| {
+                a.is_c_contiguous() && a.shape() == shape.as_slice() && a.try_readwrite().is_ok()
+            })
+            .unwrap_or(false),
+    };
+    if h.elem.is_integer() || !fits {
+        return Err(value_err(format!(
+            "out must be a writable, C-contiguous {} array of shape {:?} (this file's values){}",
+            if h.elem.is_integer() {
+                h.elem.name()
+            } else {
+                want
+            },
+            h.shape(),
+            if h.elem.is_integer() {
+                "; out= takes files of float values, decompress this one without it"
+            } else {
+                ""
+            }
+        )));
+    }
+    Ok(o.clone())
+}
+
+/// Decodes the whole file on the CPU into the checked array `t`.
+fn decode_into_out(
+    py: Python<'_>,
+    t: &Bound<'_, PyAny>,
+    r: &mut MrzReader,
+    region: Option<Region>,
+) -> PyResult<()> {
+    macro_rules! go {
+        ($t:ty) => {{
+            let arr = t
+                .cast::<PyArrayDyn<$t>>()
+                .map_err(|e| value_err(e.to_string()))?;
+            let mut w = arr.readwrite();
+            let o = w.as_slice_mut().map_err(value_err)?;
+            crate::run(py, || codec::decompress_into(r, region, o, &|_| {})).map_err(codec_err)
+        }};
+    }
+    match r.header().dtype {
+        DType::F32 => go!(f32),
+        DType::F64 => go!(f64),
+    }
 }
 
 /// An open .mrz file: header read and checked, bricks decoded on demand.

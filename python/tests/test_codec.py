@@ -31,6 +31,31 @@ def test_abs_bound_holds_everywhere(rng, dtype, transform):
     assert info["max_error"] <= 1e-3 and info["ratio"] > 1
 
 
+def test_decompress_into_a_callers_array(rng):
+    a = field(rng, (30, 41, 17), np.float32)
+    b = multires.compress(a, abs=1e-3)
+    want = multires.decompress(b, device="cpu")
+    out = np.full_like(a, np.nan)
+    assert multires.decompress(b, device="cpu", out=out) is out
+    np.testing.assert_array_equal(out, want)
+    for bad in (np.empty((30, 41, 18), np.float32), np.empty((30, 41, 17), np.float64), np.empty((17, 41, 30), np.float32).T):
+        with pytest.raises(ValueError, match=r"writable, C-contiguous float32 array of shape \[30, 41, 17\]"):
+            multires.decompress(b, device="cpu", out=bad)
+    ro = np.empty_like(a)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="writable"):
+        multires.decompress(b, device="cpu", out=ro)
+    with pytest.raises(TypeError, match="out must be a numpy array"):
+        multires.decompress(b, out=[0.0])
+    # Integer files come back as integers: out= is refused with the way out.
+    q = rng.integers(0, 255, (20, 30)).astype(np.uint8)
+    with pytest.raises(ValueError, match="out= takes files of float values"):
+        multires.decompress(multires.compress(q, abs=0), device="cpu", out=np.empty((20, 30), np.uint8))
+    # A lossless file decodes on the CPU, and device='cuda' says so.
+    with pytest.raises(ValueError, match="lossless file decodes on the CPU"):
+        multires.decompress(multires.compress(a, lossless=True), device="cuda")
+
+
 def test_rel_and_psnr_bounds(rng):
     a = field(rng, (100, 120))
     span = a.max() - a.min()

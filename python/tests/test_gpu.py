@@ -61,8 +61,36 @@ def test_wavedec_on_the_gpu_equals_pywt(rng):
 
 def test_codec_on_the_gpu(rng):
     a = np.cumsum(rng.standard_normal((64, 96, 80)), axis=2).astype(np.float32)
-    b = multires.compress(a, abs=1e-2, device="cuda")
-    assert np.max(np.abs(multires.decompress(b) - a)) <= 1e-2
+    b, info = multires.compress(a, abs=1e-2, device="cuda", info=True)
+    assert info["device"] == "cuda"
+    assert b == multires.compress(a, abs=1e-2, device="cpu"), "the GPU's bytes are the CPU's"
+    cpu = multires.decompress(b, device="cpu")
+    gpu = multires.decompress(b, device="cuda")
+    assert np.max(np.abs(gpu - a)) <= 1e-2
+    assert gpu.dtype == np.float32 and gpu.shape == a.shape
+    np.testing.assert_array_equal(gpu, cpu)
+    # Into a caller's array, reused; a wrong one is named.
+    out = np.full_like(a, np.nan)
+    assert multires.decompress(b, device="cuda", out=out) is out
+    np.testing.assert_array_equal(out, cpu)
+    with pytest.raises(ValueError, match="C-contiguous float32 array of shape"):
+        multires.decompress(b, device="cuda", out=np.empty((64, 96, 81), np.float32))
+    # float64, 1-D and 4-D fields, and a relative bound.
+    for x in (a.astype(np.float64)[:20], a.reshape(-1)[:100_000].copy(), a.reshape(4, 16, 96, 80)):
+        b = multires.compress(x, rel=1e-3, device="cuda")
+        assert b == multires.compress(x, rel=1e-3, device="cpu")
+        np.testing.assert_array_equal(multires.decompress(b, device="cuda"), multires.decompress(b, device="cpu"))
+
+
+def test_codec_with_nan_on_the_gpu_falls_back_or_says_why(rng):
+    a = np.cumsum(rng.standard_normal((32, 48, 40)), axis=2).astype(np.float32)
+    a[3, 4, 5] = np.nan
+    b, info = multires.compress(a, abs=1e-2, device="auto", info=True)
+    assert info["device"] == "cpu"
+    y = multires.decompress(b, device="cuda")
+    assert np.isnan(y[3, 4, 5]) and np.nanmax(np.abs(y - a)) <= 1e-2
+    with pytest.raises(ValueError, match="finite values; value 5925 is NaN"):
+        multires.compress(a, abs=1e-2, device="cuda")
 
 
 def _device_libs():

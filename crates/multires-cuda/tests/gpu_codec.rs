@@ -198,6 +198,23 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
                     "{t} {bound}: the parts disagree with the file"
                 );
                 assert!(stats.max_error <= stats.abs_bound, "{t} {bound}");
+                // A float32 field goes up whole; gathered in batches by the
+                // host (a memory cap, a field near the device's size), the
+                // same bytes.
+                if v.dtype() == DType::F32 {
+                    let (streamed, _, _) = multires_cuda::codec::compress_streamed(
+                        v,
+                        &o,
+                        std::slice::from_ref(&gpu),
+                        None,
+                        &|_| {},
+                    )
+                    .unwrap();
+                    assert!(
+                        streamed.to_vec() == cpu,
+                        "{t} {bound}: streamed bytes differ"
+                    );
+                }
                 checked += 1;
             }
         }
@@ -371,6 +388,18 @@ fn codec_decodes_on_the_gpu_as_on_the_cpu() {
                     .zip(&dev.data.to_f64())
                     .all(|(a, b)| a.to_bits() == b.to_bits());
                 assert!(same, "{t} {bound} {:?}: GPU decode differs", v.dims);
+                let streamed = multires_cuda::codec::decompress_streamed(
+                    &mut in_memory(&bytes),
+                    None,
+                    std::slice::from_ref(&gpu),
+                    &|_| {},
+                )
+                .unwrap();
+                assert!(
+                    streamed.data == dev.data,
+                    "{t} {bound} {:?}: decoded in batches to the host, values differ",
+                    v.dims
+                );
                 // The file in page-locked memory: its streams go up from
                 // where they lie, with the same values.
                 let locked = multires_cuda::codec::PinnedBytes::copy_of(&gpu, &bytes)

@@ -12,7 +12,8 @@ pub struct DeviceField {
 }
 
 impl DeviceField {
-    /// `values` of `shape` copied to `gpu`.
+    /// `values` of `shape` copied to `gpu` through the transfer ring (a
+    /// pageable copy goes at the driver's staging rate, a few GB/s).
     pub fn upload(gpu: &Gpu, shape: &[usize], values: &[f32]) -> Result<Self, CudaError> {
         let info = FieldInfo::new(shape, DType::F32)?;
         if info.len() != values.len() {
@@ -21,21 +22,15 @@ impl DeviceField {
                 values.len()
             )));
         }
-        let data = gpu
-            .stream
-            .clone_htod(values)
-            .during(|| "copying a field to the GPU".into())?;
-        gpu.stream
-            .synchronize()
-            .during(|| "copying a field to the GPU".into())?;
+        let data = crate::transfer::upload(gpu, &gpu.stream, values)?;
         Ok(DeviceField { data, info })
     }
 
-    /// The values, copied back to the host.
+    /// The values, copied back to the host through the transfer ring.
     pub fn download(&self, gpu: &Gpu) -> Result<Vec<f32>, CudaError> {
-        gpu.stream
-            .clone_dtoh(&self.data)
-            .during(|| "copying a field from the GPU".into())
+        let mut out = multires::memory::zeroed_vec::<f32>(self.info.len());
+        crate::transfer::download_into(gpu, &gpu.stream, &self.data, 0, &mut out)?;
+        Ok(out)
     }
 }
 

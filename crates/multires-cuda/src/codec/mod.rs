@@ -24,8 +24,8 @@ use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, CudaView, CudaViewMut, LaunchConfig, PushKernelArg,
 };
 use multires::codec::{
-    self, interp, lifting, morton, rans, rice, CodecOptions, CodecStats, DType, FieldInfo, Values,
-    Volume,
+    self, interp, lifting, morton, rans, rice, CodecOptions, CodecStats, DType, FieldInfo,
+    FieldView, Values, ValuesRef, Volume,
 };
 use std::borrow::Cow;
 use std::collections::BTreeMap;

@@ -214,16 +214,14 @@ impl SlabField {
             let mut data = unsafe { g.stream.alloc::<f32>(((z1 - z0) * plane).max(1)) }
                 .during(|| "allocating a slab".into())?;
             if z1 > z0 {
-                g.stream
-                    .memcpy_htod(
-                        &values[z0 * plane..z1 * plane],
-                        &mut data.slice_mut(0..(z1 - z0) * plane),
-                    )
-                    .during(|| "copying a slab to the GPU".into())?;
+                crate::transfer::upload_into(
+                    g,
+                    &g.stream,
+                    &values[z0 * plane..z1 * plane],
+                    &mut data,
+                    0,
+                )?;
             }
-            g.stream
-                .synchronize()
-                .during(|| "copying a slab to the GPU".into())?;
             Ok(DeviceSlab {
                 gpu: g.clone(),
                 planes: (z0, z1),
@@ -233,25 +231,53 @@ impl SlabField {
         Ok(SlabField { info, slabs })
     }
 
-    /// The values, copied back to the host.
+    /// The values, copied back to the host through each GPU's transfer
+    /// ring, all GPUs at once.
     pub fn download(&self) -> Result<Vec<f32>, CudaError> {
-        let mut out = Vec::with_capacity(self.info.len());
-        for s in &self.slabs {
-            s.gpu
-                .ctx
-                .bind_to_thread()
-                .during(|| "binding the GPU".into())?;
-            let n = s.values(self.info.dims[1] * self.info.dims[2]);
-            if n > 0 {
-                out.extend(
-                    s.gpu
-                        .stream
-                        .clone_dtoh(&s.data.slice(0..n))
-                        .during(|| "copying a slab from its GPU".into())?,
-                );
-            }
-        }
+        let mut out = multires::memory::zeroed_vec::<f32>(self.info.len());
+        self.download_into(&mut out)?;
         Ok(out)
+    }
+
+    /// The values into `out` (the field's length), each slab's part from
+    /// its GPU on a thread of its own.
+    pub fn download_into(&self, out: &mut [f32]) -> Result<(), CudaError> {
+        let plane = self.info.dims[1] * self.info.dims[2];
+        if out.len() != self.info.len() {
+            return Err(CudaError::Unsupported(format!(
+                "{} values asked into room for {}",
+                self.info.len(),
+                out.len()
+            )));
+        }
+        let mut parts = Vec::with_capacity(self.slabs.len());
+        let mut rest = out;
+        for s in &self.slabs {
+            let (part, tail) = rest.split_at_mut(s.values(plane).min(rest.len()));
+            parts.push((s, part));
+            rest = tail;
+        }
+        std::thread::scope(|sc| {
+            let copies: Vec<_> = parts
+                .into_iter()
+                .map(|(s, part)| {
+                    sc.spawn(move || -> Result<(), CudaError> {
+                        if part.is_empty() {
+                            return Ok(());
+                        }
+                        s.gpu
+                            .ctx
+                            .bind_to_thread()
+                            .during(|| "binding the GPU".into())?;
+                        crate::transfer::download_into(&s.gpu, &s.gpu.stream, &s.data, 0, part)
+                    })
+                })
+                .collect();
+            copies.into_iter().try_for_each(|c| {
+                c.join()
+                    .map_err(|_| CudaError::Unsupported("a copying thread panicked".into()))?
+            })
+        })
     }
 
     pub(super) fn gpus(&self) -> Vec<Arc<Gpu>> {
