@@ -298,13 +298,17 @@ fn decompress<'py>(
     let d = header_dict(py, &r)?;
     let h = r.header().clone();
     let asked: Device = parse(device)?;
-    let gpu_can = !h.is_lossless();
+    // The GPU decodes lossy files, of the fast profile the float32 ones.
+    let lorenzo64 = h.transform == codec::Lifting::Lorenzo && h.dtype == DType::F64;
+    let gpu_can = !h.is_lossless() && !lorenzo64;
     let on_gpu = match asked {
         Device::Cpu => false,
         Device::Cuda if !gpu_can => {
-            return Err(value_err(
-                "device='cuda': a lossless file decodes on the CPU (device='cpu' or 'auto')",
-            ))
+            return Err(value_err(if lorenzo64 {
+                "device='cuda': a float64 file of the fast profile decodes on the CPU (device='cpu' or 'auto')"
+            } else {
+                "device='cuda': a lossless file decodes on the CPU (device='cpu' or 'auto')"
+            }))
         }
         _ if !gpu_can => false,
         _ => crate::backend(device)?.1,

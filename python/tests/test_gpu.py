@@ -82,6 +82,21 @@ def test_codec_on_the_gpu(rng):
         np.testing.assert_array_equal(multires.decompress(b, device="cuda"), multires.decompress(b, device="cpu"))
 
 
+def test_fast_profile_float64_stays_on_the_cpu(rng):
+    a = np.cumsum(rng.standard_normal((20, 30, 40)), axis=2)
+    b, info = multires.compress(a, abs=1e-3, profile="fast", info=True)
+    assert info["device"] == "cpu"
+    assert np.max(np.abs(multires.decompress(b) - a)) <= 1e-3
+    with pytest.raises(ValueError, match="float64 file of the fast profile decodes on the CPU"):
+        multires.decompress(b, device="cuda")
+    with pytest.raises(ValueError, match="float64 fields of the fast profile"):
+        multires.compress(a, abs=1e-3, profile="fast", device="cuda")
+    y = a.astype(np.float32)
+    b, info = multires.compress(y, abs=1e-3, profile="fast", info=True)
+    assert info["device"] == "cuda"
+    np.testing.assert_array_equal(multires.decompress(b, device="cuda"), multires.decompress(b, device="cpu"))
+
+
 def test_codec_with_nan_on_the_gpu_falls_back_or_says_why(rng):
     a = np.cumsum(rng.standard_normal((32, 48, 40)), axis=2).astype(np.float32)
     a[3, 4, 5] = np.nan
