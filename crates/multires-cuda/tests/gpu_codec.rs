@@ -322,6 +322,22 @@ fn codec_on_the_gpu_is_byte_identical_to_the_cpu() {
             "{t}: bytes on {} slots differ",
             run.gpus * 2
         );
+        // Without a cap the field goes up whole, a slab to each GPU listed,
+        // and decodes back through them.
+        let (whole, _, _) = multires_cuda::codec::compress(v, &o, &all, None, &|_| {}).unwrap();
+        assert!(
+            whole.equals(&cpu),
+            "{t}: bytes from slabs on {} GPUs differ",
+            all.len()
+        );
+        let want = multires::codec::decompress(&mut in_memory(&cpu), None, &|_| {}).unwrap();
+        let back =
+            multires_cuda::codec::decompress(&mut in_memory(&cpu), None, &all, &|_| {}).unwrap();
+        assert!(
+            back.data == want.data,
+            "{t}: decoded from slabs on {} GPUs, values differ",
+            all.len()
+        );
         // A limit below one brick's working set is a clear error.
         let err =
             multires_cuda::codec::compress(v, &o, std::slice::from_ref(&gpu), Some(1000), &|_| {})
