@@ -519,8 +519,9 @@ pub(super) fn payload_batches<'r>(
 }
 
 /// Decodes the bricks of `r` that meet `region` (all when None) on `gpus`:
-/// the Rice streams, dequantization and inverse lifting on the device, the
-/// outliers on the host. Values equal `multires::codec::decompress`'s; a
+/// a whole float32 field that fits is decoded on the device and comes down
+/// in one pass (`decompress_into`), others batch by batch
+/// (`decompress_streamed`). Values equal `multires::codec::decompress`'s; a
 /// brick the device finds inconsistent goes through the CPU decoder, whose
 /// error names the fault.
 pub fn decompress(
