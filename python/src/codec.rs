@@ -239,22 +239,12 @@ fn decode<'py>(
     let h = r.header().clone();
     let region = region.unwrap_or(codec::full_region(h.dims));
     let shape: Vec<usize> = region.map(|(a, b)| b.saturating_sub(a))[3 - h.ndim..].to_vec();
-    macro_rules! go {
-        ($t:ty) => {{
-            let out = PyArrayDyn::<$t>::zeros(py, shape.as_slice(), false);
-            {
-                let mut w = out.readwrite();
-                let o = w.as_slice_mut().map_err(value_err)?;
-                crate::run(py, || codec::decompress_into(r, Some(region), o, &|_| {}))
-                    .map_err(codec_err)?;
-            }
-            Ok(out.into_any())
-        }};
-    }
-    match h.dtype {
-        DType::F32 => go!(f32),
-        DType::F64 => go!(f64),
-    }
+    let out = match h.dtype {
+        DType::F32 => PyArrayDyn::<f32>::zeros(py, shape.as_slice(), false).into_any(),
+        DType::F64 => PyArrayDyn::<f64>::zeros(py, shape.as_slice(), false).into_any(),
+    };
+    decode_into_out(py, &out, r, Some(region))?;
+    Ok(out)
 }
 
 /// Python bytes lent to a reader without a copy: a bytes object never
@@ -428,7 +418,8 @@ fn out_array<'py>(o: &Bound<'py, PyAny>, h: &codec::MrzHeader) -> PyResult<Bound
     Ok(o.clone())
 }
 
-/// Decodes the whole file on the CPU into the checked array `t`.
+/// Decodes `region` (all of it when None) on the CPU into `t`, an array
+/// of the file's float type and the region's number of values.
 fn decode_into_out(
     py: Python<'_>,
     t: &Bound<'_, PyAny>,
