@@ -7,6 +7,7 @@
 // model of the GPU's timing or memory order.
 #pragma once
 #include "../kernel_syntax/minmax.h"
+#include <atomic>
 #include <barrier>
 #include <cmath>
 #include <cstdint>
@@ -21,6 +22,7 @@
 #define __device__
 #define __host__
 #define __forceinline__ inline
+#define __launch_bounds__(...)
 // Shared memory: one copy a block, the block's threads run at once.
 #define __shared__ static
 #define __restrict__ __restrict
@@ -45,6 +47,8 @@ inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v)
 inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
 inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int __ffs(int x) { return __builtin_ffs(x); }
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline unsigned __brev(unsigned x) {
     unsigned r = 0;
     for (int i = 0; i < 32; i++) r |= ((x >> i) & 1u) << (31 - i);
@@ -67,7 +71,6 @@ template <typename T> T atomicExch(T*, T) EMU_NONE
 template <typename T> T atomicCAS(T*, T, T) EMU_NONE
 inline float atomicAdd(float*, float) EMU_NONE
 inline int __popcll(unsigned long long) EMU_NONE
-inline int __ffs(int) EMU_NONE
 inline int __ffsll(long long) EMU_NONE
 inline unsigned __umulhi(unsigned, unsigned) EMU_NONE
 inline unsigned long long __umul64hi(unsigned long long, unsigned long long) EMU_NONE
@@ -75,7 +78,6 @@ inline float __int_as_float(int) EMU_NONE
 inline int __float_as_int(float) EMU_NONE
 inline float __double2float_rn(double) EMU_NONE
 inline float __fdividef(float, float) EMU_NONE
-inline void __threadfence() EMU_NONE
 inline long long clock64() EMU_NONE
 template <typename T> T __ldg(const T*) EMU_NONE
 inline void sincospi(double, double*, double*) EMU_NONE

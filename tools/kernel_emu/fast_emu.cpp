@@ -1,16 +1,16 @@
 // The fast profile's kernels (codec_fast.cu) run on the CPU against
 // multires::codec::lorenzo over the cases `write_fast_cases` writes: each
-// brick's payload byte for byte (LZ_MEASURE, LZ_SCAN, LZ_PACK) and the
-// decoded values bit for bit (LZ_SIZES, LZ_SCAN, LZ_UNPACK).
+// brick's payload byte for byte (LZ_CODE, also into a buffer too short,
+// which it must leave past its end untouched and report the lengths of)
+// and the decoded values bit for bit (LZ_SIZES, LZ_SCAN, LZ_UNPACK).
 #include KERNEL_COMMON
 #include KERNEL_CODEC
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 
-LZ_MEASURE(lz_measure)
+LZ_CODE(lz_code_tiles)
 LZ_SCAN(lz_scan)
-LZ_PACK(lz_pack)
 LZ_SIZES(lz_sizes)
 LZ_UNPACK(lz_unpack)
 
@@ -62,25 +62,51 @@ int main(int argc, char** argv) {
         }
         long long nblocks = nbk * maxb;
         std::vector<unsigned> sizes(nblocks), offs(nblocks);
-        std::vector<unsigned long long> maxe(nbk), raw(nbk), tot(nbk), base(nbk);
+        std::vector<unsigned long long> maxe(nbk), raw(nbk), tot(nbk), base(nbk), blen(nbk);
         std::vector<double> sse(nbk);
-        unsigned g = (unsigned)std::min<long long>((nblocks + 255) / 256, 64);
-        emu_launch(g, 1, 256, [&] {
-            lz_measure((unsigned long long)x.data(), dims, maxb, nblocks, e, sizes.data(), maxe.data(),
-                       sse.data(), raw.data());
-        });
-        emu_launch((unsigned)nbk, 1, 1024, [&] { lz_scan(sizes.data(), maxb, offs.data(), tot.data()); });
+        const unsigned tile = LZ_TILE;
+        long long tpb = (maxb + tile - 1) / tile, ntiles = nbk * tpb;
+        // LZ_CODE into `cap` bytes (a guard after them), as fast.rs runs it.
+        auto code = [&](size_t cap, std::vector<unsigned char>& out) {
+            std::vector<unsigned long long> status(ntiles, 0);
+            unsigned ticket = 0;
+            std::fill(maxe.begin(), maxe.end(), 0);
+            std::fill(raw.begin(), raw.end(), 0);
+            std::fill(sse.begin(), sse.end(), 0.0);
+            out.assign(cap + 64, 0xA5);
+            emu_launch((unsigned)ntiles, 1, tile, [&] {
+                lz_code_tiles((unsigned long long)x.data(), dims, maxb, tpb, e, status.data(), &ticket,
+                              base.data(), blen.data(), cap, out.data(), maxe.data(), sse.data(), raw.data());
+            });
+            for (size_t a = cap; a < cap + 64; a++)
+                if (out[a] != 0xA5) return false;
+            return true;
+        };
+        std::vector<unsigned char> out;
         std::vector<size_t> lens(nbk);
+        size_t want_total = 0;
+        for (auto& p : want) want_total += p.size();
+        if (!code(want_total / 2, out)) {
+            bad++;
+            std::printf("case %d: LZ_CODE wrote past a short buffer\n", cases);
+        }
         size_t total = 0;
+        for (long long k = 0; k < nbk; k++) total += blen[k];
+        if (total != want_total) {
+            bad++;
+            std::printf("case %d: LZ_CODE into a short buffer says %zu bytes, the CPU's %zu\n", cases, total,
+                        want_total);
+        }
+        code(total, out);
+        total = 0;
         for (long long k = 0; k < nbk; k++) {
-            lens[k] = (nblk_k[k] + tot[k] + 3) / 4 * 4;
-            base[k] = total;
+            lens[k] = blen[k];
+            if (base[k] != total) {
+                bad++;
+                std::printf("case %d brick %lld: starts at %llu, after %zu bytes\n", cases, k, base[k], total);
+            }
             total += lens[k];
         }
-        std::vector<unsigned char> out(total, 0);
-        emu_launch(g, 1, 256, [&] {
-            lz_pack((unsigned long long)x.data(), dims, maxb, nblocks, e, offs.data(), base.data(), out.data());
-        });
         for (long long k = 0; k < nbk; k++) {
             bool same = lens[k] == want[k].size() &&
                         std::memcmp(out.data() + base[k], want[k].data(), lens[k]) == 0;
@@ -107,6 +133,7 @@ int main(int argc, char** argv) {
                 std::printf("case %d brick %lld: the decoder's heads disagree with its length\n", cases, k);
             }
         std::vector<float> y(n, -1.0f);
+        unsigned g = (unsigned)std::min<long long>((nblocks + 255) / 256, 64);
         emu_launch(g, 1, 256, [&] {
             lz_unpack(pin.data(), base.data(), dims, maxb, nblocks, e, offs.data(), y.data());
         });

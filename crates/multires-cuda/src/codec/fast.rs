@@ -1,12 +1,13 @@
 //! The fast profile (`Lifting::Lorenzo`, `multires::codec::lorenzo`) on
 //! one GPU: the whole field in a few kernels (`codec_fast.cu`) instead of
-//! batches of bricks through the transform and rANS slots. A thread a
-//! block measures each block's length, a block of threads a brick scans
-//! them, the host lays the bricks out from their totals (one small read
-//! back), a thread a block packs, and the checksums are taken on the device;
-//! decoding reads the heads, scans, unpacks, and checks the checksums of
-//! a file held in memory on the device (one in page-locked memory goes up
-//! from where it lies). Float32 fields; the bytes equal the CPU coder's.
+//! batches of bricks through the transform and rANS slots. Coding is one
+//! pass: tiles of 256 blocks, a thread a block, code their blocks, find
+//! their place by a decoupled look-back over the tiles before them and
+//! write from registers; the host reads the bricks' lengths back for the
+//! index, and the checksums are taken on the device. Decoding reads the
+//! heads, scans, unpacks, and checks the checksums of a file held in
+//! memory on the device (one in page-locked memory goes up from where it
+//! lies). Float32 fields; the bytes equal the CPU coder's.
 
 use super::*;
 use multires::codec::{container::Unverified, lorenzo};
@@ -22,8 +23,11 @@ pub fn last_fast_decode_seconds() -> f64 {
 }
 
 /// Threads of a thread block in the fast kernels, a thread a block of
-/// values (a multiple of the warp: LZ_MEASURE reduces by warps).
+/// values (a multiple of the warp: the kernels reduce by warps).
 const THREADS: usize = 128;
+
+/// LZ_CODE's tile of blocks, a thread each (LZ_TILE in codec_fast.cu).
+const TILE: usize = 256;
 
 /// The blocks of the field's bricks: a full brick's count (the kernels
 /// number blocks `maxb` a brick) and each brick's own.
@@ -165,39 +169,70 @@ pub(super) fn compress_at(
     let s = &gpu.stream;
     let bl = blocks_of(&grid);
     let nbk = grid.len();
-    let nblocks = block_count(nbk, bl.maxb)?;
+    // The kernels number blocks brick by brick in 32 bits.
+    block_count(nbk, bl.maxb)?;
     let dims_d = dims_on(s, &grid)?;
-    let (maxb, nb64) = (bl.maxb as i64, nblocks as i64);
-    let alloc = || "allocating the fast profile's block lists".to_string();
-    let mut sizes = s.alloc_zeros::<u32>(nblocks.max(1)).during(alloc)?;
-    let mut offs = s.alloc_zeros::<u32>(nblocks.max(1)).during(alloc)?;
+    let tpb = bl.maxb.div_ceil(TILE);
+    let ntiles = nbk * tpb;
+    // What a brick's payload can take: heads, bodies no longer than the
+    // raw values (a whole block's planes and corner take at most 252 of
+    // its 256 bytes; a clipped block's at most 35 more than its values),
+    // and the padding.
+    let worst: usize = (0..nbk)
+        .map(|k| {
+            let n: usize = grid.bounds(k).1.iter().product();
+            let clipped = n != bl.nblk[k] * 64;
+            bl.nblk[k] * if clipped { 36 } else { 1 } + 4 * n + 3
+        })
+        .sum();
+    // Coded into the worst case where the memory allows, else into half
+    // the free memory and again into the length the first run found.
+    let free = gpu.free_mem()?;
+    let mut cap = worst.min(free.saturating_sub(1 << 28) / 2).max(4);
+    let alloc = || "allocating the fast profile's tiles".to_string();
+    let (maxb, tpb64) = (bl.maxb as i64, tpb as i64);
     let mut maxe = s.alloc_zeros::<u64>(nbk.max(1)).during(alloc)?;
     let mut sse = s.alloc_zeros::<f64>(nbk.max(1)).during(alloc)?;
     let mut raw = s.alloc_zeros::<u64>(nbk.max(1)).during(alloc)?;
-    let f = gpu.function(Kernel::Codec, "LZ_MEASURE(kernel)", 0)?;
-    let mut l = s.launch_builder(&f);
-    l.arg(&at).arg(&dims_d).arg(&maxb).arg(&nb64).arg(&e);
-    l.arg(&mut sizes).arg(&mut maxe).arg(&mut sse).arg(&mut raw);
-    unsafe { l.launch(cfg(thread_grid(nblocks), THREADS as u32, 0)) }
-        .during(|| "launching LZ_MEASURE".into())?;
-    let tot_h = scan_sizes(gpu, s, &sizes, maxb, nbk, &mut offs)?;
-    // A brick's payload: its heads, its bodies, zeros to a whole word.
-    let lens: Vec<usize> = (0..nbk)
-        .map(|k| (bl.nblk[k] + tot_h[k] as usize).next_multiple_of(4))
-        .collect();
-    let (base, total) = bases(&lens);
-    let base_d = s
-        .clone_htod(&base)
-        .during(|| "copying the layout up".into())?;
-    let mut out = s
-        .alloc_zeros::<u8>(total.max(4))
-        .during(|| format!("allocating {total} bytes of payloads"))?;
-    let f = gpu.function(Kernel::Codec, "LZ_PACK(kernel)", 0)?;
-    let mut l = s.launch_builder(&f);
-    l.arg(&at).arg(&dims_d).arg(&maxb).arg(&nb64).arg(&e);
-    l.arg(&offs).arg(&base_d).arg(&mut out);
-    unsafe { l.launch(cfg(thread_grid(nblocks), THREADS as u32, 0)) }
-        .during(|| "launching LZ_PACK".into())?;
+    let mut status = s.alloc_zeros::<u64>(ntiles.max(1)).during(alloc)?;
+    let mut ticket = s.alloc_zeros::<u32>(1).during(alloc)?;
+    let mut bbase = s.alloc_zeros::<u64>(nbk.max(1)).during(alloc)?;
+    let mut blen = s.alloc_zeros::<u64>(nbk.max(1)).during(alloc)?;
+    let f = gpu.function(Kernel::Codec, "LZ_CODE(kernel)", 0)?;
+    let (out, lens, base, total) = loop {
+        // SAFETY: LZ_CODE writes every byte of the payloads it places
+        // (heads, bodies, padding); only those bytes are read after.
+        let mut out = unsafe { s.alloc::<u8>(cap) }
+            .during(|| format!("allocating {cap} bytes for the payloads"))?;
+        let cap64 = cap as u64;
+        let mut l = s.launch_builder(&f);
+        l.arg(&at).arg(&dims_d).arg(&maxb).arg(&tpb64).arg(&e);
+        l.arg(&mut status)
+            .arg(&mut ticket)
+            .arg(&mut bbase)
+            .arg(&mut blen);
+        l.arg(&cap64).arg(&mut out);
+        l.arg(&mut maxe).arg(&mut sse).arg(&mut raw);
+        unsafe { l.launch(cfg((ntiles.max(1) as u32, 1), TILE as u32, 0)) }
+            .during(|| "launching LZ_CODE".into())?;
+        let lens: Vec<usize> = s
+            .clone_dtoh(&blen)
+            .during(|| "reading the bricks' lengths".into())?
+            .into_iter()
+            .map(|l| l as usize)
+            .collect();
+        let (base, total) = bases(&lens);
+        if total <= cap {
+            break (out, lens, base, total);
+        }
+        cap = total;
+        let zero = || "clearing the fast profile's tiles".to_string();
+        for v in [&mut maxe, &mut raw, &mut status, &mut bbase, &mut blen] {
+            s.memset_zeros(v).during(zero)?;
+        }
+        s.memset_zeros(&mut sse).during(zero)?;
+        s.memset_zeros(&mut ticket).during(zero)?;
+    };
     let crc_d = checksums(gpu, s, &out, &base, &lens)?;
     s.synchronize().during(|| "coding on the GPU".into())?;
     let code_s = t0.elapsed().as_secs_f64();

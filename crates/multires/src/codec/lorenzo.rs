@@ -428,14 +428,19 @@ mod tests {
         };
         let mut out = Vec::new();
         // Rows of 4 a multiple of 4 apart in the fifth case: the kernels'
-        // float4 path; the last one's 4219 blocks: LZ_SCAN's second round.
-        let cases: [([usize; 3], [usize; 3], f64); 6] = [
+        // float4 path; the sixth's 4219 blocks: LZ_SCAN's second round;
+        // the last three: bricks of whole blocks of each shape over
+        // several of LZ_CODE's tiles (256 blocks).
+        let cases: [([usize; 3], [usize; 3], f64); 9] = [
             ([13, 9, 21], [8, 8, 8], 0.01),
             ([1, 37, 50], [1, 16, 16], 0.05),
             ([1, 1, 300], [1, 1, 128], 0.002),
             ([10, 12, 14], [6, 12, 7], 1e-4),
             ([12, 16, 24], [8, 8, 12], 1e-3),
             ([1, 1, 270_000], [1, 1, 270_000], 1e-3),
+            ([40, 36, 70], [32, 32, 32], 5e-3),
+            ([1, 200, 256], [1, 256, 256], 1e-3),
+            ([1, 1, 40_000], [1, 1, 32_768], 1e-2),
         ];
         for (ci, (dims, brick, e)) in cases.into_iter().enumerate() {
             let n: usize = dims.iter().product();
