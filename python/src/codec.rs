@@ -377,6 +377,13 @@ fn decompress<'py>(
     Ok((y, d))
 }
 
+/// Whether `o` is a writable, C-contiguous array of `T` and `shape`.
+fn fits_as<T: numpy::Element>(o: &Bound<'_, PyAny>, shape: &[usize]) -> bool {
+    o.cast::<PyArrayDyn<T>>()
+        .map(|a| a.is_c_contiguous() && a.shape() == shape && a.try_readwrite().is_ok())
+        .unwrap_or(false)
+}
+
 /// `o` checked as the array a file of header `h` decodes into: C-contiguous
 /// and writable, of the file's (float) type and as many values as it holds.
 fn out_array<'py>(o: &Bound<'py, PyAny>, h: &codec::MrzHeader) -> PyResult<Bound<'py, PyAny>> {
@@ -386,18 +393,8 @@ fn out_array<'py>(o: &Bound<'py, PyAny>, h: &codec::MrzHeader) -> PyResult<Bound
         DType::F64 => "float64",
     };
     let fits = match h.dtype {
-        DType::F32 => o
-            .cast::<PyArrayDyn<f32>>()
-            .map(|a| {
-                a.is_c_contiguous() && a.shape() == shape.as_slice() && a.try_readwrite().is_ok()
-            })
-            .unwrap_or(false),
-        DType::F64 => o
-            .cast::<PyArrayDyn<f64>>()
-            .map(|a| {
-                a.is_c_contiguous() && a.shape() == shape.as_slice() && a.try_readwrite().is_ok()
-            })
-            .unwrap_or(false),
+        DType::F32 => fits_as::<f32>(o, &shape),
+        DType::F64 => fits_as::<f64>(o, &shape),
     };
     if h.elem.is_integer() || !fits {
         return Err(value_err(format!(
