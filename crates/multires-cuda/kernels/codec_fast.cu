@@ -14,8 +14,6 @@
 // on the H200, latency-bound at 3-5% of DRAM bandwidth.
 
 #define LZ_RAW 0xFFu
-// Blocks of at most this many magnitude planes move them bit by bit, the
-// others through the 32 x 32 bit-matrix transposition.
 // Blocks of at most this many magnitude planes are packed bit by bit
 // (LZ_CODE 10% faster on the turbulent field at 1e-2); unpacking them so
 // was 15% slower than the transposition's independent loads.
@@ -628,13 +626,10 @@ __device__ __forceinline__ void lz_tile_any(const float* x, const LzBlock& B, do
 // bbase; status (a word a tile) and the ticket zeroed before.
 #define LZ_CODE(name)                                                                              \
     extern "C" __global__ void __launch_bounds__(LZ_TILE, 2)                                       \
-        name(unsigned long long xa, const long long* dims,                                         \
-                                    long long maxb, long long tpb, double e,                       \
-                                    unsigned long long* status, unsigned* ticket,                  \
-                                    unsigned long long* bbase, unsigned long long* blen,           \
-                                    unsigned long long cap, unsigned char* out,                    \
-                                    unsigned long long* maxe, double* sse,                         \
-                                    unsigned long long* raw) {                                     \
+        name(unsigned long long xa, const long long* dims, long long maxb, long long tpb, double e, \
+             unsigned long long* status, unsigned* ticket, unsigned long long* bbase,              \
+             unsigned long long* blen, unsigned long long cap, unsigned char* out,                 \
+             unsigned long long* maxe, double* sse, unsigned long long* raw) {                     \
         __shared__ unsigned lz_ticket;                                                             \
         const float* x = (const float*)xa;                                                         \
         long long d[3] = {dims[0], dims[1], dims[2]}, b[3] = {dims[3], dims[4], dims[5]};          \
