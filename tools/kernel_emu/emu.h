@@ -33,6 +33,7 @@ struct uint4 { unsigned x, y, z, w; };
 inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
 struct float2 { float x, y; };
 struct float4 { float x, y, z, w; };
+inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
 struct double2 { double x, y; };
 inline thread_local uint3 threadIdx, blockIdx;
 inline dim3 blockDim, gridDim;

@@ -143,8 +143,17 @@ int main(int argc, char** argv) {
             bad++;
             std::printf("case %d: %lld decoded values differ from the CPU's\n", cases, wrong);
         }
-        std::printf("case %d: [%lld, %lld, %lld] in bricks of [%lld, %lld, %lld], %lld bricks, %zu bytes\n", cases,
-                    dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], nbk, total);
+        // Blocks by their heads: raw, rate 0, 1-3 planes, more (LZ_UNPACK's paths).
+        long long paths[4] = {0, 0, 0, 0};
+        for (long long k = 0; k < nbk; k++)
+            for (long long j = 0; j < nblk_k[k]; j++) {
+                unsigned h = want[k][j], rate = h & 31;
+                paths[h == 0xFF ? 0 : rate == 0 ? 1 : rate <= 3 ? 2 : 3]++;
+            }
+        std::printf("case %d: [%lld, %lld, %lld] in bricks of [%lld, %lld, %lld], %lld bricks, %zu bytes; "
+                    "blocks raw %lld, rate 0 %lld, 1-3 %lld, more %lld\n", cases,
+                    dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], nbk, total, paths[0], paths[1],
+                    paths[2], paths[3]);
         cases++;
     }
     std::printf("%s: %d cases\n", bad ? "FAILED" : "ok", cases);

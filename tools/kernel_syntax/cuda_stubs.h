@@ -18,6 +18,7 @@ struct uint4 { unsigned x, y, z, w; };
 uint4 make_uint4(unsigned, unsigned, unsigned, unsigned);
 struct float2 { float x, y; };
 struct float4 { float x, y, z, w; };
+float4 make_float4(float, float, float, float);
 struct double2 { double x, y; };
 extern uint3 threadIdx, blockIdx;
 extern dim3 blockDim, gridDim;

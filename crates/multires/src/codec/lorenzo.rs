@@ -430,8 +430,10 @@ mod tests {
         // Rows of 4 a multiple of 4 apart in the fifth case: the kernels'
         // float4 path; the sixth's 4219 blocks: LZ_SCAN's second round;
         // the last three: bricks of whole blocks of each shape over
-        // several of LZ_CODE's tiles (256 blocks).
-        let cases: [([usize; 3], [usize; 3], f64); 9] = [
+        // several of LZ_CODE's tiles (256 blocks); then smooth fields at
+        // bounds near their noise and above it: blocks of 0-3 magnitude
+        // planes (the kernels' bit-by-bit paths), rate 0 among them.
+        let cases: [([usize; 3], [usize; 3], f64); 14] = [
             ([13, 9, 21], [8, 8, 8], 0.01),
             ([1, 37, 50], [1, 16, 16], 0.05),
             ([1, 1, 300], [1, 1, 128], 0.002),
@@ -441,10 +443,30 @@ mod tests {
             ([40, 36, 70], [32, 32, 32], 5e-3),
             ([1, 200, 256], [1, 256, 256], 1e-3),
             ([1, 1, 40_000], [1, 1, 32_768], 1e-2),
+            ([16, 16, 64], [16, 16, 64], 0.03),
+            ([8, 32, 64], [8, 32, 64], 3.0),
+            ([1, 64, 64], [1, 64, 64], 1.5),
+            ([1, 1, 8192], [1, 1, 8192], 20.0),
+            ([12, 20, 28], [12, 20, 28], 2.0),
         ];
         for (ci, (dims, brick, e)) in cases.into_iter().enumerate() {
             let n: usize = dims.iter().product();
-            let mut x: Vec<f32> = field(n, ci as u64).into_iter().map(|v| v as f32).collect();
+            let mut x: Vec<f32> = if ci < 9 {
+                field(n, ci as u64).into_iter().map(|v| v as f32).collect()
+            } else {
+                // Smooth along every axis, with noise of 0.1.
+                let noise = field(n, ci as u64);
+                (0..n)
+                    .map(|i| {
+                        let (z, y, w) =
+                            (i / (dims[1] * dims[2]), i / dims[2] % dims[1], i % dims[2]);
+                        let v = 20.0 * (0.05 * w as f64).sin() * (0.03 * y as f64).cos()
+                            + 5.0 * (0.02 * z as f64).sin()
+                            + 0.1 * (noise[i] - ((i as f64) * 0.01).sin() * 50.0);
+                        v as f32
+                    })
+                    .collect()
+            };
             x[3] = f32::NAN;
             x[n / 2] = 3e9;
             x[n - 1] = f32::NEG_INFINITY;
